@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages, whatever agentware's build, tests and
+# benchmarks need and this machine lacks. Safe to run again: it asks apt only
+# for missing packages.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build          # toolchain
+  clang-16                       # second compiler (clang 14 lacks parts of C++20)
+  libboost1.81-dev               # Hana, JSON, Beast, Asio (all used header-only)
+  libfmt-dev                     # fmt 9
+  libssl-dev                     # HTTPS for the model clients
+  catch2                         # tests (Catch2 v2)
+  libbenchmark-dev               # Google Benchmark
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  [[ "$p" == \#* ]] && continue
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: everything is installed"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: run as root or install sudo" >&2; exit 1; }
+  sudo="sudo"
+fi
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

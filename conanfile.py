@@ -1,0 +1,59 @@
+import os
+
+from conan import ConanFile
+from conan.tools.build import check_min_cppstd
+from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
+
+required_conan_version = ">=2.0"
+
+
+class AgentwareConan(ConanFile):
+    name = "agentware"
+    version = "0.1.0"
+    description = "Header-only C++20 framework for LLM agents extended by compile-time middleware"
+    license = "BSL-1.0"
+    topics = ("header-only", "llm", "agents", "middleware")
+    package_type = "header-library"
+    settings = "os", "arch", "compiler", "build_type"
+    exports_sources = "CMakeLists.txt", "cmake/*", "include/*"
+    no_copy_source = True
+
+    def requirements(self):
+        # The public headers include these, so they reach consumers.
+        self.requires("boost/1.81.0")
+        self.requires("fmt/9.1.0")
+        self.requires("openssl/[>=3 <4]")
+
+    def validate(self):
+        check_min_cppstd(self, 20)
+
+    def layout(self):
+        cmake_layout(self)
+
+    def generate(self):
+        CMakeToolchain(self).generate()
+        CMakeDeps(self).generate()
+
+    def build(self):
+        pass  # header-only: nothing to compile
+
+    def package(self):
+        cmake = CMake(self)
+        cmake.configure(variables={"AGENTWARE_BUILD_TESTS": "OFF", "AGENTWARE_BUILD_EXAMPLES": "OFF",
+                                   "AGENTWARE_INSTALL": "ON"})
+        cmake.install()
+
+    def package_id(self):
+        self.info.clear()
+
+    def package_info(self):
+        self.cpp_info.bindirs = []
+        self.cpp_info.libdirs = []
+        self.cpp_info.set_property("cmake_file_name", "agentware")
+        self.cpp_info.set_property("cmake_target_name", "agentware::agentware")
+        self.cpp_info.system_libs = ["pthread"]
+        # With platform-provided dependencies, let find_package load the
+        # package's own config, which finds Boost, fmt and OpenSSL itself.
+        if self.conf.get("user.agentware:use_installed_config", default=False, check_type=bool):
+            self.cpp_info.set_property("cmake_find_mode", "none")
+            self.cpp_info.builddirs = [os.path.join("share", "agentware", "cmake")]

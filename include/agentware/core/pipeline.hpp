@@ -1,0 +1,248 @@
+#ifndef AGENTWARE_CORE_PIPELINE_HPP
+#define AGENTWARE_CORE_PIPELINE_HPP
+
+#include <agentware/core/fields.hpp>
+#include <agentware/core/hooks.hpp>
+#include <agentware/core/jump.hpp>
+#include <agentware/core/ordering.hpp>
+#include <agentware/core/slot.hpp>
+#include <agentware/core/type_list.hpp>
+
+#include <boost/hana/at.hpp>
+#include <boost/hana/tuple.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace agentware {
+
+template <class Middleware>
+struct pipeline_slot_is_not_a_middleware {
+    static_assert(detail::always_false<Middleware>,
+                  "agentware::pipeline: the type in this error's template argument declares none of the hooks "
+                  "before_agent, before_model, after_model, after_agent, wrap_model_call, "
+                  "wrap_tool_call (a middleware must declare at least one, and must not be final)");
+};
+
+namespace detail {
+
+template <class Slot>
+consteval bool check_slot() {
+    if constexpr (!middleware<slot_middleware_t<Slot>>)
+        (void)sizeof(pipeline_slot_is_not_a_middleware<slot_middleware_t<Slot>>);
+    return true;
+}
+
+template <class M, class... Ms>
+inline constexpr std::size_t count_of = (std::size_t{std::is_same_v<M, Ms>} + ... + 0);
+
+template <std::size_t... Is>
+constexpr auto reversed(std::index_sequence<Is...>) {
+    return std::index_sequence<(sizeof...(Is) - 1 - Is)...>{};
+}
+
+// Interprets what a node hook returned. Returns true when the hook asked for a
+// jump (stored in `out`), which stops the chain. For a hook that returns void
+// the result is a constant false, so the fold in `pipeline` leaves no branch.
+template <class Hook, class M, class Call>
+constexpr bool node_hook_outcome(Call&& call, hook_result& out) {
+    using R = decltype(call());
+    if constexpr (!node_hook_return<R>) {
+        (void)sizeof(typename Hook::template return_type_error<M>);
+        return false;
+    } else if constexpr (std::is_void_v<R>) {
+        call();
+        return false;
+    } else if constexpr (std::is_same_v<std::remove_cvref_t<R>, jump_to>) {
+        out = call();
+        return true;
+    } else {
+        out = call();
+        return out.has_value();
+    }
+}
+
+// Calls one node hook of one middleware, with or without the runtime.
+template <class Hook, class M, class State, class Runtime>
+constexpr bool call_node_hook(M& m, State& state, Runtime& rt, hook_result& out) {
+    if constexpr (Hook::template callable_with<M, State&, Runtime&>) {
+        return node_hook_outcome<Hook, M>([&]() -> decltype(auto) { return Hook::call(m, state, rt); }, out);
+    } else if constexpr (Hook::template callable_with<M, State&>) {
+        return node_hook_outcome<Hook, M>([&]() -> decltype(auto) { return Hook::call(m, state); }, out);
+    } else {
+        (void)sizeof(typename Hook::template signature_error<M>);
+        return false;
+    }
+}
+
+} // namespace detail
+
+/// A compile-time list of middlewares and the hook chains it generates.
+///
+/// Each `Slots` element is a middleware type, or `std::optional<M>` for a
+/// middleware that run-time configuration may switch off. For every hook kind
+/// the pipeline has an entry point of the same name that calls exactly the
+/// middlewares that declare that hook: `before_*` in list order, `after_*` in
+/// reverse list order, `wrap_*` nested with the first-listed outermost.
+template <class... Slots>
+class pipeline {
+    static_assert((detail::check_slot<Slots>() && ...));
+    static_assert(((detail::count_of<slot_middleware_t<Slots>, slot_middleware_t<Slots>...> == 1) && ...),
+                  "agentware::pipeline: a middleware type is listed twice; a pipeline holds each "
+                  "middleware type once (wrap a second instance in a distinct type)");
+    static_assert(detail::placement_rules_hold<slot_middleware_t<Slots>...>);
+
+public:
+    /// Number of slots, optional ones included.
+    static constexpr std::size_t size = sizeof...(Slots);
+
+    /// The middleware types, without their optional wrappers.
+    using middleware_types = type_list<slot_middleware_t<Slots>...>;
+
+    /// The state fields all middlewares declare, each once, in first-declared order.
+    using state_fields = detail::list_unique_t<detail::list_concat_t<declared_fields_t<slot_middleware_t<Slots>>...>>;
+    static_assert(detail::fields_have_distinct_names<state_fields>::value,
+                  "agentware::pipeline: two different state field types declared by the "
+                  "middlewares have the same name");
+
+    pipeline() = default;
+
+    /// Takes the middlewares in list order (an optional slot takes a `std::optional<M>`).
+    template <class... Args>
+        requires(sizeof...(Args) == sizeof...(Slots) && sizeof...(Args) > 0 &&
+                 (std::is_constructible_v<Slots, Args&&> && ...))
+    explicit pipeline(Args&&... args) : slots_(Slots(std::forward<Args>(args))...) {}
+
+    /// The slot that holds middleware `M`: an `M&`, or a `std::optional<M>&` for an
+    /// optional slot (engage it with `emplace`, switch it off with `reset`).
+    template <class M>
+    constexpr auto& slot() noexcept {
+        return boost::hana::at_c<index_of<M>()>(slots_);
+    }
+    template <class M>
+    constexpr const auto& slot() const noexcept {
+        return boost::hana::at_c<index_of<M>()>(slots_);
+    }
+
+    /// The middleware `M`, or nullptr when its optional slot is empty.
+    template <class M>
+    constexpr M* get() noexcept {
+        return slot_traits<slot_type<M>>::get(slot<M>());
+    }
+    template <class M>
+    constexpr const M* get() const noexcept {
+        return slot_traits<slot_type<M>>::get(slot<M>());
+    }
+
+    /// True when `M` is in the list and, for an optional slot, engaged.
+    template <class M>
+    constexpr bool enabled() const noexcept {
+        return get<M>() != nullptr;
+    }
+
+    /// True when `M` is one of the listed middleware types.
+    template <class M>
+    static constexpr bool contains = detail::count_of<M, slot_middleware_t<Slots>...> == 1;
+
+    template <class State, class Runtime>
+    constexpr hook_result before_agent(State& state, Runtime& rt) {
+        return run_node<hooks::before_agent_t>(std::index_sequence_for<Slots...>{}, state, rt);
+    }
+    template <class State, class Runtime>
+    constexpr hook_result before_model(State& state, Runtime& rt) {
+        return run_node<hooks::before_model_t>(std::index_sequence_for<Slots...>{}, state, rt);
+    }
+    template <class State, class Runtime>
+    constexpr hook_result after_model(State& state, Runtime& rt) {
+        return run_node<hooks::after_model_t>(detail::reversed(std::index_sequence_for<Slots...>{}), state, rt);
+    }
+    template <class State, class Runtime>
+    constexpr hook_result after_agent(State& state, Runtime& rt) {
+        return run_node<hooks::after_agent_t>(detail::reversed(std::index_sequence_for<Slots...>{}), state, rt);
+    }
+
+    /// Runs `terminal(request)` (the model call) inside every `wrap_model_call`,
+    /// the first-listed middleware outermost, and returns what the outermost returns.
+    template <class Request, class Terminal>
+    constexpr decltype(auto) wrap_model_call(Request&& request, Terminal&& terminal) {
+        return run_wrap<hooks::wrap_model_call_t, 0>(request, terminal);
+    }
+    /// Runs `terminal(request)` (one tool call) inside every `wrap_tool_call`.
+    template <class Request, class Terminal>
+    constexpr decltype(auto) wrap_tool_call(Request&& request, Terminal&& terminal) {
+        return run_wrap<hooks::wrap_tool_call_t, 0>(request, terminal);
+    }
+
+private:
+    boost::hana::tuple<Slots...> slots_;
+
+    template <class M>
+    static consteval std::size_t index_of() {
+        static_assert(contains<M>, "agentware::pipeline::slot/get: this middleware type is not in the pipeline");
+        return detail::index_in<M, slot_middleware_t<Slots>...>();
+    }
+    template <class M>
+    using slot_type = typename detail::list_at<index_of<M>(), type_list<Slots...>>::type;
+
+    template <class Hook, std::size_t I, class State, class Runtime>
+    constexpr bool node_step(State& state, Runtime& rt, hook_result& out) {
+        using slot_t = typename detail::list_at<I, type_list<Slots...>>::type;
+        using M = slot_middleware_t<slot_t>;
+        if constexpr (!Hook::template declared_by<M>) {
+            return false;
+        } else if constexpr (is_optional_slot_v<slot_t>) {
+            auto& s = boost::hana::at_c<I>(slots_);
+            return s && detail::call_node_hook<Hook>(*s, state, rt, out);
+        } else {
+            return detail::call_node_hook<Hook>(boost::hana::at_c<I>(slots_), state, rt, out);
+        }
+    }
+
+    template <class Hook, std::size_t... Is, class State, class Runtime>
+    constexpr hook_result run_node(std::index_sequence<Is...>, State& state, Runtime& rt) {
+        hook_result out;
+        (void)(node_step<Hook, Is>(state, rt, out) || ...);
+        return out;
+    }
+
+    template <class Hook, std::size_t I, class Request, class Terminal>
+    constexpr decltype(auto) run_wrap(Request& request, Terminal& terminal) {
+        using result_t = std::invoke_result_t<Terminal&, Request&>;
+        if constexpr (I == sizeof...(Slots)) {
+            return std::invoke(terminal, request);
+        } else {
+            using slot_t = typename detail::list_at<I, type_list<Slots...>>::type;
+            using M = slot_middleware_t<slot_t>;
+            if constexpr (!Hook::template declared_by<M>) {
+                return run_wrap<Hook, I + 1>(request, terminal);
+            } else {
+                // `next` is the rest of the chain; a hook may call it zero, one or many times.
+                auto next = [this, &terminal](auto&& req) -> result_t {
+                    return this->template run_wrap<Hook, I + 1>(req, terminal);
+                };
+                using next_t = decltype(next);
+                if constexpr (!Hook::template callable_with<M, Request&, next_t&>) {
+                    (void)sizeof(typename Hook::template signature_error<M>);
+                    return std::invoke(terminal, request);
+                } else if constexpr (!std::is_convertible_v<decltype(Hook::call(std::declval<M&>(), request, next)),
+                                                             result_t>) {
+                    (void)sizeof(typename Hook::template return_type_error<M>);
+                    return std::invoke(terminal, request);
+                } else if constexpr (is_optional_slot_v<slot_t>) {
+                    auto& s = boost::hana::at_c<I>(slots_);
+                    if (!s) return result_t(run_wrap<Hook, I + 1>(request, terminal));
+                    return result_t(Hook::call(*s, request, next));
+                } else {
+                    return result_t(Hook::call(boost::hana::at_c<I>(slots_), request, next));
+                }
+            }
+        }
+    }
+};
+
+} // namespace agentware
+
+#endif

@@ -1,0 +1,71 @@
+#ifndef AGENTWARE_CORE_TYPE_LIST_HPP
+#define AGENTWARE_CORE_TYPE_LIST_HPP
+
+#include <cstddef>
+#include <type_traits>
+
+namespace agentware {
+
+/// A plain list of types. Used where only types matter (state fields,
+/// ordering rules), so that no tuple machinery is instantiated for them.
+template <class... Ts>
+struct type_list {
+    static constexpr std::size_t size = sizeof...(Ts);
+};
+
+namespace detail {
+
+template <class...>
+inline constexpr bool always_false = false;
+
+template <std::size_t I, class List>
+struct list_at;
+template <std::size_t I, class T, class... Ts>
+struct list_at<I, type_list<T, Ts...>> : list_at<I - 1, type_list<Ts...>> {};
+template <class T, class... Ts>
+struct list_at<0, type_list<T, Ts...>> {
+    using type = T;
+};
+
+template <class T, class List>
+struct list_contains;
+template <class T, class... Ts>
+struct list_contains<T, type_list<Ts...>> : std::bool_constant<(std::is_same_v<T, Ts> || ...)> {};
+
+template <class... Lists>
+struct list_concat;
+template <>
+struct list_concat<> {
+    using type = type_list<>;
+};
+template <class... As>
+struct list_concat<type_list<As...>> {
+    using type = type_list<As...>;
+};
+template <class... As, class... Bs, class... Rest>
+struct list_concat<type_list<As...>, type_list<Bs...>, Rest...>
+    : list_concat<type_list<As..., Bs...>, Rest...> {};
+
+// Keeps the first occurrence of each type, in order.
+template <class Done, class Todo>
+struct list_unique_impl;
+template <class Done>
+struct list_unique_impl<Done, type_list<>> {
+    using type = Done;
+};
+template <class... Done, class T, class... Todo>
+struct list_unique_impl<type_list<Done...>, type_list<T, Todo...>>
+    : list_unique_impl<std::conditional_t<(std::is_same_v<T, Done> || ...), type_list<Done...>,
+                                          type_list<Done..., T>>,
+                       type_list<Todo...>> {};
+
+template <class List>
+using list_unique_t = typename list_unique_impl<type_list<>, List>::type;
+
+template <class... Lists>
+using list_concat_t = typename list_concat<Lists...>::type;
+
+} // namespace detail
+} // namespace agentware
+
+#endif

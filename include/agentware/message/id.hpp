@@ -1,0 +1,100 @@
+#pragma once
+// Unique ids for messages and for tool calls whose model omitted one.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <string>
+
+namespace agentware {
+
+namespace detail {
+
+/// A bijective 64-bit mixer (xor-shift and odd multiplications, each
+/// invertible): distinct inputs give distinct, random-looking outputs.
+constexpr std::uint64_t mix64(std::uint64_t z) noexcept
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/// Chosen once per process so ids from different processes (e.g. a thread
+/// restored from a checkpoint) are unlikely to meet.
+inline std::uint64_t process_id_salt() noexcept
+{
+    static const std::uint64_t salt = [] {
+        std::uint64_t seed = static_cast<std::uint64_t>(
+            std::chrono::system_clock::now().time_since_epoch().count());
+        seed ^= static_cast<std::uint64_t>(
+                    std::chrono::steady_clock::now().time_since_epoch().count())
+                << 1;
+        try {
+            std::random_device device;
+            seed ^= (static_cast<std::uint64_t>(device()) << 32) ^ device();
+        } catch (...) {
+            // No entropy source: the clocks above still make a usable salt.
+        }
+        return mix64(seed);
+    }();
+    return salt;
+}
+
+/// A value never returned before in this process: the counter makes the
+/// input distinct and mix64 keeps it distinct. Lock-free, one relaxed add.
+inline std::uint64_t next_unique_id_bits() noexcept
+{
+    static std::atomic<std::uint64_t> counter{0};
+    return mix64(process_id_salt() + counter.fetch_add(1, std::memory_order_relaxed));
+}
+
+/// Per-thread generator for id characters that need not be unique, only
+/// unpredictable-looking; seeded once per thread from a unique value.
+inline std::mt19937_64& id_random_engine()
+{
+    thread_local std::mt19937_64 engine{next_unique_id_bits()};
+    return engine;
+}
+
+inline constexpr char alnum_digits[] =
+    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+} // namespace detail
+
+/// A new message id, "msg-" followed by 16 lowercase hex digits. Unique within
+/// the process (all threads), random-looking across processes.
+inline std::string make_message_id()
+{
+    static constexpr char hex[] = "0123456789abcdef";
+    std::uint64_t bits = detail::next_unique_id_bits();
+    std::string id = "msg-0000000000000000";
+    for (std::size_t i = id.size(); i-- > 4;) {
+        id[i] = hex[bits & 0xF];
+        bits >>= 4;
+    }
+    return id;
+}
+
+/// A new tool call id in OpenAI's style, "call_" followed by 24 letters and
+/// digits, for models that omit ids. The first 11 characters encode a unique
+/// value (62^11 > 2^64, so the encoding is injective); the rest are random.
+inline std::string make_tool_call_id()
+{
+    std::string id = "call_";
+    id.resize(5 + 24);
+    std::uint64_t bits = detail::next_unique_id_bits();
+    for (std::size_t i = 5 + 11; i-- > 5;) {
+        id[i] = detail::alnum_digits[bits % 62];
+        bits /= 62;
+    }
+    std::uint64_t noise = detail::id_random_engine()();
+    for (std::size_t i = 5 + 11; i < id.size(); ++i) {
+        id[i] = detail::alnum_digits[noise % 62];
+        noise /= 62; // 64 random bits cover 10 characters; draw again after that
+        if (i == 5 + 11 + 9) noise = detail::id_random_engine()();
+    }
+    return id;
+}
+
+} // namespace agentware

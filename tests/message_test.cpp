@@ -1,0 +1,613 @@
+// Tests of the message layer: content blocks, ids, add_messages, JSON, fmt.
+
+#include <agentware/message.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
+#include <boost/json/value_to.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <unordered_set>
+#include <vector>
+
+namespace json = boost::json;
+using namespace agentware;
+
+// Failed comparisons print the message in one line instead of "{?}".
+namespace Catch {
+template <>
+struct StringMaker<agentware::message> {
+    static std::string convert(const agentware::message& m) { return agentware::to_json_string(m); }
+};
+} // namespace Catch
+
+namespace {
+
+json::object obj(std::string_view text) { return json::parse(text).as_object(); }
+
+message through_json(const message& m)
+{
+    const std::string text = json::serialize(json::value_from(m));
+    return json::value_to<message>(json::parse(text));
+}
+
+/// The what() of the message_format_error that parsing `text` throws.
+std::string format_error_of(std::string_view text)
+{
+    try {
+        (void)json::value_to<message>(json::parse(text));
+    } catch (const message_format_error& e) {
+        return e.what();
+    }
+    return "(no message_format_error)";
+}
+
+std::vector<message> ids_only(std::initializer_list<const char*> ids)
+{
+    std::vector<message> out;
+    for (const char* id : ids) {
+        message m = human_message(std::string("text of ") + id);
+        m.id = id;
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+std::vector<std::string> ids_of(const std::vector<message>& list)
+{
+    std::vector<std::string> out;
+    for (const message& m : list) out.push_back(m.id);
+    return out;
+}
+
+std::vector<message> every_kind_of_message()
+{
+    std::vector<message> all;
+    all.push_back(system_message("You are terse."));
+    all.push_back(human_message("What is 2+2?"));
+
+    message named = human_message("hi");
+    named.id = "msg-named";
+    named.name = "alice";
+    all.push_back(named);
+
+    all.push_back(human_message({text_block("Describe these"), image_block("https://example.com/cat.png", "low"),
+                                 image_block_from_data("image/png", std::string("\x89PNG\r\n\x1a\n\0\xff", 10))}));
+    all.push_back(ai_message("It is 4."));
+
+    message thinking = ai_message("Let me look.", {tool_call{"call_1", "search", obj(R"({"q":"x","n":3,"deep":{"a":[1,2.5,null,true]}})")},
+                                                 tool_call{"call_2", "noop", {}}});
+    thinking.id = "msg-think";
+    thinking.reasoning = "The user wants a search.";
+    thinking.metadata = obj(R"({"finish_reason":"tool_calls","usage":{"prompt_tokens":12,"completion_tokens":7}})");
+    all.push_back(thinking);
+
+    all.push_back(ai_message("", {tool_call{"call_3", "ls", obj(R"({"path":"/"})")}})); // tool-call-only
+
+    message broken = ai_message("");
+    broken.invalid_tool_calls.push_back(invalid_tool_call{"call_4", "search", "{\"q\":", "arguments are not valid JSON: x"});
+    all.push_back(broken);
+
+    all.push_back(tool_message("call_1", "search", "3 results"));
+    all.push_back(tool_message("call_2", "noop", "boom", tool_status::error));
+    all.push_back(tool_message("call_3", "ls", "")); // empty result
+
+    message empty_block = ai_message("");
+    empty_block.content.push_back(text_block("")); // one empty block is not "no content"
+    all.push_back(empty_block);
+
+    message two_texts = human_message({text_block("a"), text_block("b")});
+    all.push_back(two_texts);
+
+    all.push_back(remove_message("msg-think"));
+    all.push_back(remove_all_messages());
+    return all;
+}
+
+} // namespace
+
+// --- content ---------------------------------------------------------------------
+
+TEST_CASE("base64 matches the RFC 4648 test vectors", "[message][content]")
+{
+    const std::pair<const char*, const char*> vectors[] = {
+        {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"},
+        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    for (const auto& [plain, encoded] : vectors) {
+        CHECK(detail::base64_encode(plain) == encoded);
+        CHECK(detail::base64_decode(encoded) == std::optional<std::string>(plain));
+    }
+}
+
+TEST_CASE("base64 decoding rejects what is not base64 and accepts missing padding", "[message][content]")
+{
+    CHECK_FALSE(detail::base64_decode("Zm9v!").has_value());
+    CHECK_FALSE(detail::base64_decode("Z").has_value());
+    CHECK_FALSE(detail::base64_decode("Zm9=").has_value()); // padding that does not complete a group
+    CHECK_FALSE(detail::base64_decode("Zm 9v").has_value());
+    CHECK(detail::base64_decode("Zm8") == std::optional<std::string>("fo"));
+}
+
+TEST_CASE("image blocks from data carry the bytes as a base64 data URL", "[message][content]")
+{
+    std::string bytes;
+    for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
+    const content_block block = image_block_from_data("image/png", bytes, "high");
+
+    CHECK(block.is_image());
+    CHECK(block.detail == "high");
+    const std::string prefix = "data:image/png;base64,";
+    REQUIRE(block.image_url.rfind(prefix, 0) == 0);
+    CHECK(detail::base64_decode(std::string_view(block.image_url).substr(prefix.size())) == std::optional<std::string>(bytes));
+}
+
+TEST_CASE("text and image factories fill the matching fields", "[message][content]")
+{
+    CHECK(text_block("hi") == content_block{content_block::kind::text, "hi", "", ""});
+    CHECK(image_block("https://x/y.png") == content_block{content_block::kind::image, "", "https://x/y.png", ""});
+}
+
+// --- message ---------------------------------------------------------------------
+
+TEST_CASE("message factories set role, content and tool fields", "[message]")
+{
+    const message ai = ai_message("Let me check", {tool_call{"call_1", "search", obj(R"({"q":"x"})")}});
+    CHECK(ai.is_ai());
+    CHECK(ai.has_tool_calls());
+    CHECK(ai.text() == "Let me check");
+    CHECK(ai.id.empty());
+
+    const message tool = tool_message("call_1", "search", "found", tool_status::error);
+    CHECK(tool.is_tool());
+    CHECK(tool.is_error());
+    CHECK(tool.tool_call_id == "call_1");
+    CHECK(tool.name == "search");
+    CHECK(tool.text() == "found");
+
+    CHECK(system_message("s").is_system());
+    CHECK(human_message("").content.empty()); // "" means no content, not an empty block
+    CHECK(remove_message("msg-1").is_remove());
+    CHECK_FALSE(remove_message("msg-1").is_remove_all());
+    CHECK(remove_all_messages().is_remove_all());
+    CHECK(remove_all_messages().id == remove_all_id);
+}
+
+TEST_CASE("text() concatenates text blocks and skips images", "[message]")
+{
+    const message m = human_message({text_block("one "), image_block("https://x/y.png"), text_block("two")});
+    CHECK(m.text() == "one two");
+    CHECK(m.has_images());
+    CHECK_FALSE(human_message("x").has_images());
+}
+
+TEST_CASE("messages compare by value and move without throwing", "[message]")
+{
+    STATIC_REQUIRE(std::is_nothrow_move_constructible_v<message>);
+    message a = ai_message("x", {tool_call{"c", "f", obj(R"({"k":1})")}});
+    message b = a;
+    CHECK(a == b);
+    b.tool_calls[0].args["k"] = 2;
+    CHECK_FALSE(a == b);
+    b = a;
+    b.metadata["usage"] = 1;
+    CHECK(a != b);
+}
+
+// --- ids ---------------------------------------------------------------------------
+
+TEST_CASE("message ids are msg- followed by 16 hex digits", "[message][id]")
+{
+    const std::string id = make_message_id();
+    REQUIRE(id.size() == 20);
+    CHECK(id.rfind("msg-", 0) == 0);
+    CHECK(std::all_of(id.begin() + 4, id.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c)); }));
+    CHECK(make_message_id() != id);
+}
+
+TEST_CASE("tool call ids are call_ followed by 24 letters and digits", "[message][id]")
+{
+    const std::string id = make_tool_call_id();
+    REQUIRE(id.size() == 29);
+    CHECK(id.rfind("call_", 0) == 0);
+    CHECK(std::all_of(id.begin() + 5, id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
+    CHECK(make_tool_call_id() != id);
+}
+
+TEST_CASE("ids made on several threads at once are all distinct", "[message][id]")
+{
+    constexpr int threads = 4;
+    constexpr int per_thread = 10000;
+    std::vector<std::vector<std::string>> message_ids(threads), call_ids(threads);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            for (int i = 0; i < per_thread; ++i) {
+                message_ids[static_cast<std::size_t>(t)].push_back(make_message_id());
+                call_ids[static_cast<std::size_t>(t)].push_back(make_tool_call_id());
+            }
+        });
+    }
+    for (auto& w : workers) w.join();
+
+    std::unordered_set<std::string> messages_seen, calls_seen;
+    for (const auto& batch : message_ids) messages_seen.insert(batch.begin(), batch.end());
+    for (const auto& batch : call_ids) calls_seen.insert(batch.begin(), batch.end());
+    CHECK(messages_seen.size() == threads * per_thread);
+    CHECK(calls_seen.size() == threads * per_thread);
+}
+
+// --- add_messages --------------------------------------------------------------------
+
+TEST_CASE("add_messages gives messages without id a fresh id and appends them", "[message][add_messages]")
+{
+    std::vector<message> list = ids_only({"a"});
+    add_messages(list, {human_message("one"), ai_message("two")});
+    REQUIRE(list.size() == 3);
+    CHECK(list[1].text() == "one");
+    CHECK(list[2].text() == "two");
+    CHECK(list[1].id.rfind("msg-", 0) == 0);
+    CHECK(list[2].id.rfind("msg-", 0) == 0);
+    CHECK(list[1].id != list[2].id);
+}
+
+TEST_CASE("add_messages replaces a message with the same id in place", "[message][add_messages]")
+{
+    std::vector<message> list = ids_only({"a", "b", "c"});
+    message edited = ai_message("edited");
+    edited.id = "b";
+    message fresh = human_message("new");
+    fresh.id = "d";
+    add_messages(list, {edited, fresh});
+    CHECK(ids_of(list) == std::vector<std::string>{"a", "b", "c", "d"});
+    CHECK(list[1] == edited);
+    CHECK(list[3].text() == "new");
+}
+
+TEST_CASE("add_messages finds ids correctly once it switches to a hash index", "[message][add_messages]")
+{
+    std::vector<message> list;
+    for (int i = 0; i < 100; ++i) {
+        message m = human_message("v1");
+        m.id = "id" + std::to_string(i);
+        list.push_back(m);
+    }
+    std::vector<message> update;
+    for (int i = 0; i < 100; i += 2) { // 50 replacements, far beyond the linear-search budget
+        message m = ai_message("v2");
+        m.id = "id" + std::to_string(i);
+        update.push_back(m);
+    }
+    message extra = human_message("extra");
+    extra.id = "id100";
+    update.push_back(extra);
+    message extra_again = human_message("extra v2"); // hits the id appended within this update
+    extra_again.id = "id100";
+    update.push_back(extra_again);
+
+    add_messages(list, update);
+    REQUIRE(list.size() == 101);
+    for (int i = 0; i < 100; ++i) {
+        CHECK(list[static_cast<std::size_t>(i)].id == "id" + std::to_string(i));
+        CHECK(list[static_cast<std::size_t>(i)].text() == (i % 2 == 0 ? "v2" : "v1"));
+    }
+    CHECK(list[100].text() == "extra v2");
+}
+
+TEST_CASE("add_messages deletes by id with remove markers", "[message][add_messages]")
+{
+    std::vector<message> list = ids_only({"a", "b", "c"});
+    add_messages(list, {remove_message("a"), remove_message("c")});
+    CHECK(ids_of(list) == std::vector<std::string>{"b"});
+}
+
+TEST_CASE("add_messages can remove a message added earlier in the same update", "[message][add_messages]")
+{
+    std::vector<message> list = ids_only({"a"});
+    std::vector<message> update = ids_only({"b"});
+    update.push_back(remove_message("b"));
+    add_messages(list, update);
+    CHECK(ids_of(list) == std::vector<std::string>{"a"});
+}
+
+TEST_CASE("add_messages keeps a message that is removed and then sent again", "[message][add_messages]")
+{
+    std::vector<message> list = ids_only({"a", "b"});
+    message again = ai_message("back");
+    again.id = "a";
+    add_messages(list, {remove_message("a"), again});
+    CHECK(ids_of(list) == std::vector<std::string>{"a", "b"});
+    CHECK(list[0].text() == "back");
+}
+
+TEST_CASE("add_messages rejects removing an unknown id and leaves the list unchanged", "[message][add_messages]")
+{
+    std::vector<message> list = ids_only({"a", "b"});
+    const std::vector<message> before = list;
+    try {
+        add_messages(list, {human_message("would be appended"), remove_message("a"), remove_message("nope")});
+        FAIL("no exception");
+    } catch (const std::invalid_argument& e) {
+        CHECK_THAT(e.what(), Catch::Contains("\"nope\""));
+    }
+    CHECK(list == before);
+
+    CHECK_THROWS_AS(add_messages(list, {remove_message("")}), std::invalid_argument);
+    CHECK(list == before);
+}
+
+TEST_CASE("add_messages with remove_all replaces the list by the rest of the update", "[message][add_messages]")
+{
+    std::vector<message> list = ids_only({"a", "b"});
+    message keep = human_message("summary");
+    keep.id = "s";
+    add_messages(list, {human_message("dropped: before the marker"), remove_all_messages(), keep, ai_message("next")});
+    REQUIRE(list.size() == 2);
+    CHECK(list[0] == keep);
+    CHECK(list[1].text() == "next");
+    CHECK_FALSE(list[1].id.empty());
+
+    add_messages(list, {remove_all_messages()});
+    CHECK(list.empty());
+}
+
+TEST_CASE("add_messages after remove_all cannot remove messages of the old list", "[message][add_messages]")
+{
+    std::vector<message> list = ids_only({"a"});
+    CHECK_THROWS_AS(add_messages(list, {remove_all_messages(), remove_message("a")}), std::invalid_argument);
+    CHECK(ids_of(list) == std::vector<std::string>{"a"});
+}
+
+// --- JSON: round trips ----------------------------------------------------------------
+
+TEST_CASE("every kind of message survives a JSON round trip unchanged", "[message][json]")
+{
+    for (const message& m : every_kind_of_message()) {
+        INFO(to_json_string(m));
+        CHECK(through_json(m) == m);
+    }
+}
+
+TEST_CASE("a message list survives to_json_string and parse_messages", "[message][json]")
+{
+    const std::vector<message> all = every_kind_of_message();
+    CHECK(parse_messages(to_json_string(all)) == all);
+    CHECK(parse_messages("[]").empty());
+}
+
+TEST_CASE("content blocks, tool calls, roles and statuses convert on their own", "[message][json]")
+{
+    const content_block image = image_block("https://x/y.png", "auto");
+    CHECK(json::value_from(image) == json::parse(R"({"type":"image_url","image_url":{"url":"https://x/y.png","detail":"auto"}})"));
+    CHECK(json::value_to<content_block>(json::value_from(image)) == image);
+
+    const tool_call call{"call_9", "search", obj(R"({"q":"x"})")};
+    CHECK(json::value_from(call) == json::parse(R"({"id":"call_9","type":"function","function":{"name":"search","arguments":"{\"q\":\"x\"}"}})"));
+    CHECK(json::value_to<tool_call>(json::value_from(call)) == call);
+
+    const invalid_tool_call bad{"call_8", "search", "{oops", "arguments are not valid JSON: syntax error"};
+    CHECK(json::value_to<invalid_tool_call>(json::value_from(bad)) == bad);
+
+    CHECK(json::value_from(role::human) == "user");
+    CHECK(json::value_from(role::ai) == "assistant");
+    CHECK(json::value_to<role>(json::value("tool")) == role::tool);
+    CHECK(json::value_to<tool_status>(json::value("success")) == tool_status::ok);
+    CHECK(json::value_from(tool_status::error) == "error");
+}
+
+// --- JSON: exact forms ------------------------------------------------------------------
+
+TEST_CASE("a tool-call-only assistant message has the exact OpenAI wire form", "[message][json][wire]")
+{
+    message m = ai_message("", {tool_call{"call_1", "search", obj(R"({"q":"x"})")}});
+    m.id = "msg-1";
+    m.reasoning = "thinking";
+    m.metadata["finish_reason"] = "tool_calls";
+    m.invalid_tool_calls.push_back(invalid_tool_call{"call_2", "ls", "{", "bad"});
+
+    CHECK(to_openai_wire(m) == json::parse(R"({
+        "role": "assistant",
+        "content": null,
+        "tool_calls": [{"id": "call_1", "type": "function",
+                        "function": {"name": "search", "arguments": "{\"q\":\"x\"}"}}]
+    })"));
+    CHECK(to_openai_wire(m, wire_options{true}).as_object().at("reasoning_content") == "thinking");
+}
+
+TEST_CASE("a tool message has the exact wire form and keeps more in the state form", "[message][json][wire]")
+{
+    message m = tool_message("call_1", "search", "no results", tool_status::error);
+    m.id = "msg-7";
+    CHECK(to_openai_wire(m) == json::parse(R"({"role":"tool","content":"no results","tool_call_id":"call_1"})"));
+    CHECK(json::value_from(m) == json::parse(R"({
+        "role": "tool", "id": "msg-7", "name": "search", "content": "no results",
+        "tool_call_id": "call_1", "status": "error"
+    })"));
+}
+
+TEST_CASE("user content with an image is an array of parts on the wire", "[message][json][wire]")
+{
+    message m = human_message({text_block("What is this?"), image_block("https://x/cat.png", "low")});
+    m.name = "alice";
+    CHECK(to_openai_wire(m) == json::parse(R"({
+        "role": "user", "name": "alice",
+        "content": [{"type": "text", "text": "What is this?"},
+                    {"type": "image_url", "image_url": {"url": "https://x/cat.png", "detail": "low"}}]
+    })"));
+    CHECK(to_openai_wire(system_message("Be brief")) == json::parse(R"({"role":"system","content":"Be brief"})"));
+    CHECK(to_openai_wire(ai_message("")) == json::parse(R"({"role":"assistant","content":""})"));
+}
+
+TEST_CASE("a conversation becomes the messages array of a request", "[message][json][wire]")
+{
+    const std::vector<message> conversation{system_message("s"), human_message("h")};
+    CHECK(to_openai_wire(conversation) == json::parse(R"([{"role":"system","content":"s"},{"role":"user","content":"h"}])"));
+}
+
+TEST_CASE("a remove marker cannot be sent to a model", "[message][json][wire]")
+{
+    CHECK_THROWS_AS(to_openai_wire(remove_message("msg-1")), std::invalid_argument);
+    CHECK(json::value_from(remove_message("msg-1")) == json::parse(R"({"role":"remove","id":"msg-1"})"));
+}
+
+// --- JSON: provider quirks --------------------------------------------------------------
+
+TEST_CASE("assistant replies with null or missing content parse as tool-call-only", "[message][json][quirks]")
+{
+    const message a = json::value_to<message>(json::parse(R"({"role":"assistant","content":null,
+        "tool_calls":[{"id":"call_1","type":"function","function":{"name":"ls","arguments":"{\"path\":\"/\"}"}}]})"));
+    CHECK(a.content.empty());
+    REQUIRE(a.tool_calls.size() == 1);
+    CHECK(a.tool_calls[0] == tool_call{"call_1", "ls", obj(R"({"path":"/"})")});
+
+    const message b = json::value_to<message>(json::parse(R"({"role":"assistant",
+        "tool_calls":[{"id":"call_1","type":"function","function":{"name":"ls","arguments":"{}"}}]})"));
+    CHECK(b.content.empty());
+    CHECK(b.tool_calls.size() == 1);
+}
+
+TEST_CASE("empty or blank arguments mean no arguments", "[message][json][quirks]")
+{
+    for (const char* args : {R"("")", R"("  \n")", R"("null")", "null"}) {
+        INFO(args);
+        const message m = json::value_to<message>(json::parse(std::string(R"({"role":"assistant","content":"",
+            "tool_calls":[{"id":"c","type":"function","function":{"name":"now","arguments":)") + args + "}}]}"));
+        REQUIRE(m.tool_calls.size() == 1);
+        CHECK(m.tool_calls[0].args.empty());
+        CHECK(m.invalid_tool_calls.empty());
+    }
+}
+
+TEST_CASE("unparsable arguments become an invalid tool call, never an exception", "[message][json][quirks]")
+{
+    const message m = json::value_to<message>(json::parse(R"({"role":"assistant","content":"",
+        "tool_calls":[
+          {"id":"c1","type":"function","function":{"name":"search","arguments":"{\"q\": \"unterminated"}},
+          {"id":"c2","type":"function","function":{"name":"search","arguments":"[1,2]"}},
+          {"id":"c3","type":"function","function":{"name":"search","arguments":"{\"q\":\"ok\"}"}}]})"));
+    REQUIRE(m.tool_calls.size() == 1);
+    CHECK(m.tool_calls[0].id == "c3");
+    REQUIRE(m.invalid_tool_calls.size() == 2);
+    CHECK(m.invalid_tool_calls[0].id == "c1");
+    CHECK(m.invalid_tool_calls[0].name == "search");
+    CHECK(m.invalid_tool_calls[0].raw_args == "{\"q\": \"unterminated");
+    CHECK_THAT(m.invalid_tool_calls[0].error, Catch::StartsWith("arguments are not valid JSON: "));
+    CHECK(m.invalid_tool_calls[1].raw_args == "[1,2]");
+    CHECK(m.invalid_tool_calls[1].error == "arguments must be a JSON object (got array)");
+
+    // ... and the invalid calls are not sent back to the model.
+    CHECK_FALSE(to_openai_wire(m).as_object().contains("invalid_tool_calls"));
+}
+
+TEST_CASE("other provider variations are read as intended", "[message][json][quirks]")
+{
+    const message m = json::value_to<message>(json::parse(R"({"role":"assistant","content":[{"type":"text","text":"a"},"b"],
+        "reasoning":"why","refusal":"I can't",
+        "tool_calls":[{"function":{"name":"f","arguments":{"x":1}}},
+                      {"id":"c2","function":{"name":"g","arguments":"\"{\\\"y\\\":2}\""}}]})"));
+    CHECK(m.text() == "ab");
+    CHECK(m.reasoning == "why");
+    CHECK(m.metadata.at("refusal") == "I can't");
+    REQUIRE(m.tool_calls.size() == 2);
+    CHECK(m.tool_calls[0].id.rfind("call_", 0) == 0); // id made up for a model that omitted it
+    CHECK(m.tool_calls[0].args == obj(R"({"x":1})"));
+    CHECK(m.tool_calls[1].args == obj(R"({"y":2})")); // doubly encoded arguments
+
+    CHECK(json::value_to<message>(json::parse(R"({"role":"developer","content":"rules"})")).is_system());
+    const message image = json::value_to<message>(json::parse(R"({"role":"user","content":[{"type":"image_url","image_url":"https://x/y.png"}]})"));
+    CHECK(image.content == std::vector<content_block>{image_block("https://x/y.png")});
+    CHECK(json::value_to<message>(json::parse(R"({"role":"user","content":"hi","some_new_field":[1]})")).text() == "hi");
+}
+
+// --- JSON: malformed input ----------------------------------------------------------------
+
+TEST_CASE("malformed messages throw message_format_error naming the field", "[message][json][errors]")
+{
+    CHECK(format_error_of(R"({"role":"robot","content":"hi"})") ==
+          R"(message: field "role" must be one of system, user, assistant, tool (got "robot"))");
+    CHECK(format_error_of(R"({"content":"hi"})") == R"(message: field "role" is missing)");
+    CHECK(format_error_of(R"({"role":7})") == R"(message: field "role" must be one of system, user, assistant, tool (got number))");
+    CHECK(format_error_of(R"([1])") == "message: must be a JSON object (got array)");
+    CHECK(format_error_of(R"({"role":"tool","content":"x"})") ==
+          R"(message: field "tool_call_id" is required for role "tool" (missing or empty))");
+    CHECK(format_error_of(R"({"role":"user","content":42})") ==
+          R"(message: field "content" must be a string, an array or null (got number))");
+    CHECK(format_error_of(R"({"role":"user","content":[{"type":"text","text":"a"},{"type":"input_audio"}]})") ==
+          R"(message: field "content[1].type" must be "text" or "image_url" (got "input_audio"))");
+    CHECK(format_error_of(R"({"role":"assistant","tool_calls":{}})") ==
+          R"(message: field "tool_calls" must be an array (got object))");
+    CHECK(format_error_of(R"({"role":"assistant","tool_calls":[{"id":"c","function":{"name":3}}]})") ==
+          R"(message: field "tool_calls[0].function.name" must be a string (got number))");
+    CHECK(format_error_of(R"({"role":"assistant","tool_calls":[{"id":"c","type":"custom","custom":{}}]})") ==
+          R"(message: field "tool_calls[0].type" must be "function" (got "custom"))");
+    CHECK(format_error_of(R"({"role":"user","id":1})") == R"(message: field "id" must be a string (got number))");
+    CHECK(format_error_of(R"({"role":"tool","tool_call_id":"c","status":"meh"})") ==
+          R"(message: field "status" must be "ok" or "error" (got "meh"))");
+    CHECK(format_error_of(R"({"role":"user","metadata":[]})") == R"(message: field "metadata" must be an object (got array))");
+}
+
+TEST_CASE("parse_messages reports invalid JSON and bad elements without crashing", "[message][json][errors]")
+{
+    CHECK_THROWS_MATCHES(parse_messages(R"([{"role":"user",)"), message_format_error,
+                         Catch::Matchers::Predicate<std::exception>([](const std::exception& e) {
+                             return std::string(e.what()).rfind("messages: not valid JSON: ", 0) == 0;
+                         }));
+    CHECK_THROWS_WITH(parse_messages(""), Catch::StartsWith("messages: not valid JSON: "));
+    CHECK_THROWS_WITH(parse_messages(R"({"role":"user"})"), "messages: must be a JSON array (got object)");
+    CHECK_THROWS_WITH(parse_messages(R"([{"role":"user","content":"a"},{"role":"bot"}])"),
+                      R"(messages[1]: field "role" must be one of system, user, assistant, tool (got "bot"))");
+}
+
+TEST_CASE("a lone tool call with unusable arguments cannot become a tool_call", "[message][json][errors]")
+{
+    CHECK_THROWS_WITH(json::value_to<tool_call>(json::parse(R"({"id":"c","function":{"name":"f","arguments":"[1]"}})")),
+                      R"(tool_call: field "function.arguments" arguments must be a JSON object (got array))");
+}
+
+// --- fmt ---------------------------------------------------------------------------------
+
+TEST_CASE("messages print as one readable line", "[message][fmt]")
+{
+    message ai = ai_message("Let me check", {tool_call{"call_1", "search", obj(R"({"q":"x"})")}});
+    ai.id = "msg-1";
+    CHECK(fmt::format("{}", ai) == R"(ai[msg-1]: "Let me check" -> search({"q":"x"}))");
+
+    message only_calls = ai_message("", {tool_call{"c1", "ls", {}}});
+    only_calls.invalid_tool_calls.push_back(invalid_tool_call{"c2", "cat", "{oops", "bad"});
+    CHECK(fmt::format("{}", only_calls) == R"(ai -> ls({}), cat(invalid: {oops))");
+
+    message tool = tool_message("call_1", "search", "line 1\nline 2", tool_status::error);
+    tool.id = "msg-2";
+    CHECK(fmt::format("{}", tool) == R"(tool[msg-2] <- search#call_1 error: "line 1\nline 2")");
+
+    const message picture = human_message({text_block("see"), image_block_from_data("image/png", "abc")});
+    CHECK(fmt::format("{}", picture) == R"(human: "see" +1 image)");
+    CHECK(fmt::format("{}", picture.content[1]) == "image(data image/png, 26 bytes)");
+
+    CHECK(fmt::format("{}", remove_all_messages()) == "remove[all]");
+    CHECK(fmt::format("{}", remove_message("msg-3")) == "remove[msg-3]");
+    CHECK(fmt::format("{} {} {}", role::human, role::ai, tool_status::ok) == "human ai ok");
+}
+
+TEST_CASE("printed messages shorten long text on a character boundary and hide metadata", "[message][fmt]")
+{
+    std::string long_text;
+    for (int i = 0; i < 100; ++i) long_text += "\xc3\xa9"; // "é", two bytes each
+    message m = ai_message(long_text);
+    m.metadata["api_key_echo"] = "sk-should-not-print";
+    m.reasoning = "abc";
+    const std::string line = fmt::format("{}", m);
+
+    CHECK(line == "ai: \"" + long_text.substr(0, 80) + "\"... (reasoning: 3 bytes)");
+    CHECK(line.find("sk-should") == std::string::npos);
+
+    message odd = ai_message(long_text.substr(0, 79) + "x"); // cut would split a character
+    CHECK(fmt::format("{}", odd).find("\xc3\"") == std::string::npos);
+}

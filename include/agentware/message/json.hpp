@@ -15,6 +15,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/stream_parser.hpp>
 #include <boost/json/string.hpp>
 #include <boost/json/value.hpp>
 #include <boost/json/value_from.hpp>
@@ -534,12 +535,21 @@ inline boost::json::array to_openai_wire(const std::vector<message>& messages, c
 }
 
 /// Parses a JSON array of messages (either form). Invalid JSON or a malformed
-/// message throws message_format_error naming the position or the field.
+/// message throws message_format_error naming the offset or the field, e.g.
+/// `messages: not valid JSON: syntax error at offset 3`.
 inline std::vector<message> parse_messages(std::string_view json_text)
 {
+    // The stream parser reports how far it got, which locates the error. The
+    // depth limit is raised from Boost's 32 so that deeply nested metadata
+    // written by to_json_string can be read back.
+    boost::json::parse_options options;
+    options.max_depth = 256;
+    boost::json::stream_parser parser({}, options);
     boost::json::error_code ec;
-    const boost::json::value parsed = boost::json::parse(json_text, ec);
-    if (ec) throw message_format_error(fmt::format("messages: not valid JSON: {}", ec.message()));
+    const std::size_t offset = parser.write(json_text.data(), json_text.size(), ec);
+    if (!ec) parser.finish(ec);
+    if (ec) throw message_format_error(fmt::format("messages: not valid JSON: {} at offset {}", ec.message(), offset));
+    const boost::json::value parsed = parser.release();
     const auto* items = parsed.if_array();
     if (items == nullptr)
         throw message_format_error(fmt::format("messages: must be a JSON array (got {})", detail::describe_json(parsed)));

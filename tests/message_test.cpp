@@ -509,8 +509,16 @@ TEST_CASE("unparsable arguments become an invalid tool call, never an exception"
     CHECK(m.invalid_tool_calls[1].raw_args == "[1,2]");
     CHECK(m.invalid_tool_calls[1].error == "arguments must be a JSON object (got array)");
 
-    // ... and the invalid calls are not sent back to the model.
-    CHECK_FALSE(to_openai_wire(m).as_object().contains("invalid_tool_calls"));
+    // On the wire the garbled calls go back as the model wrote them, so the
+    // error tool messages that answer them stay paired with a call.
+    const json::object wire = to_openai_wire(m).as_object();
+    CHECK_FALSE(wire.contains("invalid_tool_calls"));
+    const json::array& calls = wire.at("tool_calls").as_array();
+    REQUIRE(calls.size() == 3);
+    CHECK(calls[0].at("id") == "c3");
+    CHECK(calls[1].at("id") == "c1");
+    CHECK(calls[1].at("function").at("arguments") == "{\"q\": \"unterminated");
+    CHECK(calls[2].at("function").at("arguments") == "[1,2]");
 }
 
 TEST_CASE("other provider variations are read as intended", "[message][json][quirks]")

@@ -46,6 +46,10 @@ void merge_field(typename F::value_type& current, typename F::value_type&& updat
 
 namespace detail {
 
+// One address per field type: identifies a field across type erasure.
+template <class F>
+inline constexpr char field_tag = 0;
+
 template <class M>
 struct declared_fields {
     using type = type_list<>;
@@ -53,7 +57,6 @@ struct declared_fields {
 template <class M>
     requires requires { typename M::state; }
 struct declared_fields<M> {
-    static_assert(std::is_same_v<typename M::state, typename M::state>);
     using type = typename M::state;
 };
 

@@ -54,15 +54,6 @@ struct must_come_after_of<M> {
     using type = typename M::must_come_after;
 };
 
-// Position of T in Ms..., or sizeof...(Ms) when absent.
-template <class T, class... Ms>
-consteval std::size_t index_in() {
-    constexpr bool hits[] = {std::is_same_v<T, Ms>..., true};
-    std::size_t i = 0;
-    while (!hits[i]) ++i;
-    return i;
-}
-
 template <std::size_t I, class Self, class... Ms, class... Earlier>
 consteval bool check_comes_after(type_list<Earlier...>) {
     return ([] {

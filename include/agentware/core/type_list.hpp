@@ -27,6 +27,15 @@ struct list_at<0, type_list<T, Ts...>> {
     using type = T;
 };
 
+// Position of T in Ms..., or sizeof...(Ms) when absent.
+template <class T, class... Ms>
+consteval std::size_t index_in() {
+    constexpr bool hits[] = {std::is_same_v<T, Ms>..., true};
+    std::size_t i = 0;
+    while (!hits[i]) ++i;
+    return i;
+}
+
 template <class T, class List>
 struct list_contains;
 template <class T, class... Ts>

@@ -409,15 +409,25 @@ inline boost::json::object message_to_json(const message& m, json_form form, con
     // OpenAI's tool messages have no "name"; the state form keeps the tool's name.
     if (!m.name.empty() && !(wire && m.is_tool())) o["name"] = m.name;
 
-    const bool write_calls = !m.tool_calls.empty() && (!wire || m.is_ai());
+    // On the wire, a call whose arguments were garbled is sent back as the model
+    // wrote it: the agent answers it with an error tool message, and the
+    // provider rejects a tool message whose call is missing from the request.
+    const bool wire_invalid = wire && m.is_ai() && !m.invalid_tool_calls.empty();
+    const bool write_calls = (!m.tool_calls.empty() && (!wire || m.is_ai())) || wire_invalid;
     if (!m.is_remove() || !m.content.empty())
         o["content"] = content_to_json(m.content, m.is_ai() && write_calls);
     if (!m.reasoning.empty() && (!wire || (options.include_reasoning && m.is_ai())))
         o["reasoning_content"] = m.reasoning;
     if (write_calls) {
         boost::json::array calls;
-        calls.reserve(m.tool_calls.size());
+        calls.reserve(m.tool_calls.size() + (wire_invalid ? m.invalid_tool_calls.size() : 0));
         for (const tool_call& call : m.tool_calls) calls.push_back(tool_call_to_json(call));
+        if (wire_invalid)
+            for (const invalid_tool_call& call : m.invalid_tool_calls)
+                calls.push_back(boost::json::object{
+                    {"id", call.id},
+                    {"type", "function"},
+                    {"function", boost::json::object{{"name", call.name}, {"arguments", call.raw_args}}}});
         o["tool_calls"] = std::move(calls);
     }
     if (wire) {

@@ -1,6 +1,8 @@
 #ifndef AGENTWARE_MODEL_ERROR_HPP
 #define AGENTWARE_MODEL_ERROR_HPP
 
+#include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -50,6 +52,10 @@ public:
     int http_status() const noexcept { return http_status_; }
     const std::string& provider_message() const noexcept { return provider_message_; }
 
+    /// How long the server asked to wait before a retry (Retry-After), when it said.
+    std::optional<std::chrono::milliseconds> retry_after() const noexcept { return retry_after_; }
+    void set_retry_after(std::optional<std::chrono::milliseconds> delay) noexcept { retry_after_ = delay; }
+
     /// Worth trying again (after a delay): connection trouble, timeouts, 408/409/429/5xx.
     bool retryable() const noexcept {
         return kind_ == model_error_kind::connection || kind_ == model_error_kind::timeout ||
@@ -60,6 +66,7 @@ private:
     model_error_kind kind_;
     int http_status_;
     std::string provider_message_;
+    std::optional<std::chrono::milliseconds> retry_after_;
 };
 
 } // namespace agentware

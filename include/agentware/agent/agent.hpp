@@ -1,0 +1,414 @@
+#ifndef AGENTWARE_AGENT_AGENT_HPP
+#define AGENTWARE_AGENT_AGENT_HPP
+
+// The agent: a model, tools and a middleware pipeline, run as a ReAct loop.
+//
+//   before_agent (once)
+//   rounds of: before_model -> wrap_model_call(model) -> after_model
+//              -> the round's tool calls, each through wrap_tool_call, concurrently
+//   until the model calls no tool, a hook jumps to the end, a tool ends the run,
+//   or the recursion limit is reached
+//   after_agent (once, whatever happened)
+
+#include <agentware/agent/checkpointer.hpp>
+#include <agentware/agent/detail/loop_steps.hpp>
+#include <agentware/agent/requests.hpp>
+#include <agentware/agent/run.hpp>
+#include <agentware/agent/runtime.hpp>
+#include <agentware/core/pipeline.hpp>
+#include <agentware/model/async_chat_model.hpp>
+#include <agentware/model/chat_model.hpp>
+#include <agentware/state/basic_state.hpp>
+#include <agentware/tool/tool_set.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/value_from.hpp>
+#include <boost/json/value_to.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace agentware {
+
+/// Settings that hold for every run of an agent.
+struct agent_options {
+    std::string system_prompt;
+    model_settings settings;
+    std::size_t max_parallel_tools = 4; ///< threads that run one round's tool calls side by side
+    bool validate_tool_arguments = true; ///< check arguments against each tool's schema first
+};
+
+/// An agent over a chat model, a tool set and a middleware pipeline.
+///
+/// One agent serves many runs at once (different threads of conversation, on
+/// different threads of execution): it holds no per-run data. Middlewares are
+/// shared by those runs, so keep per-run data in the state or the runtime.
+template <chat_model Model, class Pipeline = pipeline<>>
+class agent {
+public:
+    using model_type = Model;
+    using pipeline_type = Pipeline;
+    using state_type = agent_state<Pipeline>;
+
+    explicit agent(Model model, tool_set tools = {}, Pipeline middleware = {}, agent_options options = {})
+        : model_(std::move(model)), tools_(std::move(tools)), pipeline_(std::move(middleware)),
+          options_(std::move(options)), pool_(std::make_unique<tool_pool>(options_.max_parallel_tools)) {}
+
+    Model& model() noexcept { return model_; }
+    Pipeline& middleware() noexcept { return pipeline_; }
+    tool_set& tools() noexcept { return tools_; }
+    agent_options& options() noexcept { return options_; }
+
+    /// Keeps each thread's state between invocations (see `invoke`).
+    template <checkpointer C>
+    agent& use_checkpointer(C c) {
+        auto shared = std::make_shared<C>(std::move(c));
+        load_ = [shared](std::string_view id) { return shared->load(id); };
+        save_ = [shared](std::string_view id, const boost::json::value& v) { shared->save(id, v); };
+        return *this;
+    }
+
+    /// Runs on a state the caller keeps: appends `input` and runs the loop.
+    /// Never throws for what the model, tools or hooks do: failures are in the result.
+    run_result run(state_type& state, agent_input input, const run_config& config = {}) {
+        run_result result;
+        runtime rt = start(state, std::move(input), config, result);
+        try {
+            detail::loop_step step = detail::loop_step::model;
+            if (auto j = pipeline_.before_agent(state, rt)) step = detail::step_after_jump(*j);
+            if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
+            while (step != detail::loop_step::end) {
+                if (step == detail::loop_step::tools) {
+                    step = run_tools(state, rt, config, result);
+                    continue;
+                }
+                step = model_round(state, rt, config, result);
+            }
+        } catch (...) {
+            fail(result, std::current_exception());
+        }
+        finish(state, rt, result);
+        return result;
+    }
+
+    /// Loads the thread's state from the checkpointer (or starts one), runs, saves.
+    invoke_result<state_type> invoke(agent_input input, const run_config& config = {}) {
+        invoke_result<state_type> out;
+        if (!load_state(config, out)) return out;
+        static_cast<run_result&>(out) = run(out.state, std::move(input), config);
+        save_state(config, out);
+        return out;
+    }
+
+    /// The same loop as `run`, as a coroutine on the caller's executor. A model
+    /// with `async_invoke` is awaited; tools run on the agent's pool while the
+    /// coroutine waits, so a few threads can keep thousands of runs waiting.
+    boost::asio::awaitable<run_result> async_run(state_type& state, agent_input input, run_config config = {}) {
+        run_result result;
+        runtime rt = start(state, std::move(input), config, result);
+        try {
+            detail::loop_step step = detail::loop_step::model;
+            if (auto j = pipeline_.before_agent(state, rt)) step = detail::step_after_jump(*j);
+            if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
+            while (step != detail::loop_step::end) {
+                if (step == detail::loop_step::tools) {
+                    step = co_await async_run_tools(state, rt, config, result);
+                    continue;
+                }
+                step = co_await async_model_round(state, rt, config, result);
+            }
+        } catch (...) {
+            fail(result, std::current_exception());
+        }
+        finish(state, rt, result);
+        co_return result;
+    }
+
+    boost::asio::awaitable<invoke_result<state_type>> async_invoke(agent_input input, run_config config = {}) {
+        invoke_result<state_type> out;
+        if (!load_state(config, out)) co_return out;
+        static_cast<run_result&>(out) = co_await async_run(out.state, std::move(input), config);
+        save_state(config, out);
+        co_return out;
+    }
+
+private:
+    // A bounded pool for the tool calls of a round (made when first needed).
+    class tool_pool {
+    public:
+        explicit tool_pool(std::size_t threads) : threads_(std::max<std::size_t>(threads, 1)) {}
+        boost::asio::thread_pool& get() {
+            std::call_once(once_, [this] { pool_.emplace(threads_); });
+            return *pool_;
+        }
+
+    private:
+        std::size_t threads_;
+        std::once_flag once_;
+        std::optional<boost::asio::thread_pool> pool_;
+    };
+
+    runtime start(state_type& state, agent_input input, const run_config& config, run_result& result) {
+        runtime rt{config.thread_id, config.run_id.empty() ? make_message_id() : config.run_id, config.context, 0};
+        result.first_new_message = state.messages.size();
+        for (auto& m : input.messages) detail::append_message(state.messages, std::move(m));
+        return rt;
+    }
+
+    static void fail(run_result& result, std::exception_ptr e) {
+        if (result.reason == stop_reason::error) return; // keep the first failure
+        result.reason = stop_reason::error;
+        result.exception = e;
+        result.error = detail::describe(e);
+    }
+
+    void finish(state_type& state, runtime& rt, run_result& result) {
+        try {
+            pipeline_.after_agent(state, rt); // always: it releases what before_agent took
+        } catch (...) {
+            fail(result, std::current_exception());
+        }
+    }
+
+    // Returns false (with the error in `out`) when the stored state cannot be read.
+    bool load_state(const run_config& config, invoke_result<state_type>& out) {
+        if (!load_) return true;
+        try {
+            if (auto saved = load_(config.thread_id)) out.state = boost::json::value_to<state_type>(*saved);
+            return true;
+        } catch (...) {
+            fail(out, std::current_exception());
+            out.error = "could not load the state of thread \"" + config.thread_id + "\": " + out.error;
+            return false;
+        }
+    }
+    void save_state(const run_config& config, invoke_result<state_type>& out) {
+        if (!save_) return;
+        try {
+            save_(config.thread_id, boost::json::value_from(out.state));
+        } catch (...) {
+            fail(out, std::current_exception());
+        }
+    }
+
+    void notify(const run_config& config, std::string_view node, const runtime& rt, const state_type& state,
+                std::size_t first) {
+        if (config.on_update)
+            config.on_update(agent_update{node, rt.round, std::span<const message>(state.messages).subspan(first)});
+    }
+
+    model_request<state_type> make_request(state_type& state, runtime& rt, const run_config& config) {
+        model_request<state_type> req;
+        req.messages = cow_vector<message>(state.messages);
+        req.system_prompt = options_.system_prompt;
+        req.tools = cow_vector<tool_schema>(tools_.schemas());
+        req.settings = options_.settings;
+        req.stream = config.stream;
+        req.state = &state;
+        req.rt = &rt;
+        return req;
+    }
+
+    // Before the model call: the round limit, then the before_model hooks.
+    // Returns the step to take instead of calling the model, if any.
+    std::optional<detail::loop_step> enter_round(state_type& state, runtime& rt, const run_config& config,
+                                                 run_result& result) {
+        if (rt.round >= config.recursion_limit) {
+            result.reason = stop_reason::recursion_limit;
+            result.error = detail::recursion_message(config.recursion_limit);
+            return detail::loop_step::end;
+        }
+        ++rt.round;
+        if (auto j = pipeline_.before_model(state, rt)) {
+            auto step = detail::step_after_jump(*j);
+            if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
+            return step;
+        }
+        return std::nullopt;
+    }
+
+    // After the model call: record the answer, run after_model, decide.
+    detail::loop_step leave_round(state_type& state, runtime& rt, const run_config& config, run_result& result,
+                                  model_response response) {
+        result.usage += response.usage;
+        result.rounds = rt.round;
+        std::size_t first = state.messages.size();
+        detail::append_message(state.messages, detail::normalize_ai(std::move(response.ai)));
+        notify(config, "model", rt, state, first);
+        if (auto j = pipeline_.after_model(state, rt)) {
+            auto step = detail::step_after_jump(*j);
+            if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
+            return step;
+        }
+        if (detail::wants_tools(state.messages)) return detail::loop_step::tools;
+        result.reason = stop_reason::finished;
+        return detail::loop_step::end;
+    }
+
+    detail::loop_step model_round(state_type& state, runtime& rt, const run_config& config, run_result& result) {
+        if (auto step = enter_round(state, rt, config, result)) return *step;
+        auto req = make_request(state, rt, config);
+        model_response response =
+            pipeline_.wrap_model_call(req, [this](model_request<state_type>& r) { return model_.invoke(r); });
+        return leave_round(state, rt, config, result, std::move(response));
+    }
+
+    boost::asio::awaitable<detail::loop_step> async_model_round(state_type& state, runtime& rt,
+                                                                const run_config& config, run_result& result) {
+        if (auto step = enter_round(state, rt, config, result)) co_return *step;
+        auto req = make_request(state, rt, config);
+        // The terminal copies the request into the model coroutine's frame
+        // (cheap: the messages are shared), so hooks may pass a request of their own.
+        model_response response = co_await pipeline_.wrap_model_call(
+            req, [this](model_request<state_type>& r) { return async_call_model(chat_request(r)); });
+        co_return leave_round(state, rt, config, result, std::move(response));
+    }
+
+    boost::asio::awaitable<model_response> async_call_model(chat_request request) {
+        if constexpr (async_chat_model<Model>)
+            co_return co_await model_.async_invoke(request);
+        else
+            co_return model_.invoke(request);
+    }
+
+    tool_result call_through_chain(const tool_call& call, const state_type& state, const runtime& rt) {
+        tool_request<state_type> req{call, tools_.find(call.name), &state, &rt};
+        return pipeline_.wrap_tool_call(req, [this](tool_request<state_type>& r) {
+            return detail::call_tool(r, tools_, options_.validate_tool_arguments);
+        });
+    }
+
+    // Answers garbled calls, then returns the calls to run (none: back to the model).
+    std::vector<tool_call> prepare_tools(state_type& state) {
+        for (auto& m : detail::answers_to_invalid_calls(state.messages)) detail::append_message(state.messages, m);
+        return detail::pending_tool_calls(state.messages);
+    }
+
+    detail::loop_step merge_tools(state_type& state, runtime& rt, const run_config& config, run_result& result,
+                                  const std::vector<tool_call>& calls, std::vector<tool_result>& results,
+                                  std::vector<std::exception_ptr>& failures, std::size_t first) {
+        bool ended = false;
+        std::exception_ptr failure = detail::merge_tool_results(state, calls, results, failures, ended);
+        notify(config, "tools", rt, state, first);
+        if (failure) std::rethrow_exception(failure);
+        if (ended) {
+            result.reason = stop_reason::ended_by_tool;
+            return detail::loop_step::end;
+        }
+        return detail::loop_step::model;
+    }
+
+    detail::loop_step run_tools(state_type& state, runtime& rt, const run_config& config, run_result& result) {
+        std::size_t first = state.messages.size();
+        std::vector<tool_call> calls = prepare_tools(state);
+        std::vector<tool_result> results(calls.size());
+        std::vector<std::exception_ptr> failures(calls.size());
+        auto run_one = [&](std::size_t i) {
+            try {
+                results[i] = call_through_chain(calls[i], state, rt);
+            } catch (...) {
+                failures[i] = std::current_exception();
+            }
+        };
+        if (calls.size() > 1) {
+            // The first call runs here; the others on the pool, side by side.
+            std::latch done(static_cast<std::ptrdiff_t>(calls.size() - 1));
+            for (std::size_t i = 1; i < calls.size(); ++i)
+                boost::asio::post(pool_->get(), [&, i] {
+                    run_one(i);
+                    done.count_down();
+                });
+            run_one(0);
+            done.wait();
+        } else if (calls.size() == 1) {
+            run_one(0);
+        }
+        return merge_tools(state, rt, config, result, calls, results, failures, first);
+    }
+
+    // A member coroutine, not a lambda: its parameters live in its own frame.
+    boost::asio::awaitable<void> async_call_into(tool_result& out, tool_request<state_type> req) {
+        out = co_await async_call_through_chain(std::move(req));
+    }
+
+    boost::asio::awaitable<tool_result> async_call_through_chain(tool_request<state_type> req) {
+        // Wrap hooks run on the caller's executor; the blocking tool runs on the pool.
+        co_return co_await pipeline_.wrap_tool_call(req, [this](tool_request<state_type>& r) {
+            return async_call_tool(r);
+        });
+    }
+
+    boost::asio::awaitable<tool_result> async_call_tool(tool_request<state_type> r) {
+        co_return co_await boost::asio::co_spawn(pool_->get(), call_tool_on_pool(std::move(r)),
+                                                 boost::asio::use_awaitable);
+    }
+
+    boost::asio::awaitable<tool_result> call_tool_on_pool(tool_request<state_type> r) {
+        co_return detail::call_tool(r, tools_, options_.validate_tool_arguments);
+    }
+
+    boost::asio::awaitable<detail::loop_step> async_run_tools(state_type& state, runtime& rt,
+                                                              const run_config& config, run_result& result) {
+        std::size_t first = state.messages.size();
+        std::vector<tool_call> calls = prepare_tools(state);
+        std::vector<tool_result> results(calls.size());
+        std::vector<std::exception_ptr> failures(calls.size());
+        if (!calls.empty()) {
+            auto ex = co_await boost::asio::this_coro::executor;
+            using op_type = decltype(boost::asio::co_spawn(ex, std::declval<boost::asio::awaitable<void>>(),
+                                                           boost::asio::deferred));
+            std::vector<op_type> ops;
+            ops.reserve(calls.size());
+            for (std::size_t i = 0; i < calls.size(); ++i)
+                ops.push_back(boost::asio::co_spawn(
+                    ex, async_call_into(results[i], tool_request<state_type>{calls[i], tools_.find(calls[i].name), &state, &rt}),
+                    boost::asio::deferred));
+            auto [order, errors] = co_await boost::asio::experimental::make_parallel_group(std::move(ops))
+                                       .async_wait(boost::asio::experimental::wait_for_all(),
+                                                   boost::asio::use_awaitable);
+            (void)order;
+            for (std::size_t i = 0; i < calls.size(); ++i) failures[i] = errors[i];
+        }
+        co_return merge_tools(state, rt, config, result, calls, results, failures, first);
+    }
+
+    Model model_;
+    tool_set tools_;
+    Pipeline pipeline_;
+    agent_options options_;
+    std::unique_ptr<tool_pool> pool_;
+    std::function<std::optional<boost::json::value>(std::string_view)> load_;
+    std::function<void(std::string_view, const boost::json::value&)> save_;
+};
+
+/// Makes an agent from a model, tools and middlewares: the pipeline's type is
+/// the list of the middlewares' types, in order.
+template <chat_model Model, class... Middlewares>
+auto make_agent(Model model, tool_set tools, Middlewares... middlewares) {
+    using pipeline_t = pipeline<Middlewares...>;
+    if constexpr (sizeof...(Middlewares) == 0)
+        return agent<Model, pipeline_t>(std::move(model), std::move(tools));
+    else
+        return agent<Model, pipeline_t>(std::move(model), std::move(tools), pipeline_t(std::move(middlewares)...));
+}
+
+} // namespace agentware
+
+#endif

@@ -1,0 +1,205 @@
+#ifndef AGENTWARE_AGENT_DETAIL_LOOP_STEPS_HPP
+#define AGENTWARE_AGENT_DETAIL_LOOP_STEPS_HPP
+
+// The pieces of one agent round that the blocking and the asynchronous loops
+// share. Nothing here walks the whole history: each step looks only at the
+// tail of the messages, so a round costs the same at any history length.
+
+#include <agentware/agent/requests.hpp>
+#include <agentware/agent/run.hpp>
+#include <agentware/agent/runtime.hpp>
+#include <agentware/core/jump.hpp>
+#include <agentware/message/add_messages.hpp>
+#include <agentware/message/id.hpp>
+#include <agentware/tool/schema_validation.hpp>
+#include <agentware/tool/tool_set.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace agentware::detail {
+
+/// Where the loop goes next.
+enum class loop_step { model, tools, end };
+
+inline loop_step step_after_jump(jump_to j) noexcept {
+    switch (j) {
+        case jump_to::end: return loop_step::end;
+        case jump_to::tools: return loop_step::tools;
+        case jump_to::model: return loop_step::model;
+    }
+    return loop_step::model;
+}
+
+/// Appends a message the agent made or received. A message without an id gets
+/// a fresh one and is appended without a search; one that brings its own id
+/// goes through the add_messages rule (it may replace an earlier one).
+inline void append_message(std::vector<message>& messages, message m) {
+    if (m.id.empty()) {
+        m.id = make_message_id();
+        messages.push_back(std::move(m));
+    } else {
+        std::vector<message> one;
+        one.push_back(std::move(m));
+        add_messages(messages, std::move(one));
+    }
+}
+
+/// Makes the model's answer fit the history: an ai message whose tool calls all have ids.
+inline message normalize_ai(message ai) {
+    ai.type = role::ai;
+    for (auto& c : ai.tool_calls)
+        if (c.id.empty()) c.id = make_tool_call_id();
+    for (auto& c : ai.invalid_tool_calls)
+        if (c.id.empty()) c.id = make_tool_call_id();
+    return ai;
+}
+
+/// Index of the last ai message, searching back only over the latest
+/// non-ai messages; npos when there is none.
+inline std::size_t last_ai_index(const std::vector<message>& messages) noexcept {
+    for (std::size_t i = messages.size(); i-- > 0;)
+        if (messages[i].is_ai()) return i;
+    return static_cast<std::size_t>(-1);
+}
+
+inline bool answered_after(const std::vector<message>& messages, std::size_t ai, std::string_view call_id) noexcept {
+    for (std::size_t i = ai + 1; i < messages.size(); ++i)
+        if (messages[i].is_tool() && messages[i].tool_call_id == call_id) return true;
+    return false;
+}
+
+/// The calls of the last ai message that have no tool message yet, in call order.
+inline std::vector<tool_call> pending_tool_calls(const std::vector<message>& messages) {
+    std::vector<tool_call> out;
+    std::size_t ai = last_ai_index(messages);
+    if (ai == static_cast<std::size_t>(-1)) return out;
+    for (const auto& c : messages[ai].tool_calls)
+        if (!answered_after(messages, ai, c.id)) out.push_back(c);
+    return out;
+}
+
+/// Error tool messages for calls whose arguments the model garbled, so that
+/// every call has an answer and the model can try again.
+inline std::vector<message> answers_to_invalid_calls(const std::vector<message>& messages) {
+    std::vector<message> out;
+    std::size_t ai = last_ai_index(messages);
+    if (ai == static_cast<std::size_t>(-1)) return out;
+    for (const auto& c : messages[ai].invalid_tool_calls)
+        if (!answered_after(messages, ai, c.id))
+            out.push_back(tool_message(c.id, c.name,
+                                       fmt::format("Error: the arguments of this call to \"{}\" are not a valid JSON "
+                                                   "object ({}). Call the tool again with a JSON object as arguments.",
+                                                   c.name, c.error),
+                                       tool_status::error));
+    return out;
+}
+
+inline bool wants_tools(const std::vector<message>& messages) {
+    std::size_t ai = last_ai_index(messages);
+    if (ai == static_cast<std::size_t>(-1)) return false;
+    const message& m = messages[ai];
+    for (const auto& c : m.tool_calls)
+        if (!answered_after(messages, ai, c.id)) return true;
+    for (const auto& c : m.invalid_tool_calls)
+        if (!answered_after(messages, ai, c.id)) return true;
+    return false;
+}
+
+inline tool_result error_result(const tool_call& call, std::string text) {
+    return tool_result{tool_message(call.id, call.name, std::move(text), tool_status::error), {}, false};
+}
+
+inline tool_result to_result(const tool_call& call, tool_output out) {
+    message m;
+    m.type = role::tool;
+    m.tool_call_id = call.id;
+    m.name = call.name;
+    m.content = std::move(out.content);
+    m.status = out.status;
+    return tool_result{std::move(m), std::move(out.update), out.end_run};
+}
+
+/// The end of the tool chain: finds the tool, checks the arguments against its
+/// schema, and calls it. Unknown tools and bad arguments become error tool
+/// messages the model can read; what the tool throws goes up the chain.
+template <class State>
+tool_result call_tool(const tool_request<State>& r, const tool_set& tools, bool validate) {
+    if (!r.tool)
+        return error_result(r.call, fmt::format("Error: there is no tool named \"{}\". Available tools: {}.",
+                                                r.call.name, tools.empty() ? "none" : tools.names()));
+    const tool_schema& schema = r.tool->schema();
+    if (validate && !schema.parameters.empty()) {
+        if (auto problem = validate_arguments(schema.parameters, r.call.args))
+            return error_result(r.call, fmt::format("Error: invalid arguments for tool \"{}\": {}. Fix the arguments "
+                                                    "and call the tool again.",
+                                                    r.call.name, *problem));
+    }
+    tool_runtime trt;
+    trt.thread_id = r.rt->thread_id;
+    trt.run_id = r.rt->run_id;
+    trt.tool_call_id = r.call.id;
+    trt.context = &r.rt->context;
+    trt.bind_state(*r.state);
+    return to_result(r.call, r.tool->call(r.call.args, trt));
+}
+
+/// Folds one round's tool results into the state, in call order. A call whose
+/// chain threw gets an error tool message, so the history never has a call
+/// without an answer; the first such failure is returned.
+template <class State>
+std::exception_ptr merge_tool_results(State& state, const std::vector<tool_call>& calls,
+                                      std::vector<tool_result>& results, std::vector<std::exception_ptr>& failures,
+                                      bool& ended) {
+    std::exception_ptr first_failure;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        if (failures[i]) {
+            std::string what = "unknown error";
+            try {
+                std::rethrow_exception(failures[i]);
+            } catch (const std::exception& e) {
+                what = e.what();
+            } catch (...) {
+            }
+            append_message(state.messages,
+                           tool_message(calls[i].id, calls[i].name,
+                                        fmt::format("Error: the tool \"{}\" failed: {}", calls[i].name, what),
+                                        tool_status::error));
+            if (!first_failure) first_failure = failures[i];
+            continue;
+        }
+        tool_result& r = results[i];
+        if (r.msg.tool_call_id.empty()) r.msg.tool_call_id = calls[i].id;
+        r.msg.type = role::tool;
+        append_message(state.messages, std::move(r.msg));
+        if (!r.update.empty()) state.apply(std::move(r.update));
+        ended = ended || r.end_run;
+    }
+    return first_failure;
+}
+
+inline std::string describe(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return x.what();
+    } catch (...) {
+        return "unknown error";
+    }
+}
+
+inline std::string recursion_message(std::size_t limit) {
+    return fmt::format("the run reached its recursion limit of {} rounds before the model gave a final answer; "
+                       "every message so far is kept (raise run_config::recursion_limit to allow more rounds)",
+                       limit);
+}
+
+} // namespace agentware::detail
+
+#endif

@@ -1,0 +1,45 @@
+#ifndef AGENTWARE_AGENT_REQUESTS_HPP
+#define AGENTWARE_AGENT_REQUESTS_HPP
+
+// What the agent hands to the wrap hooks: a model request or a tool request,
+// each with access to the state and the run.
+
+#include <agentware/agent/runtime.hpp>
+#include <agentware/message/message.hpp>
+#include <agentware/model/chat_model.hpp>
+#include <agentware/state/update.hpp>
+#include <agentware/tool/tool.hpp>
+
+namespace agentware {
+
+/// A model call as `wrap_model_call` sees it: the chat request the model will
+/// receive (change it freely: it is this call's copy; the stored messages are
+/// not touched) plus the agent's state and runtime.
+template <class State>
+struct model_request : chat_request {
+    State* state = nullptr;
+    runtime* rt = nullptr;
+};
+
+/// One tool call as `wrap_tool_call` sees it. `tool` is null when the model
+/// named a tool that does not exist. Calls of one round run concurrently, so
+/// the state and runtime are read-only here.
+template <class State>
+struct tool_request {
+    tool_call call;
+    tool_interface* tool = nullptr;
+    const State* state = nullptr;
+    const runtime* rt = nullptr;
+};
+
+/// What one tool call produced: the tool message answering it, changes to the
+/// state, and whether the run ends after this round.
+struct tool_result {
+    message msg;
+    state_update update;
+    bool end_run = false;
+};
+
+} // namespace agentware
+
+#endif

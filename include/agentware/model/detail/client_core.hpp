@@ -1,0 +1,211 @@
+#ifndef AGENTWARE_MODEL_DETAIL_CLIENT_CORE_HPP
+#define AGENTWARE_MODEL_DETAIL_CLIENT_CORE_HPP
+
+// What the provider clients share: one call with retries, backoff and
+// cancellation over the HTTP transport, blocking and asynchronous. A
+// provider supplies its wire format as a `protocol`:
+//   std::string provider;                                  // for error texts
+//   http_request_spec make_request(const chat_request&, bool stream) const;
+//   model_response parse_body(std::string_view) const;     // a whole JSON answer
+//   using stream_assembler = ...;                          // (const stream_handler*, provider, secret)
+
+#include <agentware/model/chat_model.hpp>
+#include <agentware/model/detail/provider_error.hpp>
+#include <agentware/model/http_transport.hpp>
+#include <agentware/model/retry.hpp>
+#include <agentware/model/sse_parser.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace agentware::detail {
+
+/// Reads the API key from the environment variable `variable` ("" means the
+/// server needs none). The key itself never appears in an error.
+inline std::string read_api_key(const std::string& variable, std::string_view model_name)
+{
+    if (variable.empty()) return {};
+    const char* value = std::getenv(variable.c_str());
+    if (value == nullptr || *value == '\0')
+        throw model_error(model_error_kind::configuration,
+                          fmt::format("the API key for model \"{}\" is missing: environment variable {} is not set",
+                                      model_name, variable));
+    return value;
+}
+
+inline bool is_event_stream(std::string_view content_type)
+{
+    return contains_nocase(content_type, "text/event-stream");
+}
+
+/// The calls in flight, so that cancel() can reach them from any thread.
+class call_registry {
+public:
+    void add(const std::shared_ptr<call_control>& c)
+    {
+        std::lock_guard lock(mutex_);
+        std::erase_if(calls_, [](const std::weak_ptr<call_control>& w) { return w.expired(); });
+        calls_.push_back(c);
+    }
+    void cancel_all()
+    {
+        std::vector<std::shared_ptr<call_control>> live;
+        {
+            std::lock_guard lock(mutex_);
+            for (const auto& w : calls_)
+                if (auto c = w.lock()) live.push_back(std::move(c));
+        }
+        for (const auto& c : live) c->request_cancel();
+    }
+
+private:
+    std::mutex mutex_;
+    std::vector<std::weak_ptr<call_control>> calls_;
+};
+
+/// Requests cancellation of a call when a std::stop_token is triggered.
+struct stop_canceller {
+    std::shared_ptr<call_control> control;
+    void operator()() const { control->request_cancel(); }
+};
+
+/// Shared state of a client and its copies.
+template <class Protocol>
+class client_core {
+public:
+    client_core(Protocol protocol, std::string base_url, std::string secret, http_options http, retry_policy retry)
+        : protocol_(std::move(protocol)), url_(parse_url(base_url)), secret_(std::move(secret)),
+          retry_(retry), transport_(std::move(http)) {}
+
+    const Protocol& protocol() const noexcept { return protocol_; }
+    http_transport& transport() noexcept { return transport_; }
+    void cancel_all() { registry_.cancel_all(); }
+
+    model_response invoke(const chat_request& request, const std::stop_token* stop)
+    {
+        return transport_.template run_blocking<model_response>([&] { return call(request, stop); });
+    }
+
+    boost::asio::awaitable<model_response> call(const chat_request& request, const std::stop_token* stop)
+    {
+        namespace asio = boost::asio;
+        const auto executor = co_await asio::this_coro::executor;
+        auto control = std::make_shared<call_control>(executor);
+        control->follow(co_await asio::this_coro::cancellation_state);
+        registry_.add(control);
+        std::optional<std::stop_callback<stop_canceller>> on_stop;
+        if (stop != nullptr && stop->stop_possible()) on_stop.emplace(*stop, stop_canceller{control});
+
+        const bool stream = static_cast<bool>(request.stream.on_text) || static_cast<bool>(request.stream.on_reasoning);
+        const http_request_spec spec = protocol_.make_request(request, stream);
+        thread_local std::minstd_rand rng{std::random_device{}()};
+
+        for (int retry = 0;; ++retry) {
+            std::optional<model_error> failure;
+            bool delivered = false;
+            try {
+                co_return co_await attempt(request, spec, stream, *control, delivered);
+            } catch (const model_error& e) {
+                failure = e;
+            } catch (const sse_error& e) {
+                failure = invalid_response(protocol_.provider, e.what());
+            } catch (const boost::system::system_error& e) {
+                // Asio throws operation_aborted once the awaiting coroutine is cancelled.
+                if (e.code() == asio::error::operation_aborted) failure = cancelled_error();
+                else failure = model_error(model_error_kind::connection, fmt::format("{}: {}", protocol_.provider, e.what()));
+            }
+            throw_if_cancelled(*control);
+            if (failure->kind() == model_error_kind::cancelled) throw *failure;
+            // After text went to the caller's callback a retry would repeat it.
+            if (!failure->retryable() || retry >= retry_.max_retries || delivered) throw *failure;
+            std::chrono::milliseconds delay = retry_.backoff(retry, rng);
+            if (const auto asked = failure->retry_after()) {
+                if (*asked > retry_.max_retry_after) throw *failure;
+                delay = *asked;
+            }
+            asio::steady_timer timer(executor, delay);
+            {
+                watch_guard guard{*control};
+                control->watch(&timer);
+                boost::system::error_code ec;
+                co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+            }
+            throw_if_cancelled(*control);
+        }
+    }
+
+private:
+    boost::asio::awaitable<model_response> attempt(const chat_request& request, const http_request_spec& spec,
+                                                   bool stream, call_control& control, bool& delivered)
+    {
+        using assembler_type = typename Protocol::stream_assembler;
+        http_response_head head;
+        std::optional<assembler_type> assembler;
+        std::string body;
+        const std::size_t max_body = transport_.options().max_body_bytes;
+
+        http_response_sink sink;
+        sink.on_head = [&](const http_response_head& h) {
+            head = h;
+            if (h.status >= 200 && h.status < 300 && stream && is_event_stream(h.content_type))
+                assembler.emplace(&request.stream, protocol_.provider, secret_);
+        };
+        sink.on_data = [&](std::string_view data) {
+            if (assembler) {
+                assembler->feed(data);
+                delivered = assembler->delivered();
+                return;
+            }
+            if (body.size() + data.size() > max_body)
+                throw invalid_response(protocol_.provider, fmt::format("the response exceeds {} bytes", max_body));
+            body.append(data);
+        };
+
+        try {
+            co_await transport_.post(url_, spec, sink, control);
+        } catch (const model_error& e) {
+            // A drop after the stream said it was complete loses nothing.
+            if (!(assembler && assembler->complete() && e.kind() == model_error_kind::connection)) {
+                if (e.kind() == model_error_kind::connection || e.kind() == model_error_kind::timeout)
+                    throw model_error(e.kind(), fmt::format("{}: {}", protocol_.provider, e.what()), head.status);
+                throw;
+            }
+        }
+
+        if (head.status < 200 || head.status >= 300) {
+            model_error error = http_error(protocol_.provider, head.status, body, secret_);
+            error.set_retry_after(head.retry_after);
+            throw error;
+        }
+        if (assembler) co_return assembler->finish();
+
+        model_response response = protocol_.parse_body(body);
+        if (stream) {
+            // The server ignored "stream": hand the whole answer over at once.
+            if (!response.ai.reasoning.empty() && request.stream.on_reasoning) request.stream.on_reasoning(response.ai.reasoning);
+            if (const std::string text = response.ai.text(); !text.empty() && request.stream.on_text) request.stream.on_text(text);
+        }
+        co_return response;
+    }
+
+    Protocol protocol_;
+    url url_;
+    std::string secret_;
+    retry_policy retry_;
+    call_registry registry_;
+    http_transport transport_;
+};
+
+} // namespace agentware::detail
+
+#endif

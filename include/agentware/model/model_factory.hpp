@@ -1,0 +1,366 @@
+#ifndef AGENTWARE_MODEL_MODEL_FACTORY_HPP
+#define AGENTWARE_MODEL_MODEL_FACTORY_HPP
+
+// Models from configuration: a JSON list of named models, each with its
+// provider, id, endpoint and defaults; create_chat_model builds one by name.
+
+#include <agentware/model/anthropic_chat_model.hpp>
+#include <agentware/model/any_chat_model.hpp>
+#include <agentware/model/model_info.hpp>
+#include <agentware/model/openai_chat_model.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentware {
+
+/// One configured model.
+struct model_config {
+    model_info info;                        ///< name, provider, model id, capabilities
+    std::string base_url;                   ///< empty: the provider's default
+    std::optional<std::string> api_key_env; ///< unset: the provider's default; "" for none
+    model_settings defaults;
+    model_settings when_thinking;           ///< applied over defaults when thinking is enabled
+    std::vector<std::pair<std::string, std::string>> headers;
+    http_options http;
+    retry_policy retry;
+    bool include_reasoning = false;         ///< OpenAI-compatible: send reasoning_content back
+    bool use_max_completion_tokens = false; ///< OpenAI-compatible: max_completion_tokens
+    std::int64_t thinking_budget_tokens = 4096; ///< Anthropic
+};
+
+namespace detail {
+
+/// Endpoint presets: the provider names accepted besides "openai" and
+/// "anthropic" are OpenAI-compatible servers with a known URL and key variable.
+struct provider_preset {
+    std::string_view name;
+    std::string_view protocol; ///< "openai" or "anthropic"
+    std::string_view base_url;
+    std::string_view api_key_env;
+};
+
+inline constexpr provider_preset provider_presets[] = {
+    {"openai", "openai", "https://api.openai.com/v1", "OPENAI_API_KEY"},
+    {"anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY"},
+    {"deepseek", "openai", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"},
+    {"moonshot", "openai", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY"},
+    {"qwen", "openai", "https://dashscope.aliyuncs.com/compatible-mode/v1", "DASHSCOPE_API_KEY"},
+    {"openrouter", "openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"},
+    {"vllm", "openai", "http://localhost:8000/v1", ""},
+    {"ollama", "openai", "http://localhost:11434/v1", ""},
+    {"llama.cpp", "openai", "http://localhost:8080/v1", ""},
+};
+
+inline const provider_preset* find_preset(std::string_view name)
+{
+    for (const auto& p : provider_presets)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+inline std::string preset_names()
+{
+    std::string out;
+    for (const auto& p : provider_presets) out += (out.empty() ? "" : ", ") + std::string(p.name);
+    return out;
+}
+
+[[noreturn]] inline void config_fail(std::string_view where, std::string_view why)
+{
+    throw model_error(model_error_kind::configuration, fmt::format("model configuration: {}: {}", where, why));
+}
+
+struct config_reader {
+    const boost::json::object& o;
+    std::string where;
+
+    const boost::json::value* get(std::string_view key) const
+    {
+        const auto* v = o.if_contains(key);
+        return v == nullptr || v->is_null() ? nullptr : v;
+    }
+    std::string string(std::string_view key, std::string fallback = {}) const
+    {
+        const auto* v = get(key);
+        if (v == nullptr) return fallback;
+        if (!v->is_string()) config_fail(where, fmt::format("\"{}\" must be a string", key));
+        return std::string(v->get_string());
+    }
+    bool boolean(std::string_view key, bool fallback) const
+    {
+        const auto* v = get(key);
+        if (v == nullptr) return fallback;
+        if (!v->is_bool()) config_fail(where, fmt::format("\"{}\" must be true or false", key));
+        return v->get_bool();
+    }
+    std::int64_t integer(std::string_view key, std::int64_t fallback) const
+    {
+        const auto* v = get(key);
+        if (v == nullptr) return fallback;
+        boost::json::error_code ec;
+        const auto n = v->to_number<std::int64_t>(ec);
+        if (ec || n < 0) config_fail(where, fmt::format("\"{}\" must be a non-negative integer", key));
+        return n;
+    }
+    std::chrono::milliseconds millis(std::string_view key, std::chrono::milliseconds fallback) const
+    {
+        return std::chrono::milliseconds(integer(key, fallback.count()));
+    }
+    const boost::json::object* object(std::string_view key) const
+    {
+        const auto* v = get(key);
+        if (v == nullptr) return nullptr;
+        if (!v->is_object()) config_fail(where, fmt::format("\"{}\" must be an object", key));
+        return &v->get_object();
+    }
+    void only(std::initializer_list<std::string_view> known) const
+    {
+        for (const auto& [key, value] : o) {
+            bool ok = false;
+            for (std::string_view k : known) ok = ok || k == key;
+            if (!ok) {
+                std::string list;
+                for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+                config_fail(where, fmt::format("unknown field \"{}\" (known: {})", std::string_view(key), list));
+            }
+        }
+    }
+};
+
+inline model_settings read_settings(const boost::json::object& o, const std::string& where)
+{
+    const config_reader r{o, where};
+    r.only({"temperature", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "reasoning_effort", "thinking",
+            "extra_body"});
+    model_settings s;
+    if (const auto* t = r.get("temperature")) {
+        if (!t->is_number()) config_fail(where, "\"temperature\" must be a number");
+        s.temperature = t->to_number<double>();
+    }
+    if (r.get("max_tokens")) s.max_tokens = r.integer("max_tokens", 0);
+    if (const auto* stop = r.get("stop")) {
+        if (stop->is_string()) s.stop.emplace_back(stop->get_string());
+        else if (stop->is_array()) {
+            for (const auto& x : stop->get_array()) {
+                if (!x.is_string()) config_fail(where, "\"stop\" must hold strings");
+                s.stop.emplace_back(x.get_string());
+            }
+        } else config_fail(where, "\"stop\" must be a string or an array of strings");
+    }
+    s.tool_choice = r.string("tool_choice");
+    if (r.get("parallel_tool_calls")) s.parallel_tool_calls = r.boolean("parallel_tool_calls", true);
+    s.reasoning_effort = r.string("reasoning_effort");
+    s.thinking = r.boolean("thinking", false);
+    if (const auto* extra = r.object("extra_body")) s.extra_body = *extra;
+    return s;
+}
+
+inline model_config read_model_config(const boost::json::value& v, const std::string& where)
+{
+    if (!v.is_object()) config_fail(where, "must be an object");
+    const config_reader r{v.get_object(), where};
+    r.only({"name", "display_name", "description", "provider", "model", "base_url", "api_key_env", "supports_vision",
+            "supports_thinking", "max_input_tokens", "defaults", "when_thinking", "headers", "timeouts", "retry",
+            "proxy", "ca_file", "include_reasoning", "use_max_completion_tokens", "thinking_budget_tokens"});
+    model_config c;
+    c.info.name = r.string("name");
+    if (c.info.name.empty()) config_fail(where, "\"name\" is missing");
+    const std::string at = fmt::format("model \"{}\"", c.info.name);
+    const config_reader m{v.get_object(), at};
+    c.info.provider = m.string("provider", "openai");
+    if (find_preset(c.info.provider) == nullptr)
+        config_fail(at, fmt::format("unknown provider \"{}\" (known: {})", c.info.provider, preset_names()));
+    c.info.model = m.string("model");
+    if (c.info.model.empty()) config_fail(at, "\"model\" (the provider's model id) is missing");
+    c.info.supports_vision = m.boolean("supports_vision", false);
+    c.info.supports_thinking = m.boolean("supports_thinking", false);
+    c.info.max_input_tokens = static_cast<std::uint64_t>(m.integer("max_input_tokens", 0));
+    c.base_url = m.string("base_url");
+    if (m.get("api_key_env")) c.api_key_env = m.string("api_key_env");
+    if (const auto* d = m.object("defaults")) c.defaults = read_settings(*d, at + " defaults");
+    if (const auto* t = m.object("when_thinking")) c.when_thinking = read_settings(*t, at + " when_thinking");
+    if (const auto* h = m.object("headers"))
+        for (const auto& [name, value] : *h) {
+            if (!value.is_string()) config_fail(at, "\"headers\" values must be strings");
+            c.headers.emplace_back(std::string(name), std::string(value.get_string()));
+        }
+    if (const auto* t = m.object("timeouts")) {
+        const config_reader tr{*t, at + " timeouts"};
+        tr.only({"connect_ms", "first_byte_ms", "total_ms"});
+        c.http.connect_timeout = tr.millis("connect_ms", c.http.connect_timeout);
+        c.http.first_byte_timeout = tr.millis("first_byte_ms", c.http.first_byte_timeout);
+        c.http.total_timeout = tr.millis("total_ms", c.http.total_timeout);
+    }
+    if (const auto* t = m.object("retry")) {
+        const config_reader rr{*t, at + " retry"};
+        rr.only({"max_retries", "initial_backoff_ms", "max_backoff_ms", "max_retry_after_ms"});
+        c.retry.max_retries = static_cast<int>(rr.integer("max_retries", c.retry.max_retries));
+        c.retry.initial_backoff = rr.millis("initial_backoff_ms", c.retry.initial_backoff);
+        c.retry.max_backoff = rr.millis("max_backoff_ms", c.retry.max_backoff);
+        c.retry.max_retry_after = rr.millis("max_retry_after_ms", c.retry.max_retry_after);
+    }
+    c.http.proxy = m.string("proxy");
+    c.http.ca_file = m.string("ca_file");
+    c.include_reasoning = m.boolean("include_reasoning", false);
+    c.use_max_completion_tokens = m.boolean("use_max_completion_tokens", false);
+    c.thinking_budget_tokens = m.integer("thinking_budget_tokens", c.thinking_budget_tokens);
+    return c;
+}
+
+} // namespace detail
+
+/// The configured models.
+class model_registry {
+public:
+    model_registry() = default;
+    explicit model_registry(std::vector<model_config> models) : models_(std::move(models)) {}
+
+    /// Reads {"models": [ {...}, ... ]}. Throws model_error (configuration)
+    /// naming the model and field at fault.
+    static model_registry from_json(const boost::json::value& v)
+    {
+        const auto* o = v.if_object();
+        const auto* list = o ? o->if_contains("models") : nullptr;
+        if (list == nullptr || !list->is_array()) detail::config_fail("top level", "expected {\"models\": [...]}");
+        std::vector<model_config> models;
+        for (std::size_t i = 0; i < list->get_array().size(); ++i) {
+            model_config c = detail::read_model_config(list->get_array()[i], fmt::format("models[{}]", i));
+            for (const auto& other : models)
+                if (other.info.name == c.info.name) detail::config_fail(fmt::format("models[{}]", i), fmt::format("the name \"{}\" is used twice", c.info.name));
+            models.push_back(std::move(c));
+        }
+        return model_registry(std::move(models));
+    }
+
+    static model_registry from_json_text(std::string_view text)
+    {
+        boost::json::error_code ec;
+        const boost::json::value v = boost::json::parse(text, ec);
+        if (ec) detail::config_fail("JSON", ec.message());
+        return from_json(v);
+    }
+
+    static model_registry from_file(const std::string& path)
+    {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw model_error(model_error_kind::configuration, fmt::format("cannot read the model configuration \"{}\"", path));
+        std::ostringstream text;
+        text << in.rdbuf();
+        try {
+            return from_json_text(text.str());
+        } catch (const model_error& e) {
+            throw model_error(model_error_kind::configuration, fmt::format("{}: {}", path, e.what()));
+        }
+    }
+
+    /// One OpenAI-compatible model from the environment: AGENTWARE_MODEL (the
+    /// model id, required), OPENAI_BASE_URL (default OpenAI's) and
+    /// OPENAI_API_KEY (sent when set; local servers need none).
+    static model_registry from_environment()
+    {
+        const std::string model = detail::env_or_empty("AGENTWARE_MODEL");
+        if (model.empty())
+            throw model_error(model_error_kind::configuration,
+                              "no model configured: set AGENTWARE_MODEL (with OPENAI_BASE_URL and OPENAI_API_KEY) "
+                              "or give a configuration file");
+        model_config c;
+        c.info.name = model;
+        c.info.provider = "openai";
+        c.info.model = model;
+        c.base_url = detail::env_or_empty("OPENAI_BASE_URL");
+        c.api_key_env = detail::env_or_empty("OPENAI_API_KEY").empty() ? "" : "OPENAI_API_KEY";
+        return model_registry({std::move(c)});
+    }
+
+    /// $AGENTWARE_CONFIG when set, otherwise from_environment().
+    static model_registry load_default()
+    {
+        const std::string path = detail::env_or_empty("AGENTWARE_CONFIG");
+        return path.empty() ? from_environment() : from_file(path);
+    }
+
+    const std::vector<model_config>& models() const noexcept { return models_; }
+
+    /// The model named `name`; "" means the first one. Throws model_error
+    /// (configuration) listing the names that exist.
+    const model_config& find(std::string_view name) const
+    {
+        if (models_.empty()) throw model_error(model_error_kind::configuration, "no models are configured");
+        if (name.empty()) return models_.front();
+        for (const auto& m : models_)
+            if (m.info.name == name) return m;
+        std::string names;
+        for (const auto& m : models_) names += (names.empty() ? "" : ", ") + m.info.name;
+        throw model_error(model_error_kind::configuration, fmt::format("unknown model \"{}\" (configured: {})", name, names));
+    }
+
+    /// Builds the model named `name`. With thinking_enabled the model must
+    /// support thinking; its when_thinking settings then apply.
+    any_chat_model create_chat_model(std::string_view name = {}, bool thinking_enabled = false) const
+    {
+        const model_config& c = find(name);
+        const detail::provider_preset& preset = *detail::find_preset(c.info.provider);
+        if (thinking_enabled && !c.info.supports_thinking)
+            throw model_error(model_error_kind::configuration,
+                              fmt::format("model \"{}\" does not support thinking (supports_thinking is false)", c.info.name));
+        model_settings defaults = c.defaults;
+        if (thinking_enabled) {
+            defaults = merge_settings(defaults, c.when_thinking);
+            defaults.thinking = true;
+        }
+        model_info info = c.info;
+        info.thinking_enabled = thinking_enabled;
+        const std::string base_url = c.base_url.empty() ? std::string(preset.base_url) : c.base_url;
+        const std::string key_env = c.api_key_env.value_or(std::string(preset.api_key_env));
+
+        if (preset.protocol == "anthropic") {
+            anthropic_config a;
+            a.provider = c.info.provider;
+            a.base_url = base_url;
+            a.model = c.info.model;
+            a.api_key_env = key_env;
+            a.headers = c.headers;
+            a.defaults = defaults;
+            a.wire.thinking_budget_tokens = c.thinking_budget_tokens;
+            a.http = c.http;
+            a.retry = c.retry;
+            return any_chat_model(anthropic_chat_model(std::move(a)), std::move(info));
+        }
+        openai_config o;
+        o.provider = c.info.provider;
+        o.base_url = base_url;
+        o.model = c.info.model;
+        o.api_key_env = key_env;
+        o.headers = c.headers;
+        o.defaults = defaults;
+        o.wire.include_reasoning = c.include_reasoning;
+        o.wire.use_max_completion_tokens = c.use_max_completion_tokens;
+        o.http = c.http;
+        o.retry = c.retry;
+        return any_chat_model(openai_chat_model(std::move(o)), std::move(info));
+    }
+
+private:
+    std::vector<model_config> models_;
+};
+
+/// Builds a model of the default configuration (model_registry::load_default).
+inline any_chat_model create_chat_model(std::string_view name = {}, bool thinking_enabled = false)
+{
+    return model_registry::load_default().create_chat_model(name, thinking_enabled);
+}
+
+} // namespace agentware
+
+#endif

@@ -1,0 +1,100 @@
+#ifndef AGENTWARE_MODEL_SCRIPTED_MODEL_HPP
+#define AGENTWARE_MODEL_SCRIPTED_MODEL_HPP
+
+#include <agentware/model/chat_model.hpp>
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace agentware {
+
+/// A request as the scripted model saw it (a deep copy, unlike chat_request).
+struct recorded_request {
+    std::vector<message> messages;
+    std::string system_prompt;
+    std::vector<std::string> tool_names;
+    model_settings settings;
+};
+
+/// A chat model that answers with prepared ai messages, in order, and records
+/// every request it is given: for tests, examples and replaying conversations.
+///
+/// Copies share the script and the records, so a test can keep a copy while the
+/// agent owns another. Safe to call from several threads.
+class scripted_model {
+public:
+    struct options {
+        bool record_requests = true; ///< off for benchmarks: a record copies the whole history
+        bool cycle = false;          ///< start again at the first answer instead of running out
+    };
+
+    explicit scripted_model(std::vector<message> answers) : scripted_model(std::move(answers), options{}) {}
+    scripted_model(std::vector<message> answers, options opts)
+        : shared_(std::make_shared<shared>(std::move(answers), opts)) {}
+
+    model_response invoke(const chat_request& request) {
+        std::lock_guard lock(shared_->mutex);
+        auto& s = *shared_;
+        if (s.opts.record_requests) {
+            recorded_request r{request.messages.get(), request.system_prompt, {}, request.settings};
+            for (const auto& t : request.tools) r.tool_names.push_back(t.name);
+            s.requests.push_back(std::move(r));
+        }
+        if (s.next == s.answers.size()) {
+            if (!s.opts.cycle || s.answers.empty())
+                throw model_error(model_error_kind::configuration,
+                                  fmt::format("scripted_model: no scripted answer left (the script has {}, this is "
+                                              "request {})",
+                                              s.answers.size(), s.served + 1));
+            s.next = 0;
+        }
+        ++s.served;
+        const message& answer = s.answers[s.next++];
+        if (request.stream.on_text) {
+            std::string text = answer.text();
+            if (!text.empty()) request.stream.on_text(text);
+        }
+        if (request.stream.on_reasoning && !answer.reasoning.empty()) request.stream.on_reasoning(answer.reasoning);
+        return model_response{answer, {}};
+    }
+
+    /// Every request so far (empty when recording is off).
+    std::vector<recorded_request> requests() const {
+        std::lock_guard lock(shared_->mutex);
+        return shared_->requests;
+    }
+    /// How many answers were given.
+    std::size_t calls() const {
+        std::lock_guard lock(shared_->mutex);
+        return shared_->served;
+    }
+    /// How many scripted answers are still unused (0 in cycle mode at the end of a lap).
+    std::size_t remaining() const {
+        std::lock_guard lock(shared_->mutex);
+        return shared_->answers.size() - shared_->next;
+    }
+
+private:
+    struct shared {
+        shared(std::vector<message> a, options o) : answers(std::move(a)), opts(o) {}
+        mutable std::mutex mutex;
+        std::vector<message> answers;
+        options opts;
+        std::size_t next = 0;
+        std::size_t served = 0;
+        std::vector<recorded_request> requests;
+    };
+    std::shared_ptr<shared> shared_;
+};
+
+static_assert(chat_model<scripted_model>);
+
+} // namespace agentware
+
+#endif

@@ -1,0 +1,85 @@
+#ifndef AGENTWARE_TOOL_MAKE_TOOL_HPP
+#define AGENTWARE_TOOL_MAKE_TOOL_HPP
+
+#include <agentware/tool/tool.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <concepts>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace agentware {
+
+/// A tool made from a callable. The callable takes `(const boost::json::object& args)`
+/// or `(args, const tool_runtime&)` and returns a `tool_output`, a string, or a
+/// JSON value (sent to the model as its serialisation).
+template <class F>
+class function_tool {
+public:
+    function_tool(tool_schema schema, F fn) : schema_(std::move(schema)), fn_(std::move(fn)) {}
+
+    const tool_schema& schema() const noexcept { return schema_; }
+
+    tool_output call(const boost::json::object& args, const tool_runtime& rt) {
+        if constexpr (std::is_invocable_v<F&, const boost::json::object&, const tool_runtime&>)
+            return to_output(std::invoke(fn_, args, rt));
+        else
+            return to_output(std::invoke(fn_, args));
+    }
+
+private:
+    template <class R>
+    static tool_output to_output(R&& r) {
+        if constexpr (std::is_convertible_v<R&&, tool_output>)
+            return tool_output(std::forward<R>(r));
+        else if constexpr (std::is_constructible_v<boost::json::value, R&&>)
+            return tool_output(boost::json::serialize(boost::json::value(std::forward<R>(r))));
+        else
+            static_assert(detail::always_false<R>, "agentware::make_tool: the callable must return tool_output, a "
+                                                   "string or a boost::json::value");
+    }
+
+    tool_schema schema_;
+    F fn_;
+};
+
+namespace detail {
+inline boost::json::object parse_parameters(std::string_view json) {
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(json, ec);
+    if (ec || !v.is_object())
+        throw std::invalid_argument("agentware::make_tool: the parameters must be a JSON Schema object" +
+                                    (ec ? ": " + ec.message() : std::string{}));
+    return std::move(v.as_object());
+}
+} // namespace detail
+
+/// Makes a tool from a name, a description, the JSON Schema of its arguments and a callable.
+template <class F>
+    requires std::is_invocable_v<F&, const boost::json::object&> ||
+             std::is_invocable_v<F&, const boost::json::object&, const tool_runtime&>
+function_tool<std::decay_t<F>> make_tool(std::string name, std::string description, boost::json::object parameters,
+                                         F&& fn) {
+    return {tool_schema{std::move(name), std::move(description), std::move(parameters)}, std::forward<F>(fn)};
+}
+
+/// The same, with the schema written as JSON text.
+template <class F>
+    requires std::is_invocable_v<F&, const boost::json::object&> ||
+             std::is_invocable_v<F&, const boost::json::object&, const tool_runtime&>
+function_tool<std::decay_t<F>> make_tool(std::string name, std::string description, std::string_view parameters_json,
+                                         F&& fn) {
+    return make_tool(std::move(name), std::move(description), detail::parse_parameters(parameters_json),
+                     std::forward<F>(fn));
+}
+
+} // namespace agentware
+
+#endif

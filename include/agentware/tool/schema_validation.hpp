@@ -1,0 +1,590 @@
+#ifndef AGENTWARE_TOOL_SCHEMA_VALIDATION_HPP
+#define AGENTWARE_TOOL_SCHEMA_VALIDATION_HPP
+
+// Checks a model's tool arguments against the tool's JSON Schema before the
+// tool runs, so a malformed call becomes one error message the model can read
+// and fix, instead of an exception deep inside the tool.
+//
+// Supported: type (one name or a list), nullable (OpenAPI), properties,
+// required, additionalProperties (false or a schema), items (a schema or, as in
+// draft 4, a list), prefixItems, enum, const, minimum, maximum,
+// exclusiveMinimum, exclusiveMaximum (number, or draft-4 boolean), minLength,
+// maxLength (in code points), minItems, maxItems, allOf, anyOf and oneOf (both
+// satisfied by any one branch), and boolean schemas. Everything else (pattern,
+// format, $ref, description, default, ...) is ignored, and so is any keyword
+// whose value is malformed: a bad schema constrains less, it never fails.
+
+#include <agentware/message/detail/text.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
+#include <boost/json/value.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace agentware {
+
+namespace detail {
+
+/// Problems listed in full; the rest are counted ("and 3 more problems").
+inline constexpr std::size_t max_reported_argument_problems = 10;
+/// Deeper schemas are not followed (a guard against runaway recursion).
+inline constexpr int max_schema_depth = 64;
+/// Schema nodes visited per call, across all anyOf branches: bounds the work
+/// a pathological schema (nested anyOf) or huge arguments can cause. Real tool
+/// calls use a few hundred; past the budget, what is left goes unchecked.
+inline constexpr std::size_t schema_visit_budget = 200'000;
+/// Longest excerpt of a value or name quoted in a message, in bytes.
+inline constexpr std::size_t schema_excerpt_bytes = 40;
+
+/// A JSON number, kept exact: integers as integers, the rest as double.
+struct json_number {
+    enum class kind { int64, uint64, real } k;
+    std::int64_t i = 0;
+    std::uint64_t u = 0;
+    double d = 0;
+
+    long double as_long_double() const noexcept {
+        switch (k) {
+        case kind::int64:
+            return static_cast<long double>(i);
+        case kind::uint64:
+            return static_cast<long double>(u);
+        case kind::real:
+            break;
+        }
+        return static_cast<long double>(d);
+    }
+};
+
+inline std::optional<json_number> as_number(const boost::json::value& v) noexcept {
+    if (const auto* p = v.if_int64()) return json_number{json_number::kind::int64, *p, 0, 0};
+    if (const auto* p = v.if_uint64()) return json_number{json_number::kind::uint64, 0, *p, 0};
+    if (const auto* p = v.if_double()) return json_number{json_number::kind::real, 0, 0, *p};
+    return std::nullopt;
+}
+
+/// -1, 0 or 1; exact between integers (any sign), through long double otherwise
+/// (exact for 64-bit integers on x86-64 and AArch64).
+inline int compare_numbers(const json_number& a, const json_number& b) noexcept {
+    using kind = json_number::kind;
+    if (a.k != kind::real && b.k != kind::real) {
+        const bool a_neg = a.k == kind::int64 && a.i < 0;
+        const bool b_neg = b.k == kind::int64 && b.i < 0;
+        if (a_neg != b_neg) return a_neg ? -1 : 1;
+        if (a_neg) return a.i < b.i ? -1 : (a.i > b.i ? 1 : 0);
+        const std::uint64_t x = a.k == kind::int64 ? static_cast<std::uint64_t>(a.i) : a.u;
+        const std::uint64_t y = b.k == kind::int64 ? static_cast<std::uint64_t>(b.i) : b.u;
+        return x < y ? -1 : (x > y ? 1 : 0);
+    }
+    const long double x = a.as_long_double();
+    const long double y = b.as_long_double();
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/// Integers, and doubles with an integral value (3.0), as JSON Schema counts them.
+inline bool is_json_integer(const boost::json::value& v) noexcept {
+    if (v.is_int64() || v.is_uint64()) return true;
+    if (const auto* d = v.if_double()) return std::isfinite(*d) && std::trunc(*d) == *d;
+    return false;
+}
+
+/// A non-negative integer keyword value (minLength: 3), else nullopt.
+inline std::optional<std::uint64_t> as_count(const boost::json::value& v) noexcept {
+    if (const auto* p = v.if_int64())
+        return *p >= 0 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*p)) : std::nullopt;
+    if (const auto* p = v.if_uint64()) return *p;
+    if (const auto* p = v.if_double())
+        if (std::isfinite(*p) && *p >= 0 && *p < 1.8e19 && std::trunc(*p) == *p)
+            return static_cast<std::uint64_t>(*p);
+    return std::nullopt;
+}
+
+inline std::string format_number(const boost::json::value& v) {
+    if (const auto* p = v.if_int64()) return std::to_string(*p);
+    if (const auto* p = v.if_uint64()) return std::to_string(*p);
+    if (const auto* p = v.if_double()) {
+        char buf[64];
+        const auto res = std::to_chars(buf, buf + sizeof buf, *p);
+        if (res.ec == std::errc()) return std::string(buf, res.ptr);
+    }
+    return "?";
+}
+
+/// Counts code points (what JSON Schema calls characters), not bytes.
+inline std::size_t utf8_length(std::string_view s) noexcept {
+    std::size_t n = 0;
+    for (char c : s)
+        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
+    return n;
+}
+
+inline std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
+    std::string out = std::to_string(n);
+    out += ' ';
+    out += n == 1 ? one : many;
+    return out;
+}
+
+/// A value as it would appear in a schema, cut short: "r", 3, true, [1,2].
+inline std::string render_value(const boost::json::value& v) {
+    if (const auto* s = v.if_string()) return quoted_excerpt(*s, schema_excerpt_bytes);
+    if (v.is_number()) return format_number(v);
+    if (const auto* b = v.if_bool()) return *b ? "true" : "false";
+    if (v.is_null()) return "null";
+    return excerpt(boost::json::serialize(v), schema_excerpt_bytes);
+}
+
+/// What the model sent, for "(got ...)": its kind and a short excerpt.
+inline std::string describe_value(const boost::json::value& v) {
+    if (const auto* s = v.if_string()) return "string " + quoted_excerpt(*s, schema_excerpt_bytes);
+    if (is_json_integer(v) && !v.is_double()) return "integer " + format_number(v);
+    if (v.is_number()) return "number " + format_number(v);
+    if (const auto* b = v.if_bool()) return *b ? "boolean true" : "boolean false";
+    if (v.is_null()) return "null";
+    if (const auto* a = v.if_array()) return "array of " + plural(a->size(), "item", "items");
+    if (const auto* o = v.if_object())
+        return o->empty() ? "empty object" : "object with " + plural(o->size(), "key", "keys");
+    return "value";
+}
+
+/// Equality as JSON Schema's enum and const define it: 1 equals 1.0.
+inline bool json_equal(const boost::json::value& a, const boost::json::value& b, int depth = 0) noexcept {
+    if (depth > max_schema_depth) return false;
+    const auto na = as_number(a);
+    const auto nb = as_number(b);
+    if (na || nb) return na && nb && compare_numbers(*na, *nb) == 0;
+    if (a.kind() != b.kind()) return false;
+    if (const auto* s = a.if_string()) return *s == b.get_string();
+    if (const auto* x = a.if_bool()) return *x == b.get_bool();
+    if (a.is_null()) return true;
+    if (const auto* x = a.if_array()) {
+        const auto& y = b.get_array();
+        if (x->size() != y.size()) return false;
+        for (std::size_t i = 0; i < x->size(); ++i)
+            if (!json_equal((*x)[i], y[i], depth + 1)) return false;
+        return true;
+    }
+    const auto& x = a.get_object();
+    const auto& y = b.get_object();
+    if (x.size() != y.size()) return false;
+    for (const auto& entry : x) {
+        const auto* other = y.if_contains(entry.key());
+        if (!other || !json_equal(entry.value(), *other, depth + 1)) return false;
+    }
+    return true;
+}
+
+/// "a string", "an integer", ...; empty for a name that is not a JSON Schema type.
+inline std::string_view type_phrase(std::string_view name) noexcept {
+    if (name == "object") return "an object";
+    if (name == "array") return "an array";
+    if (name == "string") return "a string";
+    if (name == "integer") return "an integer";
+    if (name == "number") return "a number";
+    if (name == "boolean") return "a boolean";
+    if (name == "null") return "null";
+    return {};
+}
+
+inline bool has_type(const boost::json::value& v, std::string_view name) noexcept {
+    if (name == "object") return v.is_object();
+    if (name == "array") return v.is_array();
+    if (name == "string") return v.is_string();
+    if (name == "integer") return is_json_integer(v);
+    if (name == "number") return v.is_number();
+    if (name == "boolean") return v.is_bool();
+    if (name == "null") return v.is_null();
+    return false;
+}
+
+/// "a string", "a string or null", "a string, an integer or null".
+inline std::string join_alternatives(const std::vector<std::string_view>& phrases,
+                                     std::string_view last_sep) {
+    std::string out;
+    for (std::size_t i = 0; i < phrases.size(); ++i) {
+        if (i > 0) out += i + 1 == phrases.size() ? last_sep : std::string_view(", ");
+        out += phrases[i];
+    }
+    return out;
+}
+
+/// Walks a schema and a value side by side, collecting readable problems.
+class argument_validator {
+public:
+    argument_validator(std::size_t& budget, std::size_t max_listed) noexcept
+        : budget_(budget), max_listed_(max_listed) {}
+
+    /// `path` is the dotted location of `v` ("" for the arguments themselves);
+    /// it is extended and restored while descending.
+    void validate(const boost::json::value& schema, const boost::json::value& v, std::string& path,
+                  int depth) {
+        if (const auto* s = schema.if_object()) {
+            validate(*s, v, path, depth);
+        } else if (const auto* b = schema.if_bool(); b && !*b && depth <= max_schema_depth) {
+            report(path.empty() ? std::string("no arguments are accepted")
+                                : subject(path) + " is not allowed");
+        }
+        // Anything else is malformed: no constraint.
+    }
+
+    void validate(const boost::json::object& schema, const boost::json::value& v, std::string& path,
+                  int depth) {
+        if (depth > max_schema_depth || budget_ == 0) return;
+        --budget_;
+        const auto* s = &schema;
+        if (!check_type(*s, v, path, depth)) return; // the rest would only add noise
+
+        if (const auto* e = s->if_contains("enum")) check_enum(*e, v, path);
+        if (const auto* c = s->if_contains("const")) {
+            if (!json_equal(*c, v))
+                report(subject(path) + " must be " + render_value(*c) + " (got " + describe_value(v) + ")");
+        }
+        if (v.is_number()) check_number(*s, v, path);
+        if (const auto* str = v.if_string()) check_string(*s, *str, path);
+        if (const auto* arr = v.if_array()) check_array(*s, *arr, path, depth);
+        if (const auto* obj = v.if_object()) check_object(*s, *obj, path, depth);
+
+        if (const auto* all = s->if_contains("allOf")) {
+            if (const auto* branches = all->if_array())
+                for (const auto& branch : *branches)
+                    validate(branch, v, path, depth + 1);
+        }
+        if (const auto* any = s->if_contains("anyOf")) check_any_of(*any, v, path, depth);
+        if (const auto* one = s->if_contains("oneOf")) check_any_of(*one, v, path, depth);
+    }
+
+    std::size_t total() const noexcept { return total_; }
+    const std::vector<std::string>& problems() const noexcept { return problems_; }
+    /// Set when the check failed on `type` at the node where validation began:
+    /// the phrases of the types that were expected there.
+    const std::vector<std::string_view>& root_type_expected() const noexcept { return root_type_expected_; }
+
+private:
+    static std::string subject(const std::string& path) {
+        if (path.empty()) return "arguments";
+        return "argument " + quoted_excerpt(path, 2 * schema_excerpt_bytes);
+    }
+
+    void report(std::string problem) {
+        ++total_;
+        if (problems_.size() < max_listed_) problems_.push_back(std::move(problem));
+    }
+
+    /// Appends `.name` or `[index]` to path for the lifetime of the object.
+    struct path_segment {
+        path_segment(std::string& path, std::string_view name) : path_(path), size_(path.size()) {
+            if (!path_.empty()) path_ += '.';
+            path_ += name;
+        }
+        path_segment(std::string& path, std::size_t index) : path_(path), size_(path.size()) {
+            path_ += '[';
+            path_ += std::to_string(index);
+            path_ += ']';
+        }
+        path_segment(const path_segment&) = delete;
+        path_segment& operator=(const path_segment&) = delete;
+        ~path_segment() { path_.resize(size_); }
+        std::string& path_;
+        std::size_t size_;
+    };
+
+    bool check_type(const boost::json::object& s, const boost::json::value& v, const std::string& path,
+                    int depth) {
+        const auto* type = s.if_contains("type");
+        if (!type) return true;
+        std::vector<std::string_view> names;
+        if (const auto* one = type->if_string()) {
+            names.push_back(*one);
+        } else if (const auto* list = type->if_array()) {
+            for (const auto& item : *list) {
+                const auto* name = item.if_string();
+                if (!name) return true; // malformed list: no constraint
+                names.push_back(*name);
+            }
+        } else {
+            return true;
+        }
+        if (names.empty()) return true;
+        std::vector<std::string_view> phrases;
+        bool matched = false;
+        for (std::string_view name : names) {
+            const std::string_view phrase = type_phrase(name);
+            if (phrase.empty()) return true; // unknown type name: no constraint
+            matched = matched || has_type(v, name);
+            phrases.push_back(phrase);
+        }
+        if (const auto* nullable = s.if_contains("nullable");
+            nullable && nullable->is_bool() && nullable->get_bool()) {
+            matched = matched || v.is_null();
+            phrases.push_back("null");
+        }
+        if (matched) return true;
+        report(subject(path) + " must be " + join_alternatives(phrases, " or ") + " (got " +
+               describe_value(v) + ")");
+        if (depth == root_depth_) root_type_expected_ = std::move(phrases);
+        return false;
+    }
+
+    void check_enum(const boost::json::value& e, const boost::json::value& v, const std::string& path) {
+        const auto* allowed = e.if_array();
+        if (!allowed || allowed->empty()) return; // an empty enum would reject everything: treat as malformed
+        for (const auto& candidate : *allowed)
+            if (json_equal(candidate, v)) return;
+        constexpr std::size_t max_shown = 10;
+        std::string list;
+        for (std::size_t i = 0; i < allowed->size() && i < max_shown; ++i) {
+            if (i > 0) list += ", ";
+            list += render_value((*allowed)[i]);
+        }
+        if (allowed->size() > max_shown) list += ", ...";
+        report(subject(path) + " must be one of " + list + " (got " + describe_value(v) + ")");
+    }
+
+    void check_number(const boost::json::object& s, const boost::json::value& v, const std::string& path) {
+        const json_number n = *as_number(v);
+        // Draft 4 spells exclusive bounds as booleans next to minimum/maximum.
+        const auto flag = [&](const char* key) {
+            const auto* f = s.if_contains(key);
+            return f && f->is_bool() && f->get_bool();
+        };
+        const auto bound = [&](const char* key, bool lower, bool exclusive) {
+            const auto* b = s.if_contains(key);
+            if (!b) return;
+            const auto limit = as_number(*b);
+            if (!limit) return;
+            const int c = compare_numbers(n, *limit);
+            const bool ok = lower ? (exclusive ? c > 0 : c >= 0) : (exclusive ? c < 0 : c <= 0);
+            if (ok) return;
+            const char* op = lower ? (exclusive ? " > " : " >= ") : (exclusive ? " < " : " <= ");
+            report(subject(path) + " must be" + op + format_number(*b) + " (got " + format_number(v) + ")");
+        };
+        bound("minimum", true, flag("exclusiveMinimum"));
+        bound("maximum", false, flag("exclusiveMaximum"));
+        bound("exclusiveMinimum", true, true);
+        bound("exclusiveMaximum", false, true);
+    }
+
+    void check_string(const boost::json::object& s, const boost::json::string& str, const std::string& path) {
+        const std::size_t length = utf8_length(str);
+        if (const auto* min = s.if_contains("minLength")) {
+            if (const auto n = as_count(*min); n && length < *n)
+                report(subject(path) + " must be at least " + plural(*n, "character", "characters") +
+                       " long (got " + std::to_string(length) + ")");
+        }
+        if (const auto* max = s.if_contains("maxLength")) {
+            if (const auto n = as_count(*max); n && length > *n)
+                report(subject(path) + " must be at most " + plural(*n, "character", "characters") +
+                       " long (got " + std::to_string(length) + ")");
+        }
+    }
+
+    void check_array(const boost::json::object& s, const boost::json::array& arr, std::string& path,
+                     int depth) {
+        if (const auto* min = s.if_contains("minItems")) {
+            if (const auto n = as_count(*min); n && arr.size() < *n)
+                report(subject(path) + " must have at least " + plural(*n, "item", "items") + " (got " +
+                       std::to_string(arr.size()) + ")");
+        }
+        if (const auto* max = s.if_contains("maxItems")) {
+            if (const auto n = as_count(*max); n && arr.size() > *n)
+                report(subject(path) + " must have at most " + plural(*n, "item", "items") + " (got " +
+                       std::to_string(arr.size()) + ")");
+        }
+        std::size_t first_unchecked = 0;
+        const auto positional = [&](const boost::json::array& schemas) {
+            for (std::size_t i = 0; i < schemas.size() && i < arr.size(); ++i) {
+                path_segment seg(path, i);
+                validate(schemas[i], arr[i], path, depth + 1);
+            }
+            first_unchecked = schemas.size();
+        };
+        if (const auto* prefix = s.if_contains("prefixItems"); prefix && prefix->is_array())
+            positional(prefix->get_array());
+        if (const auto* items = s.if_contains("items")) {
+            if (const auto* tuple = items->if_array()) {
+                positional(*tuple);
+            } else if (items->is_object() || items->is_bool()) {
+                for (std::size_t i = first_unchecked; i < arr.size() && budget_ > 0; ++i) {
+                    path_segment seg(path, i);
+                    validate(*items, arr[i], path, depth + 1);
+                }
+            }
+        }
+    }
+
+    void check_object(const boost::json::object& s, const boost::json::object& obj, std::string& path,
+                      int depth) {
+        const auto* props_value = s.if_contains("properties");
+        const boost::json::object* props = props_value ? props_value->if_object() : nullptr;
+
+        if (const auto* req = s.if_contains("required"); req && req->is_array()) {
+            for (const auto& name : req->get_array()) {
+                const auto* key = name.if_string();
+                if (!key || obj.contains(*key)) continue;
+                path_segment seg(path, *key);
+                report("missing required argument " + quoted_excerpt(path, 2 * schema_excerpt_bytes));
+            }
+        }
+        if (props) {
+            for (const auto& entry : *props) {
+                const auto* arg = obj.if_contains(entry.key());
+                if (!arg) continue;
+                path_segment seg(path, entry.key());
+                validate(entry.value(), *arg, path, depth + 1);
+            }
+        }
+        // With patternProperties (unsupported), "additional" cannot be told apart.
+        const auto* extra = s.if_contains("additionalProperties");
+        if (!extra || s.contains("patternProperties")) return;
+        if (extra->is_bool() && !extra->get_bool()) {
+            std::string allowed;
+            if (props && !props->empty()) {
+                constexpr std::size_t max_shown = 12;
+                std::size_t shown = 0;
+                for (const auto& entry : *props) {
+                    if (shown == max_shown) {
+                        allowed += ", ...";
+                        break;
+                    }
+                    allowed += shown++ == 0 ? " (expected " : ", ";
+                    allowed += quoted_excerpt(entry.key(), schema_excerpt_bytes);
+                }
+                allowed += ')';
+            }
+            for (const auto& entry : obj) {
+                if (props && props->contains(entry.key())) continue;
+                path_segment seg(path, entry.key());
+                report("unexpected argument " + quoted_excerpt(path, 2 * schema_excerpt_bytes) + allowed);
+            }
+        } else if (extra->is_object()) {
+            for (const auto& entry : obj) {
+                if (props && props->contains(entry.key())) continue;
+                path_segment seg(path, entry.key());
+                validate(*extra, entry.value(), path, depth + 1);
+            }
+        }
+    }
+
+    void check_any_of(const boost::json::value& list, const boost::json::value& v, std::string& path,
+                      int depth) {
+        const auto* branches = list.if_array();
+        if (!branches || branches->empty()) return;
+        struct failure {
+            std::vector<std::string> problems;
+            std::size_t total;
+            std::vector<std::string_view> expected_types;
+        };
+        std::vector<failure> failures;
+        for (const auto& branch : *branches) {
+            if (const auto* b = branch.if_bool()) {
+                if (*b) return;
+                continue; // `false` never matches and has nothing to explain
+            }
+            if (!branch.is_object()) return; // malformed branch: no constraint
+            argument_validator sub(budget_, 3);
+            sub.root_depth_ = depth + 1;
+            sub.validate(branch, v, path, depth + 1);
+            if (sub.total() == 0) return;
+            failures.push_back({std::move(sub.problems_), sub.total_, std::move(sub.root_type_expected_)});
+        }
+        if (failures.empty()) {
+            report(path.empty() ? std::string("no arguments are accepted")
+                                : subject(path) + " is not allowed");
+            return;
+        }
+        // Branches of the wrong type explain nothing beyond their type; if all
+        // are, say which types would do ("a string or null").
+        std::vector<const failure*> close;
+        std::vector<std::string_view> types;
+        for (const auto& f : failures) {
+            if (f.expected_types.empty()) {
+                close.push_back(&f);
+                continue;
+            }
+            for (std::string_view t : f.expected_types) {
+                bool seen = false;
+                for (std::string_view u : types)
+                    seen = seen || u == t;
+                if (!seen) types.push_back(t);
+            }
+        }
+        if (close.empty()) {
+            report(subject(path) + " must be " + join_alternatives(types, " or ") + " (got " +
+                   describe_value(v) + ")");
+            // Nested anyOf: to the enclosing one this is a plain type mismatch.
+            if (depth == root_depth_) root_type_expected_ = std::move(types);
+            return;
+        }
+        if (close.size() == 1) {
+            // Only one form fits the value's type: its problems are the ones to fix.
+            const failure& f = *close.front();
+            for (const auto& p : f.problems)
+                report(p);
+            total_ += f.total - f.problems.size();
+            return;
+        }
+        constexpr std::size_t max_listed_forms = 5;
+        std::string text =
+            subject(path) + (path.empty() ? " match" : " matches") + " none of the allowed forms (";
+        for (std::size_t i = 0; i < close.size(); ++i) {
+            if (i > 0) text += ", or ";
+            // Cut, so nested anyOf cannot make the message grow exponentially.
+            text += "form " + std::to_string(i + 1) + ": " + excerpt(close[i]->problems.front(), 200);
+            if (close[i]->total > 1) text += ", ...";
+            if (i + 1 == max_listed_forms && close.size() > max_listed_forms) {
+                text += ", or " + plural(close.size() - max_listed_forms, "more form", "more forms");
+                break;
+            }
+        }
+        text += ')';
+        report(std::move(text));
+    }
+
+    std::size_t& budget_;
+    std::size_t max_listed_;
+    std::size_t total_ = 0;
+    int root_depth_ = 0;
+    std::vector<std::string> problems_;
+    std::vector<std::string_view> root_type_expected_;
+};
+
+} // namespace detail
+
+/// Checks tool arguments against the tool's JSON Schema (the subset LLM tool
+/// schemas use, see the top of this header). Returns nullopt when they are
+/// valid, else one message listing every problem found, up to ten, e.g.
+/// `missing required argument "path"; argument "limit" must be an integer (got string "ten")`.
+/// Never throws for any schema or arguments (only std::bad_alloc can escape).
+inline std::optional<std::string> validate_arguments(const boost::json::object& schema,
+                                                     const boost::json::value& args) {
+    std::size_t budget = detail::schema_visit_budget;
+    detail::argument_validator validator(budget, detail::max_reported_argument_problems);
+    std::string path;
+    validator.validate(schema, args, path, 0);
+    if (validator.total() == 0) return std::nullopt;
+    std::string out;
+    for (const auto& problem : validator.problems()) {
+        if (!out.empty()) out += "; ";
+        out += problem;
+    }
+    if (validator.total() > validator.problems().size()) {
+        const std::size_t more = validator.total() - validator.problems().size();
+        out += "; and " + detail::plural(more, "more problem", "more problems");
+    }
+    return out;
+}
+
+} // namespace agentware
+
+#endif

@@ -1,0 +1,96 @@
+#ifndef AGENTWARE_TOOL_TOOL_HPP
+#define AGENTWARE_TOOL_TOOL_HPP
+
+// What a tool is: a schema the model sees, and a call with JSON arguments and
+// a runtime, returning content and optionally a state update or an end of the run.
+
+#include <agentware/core/fields.hpp>
+#include <agentware/message/content.hpp>
+#include <agentware/message/message.hpp>
+#include <agentware/model/chat_model.hpp>
+#include <agentware/state/update.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <concepts>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentware {
+
+/// What a tool call produced.
+struct tool_output {
+    std::vector<content_block> content; ///< usually one text block
+    tool_status status = tool_status::ok;
+    state_update update;  ///< changes to other state fields (and extra messages)
+    bool end_run = false; ///< stop the run after this round (the result is still recorded)
+
+    tool_output() = default;
+    tool_output(std::string text) { content.push_back(text_block(std::move(text))); } // NOLINT: implicit on purpose
+    tool_output(const char* text) : tool_output(std::string(text)) {}                   // NOLINT
+
+    /// An error the model should read and react to (status error).
+    static tool_output error(std::string text) {
+        tool_output out(std::move(text));
+        out.status = tool_status::error;
+        return out;
+    }
+    std::string text() const {
+        std::string out;
+        for (const auto& b : content)
+            if (b.is_text()) out += b.text;
+        return out;
+    }
+};
+
+/// What a tool may know of the run that calls it. Read-only: a tool changes
+/// the state only through the update it returns.
+class tool_runtime {
+public:
+    std::string_view thread_id;
+    std::string_view run_id;
+    std::string_view tool_call_id;
+    const boost::json::object* context = nullptr; ///< the run's context (never null inside a run)
+    const std::vector<message>* messages = nullptr;
+
+    /// The state field `F`, or nullptr when the agent's state has no such field.
+    template <state_field F>
+    const typename F::value_type* field() const noexcept {
+        if (!find_field_) return nullptr;
+        return static_cast<const typename F::value_type*>(find_field_(state_, &detail::field_tag<F>));
+    }
+
+    /// Binds the type-erased state (done by the agent).
+    template <class State>
+    void bind_state(const State& s) noexcept {
+        state_ = &s;
+        find_field_ = &State::find_field;
+        messages = &s.messages;
+    }
+
+private:
+    const void* state_ = nullptr;
+    const void* (*find_field_)(const void*, const void*) noexcept = nullptr;
+};
+
+/// A tool: `schema()` names it and describes its arguments; `call(args, runtime)`
+/// runs it. Anything it throws is the wrap_tool_call chain's to handle (the
+/// tool_error_handling middleware turns it into an error message).
+template <class T>
+concept tool = requires(T& t, const T& ct, const boost::json::object& args, const tool_runtime& rt) {
+    { ct.schema() } -> std::convertible_to<const tool_schema&>;
+    { t.call(args, rt) } -> std::convertible_to<tool_output>;
+};
+
+/// The type-erased form the agent stores.
+class tool_interface {
+public:
+    virtual ~tool_interface() = default;
+    virtual const tool_schema& schema() const = 0;
+    virtual tool_output call(const boost::json::object& args, const tool_runtime& rt) = 0;
+};
+
+} // namespace agentware
+
+#endif

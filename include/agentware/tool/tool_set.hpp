@@ -1,0 +1,90 @@
+#ifndef AGENTWARE_TOOL_TOOL_SET_HPP
+#define AGENTWARE_TOOL_TOOL_SET_HPP
+
+#include <agentware/tool/tool.hpp>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace agentware {
+
+namespace detail {
+template <class T>
+class tool_adapter final : public tool_interface {
+public:
+    explicit tool_adapter(T t) : tool_(std::move(t)) {}
+    const tool_schema& schema() const override { return tool_.schema(); }
+    tool_output call(const boost::json::object& args, const tool_runtime& rt) override { return tool_.call(args, rt); }
+
+private:
+    T tool_;
+};
+} // namespace detail
+
+/// The tools an agent offers the model, by unique name.
+class tool_set {
+public:
+    tool_set() = default;
+    template <tool... Ts>
+    explicit tool_set(Ts... ts) {
+        (add(std::move(ts)), ...);
+    }
+
+    template <tool T>
+    tool_set& add(T t) {
+        return add(std::shared_ptr<tool_interface>(std::make_shared<detail::tool_adapter<T>>(std::move(t))));
+    }
+    tool_set& add(std::shared_ptr<tool_interface> t) {
+        if (!t) throw std::invalid_argument("agentware::tool_set: null tool");
+        const std::string& name = t->schema().name;
+        if (name.empty()) throw std::invalid_argument("agentware::tool_set: a tool has an empty name");
+        if (find(name)) throw std::invalid_argument("agentware::tool_set: two tools are named \"" + name + "\"");
+        schemas_.push_back(t->schema());
+        tools_.push_back(std::move(t));
+        return *this;
+    }
+    /// Removes the tool of that name; false when there is none.
+    bool remove(std::string_view name) {
+        for (std::size_t i = 0; i < tools_.size(); ++i)
+            if (schemas_[i].name == name) {
+                tools_.erase(tools_.begin() + static_cast<std::ptrdiff_t>(i));
+                schemas_.erase(schemas_.begin() + static_cast<std::ptrdiff_t>(i));
+                return true;
+            }
+        return false;
+    }
+
+    /// The tool of that name, or nullptr. Linear: agents have tens of tools, not thousands.
+    tool_interface* find(std::string_view name) const noexcept {
+        for (std::size_t i = 0; i < schemas_.size(); ++i)
+            if (schemas_[i].name == name) return tools_[i].get();
+        return nullptr;
+    }
+
+    const std::vector<tool_schema>& schemas() const noexcept { return schemas_; }
+    std::size_t size() const noexcept { return tools_.size(); }
+    bool empty() const noexcept { return tools_.empty(); }
+
+    /// "a, b, c": for messages that tell the model what exists.
+    std::string names() const {
+        std::string out;
+        for (const auto& s : schemas_) {
+            if (!out.empty()) out += ", ";
+            out += s.name;
+        }
+        return out;
+    }
+
+private:
+    std::vector<std::shared_ptr<tool_interface>> tools_; // shared: copies of an agent share its tools
+    std::vector<tool_schema> schemas_;
+};
+
+} // namespace agentware
+
+#endif

@@ -1,0 +1,152 @@
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+
+namespace asio = boost::asio;
+using namespace agentware;
+using strings = std::vector<std::string>;
+
+namespace {
+
+// A wrap hook written once that works in both loops: it only changes the
+// request and forwards whatever `next` returns.
+struct tag_request {
+    auto wrap_model_call(auto& req, auto&& next) {
+        req.system_prompt = "tagged";
+        return next(req);
+    }
+};
+
+// A wrap hook that looks at the response must await it: a coroutine, which
+// takes its request by value (it may outlive the caller's frame).
+struct exclaim {
+    asio::awaitable<model_response> wrap_model_call(auto req, auto next) {
+        model_response r = co_await next(req);
+        r.ai.content.push_back(text_block("!"));
+        co_return r;
+    }
+    asio::awaitable<tool_result> wrap_tool_call(auto req, auto next) {
+        tool_result r = co_await next(req);
+        r.msg.content.push_back(text_block("?"));
+        co_return r;
+    }
+};
+
+template <class Agent>
+auto run_async(Agent& a, agent_input input, run_config cfg = {}) {
+    asio::io_context io;
+    std::optional<invoke_result<typename Agent::state_type>> out;
+    std::exception_ptr failure;
+    asio::co_spawn(io, a.async_invoke(std::move(input), std::move(cfg)), [&](std::exception_ptr e, auto r) {
+        failure = e;
+        out = std::move(r);
+    });
+    io.run();
+    if (failure) std::rethrow_exception(failure);
+    return std::move(*out);
+}
+
+} // namespace
+
+TEST_CASE("async_invoke runs the same loop, with coroutine and forwarding wrap hooks", "[agent][async]") {
+    scripted_model model({test::calls({test::call("c1", "echo", R"({"text":"hi"})")}), ai_message("done")});
+    auto a = make_agent(model, tool_set(test::echo_tool()), tag_request{}, exclaim{});
+    auto r = run_async(a, "go");
+    REQUIRE(r.ok());
+    CHECK(test::roles(r.state.messages) == strings{"human", "ai", "tool", "ai"});
+    CHECK(r.state.messages[2].text() == "hi?");
+    CHECK(r.answer() == "done!");
+    auto reqs = model.requests();
+    REQUIRE(reqs.size() == 2);
+    CHECK(reqs[0].system_prompt == "tagged");
+}
+
+TEST_CASE("the forwarding hook works unchanged in the blocking loop", "[agent][async]") {
+    scripted_model model({ai_message("sync")});
+    auto a = make_agent(model, tool_set{}, tag_request{});
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    CHECK(model.requests().at(0).system_prompt == "tagged");
+}
+
+TEST_CASE("async tool calls of one round run concurrently on the pool", "[agent][async][concurrency]") {
+    std::mutex m;
+    std::condition_variable cv;
+    int arrived = 0, saw_all = 0;
+    auto gather = make_tool("gather", "Waits for the others.", boost::json::object{},
+                            [&](const boost::json::object& args) {
+                                std::unique_lock lock(m);
+                                ++arrived;
+                                cv.notify_all();
+                                if (cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived >= 3; }))
+                                    ++saw_all;
+                                return std::string(args.at("n").as_string());
+                            });
+    scripted_model model({test::calls({test::call("1", "gather", R"({"n":"a"})"),
+                                       test::call("2", "gather", R"({"n":"b"})"),
+                                       test::call("3", "gather", R"({"n":"c"})")}),
+                          ai_message("ok")});
+    auto a = make_agent(model, tool_set(gather));
+    auto r = run_async(a, "go");
+    REQUIRE(r.ok());
+    CHECK(saw_all == 3);
+    CHECK(r.state.messages[2].text() == "a");
+    CHECK(r.state.messages[4].text() == "c");
+}
+
+namespace {
+// An asynchronous model that holds every call until `expected` calls wait at once.
+struct gated_model {
+    struct shared_gate {
+        explicit shared_gate(asio::io_context& io, int expected) : timer(io, std::chrono::minutes(1)), expected(expected) {}
+        asio::steady_timer timer;
+        int expected;
+        int waiting = 0;
+        int peak = 0;
+    };
+    std::shared_ptr<shared_gate> gate;
+
+    model_response invoke(const chat_request&) { return {ai_message("blocking answer"), {}}; }
+    asio::awaitable<model_response> async_invoke(const chat_request& r) {
+        auto& g = *gate;
+        g.peak = std::max(g.peak, ++g.waiting);
+        if (g.waiting == g.expected) g.timer.cancel(); // the last one in opens the gate for all
+        else co_await g.timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        co_return model_response{ai_message("answer to " + r.messages.back().text()), {1, 1, 2}};
+    }
+};
+static_assert(async_chat_model<gated_model>);
+} // namespace
+
+TEST_CASE("one thread keeps a thousand runs waiting on a slow model", "[agent][async][concurrency]") {
+    constexpr int runs = 1000;
+    asio::io_context io; // run by this thread alone
+    gated_model model{std::make_shared<gated_model::shared_gate>(io, runs)};
+    auto a = make_agent(model, tool_set{});
+    int finished = 0;
+    std::uint64_t tokens = 0;
+    for (int i = 0; i < runs; ++i) {
+        run_config cfg;
+        cfg.thread_id = "t" + std::to_string(i);
+        asio::co_spawn(io, a.async_invoke("q" + std::to_string(i), cfg), [&, i](std::exception_ptr e, auto r) {
+            if (!e && r.ok() && r.answer() == "answer to q" + std::to_string(i)) ++finished;
+            tokens += r.usage.total_tokens;
+        });
+    }
+    io.run();
+    CHECK(model.gate->peak == runs); // all were waiting at the same time
+    CHECK(finished == runs);
+    CHECK(tokens == 2 * runs);
+}

@@ -1,0 +1,139 @@
+// The agent loop's use of the pipeline: hook order across rounds, jumps,
+// request changes in wrap_model_call, and tool wrappers.
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace agentware;
+using strings = std::vector<std::string>;
+
+namespace {
+
+struct trace_field {
+    static constexpr std::string_view name = "trace";
+    using value_type = std::vector<std::string>;
+};
+
+// Records every node hook; jumps when told to.
+template <char Name>
+struct tracer {
+    using state = fields<trace_field>;
+    std::optional<jump_to> before_model_jump, after_model_jump, before_agent_jump;
+    int before_model_jumps_left = 1, after_model_jumps_left = 1;
+
+    static void log(auto& s, const char* hook) { s.template get<trace_field>().push_back(std::string(1, Name) + "." + hook); }
+    hook_result before_agent(auto& s, runtime&) {
+        log(s, "before_agent");
+        return before_agent_jump;
+    }
+    hook_result before_model(auto& s, runtime&) {
+        log(s, "before_model");
+        if (before_model_jump && before_model_jumps_left-- > 0) return before_model_jump;
+        return {};
+    }
+    hook_result after_model(auto& s, runtime&) {
+        log(s, "after_model");
+        if (after_model_jump && after_model_jumps_left-- > 0) return after_model_jump;
+        return {};
+    }
+    void after_agent(auto& s, runtime&) { log(s, "after_agent"); }
+};
+
+} // namespace
+
+TEST_CASE("hooks run in order across the rounds of a run", "[agent][hooks]") {
+    scripted_model model({test::calls({test::call("c1", "echo", R"({"text":"x"})")}), ai_message("done")});
+    auto a = make_agent(model, tool_set(test::echo_tool()), tracer<'a'>{}, tracer<'b'>{});
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    CHECK(r.state.get<trace_field>() ==
+          strings{"a.before_agent", "b.before_agent",                                    // once
+                  "a.before_model", "b.before_model", "b.after_model", "a.after_model",  // round 1
+                  "a.before_model", "b.before_model", "b.after_model", "a.after_model",  // round 2
+                  "b.after_agent", "a.after_agent"});                                     // once
+}
+
+TEST_CASE("a jump to end from before_model skips the model but still runs after_agent", "[agent][hooks][jump]") {
+    scripted_model model({ai_message("never")});
+    tracer<'a'> a_mw;
+    a_mw.before_model_jump = jump_to::end;
+    auto a = make_agent(model, tool_set{}, a_mw, tracer<'b'>{});
+    auto r = a.invoke("go");
+    CHECK(r.reason == stop_reason::ended_by_hook);
+    CHECK(model.calls() == 0);
+    CHECK(r.state.get<trace_field>() ==
+          strings{"a.before_agent", "b.before_agent", "a.before_model", "b.after_agent", "a.after_agent"});
+}
+
+TEST_CASE("a jump to model from after_model goes back through before_model", "[agent][hooks][jump]") {
+    scripted_model model({ai_message("first try"), ai_message("second try")});
+    tracer<'b'> b_mw;
+    b_mw.after_model_jump = jump_to::model;
+    auto a = make_agent(model, tool_set{}, tracer<'a'>{}, b_mw);
+    auto r = a.invoke("go");
+    REQUIRE(r.reason == stop_reason::finished);
+    CHECK(model.calls() == 2);
+    CHECK(r.answer() == "second try");
+    CHECK(r.state.get<trace_field>() ==
+          strings{"a.before_agent", "b.before_agent",
+                  "a.before_model", "b.before_model", "b.after_model",  // b jumped: a.after_model skipped
+                  "a.before_model", "b.before_model", "b.after_model", "a.after_model",
+                  "b.after_agent", "a.after_agent"});
+}
+
+TEST_CASE("a jump to end from before_agent skips the loop", "[agent][hooks][jump]") {
+    scripted_model model({ai_message("never")});
+    tracer<'a'> a_mw;
+    a_mw.before_agent_jump = jump_to::end;
+    auto a = make_agent(model, tool_set{}, a_mw);
+    auto r = a.invoke("go");
+    CHECK(r.reason == stop_reason::ended_by_hook);
+    CHECK(model.calls() == 0);
+    CHECK(r.state.get<trace_field>() == strings{"a.before_agent", "a.after_agent"});
+}
+
+namespace {
+// Adds a reminder to this call's messages only, the way DeerFlow's middlewares inject context.
+struct reminder {
+    auto wrap_model_call(auto& req, auto&& next) {
+        req.messages.edit().push_back(human_message("reminder: be brief"));
+        req.system_prompt += " (brief)";
+        return next(req);
+    }
+};
+// Short-circuits a tool by name and annotates the others' results.
+struct tool_guard {
+    tool_result wrap_tool_call(auto& req, auto&& next) {
+        if (req.call.name == "forbidden")
+            return tool_result{tool_message(req.call.id, req.call.name, "denied", tool_status::error), {}, false};
+        tool_result r = next(req);
+        r.msg.content.push_back(text_block(" [checked]"));
+        return r;
+    }
+};
+} // namespace
+
+TEST_CASE("wrap_model_call changes the request, never the stored messages", "[agent][hooks][wrap]") {
+    scripted_model model({ai_message("ok")});
+    agent a(model, tool_set{}, pipeline<reminder>{}, agent_options{"Be nice", {}, 2, true});
+    auto r = a.invoke("hello");
+    REQUIRE(r.ok());
+    auto reqs = model.requests();
+    REQUIRE(reqs.size() == 1);
+    CHECK(reqs[0].system_prompt == "Be nice (brief)");
+    REQUIRE(reqs[0].messages.size() == 2);
+    CHECK(reqs[0].messages[1].text() == "reminder: be brief");
+    CHECK(test::roles(r.state.messages) == strings{"human", "ai"});
+}
+
+TEST_CASE("wrap_tool_call can refuse a call or change its result", "[agent][hooks][wrap]") {
+    scripted_model model({test::calls({test::call("c1", "forbidden"), test::call("c2", "echo", R"({"text":"hi"})")}),
+                          ai_message("ok")});
+    auto forbidden = make_tool("forbidden", "Must not run.", boost::json::object{},
+                               [](const boost::json::object&) -> std::string { throw std::logic_error("ran"); });
+    auto a = make_agent(model, tool_set(forbidden, test::echo_tool()), tool_guard{});
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    CHECK(r.state.messages[2].text() == "denied");
+    CHECK(r.state.messages[3].text() == "hi [checked]");
+}

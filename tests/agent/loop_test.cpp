@@ -1,0 +1,193 @@
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+
+using namespace agentware;
+using strings = std::vector<std::string>;
+
+TEST_CASE("an answer without tool calls finishes the run", "[agent][loop]") {
+    scripted_model model({ai_message("Hello!")});
+    agent a(model, tool_set(test::echo_tool()), pipeline<>{}, agent_options{"You are terse.", {}, 4, true});
+    auto r = a.invoke("Hi");
+    CHECK(r.ok());
+    CHECK(r.reason == stop_reason::finished);
+    CHECK(r.rounds == 1);
+    CHECK(test::roles(r.state.messages) == strings{"human", "ai"});
+    CHECK(r.answer() == "Hello!");
+    auto reqs = model.requests();
+    REQUIRE(reqs.size() == 1);
+    CHECK(reqs[0].system_prompt == "You are terse.");
+    CHECK(reqs[0].tool_names == strings{"echo"});
+    CHECK(reqs[0].messages.size() == 1);
+    CHECK(r.state.messages[0].id.size() > 4); // the agent gives ids to what it stores
+}
+
+TEST_CASE("tool calls are run and their results go back to the model", "[agent][loop]") {
+    scripted_model model({test::calls({test::call("c1", "echo", R"({"text":"ping"})")}), ai_message("done")});
+    auto a = make_agent(model, tool_set(test::echo_tool()));
+    auto r = a.invoke("echo ping");
+    REQUIRE(r.ok());
+    CHECK(test::roles(r.state.messages) == strings{"human", "ai", "tool", "ai"});
+    const message& t = r.state.messages[2];
+    CHECK(t.tool_call_id == "c1");
+    CHECK(t.name == "echo");
+    CHECK(t.text() == "ping");
+    CHECK_FALSE(t.is_error());
+    auto reqs = model.requests();
+    REQUIRE(reqs.size() == 2);
+    CHECK(reqs[1].messages.size() == 3); // the second call saw the tool's answer
+}
+
+TEST_CASE("unknown tools, bad arguments and garbled JSON become error messages the model reads",
+          "[agent][loop][errors]") {
+    message garbled = test::calls({test::call("c3", "echo", R"({"text":"fine"})")});
+    garbled.invalid_tool_calls.push_back(invalid_tool_call{"c4", "echo", "{\"text\": oops", "not valid JSON"});
+    scripted_model model({test::calls({test::call("c1", "search", R"({"q":"x"})"),
+                                       test::call("c2", "echo", R"({"txt":"typo"})")}),
+                          garbled, ai_message("sorry")});
+    auto a = make_agent(model, tool_set(test::echo_tool()));
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    const auto& ms = r.state.messages;
+    CHECK(test::roles(ms) == strings{"human", "ai", "tool", "tool", "ai", "tool", "tool", "ai"});
+    CHECK(ms[2].is_error());
+    CHECK(ms[2].text() == "Error: there is no tool named \"search\". Available tools: echo.");
+    CHECK(ms[3].is_error());
+    CHECK_THAT(ms[3].text(), Catch::StartsWith("Error: invalid arguments for tool \"echo\": "));
+    CHECK_THAT(ms[3].text(), Catch::Contains("\"text\""));
+    // The garbled call is answered first, then the valid call runs.
+    CHECK(ms[5].tool_call_id == "c4");
+    CHECK(ms[5].is_error());
+    CHECK_THAT(ms[5].text(), Catch::Contains("not a valid JSON object"));
+    CHECK(ms[6].tool_call_id == "c3");
+    CHECK(ms[6].text() == "fine");
+}
+
+TEST_CASE("the recursion limit stops the run with a clear error and keeps every message", "[agent][loop]") {
+    scripted_model model({test::calls({test::call("", "echo", R"({"text":"again"})")})}, {true, true});
+    auto a = make_agent(model, tool_set(test::echo_tool()));
+    run_config cfg;
+    cfg.recursion_limit = 5;
+    auto r = a.invoke("loop forever", cfg);
+    CHECK(r.reason == stop_reason::recursion_limit);
+    CHECK_FALSE(r.ok());
+    CHECK_THAT(r.error, Catch::Contains("recursion limit of 5 rounds"));
+    CHECK(model.calls() == 5);
+    CHECK(r.state.messages.size() == 1 + 5 * 2); // input, then 5 x (ai, tool)
+    // Calls without ids got distinct ones, and each tool message answers its call.
+    CHECK(r.state.messages[1].tool_calls[0].id != r.state.messages[3].tool_calls[0].id);
+    CHECK(r.state.messages[2].tool_call_id == r.state.messages[1].tool_calls[0].id);
+}
+
+TEST_CASE("a failing model ends the run with its error and loses no message", "[agent][loop][errors]") {
+    scripted_model model({}); // no answer at all
+    auto a = make_agent(model, tool_set{});
+    auto r = a.invoke("anyone there?");
+    CHECK(r.reason == stop_reason::error);
+    CHECK_THAT(r.error, Catch::Contains("no scripted answer left"));
+    REQUIRE(r.exception);
+    CHECK_THROWS_AS(std::rethrow_exception(r.exception), model_error);
+    CHECK(test::roles(r.state.messages) == strings{"human"});
+}
+
+TEST_CASE("a tool that throws ends the run, and its call still gets an answer", "[agent][loop][errors]") {
+    auto boom = make_tool("boom", "Fails.", boost::json::object{}, [](const boost::json::object&) -> std::string {
+        throw std::runtime_error("disk on fire");
+    });
+    scripted_model model({test::calls({test::call("c1", "boom"), test::call("c2", "echo", R"({"text":"ok"})")}),
+                          ai_message("never")});
+    auto a = make_agent(model, tool_set(boom, test::echo_tool()));
+    auto r = a.invoke("try");
+    CHECK(r.reason == stop_reason::error);
+    CHECK_THAT(r.error, Catch::Contains("disk on fire"));
+    const auto& ms = r.state.messages;
+    REQUIRE(test::roles(ms) == strings{"human", "ai", "tool", "tool"});
+    CHECK(ms[2].is_error());
+    CHECK(ms[2].text() == "Error: the tool \"boom\" failed: disk on fire");
+    CHECK(ms[3].text() == "ok");
+}
+
+namespace {
+struct note {
+    static constexpr std::string_view name = "notes";
+    using value_type = std::vector<std::string>;
+    static void merge(value_type& current, value_type&& update) {
+        current.insert(current.end(), update.begin(), update.end());
+    }
+};
+struct notes_middleware {
+    using state = fields<note>;
+    void after_agent(auto& s) { s.template get<note>().push_back("after_agent"); }
+};
+} // namespace
+
+TEST_CASE("a tool can end the run and update other state fields", "[agent][loop][state]") {
+    auto take_note = make_tool("take_note", "Stores a note.", boost::json::object{},
+                               [](const boost::json::object& args, const tool_runtime& rt) {
+                                   tool_output out("noted");
+                                   std::string text(args.at("text").as_string());
+                                   const auto* existing = rt.field<note>();
+                                   std::string seen = existing ? std::to_string(existing->size()) : "none";
+                                   out.update.set<note>({text + "#" + seen});
+                                   out.end_run = text == "stop";
+                                   return out;
+                               });
+    scripted_model model({test::calls({test::call("a", "take_note", R"({"text":"one"})"),
+                                       test::call("b", "take_note", R"({"text":"two"})"),
+                                       test::call("c", "take_note", R"({"text":"stop"})")}),
+                          ai_message("unreachable")});
+    auto a = make_agent(model, tool_set(take_note), notes_middleware{});
+    auto r = a.invoke("note things");
+    CHECK(r.reason == stop_reason::ended_by_tool);
+    CHECK(model.calls() == 1);
+    // Merged in call order whatever order the calls finished in.
+    CHECK(r.state.get<note>() == strings{"one#0", "two#0", "stop#0", "after_agent"});
+}
+
+TEST_CASE("the tool calls of one round run concurrently, results in call order", "[agent][loop][concurrency]") {
+    std::mutex m;
+    std::condition_variable cv;
+    int arrived = 0;
+    std::atomic<int> saw_all{0};
+    // Each call waits until all three are inside the tool: that only happens if they overlap.
+    auto gather = make_tool("gather", "Waits for the others.", boost::json::object{},
+                            [&](const boost::json::object& args) {
+                                std::unique_lock lock(m);
+                                ++arrived;
+                                cv.notify_all();
+                                if (cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived >= 3; }))
+                                    ++saw_all;
+                                return std::string(args.at("n").as_string());
+                            });
+    scripted_model model({test::calls({test::call("1", "gather", R"({"n":"first"})"),
+                                       test::call("2", "gather", R"({"n":"second"})"),
+                                       test::call("3", "gather", R"({"n":"third"})")}),
+                          ai_message("ok")});
+    auto a = make_agent(model, tool_set(gather));
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    CHECK(saw_all == 3);
+    const auto& ms = r.state.messages;
+    CHECK(ms[2].text() == "first");
+    CHECK(ms[3].text() == "second");
+    CHECK(ms[4].text() == "third");
+}
+
+TEST_CASE("on_update receives each step as it happens", "[agent][loop]") {
+    scripted_model model({test::calls({test::call("c1", "echo", R"({"text":"x"})")}), ai_message("fin")});
+    auto a = make_agent(model, tool_set(test::echo_tool()));
+    strings steps;
+    run_config cfg;
+    cfg.on_update = [&](const agent_update& u) {
+        steps.push_back(fmt::format("{}#{}:{}", u.node, u.round, u.messages.size()));
+    };
+    auto r = a.invoke("go", cfg);
+    REQUIRE(r.ok());
+    CHECK(steps == strings{"model#1:1", "tools#1:1", "model#2:1"});
+}

@@ -1,0 +1,203 @@
+// Models from configuration, the type-erased model, and token counting.
+
+#include <agentware/model/model_factory.hpp>
+#include <agentware/model/token_counter.hpp>
+
+#include "../support/anthropic_fixtures.hpp"
+#include "../support/openai_fixtures.hpp"
+#include "../support/scripted_http_server.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace json = boost::json;
+using namespace agentware;
+using namespace agentware::test;
+
+namespace {
+
+std::string configuration_error(auto&& f)
+{
+    try {
+        f();
+    } catch (const model_error& e) {
+        CHECK(e.kind() == model_error_kind::configuration);
+        return e.what();
+    }
+    FAIL("no configuration error");
+    return {};
+}
+
+struct echo_model {
+    model_response invoke(const chat_request& r) { return {ai_message("echo: " + r.messages.back().text()), {1, 2, 3}}; }
+};
+
+chat_request ask(std::string text)
+{
+    chat_request r;
+    r.messages = cow_vector<message>(std::vector<message>{human_message(std::move(text))});
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("factory: models from JSON, built by name, talking to their servers", "[factory]")
+{
+    scripted_http_server server;
+    ::setenv("AGENTWARE_TEST_FACTORY_KEY", "k-123456", 1);
+    const std::string config = fmt::format(R"({{"models":[
+      {{"name":"fast","provider":"openai","model":"gpt-4o-mini","base_url":"{0}","api_key_env":"AGENTWARE_TEST_FACTORY_KEY",
+        "supports_vision":true,"max_input_tokens":128000,
+        "defaults":{{"temperature":0.2,"max_tokens":512,"extra_body":{{"seed":7}}}},
+        "headers":{{"HTTP-Referer":"https://example.org"}},
+        "timeouts":{{"connect_ms":500,"first_byte_ms":500,"total_ms":2000}},"retry":{{"max_retries":1,"initial_backoff_ms":5}}}},
+      {{"name":"thinker","provider":"deepseek","model":"deepseek-reasoner","base_url":"{0}","api_key_env":"",
+        "supports_thinking":true,"when_thinking":{{"reasoning_effort":"high","extra_body":{{"thinking":{{"type":"enabled"}}}}}}}},
+      {{"name":"claude","provider":"anthropic","model":"claude-test","base_url":"{1}","api_key_env":"AGENTWARE_TEST_FACTORY_KEY",
+        "supports_thinking":true,"thinking_budget_tokens":2048}}
+    ]}})",
+                                           server.base_url("/v1"), server.base_url(""));
+    const model_registry registry = model_registry::from_json_text(config);
+    REQUIRE(registry.models().size() == 3);
+
+    any_chat_model fast = registry.create_chat_model("fast");
+    CHECK(fast.info().supports_vision);
+    CHECK(fast.info().max_input_tokens == 128000);
+    server.push(scripted_response::json(openai_plain_answer));
+    CHECK(fast.invoke(ask("hi")).ai.text() == "Hello! How can I help?");
+    auto req = server.requests().back();
+    CHECK(req.header("authorization") == "Bearer k-123456");
+    CHECK(req.header("http-referer") == "https://example.org");
+    CHECK(req.json().at("temperature") == 0.2);
+    CHECK(req.json().at("max_tokens") == 512);
+    CHECK(req.json().at("seed") == 7);
+
+    any_chat_model thinker = registry.create_chat_model("thinker", true);
+    CHECK(thinker.info().thinking_enabled);
+    server.push(scripted_response::json(openai_plain_answer));
+    (void)thinker.invoke(ask("hi"));
+    req = server.requests().back();
+    CHECK(req.header("authorization").empty());
+    CHECK(req.json().at("reasoning_effort") == "high");
+    CHECK(req.json().at("thinking").at("type") == "enabled");
+    CHECK(req.json().at("model") == "deepseek-reasoner");
+
+    any_chat_model claude = registry.create_chat_model("claude", true);
+    server.push(scripted_response::json(anthropic_answer));
+    CHECK(claude.invoke(ask("hi")).ai.tool_calls.size() == 1);
+    req = server.requests().back();
+    CHECK(req.target == "/v1/messages");
+    CHECK(req.json().at("thinking").at("budget_tokens") == 2048);
+
+    // Asynchronously through the erased type, on one io_context.
+    boost::asio::io_context io;
+    server.push(scripted_response::json(openai_plain_answer));
+    std::string answer;
+    const chat_request r = ask("hi");
+    boost::asio::co_spawn(io, fast.async_invoke(r), [&](std::exception_ptr e, model_response m) {
+        CHECK(e == nullptr);
+        answer = m.ai.text();
+    });
+    io.run();
+    CHECK(answer == "Hello! How can I help?");
+    fast.target<openai_chat_model>()->close_idle_connections();
+}
+
+TEST_CASE("factory: clear errors for unknown names, providers, fields and thinking", "[factory]")
+{
+    const auto registry = model_registry::from_json_text(
+        R"({"models":[{"name":"a","model":"m1","api_key_env":""},{"name":"b","provider":"ollama","model":"llama3"}]})");
+    CHECK(registry.find("").info.name == "a");
+    CHECK(registry.find("b").info.provider == "ollama");
+    CHECK(configuration_error([&] { (void)registry.find("c"); }) == "unknown model \"c\" (configured: a, b)");
+    CHECK(configuration_error([&] { (void)registry.create_chat_model("b", true); }).find("does not support thinking") != std::string::npos);
+
+    const std::string provider = configuration_error(
+        [] { (void)model_registry::from_json_text(R"({"models":[{"name":"x","provider":"gemini","model":"g"}]})"); });
+    CHECK(provider.find("unknown provider \"gemini\"") != std::string::npos);
+    CHECK(provider.find("openai, anthropic, deepseek") != std::string::npos);
+    CHECK(configuration_error([] { (void)model_registry::from_json_text(R"({"models":[{"name":"x","model":"m","temprature":1}]})"); })
+              .find("unknown field \"temprature\"") != std::string::npos);
+    CHECK(configuration_error([] { (void)model_registry::from_json_text(R"({"models":[{"name":"x"}]})"); })
+              .find("\"model\"") != std::string::npos);
+    CHECK(configuration_error([] { (void)model_registry::from_json_text(R"({"models":[{"name":"x","model":"m"},{"name":"x","model":"n"}]})"); })
+              .find("used twice") != std::string::npos);
+    CHECK(configuration_error([] { (void)model_registry::from_json_text("[1,"); }).find("JSON") != std::string::npos);
+    CHECK(configuration_error([] { (void)model_registry::from_file("/nonexistent/agentware.json"); }).find("/nonexistent") != std::string::npos);
+    CHECK(configuration_error([] { (void)model_registry().create_chat_model("x"); }) == "no models are configured");
+
+    // The API key variable named in the configuration must be set; the error names the variable.
+    ::unsetenv("AGENTWARE_TEST_MISSING_KEY");
+    const auto needs_key = model_registry::from_json_text(
+        R"({"models":[{"name":"k","model":"m","api_key_env":"AGENTWARE_TEST_MISSING_KEY"}]})");
+    CHECK(configuration_error([&] { (void)needs_key.create_chat_model("k"); }).find("AGENTWARE_TEST_MISSING_KEY") != std::string::npos);
+}
+
+TEST_CASE("factory: with no configuration, the environment names one model", "[factory]")
+{
+    ::unsetenv("AGENTWARE_CONFIG");
+    ::unsetenv("AGENTWARE_MODEL");
+    CHECK(configuration_error([] { (void)create_chat_model(); }).find("AGENTWARE_MODEL") != std::string::npos);
+    ::setenv("AGENTWARE_MODEL", "qwen2.5:7b", 1);
+    ::setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1", 1);
+    ::unsetenv("OPENAI_API_KEY");
+    const auto registry = model_registry::load_default();
+    REQUIRE(registry.models().size() == 1);
+    CHECK(registry.models()[0].info.model == "qwen2.5:7b");
+    CHECK(registry.models()[0].api_key_env == std::optional<std::string>(""));
+    CHECK(create_chat_model("qwen2.5:7b").info().provider == "openai");
+    ::unsetenv("AGENTWARE_MODEL");
+    ::unsetenv("OPENAI_BASE_URL");
+}
+
+TEST_CASE("any_chat_model: wraps a blocking-only model for the async loop too", "[any_chat_model]")
+{
+    any_chat_model m(echo_model{}, model_info{"echo", "test", "echo-1"});
+    CHECK(m.invoke(ask("x")).ai.text() == "echo: x");
+    CHECK(m.info().name == "echo");
+    CHECK(m.target<echo_model>() != nullptr);
+    CHECK(m.target<openai_chat_model>() == nullptr);
+    m.cancel(); // no cancel(): nothing happens
+
+    boost::asio::io_context io;
+    std::string got;
+    const chat_request r = ask("y");
+    boost::asio::co_spawn(io, m.async_invoke(r), [&](std::exception_ptr, model_response resp) { got = resp.ai.text(); });
+    io.run();
+    CHECK(got == "echo: y");
+}
+
+TEST_CASE("token counter: estimates, and the provider's usage where reported", "[tokens]")
+{
+    const token_counter counter;
+    CHECK(counter.estimate("") == 0);
+    CHECK(counter.estimate("abcd") == 1);
+    CHECK(counter.estimate("abcde") == 2);
+    CHECK(counter.estimate(human_message(std::string(400, 'x'))) == 103);
+    CHECK(counter.estimate(human_message({image_block("https://x/y.png")})) == 3 + 765);
+
+    std::vector<message> history{system_message(std::string(40, 's')), human_message(std::string(80, 'h'))};
+    const std::uint64_t estimated = counter.count(history);
+    CHECK(estimated == (3 + 10) + (3 + 20));
+
+    message answer = ai_message(std::string(40, 'a'));
+    answer.metadata["usage"] = json::object{{"input_tokens", 1000}, {"output_tokens", 50}, {"total_tokens", 1050}};
+    history.push_back(answer);
+    history.push_back(human_message(std::string(8, 'q')));
+    CHECK(counter.count(history) == 1050 + 3 + 2);
+    CHECK(count_tokens(history) == counter.count(history));
+    CHECK(token_counter::reported_tokens(answer) == std::optional<std::uint64_t>(1050));
+    CHECK_FALSE(token_counter::reported_tokens(history[1]));
+
+    token_counter dense(token_estimate_options{2.0, 0, 100});
+    CHECK(dense.estimate(human_message("abcd")) == 2);
+}

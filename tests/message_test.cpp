@@ -423,7 +423,9 @@ TEST_CASE("a tool-call-only assistant message has the exact OpenAI wire form", "
         "role": "assistant",
         "content": null,
         "tool_calls": [{"id": "call_1", "type": "function",
-                        "function": {"name": "search", "arguments": "{\"q\":\"x\"}"}}]
+                        "function": {"name": "search", "arguments": "{\"q\":\"x\"}"}},
+                       {"id": "call_2", "type": "function",
+                        "function": {"name": "ls", "arguments": "{"}}]
     })"));
     CHECK(to_openai_wire(m, wire_options{true}).as_object().at("reasoning_content") == "thinking");
 }

@@ -1,0 +1,126 @@
+// agent_loop: the framework's cost per agent round — one model call that asks
+// for one tool call, and that tool call — with the scripted model (which
+// answers at once) and an echo tool, so nearly all measured time is the loop's
+// own. Two pipelines (none; the 14 middlewares of hook_dispatch, here working
+// on the real agent state) at history lengths of 10, 1,000 and 10,000 messages.
+//
+// Each iteration is one run of 100 rounds (99 with a tool call, then a final
+// answer); the history is cut back to its starting length between runs, with
+// the timer paused. The `per_round` counter is the time of one round.
+#include <agentware.hpp>
+#include <agentware/src.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+
+namespace {
+
+using namespace agentware;
+
+constexpr std::size_t rounds_per_run = 100;
+
+struct counter_field {
+    static constexpr std::string_view name = "bench_counter";
+    using value_type = std::uint64_t;
+};
+
+#define NODE(hook, id) void hook(auto& s, runtime&) { s.template get<counter_field>() = s.template get<counter_field>() * 31 + id; }
+#define WRAP(hook, id)                                                        \
+    std::uint64_t hook##_count = 0;                                           \
+    auto hook(auto& req, auto&& next) {                                       \
+        hook##_count += id;                                                    \
+        return next(req);                                                      \
+    }
+#define FIELDS using state = fields<counter_field>;
+struct thread_data { FIELDS NODE(before_agent, 0) };
+struct uploads { FIELDS NODE(before_agent, 1) };
+struct sandbox { FIELDS NODE(before_agent, 2) NODE(after_agent, 102) };
+struct dangling_tool_call { WRAP(wrap_model_call, 3) };
+struct guardrail { WRAP(wrap_tool_call, 4) };
+struct tool_error_handling { WRAP(wrap_tool_call, 5) };
+struct summarization { FIELDS NODE(before_model, 6) };
+struct todo { FIELDS NODE(before_model, 7) NODE(after_model, 107) WRAP(wrap_model_call, 207) };
+struct title { FIELDS NODE(after_model, 8) };
+struct memory { FIELDS NODE(after_agent, 9) };
+struct view_image { FIELDS NODE(before_model, 10) };
+struct subagent_limit { FIELDS NODE(after_model, 11) };
+struct loop_detection { FIELDS NODE(before_agent, 12) NODE(after_model, 112) NODE(after_agent, 212) WRAP(wrap_model_call, 312) };
+struct clarification { WRAP(wrap_tool_call, 13) };
+#undef NODE
+#undef WRAP
+#undef FIELDS
+
+scripted_model make_model() {
+    std::vector<message> script;
+    for (std::size_t i = 0; i + 1 < rounds_per_run; ++i) {
+        boost::json::object args;
+        args["text"] = "ping";
+        script.push_back(ai_message("", {tool_call{"", "echo", std::move(args)}}));
+    }
+    script.push_back(ai_message("done"));
+    return scripted_model(std::move(script), {false, true});
+}
+
+tool_set make_tools() {
+    return tool_set(make_tool("echo", "Repeats the text.",
+                              R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})",
+                              [](const boost::json::object& args) { return std::string(args.at("text").as_string()); }));
+}
+
+// A history of `n` messages: turns of human, ai with a tool call, tool, ai.
+template <class State>
+State make_history(std::size_t n) {
+    State s;
+    for (std::size_t i = 0; s.messages.size() < n; ++i) {
+        s.messages.push_back(human_message("question number " + std::to_string(i)));
+        boost::json::object args;
+        args["text"] = "earlier call " + std::to_string(i);
+        s.messages.push_back(ai_message("", {tool_call{"call-" + std::to_string(i), "echo", args}}));
+        s.messages.push_back(tool_message("call-" + std::to_string(i), "echo", "earlier call " + std::to_string(i)));
+        s.messages.push_back(ai_message("answer number " + std::to_string(i)));
+    }
+    s.messages.resize(n);
+    for (auto& m : s.messages) m.id = make_message_id();
+    return s;
+}
+
+template <class Agent>
+void run_rounds(benchmark::State& bs, Agent& a) {
+    const auto history = static_cast<std::size_t>(bs.range(0));
+    auto state = make_history<typename Agent::state_type>(history);
+    state.messages.reserve(history + 2 * rounds_per_run + 2);
+    run_config cfg;
+    cfg.run_id = "bench";
+    for (auto _ : bs) {
+        run_result r = a.run(state, "go", cfg);
+        if (r.rounds != rounds_per_run || !r.ok()) {
+            bs.SkipWithError("the run did not do the expected rounds");
+            break;
+        }
+        bs.PauseTiming();
+        state.messages.resize(history);
+        bs.ResumeTiming();
+    }
+    bs.counters["per_round"] = benchmark::Counter(static_cast<double>(bs.iterations() * rounds_per_run),
+                                                  benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    bs.counters["history"] = static_cast<double>(history);
+}
+
+void BM_agent_loop_no_middleware(benchmark::State& bs) {
+    auto a = make_agent(make_model(), make_tools());
+    run_rounds(bs, a);
+}
+
+void BM_agent_loop_14_middlewares(benchmark::State& bs) {
+    auto a = make_agent(make_model(), make_tools(), thread_data{}, uploads{}, sandbox{}, dangling_tool_call{},
+                        guardrail{}, tool_error_handling{}, summarization{}, todo{}, title{}, memory{}, view_image{},
+                        subagent_limit{}, loop_detection{}, clarification{});
+    run_rounds(bs, a);
+}
+
+} // namespace
+
+BENCHMARK(BM_agent_loop_no_middleware)->Arg(10)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_agent_loop_14_middlewares)->Arg(10)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_MAIN();

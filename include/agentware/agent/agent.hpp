@@ -288,21 +288,25 @@ private:
             co_return model_.invoke(request);
     }
 
-    tool_result call_through_chain(const tool_call& call, const state_type& state, const runtime& rt) {
-        tool_request<state_type> req{call, tools_.find(call.name), &state, &rt};
+    tool_result call_through_chain(tool_request<state_type>& req) {
         return pipeline_.wrap_tool_call(req, [this](tool_request<state_type>& r) {
             return detail::call_tool(r, tools_, options_.validate_tool_arguments);
         });
     }
 
     // Answers garbled calls, then returns the calls to run (none: back to the model).
-    std::vector<tool_call> prepare_tools(state_type& state) {
+    std::vector<tool_request<state_type>> prepare_tools(state_type& state, const runtime& rt) {
         for (auto& m : detail::answers_to_invalid_calls(state.messages)) detail::append_message(state.messages, m);
-        return detail::pending_tool_calls(state.messages);
+        std::vector<tool_request<state_type>> reqs;
+        for (auto& call : detail::pending_tool_calls(state.messages)) {
+            tool_interface* t = tools_.find(call.name);
+            reqs.push_back(tool_request<state_type>{std::move(call), t, &state, &rt});
+        }
+        return reqs;
     }
 
     detail::loop_step merge_tools(state_type& state, runtime& rt, const run_config& config, run_result& result,
-                                  const std::vector<tool_call>& calls, std::vector<tool_result>& results,
+                                  const std::vector<tool_request<state_type>>& calls, std::vector<tool_result>& results,
                                   std::vector<std::exception_ptr>& failures, std::size_t first) {
         bool ended = false;
         std::exception_ptr failure = detail::merge_tool_results(state, calls, results, failures, ended);
@@ -317,12 +321,12 @@ private:
 
     detail::loop_step run_tools(state_type& state, runtime& rt, const run_config& config, run_result& result) {
         std::size_t first = state.messages.size();
-        std::vector<tool_call> calls = prepare_tools(state);
+        std::vector<tool_request<state_type>> calls = prepare_tools(state, rt);
         std::vector<tool_result> results(calls.size());
         std::vector<std::exception_ptr> failures(calls.size());
         auto run_one = [&](std::size_t i) {
             try {
-                results[i] = call_through_chain(calls[i], state, rt);
+                results[i] = call_through_chain(calls[i]);
             } catch (...) {
                 failures[i] = std::current_exception();
             }
@@ -344,14 +348,14 @@ private:
     }
 
     // A member coroutine, not a lambda: its parameters live in its own frame.
-    boost::asio::awaitable<void> async_call_into(tool_result& out, tool_request<state_type> req) {
-        out = co_await async_call_through_chain(std::move(req));
+    boost::asio::awaitable<void> async_call_into(tool_result& out, tool_request<state_type>& req) {
+        out = co_await async_call_through_chain(req);
     }
 
-    boost::asio::awaitable<tool_result> async_call_through_chain(tool_request<state_type> req) {
+    boost::asio::awaitable<tool_result> async_call_through_chain(tool_request<state_type>& req) {
         // Wrap hooks run on the caller's executor; the blocking tool runs on the pool.
         co_return co_await pipeline_.wrap_tool_call(req, [this](tool_request<state_type>& r) {
-            return async_call_tool(r);
+            return async_call_tool(tool_request<state_type>(r));
         });
     }
 
@@ -367,7 +371,7 @@ private:
     boost::asio::awaitable<detail::loop_step> async_run_tools(state_type& state, runtime& rt,
                                                               const run_config& config, run_result& result) {
         std::size_t first = state.messages.size();
-        std::vector<tool_call> calls = prepare_tools(state);
+        std::vector<tool_request<state_type>> calls = prepare_tools(state, rt);
         std::vector<tool_result> results(calls.size());
         std::vector<std::exception_ptr> failures(calls.size());
         if (!calls.empty()) {
@@ -377,9 +381,7 @@ private:
             std::vector<op_type> ops;
             ops.reserve(calls.size());
             for (std::size_t i = 0; i < calls.size(); ++i)
-                ops.push_back(boost::asio::co_spawn(
-                    ex, async_call_into(results[i], tool_request<state_type>{calls[i], tools_.find(calls[i].name), &state, &rt}),
-                    boost::asio::deferred));
+                ops.push_back(boost::asio::co_spawn(ex, async_call_into(results[i], calls[i]), boost::asio::deferred));
             auto [order, errors] = co_await boost::asio::experimental::make_parallel_group(std::move(ops))
                                        .async_wait(boost::asio::experimental::wait_for_all(),
                                                    boost::asio::use_awaitable);

@@ -62,16 +62,17 @@ inline constexpr char alnum_digits[] =
 
 } // namespace detail
 
-/// A new message id, "msg-" followed by 16 lowercase hex digits. Unique within
-/// the process (all threads), random-looking across processes.
+/// A new message id, "msg-" followed by 11 letters and digits (62^11 > 2^64, so
+/// the encoding is injective). Unique within the process (all threads),
+/// random-looking across processes. Fifteen characters: short enough for the
+/// string's inline buffer, so making an id does not allocate.
 inline std::string make_message_id()
 {
-    static constexpr char hex[] = "0123456789abcdef";
     std::uint64_t bits = detail::next_unique_id_bits();
-    std::string id = "msg-0000000000000000";
+    std::string id = "msg-00000000000";
     for (std::size_t i = id.size(); i-- > 4;) {
-        id[i] = hex[bits & 0xF];
-        bits >>= 4;
+        id[i] = detail::alnum_digits[bits % 62];
+        bits /= 62;
     }
     return id;
 }

@@ -303,6 +303,9 @@ private:
                     int depth) {
         const auto* type = s.if_contains("type");
         if (!type) return true;
+        // The common case, one type that matches, allocates nothing.
+        if (const auto* one = type->if_string(); one && !type_phrase(*one).empty() && has_type(v, *one))
+            return true;
         std::vector<std::string_view> names;
         if (const auto* one = type->if_string()) {
             names.push_back(*one);

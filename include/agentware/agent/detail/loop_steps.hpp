@@ -154,11 +154,12 @@ tool_result call_tool(const tool_request<State>& r, const tool_set& tools, bool 
 /// chain threw gets an error tool message, so the history never has a call
 /// without an answer; the first such failure is returned.
 template <class State>
-std::exception_ptr merge_tool_results(State& state, const std::vector<tool_call>& calls,
+std::exception_ptr merge_tool_results(State& state, const std::vector<tool_request<State>>& requests,
                                       std::vector<tool_result>& results, std::vector<std::exception_ptr>& failures,
                                       bool& ended) {
     std::exception_ptr first_failure;
-    for (std::size_t i = 0; i < calls.size(); ++i) {
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        const tool_call& call = requests[i].call;
         if (failures[i]) {
             std::string what = "unknown error";
             try {
@@ -168,14 +169,14 @@ std::exception_ptr merge_tool_results(State& state, const std::vector<tool_call>
             } catch (...) {
             }
             append_message(state.messages,
-                           tool_message(calls[i].id, calls[i].name,
-                                        fmt::format("Error: the tool \"{}\" failed: {}", calls[i].name, what),
+                           tool_message(call.id, call.name,
+                                        fmt::format("Error: the tool \"{}\" failed: {}", call.name, what),
                                         tool_status::error));
             if (!first_failure) first_failure = failures[i];
             continue;
         }
         tool_result& r = results[i];
-        if (r.msg.tool_call_id.empty()) r.msg.tool_call_id = calls[i].id;
+        if (r.msg.tool_call_id.empty()) r.msg.tool_call_id = call.id;
         r.msg.type = role::tool;
         append_message(state.messages, std::move(r.msg));
         if (!r.update.empty()) state.apply(std::move(r.update));

@@ -69,7 +69,9 @@ public:
 
     explicit agent(Model model, tool_set tools = {}, Pipeline middleware = {}, agent_options options = {})
         : model_(std::move(model)), tools_(std::move(tools)), pipeline_(std::move(middleware)),
-          options_(std::move(options)), pool_(std::make_unique<tool_pool>(options_.max_parallel_tools)) {}
+          options_(std::move(options)), pool_(std::make_unique<tool_pool>(options_.max_parallel_tools)) {
+        add_middleware_tools();
+    }
 
     Model& model() noexcept { return model_; }
     Pipeline& middleware() noexcept { return pipeline_; }
@@ -150,6 +152,16 @@ public:
     }
 
 private:
+    // A middleware may bring tools (view_image, ask_clarification, the sandbox's):
+    // `std::vector<std::shared_ptr<tool_interface>> tools()`. Those of engaged
+    // slots are offered with the agent's own.
+    void add_middleware_tools() {
+        pipeline_.for_each_enabled([this](auto& m) {
+            if constexpr (requires { m.tools(); })
+                for (auto& t : m.tools()) tools_.add(std::shared_ptr<tool_interface>(t));
+        });
+    }
+
     // A bounded pool for the tool calls of a round (made when first needed).
     class tool_pool {
     public:

@@ -9,6 +9,7 @@
 #include <agentware/core/type_list.hpp>
 
 #include <boost/hana/at.hpp>
+#include <boost/hana/for_each.hpp>
 #include <boost/hana/tuple.hpp>
 
 #include <cstddef>
@@ -146,6 +147,15 @@ public:
     /// True when `M` is one of the listed middleware types.
     template <class M>
     static constexpr bool contains = detail::count_of<M, slot_middleware_t<Slots>...> == 1;
+
+    /// Calls `f(m)` for each middleware `m` in list order, skipping empty optional slots.
+    template <class F>
+    constexpr void for_each_enabled(F&& f) {
+        boost::hana::for_each(slots_, [&](auto& slot) {
+            using slot_t = std::remove_cvref_t<decltype(slot)>;
+            if (auto* m = slot_traits<slot_t>::get(slot)) f(*m);
+        });
+    }
 
     template <class State, class Runtime>
     constexpr hook_result before_agent(State& state, Runtime& rt) {

@@ -26,6 +26,12 @@ private:
 };
 } // namespace detail
 
+/// Any tool in the type-erased form that tool sets and middlewares hand around.
+template <tool T>
+std::shared_ptr<tool_interface> share_tool(T t) {
+    return std::make_shared<detail::tool_adapter<T>>(std::move(t));
+}
+
 /// The tools an agent offers the model, by unique name.
 class tool_set {
 public:
@@ -37,7 +43,7 @@ public:
 
     template <tool T>
     tool_set& add(T t) {
-        return add(std::shared_ptr<tool_interface>(std::make_shared<detail::tool_adapter<T>>(std::move(t))));
+        return add(share_tool(std::move(t)));
     }
     tool_set& add(std::shared_ptr<tool_interface> t) {
         if (!t) throw std::invalid_argument("agentware::tool_set: null tool");

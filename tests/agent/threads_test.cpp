@@ -68,9 +68,18 @@ TEST_CASE("a bad thread id is an error result, not a crash", "[agent][threads][e
     CHECK_THAT(r.error, Catch::Contains("invalid thread id"));
 }
 
+namespace {
+// Answers from the conversation alone, so concurrent runs cannot take each other's answers.
+struct call_then_answer_model {
+    model_response invoke(const chat_request& r) {
+        if (r.messages.back().is_tool()) return {ai_message("ok"), {}};
+        return {test::calls({test::call("", "echo", R"({"text":"x"})")}), {}};
+    }
+};
+} // namespace
+
 TEST_CASE("one agent serves concurrent runs on different threads", "[agent][threads][concurrency]") {
-    scripted_model model({test::calls({test::call("", "echo", R"({"text":"x"})")}), ai_message("ok")},
-                         {false, true});
+    call_then_answer_model model;
     auto a = make_agent(model, tool_set(test::echo_tool()));
     memory_checkpointer store;
     a.use_checkpointer(store);

@@ -150,6 +150,17 @@ tool_result call_tool(const tool_request<State>& r, const tool_set& tools, bool 
     return to_result(r.call, r.tool->call(r.call.args, trt));
 }
 
+/// The message of an exception, whatever its type.
+inline std::string describe(std::exception_ptr e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        return x.what();
+    } catch (...) {
+        return "unknown error";
+    }
+}
+
 /// Folds one round's tool results into the state, in call order. A call whose
 /// chain threw gets an error tool message, so the history never has a call
 /// without an answer; the first such failure is returned.
@@ -161,13 +172,7 @@ std::exception_ptr merge_tool_results(State& state, const std::vector<tool_reque
     for (std::size_t i = 0; i < requests.size(); ++i) {
         const tool_call& call = requests[i].call;
         if (failures[i]) {
-            std::string what = "unknown error";
-            try {
-                std::rethrow_exception(failures[i]);
-            } catch (const std::exception& e) {
-                what = e.what();
-            } catch (...) {
-            }
+            const std::string what = describe(failures[i]);
             append_message(state.messages,
                            tool_message(call.id, call.name,
                                         fmt::format("Error: the tool \"{}\" failed: {}", call.name, what),
@@ -183,16 +188,6 @@ std::exception_ptr merge_tool_results(State& state, const std::vector<tool_reque
         ended = ended || r.end_run;
     }
     return first_failure;
-}
-
-inline std::string describe(std::exception_ptr e) {
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-        return x.what();
-    } catch (...) {
-        return "unknown error";
-    }
 }
 
 inline std::string recursion_message(std::size_t limit) {

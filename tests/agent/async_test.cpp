@@ -82,18 +82,8 @@ TEST_CASE("the forwarding hook works unchanged in the blocking loop", "[agent][a
 }
 
 TEST_CASE("async tool calls of one round run concurrently on the pool", "[agent][async][concurrency]") {
-    std::mutex m;
-    std::condition_variable cv;
-    int arrived = 0, saw_all = 0;
-    auto gather = make_tool("gather", "Waits for the others.", boost::json::object{},
-                            [&](const boost::json::object& args) {
-                                std::unique_lock lock(m);
-                                ++arrived;
-                                cv.notify_all();
-                                if (cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived >= 3; }))
-                                    ++saw_all;
-                                return std::string(args.at("n").as_string());
-                            });
+    test::rendezvous meeting(3);
+    auto gather = meeting.tool();
     scripted_model model({test::calls({test::call("1", "gather", R"({"n":"a"})"),
                                        test::call("2", "gather", R"({"n":"b"})"),
                                        test::call("3", "gather", R"({"n":"c"})")}),
@@ -101,7 +91,7 @@ TEST_CASE("async tool calls of one round run concurrently on the pool", "[agent]
     auto a = make_agent(model, tool_set(gather));
     auto r = run_async(a, "go");
     REQUIRE(r.ok());
-    CHECK(saw_all == 3);
+    CHECK(meeting.all_met());
     CHECK(r.state.messages[2].text() == "a");
     CHECK(r.state.messages[4].text() == "c");
 }

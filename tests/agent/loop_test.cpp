@@ -151,20 +151,8 @@ TEST_CASE("a tool can end the run and update other state fields", "[agent][loop]
 }
 
 TEST_CASE("the tool calls of one round run concurrently, results in call order", "[agent][loop][concurrency]") {
-    std::mutex m;
-    std::condition_variable cv;
-    int arrived = 0;
-    std::atomic<int> saw_all{0};
-    // Each call waits until all three are inside the tool: that only happens if they overlap.
-    auto gather = make_tool("gather", "Waits for the others.", boost::json::object{},
-                            [&](const boost::json::object& args) {
-                                std::unique_lock lock(m);
-                                ++arrived;
-                                cv.notify_all();
-                                if (cv.wait_for(lock, std::chrono::seconds(10), [&] { return arrived >= 3; }))
-                                    ++saw_all;
-                                return std::string(args.at("n").as_string());
-                            });
+    test::rendezvous meeting(3);
+    auto gather = meeting.tool();
     scripted_model model({test::calls({test::call("1", "gather", R"({"n":"first"})"),
                                        test::call("2", "gather", R"({"n":"second"})"),
                                        test::call("3", "gather", R"({"n":"third"})")}),
@@ -172,7 +160,7 @@ TEST_CASE("the tool calls of one round run concurrently, results in call order",
     auto a = make_agent(model, tool_set(gather));
     auto r = a.invoke("go");
     REQUIRE(r.ok());
-    CHECK(saw_all == 3);
+    CHECK(meeting.all_met());
     const auto& ms = r.state.messages;
     CHECK(ms[2].text() == "first");
     CHECK(ms[3].text() == "second");

@@ -5,10 +5,45 @@
 
 #include <boost/json/parse.hpp>
 
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace test {
+
+// A tool whose calls wait until `expected` of them are inside it at once, so
+// `all_met()` is true only if the calls really overlapped. It answers with its
+// "n" argument. (Waits at most ten seconds, so a failure cannot hang.)
+struct rendezvous {
+    explicit rendezvous(int expected) : shared(std::make_shared<state>(expected)) {}
+    struct state {
+        explicit state(int e) : expected(e) {}
+        std::mutex m;
+        std::condition_variable cv;
+        int expected, arrived = 0, met = 0;
+    };
+    std::shared_ptr<state> shared;
+
+    auto tool() const {
+        return agentware::make_tool("gather", "Waits for the others.", boost::json::object{},
+                                    [s = shared](const boost::json::object& args) {
+                                        std::unique_lock lock(s->m);
+                                        ++s->arrived;
+                                        s->cv.notify_all();
+                                        if (s->cv.wait_for(lock, std::chrono::seconds(10),
+                                                           [&] { return s->arrived >= s->expected; }))
+                                            ++s->met;
+                                        return std::string(args.at("n").as_string());
+                                    });
+    }
+    bool all_met() const {
+        std::lock_guard lock(shared->m);
+        return shared->met == shared->expected;
+    }
+};
 
 inline agentware::tool_call call(std::string id, std::string name, std::string args_json = "{}") {
     return agentware::tool_call{std::move(id), std::move(name), boost::json::parse(args_json).as_object()};

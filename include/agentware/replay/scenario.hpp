@@ -5,6 +5,7 @@
 // and turns of user input with the ai messages the scripted model answers.
 // The format is documented in docs/replay.md.
 
+#include <agentware/message/detail/base64.hpp>
 #include <agentware/message/json.hpp>
 #include <agentware/message/message.hpp>
 
@@ -30,7 +31,7 @@ public:
 /// A file created in the thread's directories before the first turn.
 struct scenario_file {
     std::string path; ///< relative, under workspace/, uploads/ or outputs/
-    std::string content;
+    std::string content; ///< `content`, or the bytes of `content_base64`
 };
 
 /// What a turn's result must show (checked by `agentware replay --check`).
@@ -146,7 +147,13 @@ inline scenario parse_scenario(const boost::json::value& jv) {
         for (std::size_t i = 0; i < arr->size(); ++i) {
             const std::string where = fmt::format("files[{}]", i);
             const auto& fo = object_at((*arr)[i], where);
-            s.files.push_back({string_at(fo, "path", where), string_at(fo, "content", where)});
+            if (fo.contains("content_base64")) {
+                auto bytes = agentware::detail::base64_decode(string_at(fo, "content_base64", where));
+                if (!bytes) throw scenario_error(where + ": \"content_base64\" is not valid base64");
+                s.files.push_back({string_at(fo, "path", where), std::move(*bytes)});
+            } else {
+                s.files.push_back({string_at(fo, "path", where), string_at(fo, "content", where)});
+            }
         }
     }
     const auto* turns = o.if_contains("turns");

@@ -1,0 +1,504 @@
+// loop_detection and subagent_limit: the after_model guards that take tool
+// calls away from the model's answer, alone, in an agent, and under concurrency.
+#include "../agent/support.hpp"
+
+#include <agentware/middleware/loop_detection.hpp>
+#include <agentware/middleware/subagent_limit.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+using namespace agentware;
+using strings = std::vector<std::string>;
+
+namespace {
+
+using plain_state = basic_state<type_list<>>;
+
+// Feeds answers to an after_model guard as the agent would.
+template <class Guard>
+struct bench {
+    Guard guard;
+    plain_state state;
+    runtime rt{"thread-1", "run-1", {}, 0};
+
+    bench() = default;
+    explicit bench(Guard g) : guard(std::move(g)) {}
+
+    const message& answer(message ai) {
+        state.messages.push_back(std::move(ai));
+        guard.after_model(state, rt);
+        return state.messages.back();
+    }
+    const message& answer(std::vector<tool_call> calls, std::string text = {}) {
+        return answer(ai_message(std::move(text), std::move(calls)));
+    }
+};
+
+tool_call task(std::string id) { return test::call(std::move(id), "task", R"({"description":"d","prompt":"p"})"); }
+
+std::string loop_warning_of(const recorded_request& r) {
+    if (r.messages.empty() || r.messages.back().name != "loop_warning") return {};
+    return r.messages.back().text();
+}
+
+const std::string warning =
+    "[LOOP DETECTED] You are repeating the same tool calls. Stop calling tools and produce your final answer now. If "
+    "you cannot complete the task, summarize what you accomplished so far.";
+const std::string hard_stop =
+    "[FORCED STOP] Repeated tool calls exceeded the safety limit. Producing final answer with results collected so far.";
+
+} // namespace
+
+// ---------------------------------------------------------------- hashing
+
+TEST_CASE("the call-set hash ignores order and non-salient arguments", "[middleware][loop_detection]") {
+    auto h = [](std::vector<tool_call> cs) { return loop_detection::hash_tool_calls(cs); };
+    auto a = test::call("1", "web_search", R"({"query":"x","description":"first try"})");
+    auto b = test::call("2", "bash", R"({"command":"ls","description":"list"})");
+    CHECK(h({a, b}) == h({b, a}));
+    CHECK(h({a}) == h({test::call("9", "web_search", R"({"description":"second try","query":"x"})")}));
+    CHECK(h({a}) != h({test::call("9", "web_search", R"({"query":"y"})")}));
+    CHECK(h({a}).size() == 16);
+    // no salient field: all arguments count, in any key order
+    CHECK(h({test::call("1", "calc", R"({"a":1,"b":2})")}) == h({test::call("2", "calc", R"({"b":2,"a":1})")}));
+    CHECK(h({test::call("1", "calc", R"({"a":1})")}) != h({test::call("2", "calc", R"({"a":2})")}));
+    // write_file and str_replace: every argument counts
+    CHECK(h({test::call("1", "write_file", R"({"path":"a","content":"x"})")}) !=
+          h({test::call("2", "write_file", R"({"path":"a","content":"y"})")}));
+}
+
+TEST_CASE("read_file calls are keyed by path and 200-line buckets", "[middleware][loop_detection]") {
+    auto key = [](const char* args) { return loop_detection::call_key(test::call("1", "read_file", args)); };
+    CHECK(key(R"({"path":"/a.txt"})") == "/a.txt:0-0");
+    CHECK(key(R"({"path":"/a.txt","start_line":1,"end_line":200})") == "/a.txt:0-0");
+    CHECK(key(R"({"path":"/a.txt","start_line":150,"end_line":250})") == "/a.txt:0-1");
+    CHECK(key(R"({"path":"/a.txt","start_line":401})") == "/a.txt:2-2");
+    CHECK(key(R"({"path":"/a.txt","start_line":"401","end_line":"1"})") == "/a.txt:0-2"); // strings, sorted
+    CHECK(key(R"({"path":"/a.txt","start_line":"abc","end_line":null})") == "/a.txt:0-0"); // junk: defaults
+    CHECK(key(R"({"path":"/a.txt","start_line":-50})") == "/a.txt:0-0");                    // clamped to line 1
+    CHECK(key(R"({"start_line":5})") == "None:0-0");
+}
+
+// ---------------------------------------------------------------- layer 1
+
+TEST_CASE("the third identical answer queues a warning; the fifth is a hard stop", "[middleware][loop_detection]") {
+    bench<loop_detection> b;
+    auto same = [] { return std::vector<tool_call>{test::call("x", "web_search", R"({"query":"q"})")}; };
+    b.answer(same());
+    b.answer(same());
+    CHECK(b.guard.pending_warnings("thread-1", "run-1").empty());
+    b.answer(same());
+    CHECK(b.guard.pending_warnings("thread-1", "run-1") == strings{warning});
+    b.answer(same()); // warned once per hash
+    CHECK(b.guard.pending_warnings("thread-1", "run-1") == strings{warning});
+    message last = ai_message("Searching again.", same());
+    last.metadata["finish_reason"] = "tool_calls";
+    const message& stopped = b.answer(last);
+    CHECK(stopped.tool_calls.empty());
+    CHECK(stopped.text() == "Searching again.\n\n" + hard_stop);
+    CHECK(stopped.metadata.at("finish_reason") == "stop");
+    CHECK(b.rt.context.at("stop_reason") == "loop_capped");
+    CHECK(b.guard.consume_stop_reason("run-1") == std::optional<std::string>("loop_capped"));
+    CHECK_FALSE(b.guard.consume_stop_reason("run-1")); // consumed
+}
+
+TEST_CASE("a hard stop on an answer without text, or with several blocks", "[middleware][loop_detection]") {
+    loop_detection_options o;
+    o.warn_threshold = 1;
+    o.hard_limit = 1;
+    bench<loop_detection> b{loop_detection(o)};
+    CHECK(b.answer({test::call("x", "t")}).text() == hard_stop);
+    message m = ai_message("", {test::call("y", "t")});
+    m.content = {text_block("a"), image_block("http://i")};
+    m.invalid_tool_calls.push_back(invalid_tool_call{"z", "t", "{", "bad"});
+    const message& s = b.answer(m);
+    REQUIRE(s.content.size() == 3);
+    CHECK(s.content[2].text == "\n\n" + hard_stop);
+    CHECK(s.invalid_tool_calls.empty());
+}
+
+TEST_CASE("only the window counts", "[middleware][loop_detection]") {
+    loop_detection_options o;
+    o.window_size = 4;
+    bench<loop_detection> b{loop_detection(o)};
+    auto a = [] { return std::vector<tool_call>{test::call("a", "t", R"({"path":"a"})")}; };
+    auto other = [](int i) { return std::vector<tool_call>{test::call("o", "t", fmt::format(R"({{"path":"{}"}})", i))}; };
+    b.answer(a());
+    b.answer(other(1));
+    b.answer(other(2));
+    b.answer(other(3));
+    b.answer(a());
+    b.answer(a()); // three `a` so far, but the first one left the window
+    CHECK(b.guard.pending_warnings("thread-1", "run-1").empty());
+    b.answer(a());
+    CHECK(b.guard.pending_warnings("thread-1", "run-1") == strings{warning});
+}
+
+// ---------------------------------------------------------------- layer 2
+
+TEST_CASE("one tool called too often warns, then stops, with the per-tool texts", "[middleware][loop_detection]") {
+    loop_detection_options o;
+    o.tool_freq_warn = 3;
+    o.tool_freq_hard_limit = 4;
+    o.detect_cycles = false;
+    bench<loop_detection> b{loop_detection(o)};
+    for (int i = 0; i < 3; ++i) b.answer({test::call("c", "bash", fmt::format(R"({{"command":"echo {}"}})", i))});
+    CHECK(b.guard.pending_warnings("thread-1", "run-1") ==
+          strings{"[LOOP DETECTED] You have called bash 3 times without producing a final answer. Stop calling tools "
+                  "and produce your final answer now. If you cannot complete the task, summarize what you accomplished "
+                  "so far."});
+    const message& s = b.answer({test::call("c", "bash", R"({"command":"echo 9"})")});
+    CHECK(s.tool_calls.empty());
+    CHECK(s.text() == "[FORCED STOP] Tool bash called 4 times — exceeded the per-tool safety limit. Producing final "
+                      "answer with results collected so far.");
+}
+
+TEST_CASE("per-tool overrides replace the global frequency thresholds", "[middleware][loop_detection]") {
+    loop_detection_options o;
+    o.tool_freq_warn = 2;
+    o.tool_freq_hard_limit = 2;
+    o.tool_freq_overrides["bash"] = tool_frequency_limit{5, 6};
+    o.detect_cycles = false;
+    bench<loop_detection> b{loop_detection(o)};
+    for (int i = 0; i < 4; ++i) b.answer({test::call("c", "bash", fmt::format(R"({{"command":"{}"}})", i))});
+    CHECK(b.guard.pending_warnings("thread-1", "run-1").empty());
+    CHECK(b.answer({test::call("c", "ls", R"({"path":"1"})")}).has_tool_calls());
+    CHECK_FALSE(b.answer({test::call("c", "ls", R"({"path":"2"})")}).has_tool_calls()); // 2 = hard limit
+}
+
+TEST_CASE("batch-friendly tools are never counted", "[middleware][loop_detection]") {
+    loop_detection_options o;
+    o.batch_friendly_tools = {"create_pr"};
+    bench<loop_detection> b{loop_detection(o)};
+    for (int i = 0; i < 10; ++i) CHECK(b.answer({test::call("c", "create_pr", R"({"title":"same"})")}).has_tool_calls());
+    CHECK(b.guard.pending_warnings("thread-1", "run-1").empty());
+    CHECK(b.guard.tracked_threads() == 0);
+}
+
+TEST_CASE("a run whose context disables loop detection is not watched", "[middleware][loop_detection]") {
+    bench<loop_detection> b;
+    b.rt.context["disable_loop_detection"] = true;
+    for (int i = 0; i < 6; ++i) CHECK(b.answer({test::call("c", "t")}).has_tool_calls());
+}
+
+// ---------------------------------------------------------------- layer 3
+
+TEST_CASE("answers cycling A, B, A, B warn at three laps and stop at four", "[middleware][loop_detection]") {
+    bench<loop_detection> b;
+    int n = 0;
+    auto search = [&] { return std::vector<tool_call>{test::call("s", "web_search", fmt::format(R"({{"query":"{}"}})", ++n))}; };
+    auto fetch = [&] { return std::vector<tool_call>{test::call("f", "web_fetch", fmt::format(R"({{"url":"u{}"}})", ++n))}; };
+    b.answer(search());
+    b.answer(fetch());
+    b.answer(search());
+    b.answer(fetch());
+    b.answer(search());
+    CHECK(b.guard.pending_warnings("thread-1", "run-1").empty());
+    b.answer(fetch());
+    CHECK(b.guard.pending_warnings("thread-1", "run-1") ==
+          strings{"[LOOP DETECTED] You are cycling through the same tools (web_fetch → web_search) without producing a "
+                  "final answer. Stop calling tools and produce your final answer now. If you cannot complete the "
+                  "task, summarize what you accomplished so far."});
+    b.answer(search()); // the same cycle seen from the other end: not warned twice
+    CHECK(b.guard.pending_warnings("thread-1", "run-1").size() == 1);
+    const message& s = b.answer(fetch());
+    CHECK_FALSE(s.has_tool_calls());
+    CHECK(s.text() == "[FORCED STOP] Tool calls cycled through web_fetch → web_search 4 times — exceeded the safety "
+                      "limit. Producing final answer with results collected so far.");
+}
+
+TEST_CASE("a three-step cycle is found; a single repeated tool is not a cycle", "[middleware][loop_detection]") {
+    bench<loop_detection> b;
+    int n = 0;
+    auto one = [&](const char* name) { return std::vector<tool_call>{test::call("c", name, fmt::format(R"({{"path":"{}"}})", ++n))}; };
+    for (int lap = 0; lap < 3; ++lap) {
+        b.answer(one("ls"));
+        b.answer(one("read_file"));
+        b.answer(one("grep"));
+    }
+    CHECK(b.guard.pending_warnings("thread-1", "run-1").size() == 1);
+    CHECK(b.guard.pending_warnings("thread-1", "run-1")[0].find("(grep → ls → read_file)") != std::string::npos);
+
+    bench<loop_detection> single;
+    for (int i = 0; i < 8; ++i) single.answer(one("ls"));
+    CHECK(single.guard.pending_warnings("thread-1", "run-1").empty());
+}
+
+// ---------------------------------------------------------------- delivery and scoping
+
+TEST_CASE("warnings reach the next model call after the tool results, request-only", "[middleware][loop_detection][agent]") {
+    std::vector<message> script;
+    for (int i = 0; i < 3; ++i) script.push_back(test::calls({test::call(fmt::format("c{}", i), "echo", R"({"text":"x"})")}));
+    script.push_back(ai_message("final"));
+    scripted_model model(script);
+    auto a = make_agent(model, tool_set(test::echo_tool()), loop_detection{});
+    auto r = a.invoke("go");
+    REQUIRE(r.reason == stop_reason::finished);
+    auto reqs = model.requests();
+    REQUIRE(reqs.size() == 4);
+    CHECK(loop_warning_of(reqs[2]).empty());
+    CHECK(loop_warning_of(reqs[3]) == warning);
+    CHECK(reqs[3].messages[reqs[3].messages.size() - 2].is_tool()); // after the tool result
+    for (const auto& m : r.state.messages) CHECK(m.name != "loop_warning");
+}
+
+TEST_CASE("the hard stop ends an agent's run with the stopped answer", "[middleware][loop_detection][agent]") {
+    scripted_model model({test::calls({test::call("c", "echo", R"({"text":"x"})")}, "again")}, {true, true});
+    auto a = make_agent(model, tool_set(test::echo_tool()), loop_detection{});
+    auto r = a.invoke("go");
+    REQUIRE(r.reason == stop_reason::finished);
+    CHECK(model.calls() == 5);
+    CHECK(r.answer() == "again\n\n" + hard_stop);
+}
+
+TEST_CASE("queued warnings are deduplicated and capped at four per run", "[middleware][loop_detection]") {
+    loop_detection_options o;
+    o.warn_threshold = 1;
+    o.hard_limit = 100;
+    bench<loop_detection> b{loop_detection(o)};
+    for (int i = 0; i < 6; ++i) b.answer({test::call("c", "t", fmt::format(R"({{"path":"{}"}})", i))});
+    auto p = b.guard.pending_warnings("thread-1", "run-1");
+    CHECK(p.size() == 1); // six hashes, one text
+    CHECK(p[0] == warning);
+}
+
+TEST_CASE("before_agent drops other runs' warnings of the thread; after_agent the run's own", "[middleware][loop_detection]") {
+    loop_detection_options o;
+    o.warn_threshold = 1;
+    o.hard_limit = 100;
+    loop_detection ld(o);
+    plain_state s;
+    runtime old_run{"t", "old", {}, 0}, other_thread{"u", "x", {}, 0}, new_run{"t", "new", {}, 0};
+    s.messages.push_back(test::calls({test::call("c", "a")}));
+    ld.after_model(s, old_run);
+    ld.after_model(s, other_thread);
+    REQUIRE(ld.pending_warnings("t", "old").size() == 1);
+    ld.before_agent(s, new_run);
+    CHECK(ld.pending_warnings("t", "old").empty());
+    CHECK(ld.pending_warnings("u", "x").size() == 1);
+    s.messages.push_back(test::calls({test::call("c", "b")}));
+    ld.after_model(s, new_run);
+    CHECK(ld.pending_warnings("t", "new").size() == 1);
+    ld.after_agent(s, new_run);
+    CHECK(ld.pending_warnings("t", "new").empty());
+    CHECK(ld.pending_warnings("u", "x").size() == 1);
+}
+
+TEST_CASE("histories survive across runs of a thread and are kept for the most recent threads", "[middleware][loop_detection]") {
+    loop_detection_options o;
+    o.max_tracked_threads = 2;
+    loop_detection ld(o);
+    plain_state s;
+    s.messages.push_back(test::calls({test::call("c", "t")}));
+    for (const char* run : {"r1", "r2"}) {
+        runtime rt{"a", run, {}, 0};
+        ld.after_model(s, rt);
+    }
+    runtime third{"a", "r3", {}, 0};
+    ld.after_model(s, third);
+    CHECK(ld.pending_warnings("a", "r3") == strings{warning}); // counted across runs
+    runtime b{"b", "r", {}, 0}, c{"c", "r", {}, 0};
+    ld.after_model(s, b);
+    ld.after_model(s, c); // evicts "a"
+    CHECK(ld.tracked_threads() == 2);
+    runtime again{"a", "r4", {}, 0};
+    ld.after_model(s, again);
+    CHECK(ld.pending_warnings("a", "r4").empty()); // "a" starts over
+}
+
+TEST_CASE("loop_detection rejects thresholds that make no sense, with DeerFlow's texts", "[middleware][loop_detection]") {
+    auto fails_with = [](loop_detection_options o, const std::string& text) {
+        try {
+            loop_detection ld(o);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what()) == text;
+        }
+        return false;
+    };
+    loop_detection_options o;
+    o.warn_threshold = 6;
+    CHECK(fails_with(o, "hard_limit must be greater than or equal to warn_threshold"));
+    o = {};
+    o.tool_freq_overrides["bash"] = {10, 5};
+    CHECK(fails_with(o, "hard_limit must be >= warn"));
+    o = {};
+    o.window_size = 0;
+    CHECK(fails_with(o, "window_size must be >= 1"));
+}
+
+TEST_CASE("loop_detection options read DeerFlow's config keys", "[middleware][loop_detection][json]") {
+    auto o = boost::json::value_to<loop_detection_options>(boost::json::parse(
+        R"({"warn_threshold":2,"hard_limit":4,"tool_freq_overrides":{"bash":{"warn":150,"hard_limit":300}},
+            "batch_friendly_tools":["create_pr"],"detect_cycles":false})"));
+    CHECK(o.warn_threshold == 2);
+    CHECK(o.hard_limit == 4);
+    CHECK(o.window_size == 20);
+    CHECK(o.tool_freq_overrides.at("bash") == tool_frequency_limit{150, 300});
+    CHECK(o.batch_friendly_tools == strings{"create_pr"});
+    CHECK_FALSE(o.detect_cycles);
+    auto back = boost::json::value_to<loop_detection_options>(boost::json::value_from(o));
+    CHECK(back.tool_freq_overrides == o.tool_freq_overrides);
+    CHECK(back.hard_limit == 4);
+}
+
+TEST_CASE("concurrent runs share one loop_detection safely", "[middleware][loop_detection][concurrency]") {
+    loop_detection ld;
+    std::vector<std::thread> workers;
+    std::atomic<int> stopped{0};
+    for (int w = 0; w < 8; ++w)
+        workers.emplace_back([&, w] {
+            for (int run = 0; run < 20; ++run) {
+                plain_state s;
+                runtime rt{fmt::format("thread-{}", w % 4), fmt::format("run-{}-{}", w, run), {}, 0};
+                ld.before_agent(s, rt);
+                for (int i = 0; i < 6; ++i) {
+                    s.messages.push_back(test::calls({test::call("c", "t", R"({"path":"same"})")}));
+                    ld.after_model(s, rt);
+                    if (!s.messages.back().has_tool_calls()) ++stopped;
+                    ld.pending_warnings(rt.thread_id, rt.run_id);
+                }
+                ld.after_agent(s, rt);
+                ld.consume_stop_reason(rt.run_id);
+            }
+        });
+    for (auto& t : workers) t.join();
+    CHECK(stopped > 0);
+    CHECK(ld.tracked_threads() == 4);
+    for (int w = 0; w < 4; ++w)
+        for (int run = 0; run < 20; ++run)
+            CHECK(ld.pending_warnings(fmt::format("thread-{}", w), fmt::format("run-{}-{}", w, run)).empty());
+}
+
+TEST_CASE("concurrent agent runs on one loop_detection get their own warnings", "[middleware][loop_detection][concurrency][agent]") {
+    scripted_model model({test::calls({test::call("c", "echo", R"({"text":"x"})")})}, {false, true});
+    auto a = make_agent(model, tool_set(test::echo_tool()), loop_detection{});
+    std::vector<std::thread> runs;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < 4; ++i)
+        runs.emplace_back([&, i] {
+            run_config cfg;
+            cfg.thread_id = fmt::format("t{}", i);
+            auto r = a.invoke("go", cfg);
+            if (r.reason == stop_reason::finished && r.answer() == hard_stop) ++ok;
+        });
+    for (auto& t : runs) t.join();
+    CHECK(ok == 4);
+}
+
+// ---------------------------------------------------------------- subagent_limit
+
+TEST_CASE("subagent_limit keeps the first three task calls of an answer, silently", "[middleware][subagent_limit]") {
+    bench<subagent_limit> b;
+    const message& m = b.answer({task("t1"), test::call("x", "bash"), task("t2"), task("t3"), task("t4"), task("t5")},
+                                "Delegating.");
+    std::vector<std::string> ids;
+    for (const auto& c : m.tool_calls) ids.push_back(c.id);
+    CHECK(ids == strings{"t1", "x", "t2", "t3"});
+    CHECK(m.text() == "Delegating.");
+    CHECK_FALSE(b.rt.context.contains("stop_reason"));
+    CHECK(b.guard.used(b.rt) == 3);
+}
+
+TEST_CASE("subagent_limit caps a run's total and says so once the budget is spent", "[middleware][subagent_limit]") {
+    bench<subagent_limit> b;
+    b.answer({task("a1"), task("a2"), task("a3")});
+    const message& second = b.answer({task("b1"), task("b2"), task("b3"), task("b4")});
+    CHECK(second.tool_calls.size() == 3);
+    CHECK(b.guard.used(b.rt) == 6);
+    message third = ai_message("More work.", {task("c1"), test::call("x", "bash")});
+    third.metadata["finish_reason"] = "tool_calls";
+    const message& m = b.answer(third);
+    REQUIRE(m.tool_calls.size() == 1);
+    CHECK(m.tool_calls[0].name == "bash");
+    CHECK(m.text() ==
+          "More work.\n\n[SUBAGENT LIMIT REACHED] The subagent delegation limit for this run has been reached. Continue "
+          "using the subagent results already collected, execute remaining simple work directly, or summarize the "
+          "remaining work instead of launching more subagents.");
+    CHECK(m.metadata.at("finish_reason") == "tool_calls"); // calls remain
+    CHECK(b.rt.context.at("stop_reason") == "subagent_limit_capped");
+    message only_tasks = ai_message("", {task("d1")});
+    only_tasks.metadata["finish_reason"] = "tool_calls";
+    const message& d = b.answer(only_tasks);
+    CHECK(d.tool_calls.empty());
+    CHECK(d.metadata.at("finish_reason") == "stop");
+}
+
+TEST_CASE("an answer that only exceeds the remaining budget is cut without a note", "[middleware][subagent_limit]") {
+    bench<subagent_limit> b{subagent_limit(subagent_limit_options{3, 4})};
+    b.answer({task("a1"), task("a2"), task("a3")});
+    const message& m = b.answer({task("b1"), task("b2")}, "x");
+    CHECK(m.tool_calls.size() == 1);
+    CHECK(m.text() == "x");
+}
+
+TEST_CASE("subagent_limit clamps its limits; ceilings may be raised for large fan-out", "[middleware][subagent_limit]") {
+    runtime rt;
+    CHECK(subagent_limit(subagent_limit_options{10, 100}).effective_max_concurrent(rt) == 4);
+    CHECK(subagent_limit(subagent_limit_options{10, 100}).effective_max_total(rt) == 50);
+    CHECK(subagent_limit(subagent_limit_options{0, 0}).effective_max_concurrent(rt) == 1);
+    CHECK(subagent_limit(subagent_limit_options{0, 0}).effective_max_total(rt) == 1);
+    subagent_limit_options big{16, 500, 32, 1000};
+    CHECK(subagent_limit(big).effective_max_concurrent(rt) == 16);
+    CHECK(subagent_limit(big).effective_max_total(rt) == 500);
+    bench<subagent_limit> b{subagent_limit(big)};
+    std::vector<tool_call> many;
+    for (int i = 0; i < 20; ++i) many.push_back(task(fmt::format("t{}", i)));
+    CHECK(b.answer(many).tool_calls.size() == 16);
+}
+
+TEST_CASE("a run's context may set the subagent limits", "[middleware][subagent_limit]") {
+    bench<subagent_limit> b;
+    b.rt.context["max_concurrent_subagents"] = 2;
+    b.rt.context["max_total_subagents"] = 0; // "or default": 6
+    CHECK(b.answer({task("a"), task("b"), task("c")}).tool_calls.size() == 2);
+    CHECK(b.guard.effective_max_total(b.rt) == 6);
+    b.rt.context["max_concurrent_subagents"] = 99;
+    CHECK(b.guard.effective_max_concurrent(b.rt) == 4);
+}
+
+TEST_CASE("subagent_limit counts per run and forgets a finished run", "[middleware][subagent_limit]") {
+    bench<subagent_limit> b{subagent_limit(subagent_limit_options{3, 3})};
+    b.answer({task("a"), task("b"), task("c")});
+    runtime other{"thread-1", "run-2", {}, 0};
+    CHECK(b.guard.used(other) == 0);
+    b.guard.after_agent(b.state, b.rt);
+    CHECK(b.guard.used(b.rt) == 0);
+    CHECK(b.answer({task("d")}).tool_calls.size() == 1);
+    CHECK(b.answer(ai_message("no calls")).text() == "no calls");
+}
+
+TEST_CASE("subagent_limit in an agent: excess task calls never run", "[middleware][subagent_limit][agent]") {
+    std::atomic<int> runs{0};
+    auto task_tool = make_tool("task", "Delegates.", R"({"type":"object"})", [&](const boost::json::object&) {
+        ++runs;
+        return std::string("Task Succeeded. Result: done");
+    });
+    scripted_model model({test::calls({task("a"), task("b"), task("c"), task("d"), task("e")}), ai_message("ok")});
+    auto a = make_agent(model, tool_set(task_tool), subagent_limit{});
+    auto r = a.invoke("go");
+    REQUIRE(r.reason == stop_reason::finished);
+    CHECK(runs == 3);
+    CHECK(r.state.messages.at(1).tool_calls.size() == 3);
+}
+
+TEST_CASE("concurrent runs share one subagent_limit safely", "[middleware][subagent_limit][concurrency]") {
+    subagent_limit lim;
+    std::vector<std::thread> workers;
+    std::atomic<int> kept{0};
+    for (int w = 0; w < 8; ++w)
+        workers.emplace_back([&, w] {
+            plain_state s;
+            runtime rt{"t", fmt::format("r{}", w), {}, 0};
+            for (int i = 0; i < 5; ++i) {
+                s.messages.push_back(test::calls({task("a"), task("b"), task("c"), task("d")}));
+                lim.after_model(s, rt);
+                kept += static_cast<int>(s.messages.back().tool_calls.size());
+            }
+            lim.after_agent(s, rt);
+        });
+    for (auto& t : workers) t.join();
+    CHECK(kept == 8 * 6);
+}

@@ -197,6 +197,7 @@ private:
         } catch (...) {
             fail(result, std::current_exception());
         }
+        result.context = std::move(rt.context);
     }
 
     // Returns false (with the error in `out`) when the stored state cannot be read.

@@ -66,6 +66,9 @@ struct run_result {
     token_usage usage;
     std::size_t rounds = 0;            ///< model calls made
     std::size_t first_new_message = 0; ///< index of this run's first message (its input) in the state
+    /// The runtime context as the run left it: what middlewares recorded there
+    /// (DeerFlow's `stop_reason` such as "loop_capped", the sandbox id, ...).
+    boost::json::object context;
 
     bool ok() const noexcept { return reason != stop_reason::error && reason != stop_reason::recursion_limit; }
 };

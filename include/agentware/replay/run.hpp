@@ -372,6 +372,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         boost::json::object turn_out;
         turn_out["stop_reason"] = to_string(r.reason);
         if (!r.error.empty()) turn_out["error"] = r.error;
+        if (const auto* why = r.context.if_contains("stop_reason")) turn_out["stop_detail"] = *why;
         boost::json::value full = boost::json::value_from(state);
         boost::json::array messages = std::move(full.as_object()["messages"].as_array());
         full.as_object().erase("messages");

@@ -1,0 +1,742 @@
+#ifndef AGENTWARE_MIDDLEWARE_SANDBOX_TOOLS_HPP
+#define AGENTWARE_MIDDLEWARE_SANDBOX_TOOLS_HPP
+
+// The sandbox's tools (DeerFlow's sandbox tools, local mode): bash, ls,
+// read_file, write_file, str_replace, glob, grep and present_files. The model
+// names files by virtual paths under /mnt/user-data/{workspace,uploads,
+// outputs}; every path goes through detail::resolve_model_path, host paths in
+// what the tools return are shown as virtual paths again, and no tool throws:
+// failures are "Error: ..." tool messages.
+//
+// A tool acquires the thread's sandbox on its first use (lazy acquisition) and
+// returns the id as a `sandbox` state update; parallel first calls of one
+// round acquire the same id, which the field's merge rule accepts.
+
+#include <agentware/middleware/detail/file_search.hpp>
+#include <agentware/middleware/detail/output_limits.hpp>
+#include <agentware/middleware/detail/process.hpp>
+#include <agentware/middleware/detail/user_data_paths.hpp>
+#include <agentware/middleware/fields.hpp>
+#include <agentware/middleware/sandbox_provider.hpp>
+#include <agentware/tool/make_tool.hpp>
+#include <agentware/tool/tool_set.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace agentware {
+
+/// Settings of the sandbox middleware and its tools (DeerFlow's `sandbox:`
+/// configuration, with its defaults).
+struct sandbox_options {
+    /// true: acquire on the first tool call; false: in before_agent.
+    bool lazy_init = true;
+    /// Offer `bash`, which runs on the host: only in a fully trusted setup.
+    bool allow_host_bash = false;
+    /// A bash command is killed, with its whole process group, after this long.
+    std::chrono::milliseconds bash_command_timeout = std::chrono::seconds(600);
+    /// bash output is middle-truncated to this many characters (0 = off).
+    std::size_t bash_output_max_chars = 20000;
+    /// Each of stdout and stderr is captured up to this many bytes.
+    std::size_t bash_capture_max_bytes = 10 * 1024 * 1024;
+    /// read_file output is head-truncated to this many characters (0 = off).
+    std::size_t read_file_output_max_chars = 50000;
+    /// ls output is head-truncated to this many characters (0 = off).
+    std::size_t ls_output_max_chars = 20000;
+    /// A single non-append write_file larger than this is refused (0 = off).
+    std::size_t write_file_max_bytes = 80 * 1024;
+    /// Upper bounds of the glob and grep `max_results` arguments.
+    std::size_t glob_max_results = 1000;
+    std::size_t grep_max_results = 500;
+};
+
+namespace detail {
+
+inline constexpr std::string_view text_host_bash_disabled =
+    "Error: Host bash execution is disabled for LocalSandboxProvider because it is not a secure sandbox boundary. "
+    "Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: true only in a fully "
+    "trusted local environment.";
+
+inline constexpr std::string_view description_parameter =
+    R"("description":{"type":"string","description":"Why you make this call, in a few words. ALWAYS PROVIDE THIS PARAMETER FIRST."})";
+
+/// What the tools of one sandbox middleware share.
+struct sandbox_tool_context {
+    sandbox_options options;
+    any_sandbox_provider provider;
+
+    // Files the agent wrote with write_file, per sandbox: their contents had
+    // virtual paths turned into host paths, which read_file turns back.
+    std::mutex written_mutex;
+    std::map<std::string, std::set<std::string>> written;
+
+    void remember_written(const std::string& sandbox_id, const std::filesystem::path& p) {
+        std::lock_guard lock(written_mutex);
+        written[sandbox_id].insert(p.string());
+    }
+    bool was_written(const std::string& sandbox_id, const std::filesystem::path& p) {
+        std::lock_guard lock(written_mutex);
+        auto it = written.find(sandbox_id);
+        return it != written.end() && it->second.count(p.string()) != 0;
+    }
+};
+
+/// One lock per file path (striped), so write_file and str_replace on the same
+/// file from parallel calls do not interleave.
+inline std::mutex& path_lock(const std::filesystem::path& p) {
+    static std::array<std::mutex, 64> locks;
+    return locks[std::hash<std::string>{}(p.string()) % locks.size()];
+}
+
+inline tool_output error_output(std::string text) { return tool_output::error(std::move(text)); }
+
+// Argument readers: a wrong type is the model's mistake, reported, not thrown.
+struct arg_error {
+    std::string text;
+};
+
+inline std::optional<std::string> string_arg(const boost::json::object& args, std::string_view key, bool required,
+                                             std::optional<arg_error>& err) {
+    const auto* v = args.if_contains(key);
+    if (!v || v->is_null()) {
+        if (required && !err) err = arg_error{fmt::format("Error: missing required argument '{}'", key)};
+        return std::nullopt;
+    }
+    if (!v->is_string()) {
+        if (!err) err = arg_error{fmt::format("Error: argument '{}' must be a string", key)};
+        return std::nullopt;
+    }
+    return std::string(v->get_string());
+}
+
+inline std::optional<std::int64_t> int_arg(const boost::json::object& args, std::string_view key,
+                                           std::optional<arg_error>& err) {
+    const auto* v = args.if_contains(key);
+    if (!v || v->is_null()) return std::nullopt;
+    if (v->is_int64()) return v->get_int64();
+    if (v->is_uint64()) return static_cast<std::int64_t>(std::min<std::uint64_t>(v->get_uint64(), INT64_MAX));
+    if (v->is_double() && v->get_double() == static_cast<double>(static_cast<std::int64_t>(v->get_double())))
+        return static_cast<std::int64_t>(v->get_double());
+    if (v->is_string()) { // models send "5" as often as 5
+        const auto& s = v->get_string();
+        std::int64_t n = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+        if (ec == std::errc() && p == s.data() + s.size()) return n;
+    }
+    if (!err) err = arg_error{fmt::format("Error: argument '{}' must be an integer", key)};
+    return std::nullopt;
+}
+
+inline bool bool_arg(const boost::json::object& args, std::string_view key, bool fallback,
+                     std::optional<arg_error>& err) {
+    const auto* v = args.if_contains(key);
+    if (!v || v->is_null()) return fallback;
+    if (v->is_bool()) return v->get_bool();
+    if (!err) err = arg_error{fmt::format("Error: argument '{}' must be a boolean", key)};
+    return fallback;
+}
+
+/// Everything a sandbox tool call needs: the thread's paths and the sandbox id
+/// (acquired here on first use, and then returned as a state update).
+struct sandbox_call {
+    const thread_paths* paths = nullptr;
+    std::string sandbox_id;
+    bool newly_acquired = false;
+};
+
+inline std::optional<std::string> prepare_call(sandbox_tool_context& ctx, const tool_runtime& rt, sandbox_call& call,
+                                               bool acquire) {
+    const auto* td = rt.field<thread_data_field>();
+    if (!td || !*td) return fmt::format("Error: {}", text_thread_data_missing);
+    call.paths = &**td;
+    try {
+        ensure_thread_dirs(*call.paths);
+    } catch (const std::exception& e) {
+        return fmt::format("Error: could not create the thread directories: {}", e.what());
+    }
+    if (!acquire) return std::nullopt;
+    if (const auto* sb = rt.field<sandbox_field>(); sb && *sb && (*sb)->sandbox_id) {
+        call.sandbox_id = *(*sb)->sandbox_id;
+        return std::nullopt;
+    }
+    const std::string thread_id = context_thread_id(rt.context, rt.thread_id);
+    const std::string user_id = context_user_id(rt.context);
+    if (!is_valid_thread_id(thread_id) || !is_valid_user_id(user_id))
+        return std::string("Error: invalid thread or user id for the sandbox");
+    call.sandbox_id = ctx.provider.acquire(thread_id, user_id);
+    call.newly_acquired = true;
+    return std::nullopt;
+}
+
+/// Runs one tool body with the shared preamble and error net.
+template <class Body>
+tool_output sandbox_tool_call(sandbox_tool_context& ctx, const boost::json::object& args, const tool_runtime& rt,
+                              bool acquire, Body&& body) {
+    sandbox_call call;
+    tool_output out;
+    try {
+        if (auto problem = prepare_call(ctx, rt, call, acquire)) return error_output(std::move(*problem));
+        out = body(args, call);
+    } catch (const std::exception& e) {
+        out = error_output(fmt::format("Error: Unexpected error: {}", excerpt(e.what(), 2000)));
+    }
+    if (call.newly_acquired) out.update.set<sandbox_field>(sandbox_state{call.sandbox_id});
+    return out;
+}
+
+inline std::optional<std::string> read_whole_file(const std::filesystem::path& p, std::string& out, int& err) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) {
+        err = errno;
+        return std::string("open failed");
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    out = std::move(ss).str();
+    return std::nullopt;
+}
+
+/// Writes without following a symlink at the last component (the checked
+/// path could have been replaced by one since).
+inline int write_file_nofollow(const std::filesystem::path& p, std::string_view content, bool append) {
+    const int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
+    const int fd = ::open(p.c_str(), flags, 0644);
+    if (fd < 0) return errno;
+    std::size_t done = 0;
+    int result = 0;
+    while (done < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            result = errno;
+            break;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    return result;
+}
+
+inline std::string path_error(std::string_view error) { return fmt::format("Error: {}", error); }
+
+// ---- bash -------------------------------------------------------------------
+
+inline bool allowed_absolute_path(std::string_view p) {
+    if (has_path_prefix(p, virtual_user_data)) return true;
+    for (std::string_view prefix : {"/bin/", "/usr/bin/", "/usr/sbin/", "/sbin/", "/opt/homebrew/bin/", "/dev/"})
+        if (p.starts_with(prefix)) return true;
+    return false;
+}
+
+/// Best-effort screening of a host bash command (not a security boundary):
+/// no file:// URLs, no ".." segments, no cd to $VAR, `...`, ~ or -, and every
+/// absolute path under /mnt/user-data or a system binary directory.
+inline std::optional<std::string> screen_command(const std::string& command) {
+    static const std::regex file_url(R"(file://)", std::regex::icase);
+    if (std::regex_search(command, file_url)) return std::string("Error: Unsafe file:// URL in command. Use paths under /mnt/user-data");
+    static const std::regex url(R"([A-Za-z][A-Za-z0-9+.-]*://[^\s'"]*)");
+    const std::string without_urls = std::regex_replace(command, url, " ");
+    static const std::regex dotdot(R"((^|[\s/'"=:;|&<>()])\.\.($|[\s/'"`;|&<>()]))");
+    if (std::regex_search(without_urls, dotdot)) return path_error(text_path_traversal);
+    static const std::regex cd(R"((^|[\s;&|(])(cd|pushd)\s+([$`~]|-(\s|$)))");
+    if (std::smatch m; std::regex_search(without_urls, m, cd))
+        return fmt::format("Error: Unsafe directory change in command: {} {}. Use paths under /mnt/user-data",
+                           m[2].str(), m[3].str());
+    static const std::regex absolute(R"((?:^|[\s'"=:;|&<>(])(/[^\s'"`;|&<>()]*))");
+    std::set<std::string> unsafe;
+    for (std::sregex_iterator it(without_urls.begin(), without_urls.end(), absolute), end; it != end; ++it) {
+        std::string p = (*it)[1].str();
+        if (!allowed_absolute_path(p)) unsafe.insert(std::move(p));
+    }
+    if (!unsafe.empty()) {
+        std::string list;
+        for (const auto& p : unsafe) list += (list.empty() ? "" : ", ") + p;
+        return fmt::format("Error: Unsafe absolute paths in command: {}. Use paths under /mnt/user-data", list);
+    }
+    return std::nullopt;
+}
+
+inline std::string shell_quote(std::string_view s) {
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
+    }
+    return out + "'";
+}
+
+/// DeerFlow's output assembly: stdout, stderr, then the timeout note or the exit code.
+inline std::string assemble_command_output(const command_outcome& r, std::chrono::milliseconds timeout) {
+    auto stream_text = [](const captured_stream& s) {
+        std::string t = s.data;
+        if (s.total > s.data.size())
+            t += fmt::format("\n... [output truncated after {} of {} bytes; remaining output discarded] ...",
+                             s.data.size(), s.total);
+        return t;
+    };
+    std::string output = stream_text(r.out);
+    if (r.err.total > 0) {
+        const std::string err = stream_text(r.err);
+        output = output.empty() ? err : output + "\nStd Error:\n" + err;
+    }
+    if (r.timed_out) {
+        const auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
+        std::string note = fmt::format(
+            "Command timed out after {} {} and was terminated. To run a long-lived process such as a web server, "
+            "start it in the background and redirect its output, e.g. `your-command > "
+            "/mnt/user-data/workspace/server.log 2>&1 &`.",
+            secs, secs == 1 ? "second" : "seconds");
+        output = output.empty() ? note : output + "\n" + note;
+    } else if (r.exit_code != 0) {
+        output += fmt::format("\nExit Code: {}", r.exit_code);
+    }
+    return output.empty() ? "(no output)" : output;
+}
+
+inline tool_output bash_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+    std::optional<arg_error> err;
+    auto command = string_arg(args, "command", true, err);
+    if (err) return error_output(err->text);
+    if (command->find('\0') != std::string::npos) return error_output("Error: command contains a NUL character");
+    if (auto problem = screen_command(*command)) return error_output(std::move(*problem));
+    const thread_paths& td = *call.paths;
+    const std::string host_command =
+        fmt::format("cd {} && {}", shell_quote(td.workspace_path), virtual_to_host_text(*command, td));
+    const auto outcome =
+        run_command(find_shell(), host_command, ctx.options.bash_command_timeout, ctx.options.bash_capture_max_bytes);
+    if (!outcome.failure.empty()) return error_output(fmt::format("Error: could not run the command: {}", outcome.failure));
+    std::string output = mask_host_paths(assemble_command_output(outcome, ctx.options.bash_command_timeout), td);
+    return tool_output(middle_truncate(output, ctx.options.bash_output_max_chars));
+}
+
+// ---- ls ---------------------------------------------------------------------
+
+inline tool_output ls_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+    std::optional<arg_error> err;
+    auto path = string_arg(args, "path", true, err);
+    if (err) return error_output(err->text);
+    auto r = resolve_model_path(*path, call.paths, path_access::read);
+    if (!r.ok()) return error_output(path_error(r.error));
+    std::error_code ec;
+    if (!std::filesystem::is_directory(r.host, ec)) return error_output(fmt::format("Error: Directory not found: {}", *path));
+    if (::access(r.host.c_str(), R_OK | X_OK) != 0) return error_output(fmt::format("Error: Permission denied: {}", *path));
+    std::string out;
+    walk_tree(r.host, *call.paths, 2, [&](const walk_entry& e) {
+        std::string virt = to_virtual_path(e.path, *call.paths);
+        if (virt.empty()) return true;
+        if (!out.empty()) out += '\n';
+        out += virt;
+        if (e.is_dir) out += '/';
+        return true;
+    });
+    if (out.empty()) return tool_output("(empty)");
+    return tool_output(head_truncate(out, ctx.options.ls_output_max_chars,
+                                     "Use a more specific path to see fewer results"));
+}
+
+// ---- read_file ----------------------------------------------------------------
+
+inline tool_output read_file_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+    std::optional<arg_error> err;
+    auto path = string_arg(args, "path", true, err);
+    auto start = int_arg(args, "start_line", err);
+    auto end = int_arg(args, "end_line", err);
+    if (err) return error_output(err->text);
+    if (start && *start < 1) return tool_output("(start_line must be >= 1)");
+    if (end && *end < 1) return tool_output("(end_line must be >= 1)");
+    if (start && end && *start > *end) return tool_output("(start_line > end_line — no lines in range)");
+    auto r = resolve_model_path(*path, call.paths, path_access::read);
+    if (!r.ok()) return error_output(path_error(r.error));
+    std::error_code ec;
+    auto st = std::filesystem::status(r.host, ec);
+    if (!std::filesystem::exists(st)) return error_output(fmt::format("Error: File not found: {}", *path));
+    if (std::filesystem::is_directory(st)) return error_output(fmt::format("Error: Path is a directory, not a file: {}", *path));
+    std::string content;
+    int open_errno = 0;
+    if (read_whole_file(r.host, content, open_errno)) {
+        if (open_errno == EACCES || open_errno == EPERM)
+            return error_output(fmt::format("Error: Permission denied reading file: {}", *path));
+        return error_output(fmt::format("Error: File not found: {}", *path));
+    }
+    if (!is_utf8_text(content))
+        return error_output(fmt::format(
+            "Error: cannot read '{}' as text — it appears to be a binary file (e.g. .xlsx, .pdf, or an image). "
+            "read_file only supports UTF-8 text. Use bash with a suitable library instead (pandas/openpyxl for "
+            "spreadsheets), or view_image for images.",
+            *path));
+    if (ctx.was_written(call.sandbox_id, r.host)) content = mask_host_paths(content, *call.paths);
+    if (content.empty()) return tool_output("(empty)");
+    if (start || end) {
+        // Lines keep their endings, so a range reads exactly as the file has it.
+        std::vector<std::string_view> lines;
+        std::string_view rest = content;
+        while (!rest.empty()) {
+            std::size_t nl = rest.find('\n');
+            std::size_t len = nl == std::string_view::npos ? rest.size() : nl + 1;
+            lines.push_back(rest.substr(0, len));
+            rest.remove_prefix(len);
+        }
+        const auto first = static_cast<std::size_t>(start.value_or(1));
+        const auto last = std::min<std::size_t>(end ? static_cast<std::size_t>(*end) : lines.size(), lines.size());
+        if (first > lines.size()) return tool_output("(start_line exceeds file length)");
+        std::string selected;
+        for (std::size_t i = first - 1; i < last; ++i) selected += lines[i];
+        content = std::move(selected);
+        if (content.empty()) return tool_output("(empty)");
+    }
+    return tool_output(head_truncate(content, ctx.options.read_file_output_max_chars,
+                                     "Use start_line/end_line to read a specific range"));
+}
+
+// ---- write_file / str_replace ------------------------------------------------
+
+inline std::string bounded_error(std::string text) { return excerpt(text, 2000); }
+
+inline tool_output write_file_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+    std::optional<arg_error> err;
+    auto path = string_arg(args, "path", true, err);
+    auto content = string_arg(args, "content", true, err);
+    const bool append = bool_arg(args, "append", false, err);
+    if (err) return error_output(err->text);
+    const std::size_t max = ctx.options.write_file_max_bytes;
+    if (!append && max > 0 && content->size() > max)
+        return error_output(fmt::format(
+            "Error: write_file content ({} bytes) exceeds the {}-byte single-call limit. Split the content into "
+            "smaller pieces: either (a) write the first section now, then use `str_replace` for further edits, or "
+            "(b) call write_file again with append=True carrying the next section. See SIZE POLICY in the tool "
+            "docstring or issue #3189 for the rationale.",
+            content->size(), max));
+    auto r = resolve_model_path(*path, call.paths, path_access::write);
+    if (!r.ok()) return error_output(path_error(r.error));
+    std::error_code ec;
+    if (std::filesystem::is_directory(r.host, ec))
+        return error_output(fmt::format("Error: Path is a directory, not a file: {}", *path));
+    std::lock_guard lock(path_lock(r.host));
+    std::filesystem::create_directories(r.host.parent_path(), ec);
+    if (ec) return error_output(bounded_error(fmt::format("Error: Failed to write file '{}': OSError: {}", *path, ec.message())));
+    const int e = write_file_nofollow(r.host, virtual_to_host_text(*content, *call.paths), append);
+    if (e == EACCES || e == EPERM) return error_output(fmt::format("Error: Permission denied writing to file: {}", *path));
+    if (e == ELOOP) return error_output(path_error(text_path_traversal));
+    if (e != 0)
+        return error_output(bounded_error(fmt::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
+    ctx.remember_written(call.sandbox_id, r.host);
+    return tool_output("OK");
+}
+
+inline tool_output str_replace_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+    std::optional<arg_error> err;
+    auto path = string_arg(args, "path", true, err);
+    auto old_str = string_arg(args, "old_str", true, err);
+    auto new_str = string_arg(args, "new_str", true, err);
+    const bool all = bool_arg(args, "replace_all", false, err);
+    if (err) return error_output(err->text);
+    auto r = resolve_model_path(*path, call.paths, path_access::write);
+    if (!r.ok()) return error_output(path_error(r.error));
+    std::lock_guard lock(path_lock(r.host));
+    std::error_code ec;
+    auto st = std::filesystem::status(r.host, ec);
+    if (!std::filesystem::exists(st)) return error_output(fmt::format("Error: File not found: {}", *path));
+    if (std::filesystem::is_directory(st)) return error_output(fmt::format("Error: Path is a directory, not a file: {}", *path));
+    std::string content;
+    int open_errno = 0;
+    if (read_whole_file(r.host, content, open_errno))
+        return error_output(fmt::format("Error: Permission denied reading file: {}", *path));
+    if (old_str->empty()) return tool_output("OK");
+    // The model saw an agent-written file with virtual paths; match it that way.
+    std::string from = *old_str, to = *new_str;
+    if (ctx.was_written(call.sandbox_id, r.host)) {
+        from = virtual_to_host_text(from, *call.paths);
+        to = virtual_to_host_text(to, *call.paths);
+    }
+    std::size_t pos = content.find(from);
+    if (pos == std::string::npos) return error_output(fmt::format("Error: String to replace not found in file: {}", *path));
+    while (pos != std::string::npos) {
+        content.replace(pos, from.size(), to);
+        if (!all) break;
+        pos = content.find(from, pos + to.size());
+    }
+    const int e = write_file_nofollow(r.host, content, false);
+    if (e == EACCES || e == EPERM) return error_output(fmt::format("Error: Permission denied writing to file: {}", *path));
+    if (e != 0)
+        return error_output(bounded_error(fmt::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
+    return tool_output("OK");
+}
+
+// ---- glob / grep ----------------------------------------------------------------
+
+inline std::size_t clamp_results(std::optional<std::int64_t> asked, std::size_t fallback, std::size_t cap) {
+    std::size_t n = asked ? static_cast<std::size_t>(std::max<std::int64_t>(*asked, 1)) : fallback;
+    return std::min(n, cap);
+}
+
+inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+    std::optional<arg_error> err;
+    auto pattern = string_arg(args, "pattern", true, err);
+    auto path = string_arg(args, "path", true, err);
+    const bool include_dirs = bool_arg(args, "include_dirs", false, err);
+    auto max_arg = int_arg(args, "max_results", err);
+    if (err) return error_output(err->text);
+    const std::size_t max = clamp_results(max_arg, 200, ctx.options.glob_max_results);
+    auto r = resolve_model_path(*path, call.paths, path_access::read);
+    if (!r.ok()) return error_output(path_error(r.error));
+    std::error_code ec;
+    if (!std::filesystem::is_directory(r.host, ec)) return error_output(fmt::format("Error: Directory not found: {}", *path));
+    std::vector<std::string> found;
+    bool truncated = false;
+    walk_tree(r.host, *call.paths, 0, [&](const walk_entry& e) {
+        if (e.is_dir && !include_dirs) return true;
+        if (!glob_match(*pattern, e.rel)) return true;
+        if (found.size() == max) {
+            truncated = true;
+            return false;
+        }
+        found.push_back(to_virtual_path(e.path, *call.paths));
+        return true;
+    });
+    if (found.empty()) return tool_output(fmt::format("No files matched under {}", *path));
+    std::string out = fmt::format("Found {} paths under {}{}", found.size(), *path,
+                                  truncated ? fmt::format(" (showing first {})", found.size()) : std::string());
+    for (std::size_t i = 0; i < found.size(); ++i) out += fmt::format("\n{}. {}", i + 1, found[i]);
+    if (truncated) out += "\nResults truncated. Narrow the path or pattern to see fewer matches.";
+    return tool_output(std::move(out));
+}
+
+inline std::string ascii_lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+    std::optional<arg_error> err;
+    auto pattern = string_arg(args, "pattern", true, err);
+    auto path = string_arg(args, "path", true, err);
+    auto file_glob = string_arg(args, "glob", false, err);
+    const bool literal = bool_arg(args, "literal", false, err);
+    const bool case_sensitive = bool_arg(args, "case_sensitive", false, err);
+    auto max_arg = int_arg(args, "max_results", err);
+    if (err) return error_output(err->text);
+    const std::size_t max = clamp_results(max_arg, 100, ctx.options.grep_max_results);
+    std::optional<std::regex> re;
+    if (!literal) {
+        try {
+            auto flags = std::regex::ECMAScript;
+            if (!case_sensitive) flags |= std::regex::icase;
+            re.emplace(*pattern, flags);
+        } catch (const std::regex_error& e) {
+            return error_output(fmt::format("Error: Invalid regex pattern: {}", e.what()));
+        }
+    }
+    const std::string needle = case_sensitive ? *pattern : ascii_lower(*pattern);
+    auto r = resolve_model_path(*path, call.paths, path_access::read);
+    if (!r.ok()) return error_output(path_error(r.error));
+    std::error_code ec;
+    const bool single_file = std::filesystem::is_regular_file(r.host, ec);
+    if (!single_file && !std::filesystem::is_directory(r.host, ec))
+        return error_output(fmt::format("Error: Directory not found: {}", *path));
+
+    std::vector<std::string> hits;
+    bool truncated = false;
+    auto search_file = [&](const std::filesystem::path& file, std::string_view rel) {
+        if (file_glob && !file_glob->empty()) {
+            const bool by_path = file_glob->find('/') != std::string::npos;
+            const std::string name = std::filesystem::path(std::string(rel)).filename().string();
+            if (!(by_path ? glob_match(*file_glob, rel) : wildcard_match(*file_glob, name))) return true;
+        }
+        std::error_code fec;
+        if (std::filesystem::file_size(file, fec) > 1024 * 1024 || fec) return true; // big files are skipped
+        std::string content;
+        int e = 0;
+        if (read_whole_file(file, content, e) || !is_utf8_text(content)) return true; // so are binaries
+        const std::string virt = to_virtual_path(file, *call.paths);
+        std::size_t line_no = 0;
+        std::string_view rest = content;
+        while (!rest.empty()) {
+            ++line_no;
+            std::size_t nl = rest.find('\n');
+            std::string_view line = rest.substr(0, nl);
+            rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+            if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+            // std::regex recurses per character: very long lines are matched on their start only.
+            const std::string probe(line.substr(0, utf8_offset(line, 10000)));
+            const bool match = re ? std::regex_search(probe, *re)
+                                  : (case_sensitive ? probe : ascii_lower(probe)).find(needle) != std::string::npos;
+            if (!match) continue;
+            if (hits.size() == max) {
+                truncated = true;
+                return false;
+            }
+            hits.push_back(fmt::format("{}:{}: {}", virt, line_no, excerpt(line, utf8_offset(line, 200))));
+        }
+        return true;
+    };
+    if (single_file) {
+        search_file(r.host, r.host.filename().string());
+    } else {
+        walk_tree(r.host, *call.paths, 0, [&](const walk_entry& e) {
+            if (e.is_dir) return true;
+            std::error_code fec;
+            if (!std::filesystem::is_regular_file(e.path, fec)) return true;
+            return search_file(e.path, e.rel);
+        });
+    }
+    if (hits.empty()) return tool_output(fmt::format("No matches found under {}", *path));
+    std::string out = fmt::format("Found {} matches under {}{}", hits.size(), *path,
+                                  truncated ? fmt::format(" (showing first {})", hits.size()) : std::string());
+    for (const auto& h : hits) out += "\n" + h;
+    if (truncated) out += "\nResults truncated. Narrow the path or add a glob filter.";
+    return tool_output(std::move(out));
+}
+
+// ---- present_files --------------------------------------------------------------
+
+inline tool_output present_files_body(const boost::json::object& args, const sandbox_call& call) {
+    const auto* list = args.if_contains("filepaths");
+    if (!list || !list->is_array()) return error_output("Error: argument 'filepaths' must be a list of paths");
+    const auto outputs = std::filesystem::path(weakly_canonical_string(call.paths->outputs_path));
+    std::vector<std::string> normalized;
+    for (const auto& v : list->get_array()) {
+        const std::string p = v.is_string() ? std::string(v.get_string()) : boost::json::serialize(v);
+        auto reject = [&] { return error_output(fmt::format("Error: Only files in /mnt/user-data/outputs can be presented: {}", p)); };
+        if (!v.is_string() || p.find('\0') != std::string::npos) return reject();
+        std::filesystem::path host;
+        if (has_path_prefix(p, virtual_user_data)) {
+            auto r = resolve_model_path(p, call.paths, path_access::read);
+            if (!r.ok()) return reject();
+            host = r.host;
+        } else {
+            std::error_code ec;
+            if (!std::filesystem::path(p).is_absolute()) return reject();
+            host = std::filesystem::weakly_canonical(p, ec);
+            if (ec) return reject();
+        }
+        if (!is_within(host, outputs) || host == outputs) return reject();
+        normalized.push_back(fmt::format("{}/{}", virtual_outputs,
+                                         std::filesystem::relative(host, outputs).generic_string()));
+    }
+    tool_output out("Successfully presented files");
+    out.update.set<artifacts_field>(normalized);
+    return out;
+}
+
+} // namespace detail
+
+/// The sandbox's tools for these options and provider: bash (only when
+/// allow_host_bash), ls, read_file, write_file, str_replace, glob, grep and
+/// present_files.
+inline std::vector<std::shared_ptr<tool_interface>> make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx,
+                                                                       bool include_disabled_bash = false) {
+    using detail::description_parameter;
+    std::vector<std::shared_ptr<tool_interface>> tools;
+    auto add = [&](std::string name, std::string description, std::string properties, std::string required,
+                   bool acquire, auto body) {
+        std::string schema = fmt::format(R"({{"type":"object","properties":{{{},{}}},"required":["description"{}]}})",
+                                         description_parameter, properties, required);
+        tools.push_back(share_tool(make_tool(
+            std::move(name), std::move(description), schema,
+            [ctx, acquire, body](const boost::json::object& args, const tool_runtime& rt) {
+                return detail::sandbox_tool_call(*ctx, args, rt, acquire,
+                                                 [&](const boost::json::object& a, const detail::sandbox_call& c) {
+                                                     return body(*ctx, a, c);
+                                                 });
+            })));
+    };
+    if (ctx->options.allow_host_bash || include_disabled_bash) {
+        add("bash",
+            "Execute a bash command in the sandbox. The working directory is /mnt/user-data/workspace; use paths "
+            "under /mnt/user-data. Long-running processes must be started in the background with their output "
+            "redirected to a file.",
+            R"("command":{"type":"string","description":"The bash command to run."})", R"(,"command")", true,
+            [](detail::sandbox_tool_context& c, const boost::json::object& a, const detail::sandbox_call& call) {
+                if (!c.options.allow_host_bash) return detail::error_output(std::string(detail::text_host_bash_disabled));
+                return detail::bash_body(c, a, call);
+            });
+    }
+    add("ls", "List the contents of a directory as a tree, two levels deep.",
+        R"("path":{"type":"string","description":"Absolute virtual path of the directory, e.g. /mnt/user-data/workspace."})",
+        R"(,"path")", true, &detail::ls_body);
+    add("read_file",
+        "Read a UTF-8 text file. Use start_line and end_line (1-based, inclusive) to read part of a long file.",
+        R"("path":{"type":"string","description":"Absolute virtual path of the file."},)"
+        R"("start_line":{"type":"integer","description":"First line to read (1-based)."},)"
+        R"("end_line":{"type":"integer","description":"Last line to read (inclusive)."})",
+        R"(,"path")", true, &detail::read_file_body);
+    add("write_file",
+        "Write text to a file, creating parent directories. SIZE POLICY: one call writes at most 80 KiB; write "
+        "larger files in sections with append=true, or edit them with str_replace.",
+        R"("path":{"type":"string","description":"Absolute virtual path of the file."},)"
+        R"("content":{"type":"string","description":"The text to write."},)"
+        R"("append":{"type":"boolean","description":"Append instead of replacing the file.","default":false})",
+        R"(,"path","content")", true, &detail::write_file_body);
+    add("str_replace",
+        "Replace text in a file: the first occurrence of old_str, or every one with replace_all. Read the file "
+        "first and quote old_str exactly.",
+        R"("path":{"type":"string","description":"Absolute virtual path of the file."},)"
+        R"("old_str":{"type":"string","description":"The exact text to replace."},)"
+        R"("new_str":{"type":"string","description":"The replacement text."},)"
+        R"("replace_all":{"type":"boolean","description":"Replace every occurrence.","default":false})",
+        R"(,"path","old_str","new_str")", true, &detail::str_replace_body);
+    add("glob", "Find files whose path relative to `path` matches a glob pattern (`**` spans directories).",
+        R"("pattern":{"type":"string","description":"Glob pattern, e.g. **/*.md."},)"
+        R"("path":{"type":"string","description":"Absolute virtual directory to search."},)"
+        R"("include_dirs":{"type":"boolean","default":false},)"
+        R"("max_results":{"type":"integer","default":200})",
+        R"(,"pattern","path")", true, &detail::glob_body);
+    add("grep", "Search file contents for a regular expression (or literal text) under a directory.",
+        R"("pattern":{"type":"string","description":"Regular expression, or text when literal is true."},)"
+        R"("path":{"type":"string","description":"Absolute virtual directory or file to search."},)"
+        R"("glob":{"type":"string","description":"Only files whose name matches this glob, e.g. *.py."},)"
+        R"("literal":{"type":"boolean","default":false},)"
+        R"("case_sensitive":{"type":"boolean","default":false},)"
+        R"("max_results":{"type":"integer","default":100})",
+        R"(,"pattern","path")", true, &detail::grep_body);
+    tools.push_back(share_tool(make_tool(
+        "present_files",
+        "Present files to the user as results of the task. Only files under /mnt/user-data/outputs can be presented.",
+        R"({"type":"object","properties":{"filepaths":{"type":"array","items":{"type":"string"},)"
+        R"("description":"Virtual paths of the files, under /mnt/user-data/outputs."}},"required":["filepaths"]})",
+        [ctx](const boost::json::object& args, const tool_runtime& rt) {
+            const auto* td = rt.field<thread_data_field>();
+            if (!td || !*td) return detail::error_output("Error: Thread outputs path is not available in runtime state");
+            return detail::sandbox_tool_call(*ctx, args, rt, false,
+                                             [](const boost::json::object& a, const detail::sandbox_call& c) {
+                                                 return detail::present_files_body(a, c);
+                                             });
+        })));
+    return tools;
+}
+
+} // namespace agentware
+
+#endif

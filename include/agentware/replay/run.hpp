@@ -258,6 +258,7 @@ public:
         if (auto* o = v.if_object()) {
             if (auto* id = o->if_contains("id"); id && id->is_string() && o->contains("role"))
                 *id = name_of(std::string(id->get_string()));
+            if (auto* ts = o->if_contains("timestamp"); ts && ts->is_string()) *ts = "<timestamp>";
             for (auto& kv : *o) apply(kv.value());
         } else if (auto* a = v.if_array()) {
             for (auto& e : *a) apply(e);

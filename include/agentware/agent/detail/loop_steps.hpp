@@ -184,8 +184,16 @@ std::exception_ptr merge_tool_results(State& state, const std::vector<tool_reque
         if (r.msg.tool_call_id.empty()) r.msg.tool_call_id = call.id;
         r.msg.type = role::tool;
         append_message(state.messages, std::move(r.msg));
-        if (!r.update.empty()) state.apply(std::move(r.update));
         ended = ended || r.end_run;
+        // An update that cannot be applied (an unknown field, a merge conflict)
+        // fails the run, but only after every result of the round is recorded.
+        if (!r.update.empty()) {
+            try {
+                state.apply(std::move(r.update));
+            } catch (...) {
+                if (!first_failure) first_failure = std::current_exception();
+            }
+        }
     }
     return first_failure;
 }

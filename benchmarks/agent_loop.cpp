@@ -7,7 +7,9 @@
 // Each iteration is one run of 100 rounds (99 with a tool call, then a final
 // answer); the history is cut back to its starting length between runs, with
 // the timer paused. The `per_round` counter is the time of one round.
-#include <agentware.hpp>
+#include <agentware/agent/agent.hpp>
+#include <agentware/model/scripted_model.hpp>
+#include <agentware/tool/make_tool.hpp>
 #include <agentware/src.hpp>
 
 #include <benchmark/benchmark.h>

@@ -1,17 +1,42 @@
 #ifndef AGENTWARE_AGENTWARE_HPP
 #define AGENTWARE_AGENTWARE_HPP
 
-// Everything but the HTTP model clients (include <agentware/model/...> for those).
+// Everything. A program that needs less includes less: <agentware/core.hpp>
+// for the pipeline alone, <agentware/agent/agent.hpp> for the agent without
+// the HTTP model clients, one header per middleware.
+
+#include <agentware/core.hpp>
+
+#include <agentware/message.hpp>
+#include <agentware/state/basic_state.hpp>
+
+#include <agentware/model/any_chat_model.hpp>
+#include <agentware/model/anthropic_chat_model.hpp>
+#include <agentware/model/chat_model.hpp>
+#include <agentware/model/model_factory.hpp>
+#include <agentware/model/openai_chat_model.hpp>
+#include <agentware/model/scripted_model.hpp>
+#include <agentware/model/token_counter.hpp>
+
+#include <agentware/tool/make_tool.hpp>
+#include <agentware/tool/tool_set.hpp>
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/checkpointer.hpp>
 #include <agentware/agent/thread_id.hpp>
-#include <agentware/core.hpp>
-#include <agentware/message.hpp>
-#include <agentware/model/chat_model.hpp>
-#include <agentware/model/scripted_model.hpp>
-#include <agentware/state/basic_state.hpp>
-#include <agentware/tool/make_tool.hpp>
-#include <agentware/tool/tool_set.hpp>
+
+#include <agentware/middleware/clarification.hpp>
+#include <agentware/middleware/dangling_tool_call.hpp>
+#include <agentware/middleware/fields.hpp>
+#include <agentware/middleware/guardrail.hpp>
+#include <agentware/middleware/loop_detection.hpp>
+#include <agentware/middleware/sandbox.hpp>
+#include <agentware/middleware/subagent_limit.hpp>
+#include <agentware/middleware/thread_data.hpp>
+#include <agentware/middleware/tool_error_handling.hpp>
+#include <agentware/middleware/uploads.hpp>
+#include <agentware/middleware/view_image.hpp>
+
+#include <agentware/replay/run.hpp>
 
 #endif

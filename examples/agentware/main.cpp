@@ -1,10 +1,13 @@
 // `agentware chat`: sends a prompt to a configured model and prints the answer
 // as it streams (or, with --json, the final ai message in OpenAI's format).
+// `agentware replay` runs a scenario (replay_command.hpp, docs/replay.md).
 //
 //   agentware chat [options] [prompt...]      (no prompt or "-": read stdin)
 //
 // Models come from --config, else $AGENTWARE_CONFIG, else the environment:
 // OPENAI_BASE_URL, OPENAI_API_KEY and AGENTWARE_MODEL.
+
+#include "replay_command.hpp"
 
 #include <agentware/message/json.hpp>
 #include <agentware/model/model_factory.hpp>
@@ -25,6 +28,7 @@
 namespace {
 
 constexpr std::string_view usage = R"(usage: agentware chat [options] [prompt...]
+       agentware replay [--check] [--base-dir DIR] SCENARIO.json   (see agentware replay --help)
 
 Sends the prompt (the remaining words, or stdin when there are none or "-")
 to a model and prints the answer as it streams.
@@ -85,7 +89,8 @@ options parse(int argc, char** argv)
     options o;
     std::vector<std::string_view> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "-h" || args[0] == "--help") throw usage_error{};
-    if (args[0] != "chat") throw usage_error{fmt::format("unknown command \"{}\" (the command is \"chat\")", args[0])};
+    if (args[0] != "chat")
+        throw usage_error{fmt::format("unknown command \"{}\" (the commands are \"chat\" and \"replay\")", args[0])};
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string_view a = args[i];
         auto value = [&]() -> std::string {
@@ -172,6 +177,8 @@ int chat(const options& o)
 
 int main(int argc, char** argv)
 {
+    if (argc > 1 && std::string_view(argv[1]) == "replay")
+        return agentware_cli::replay_main(std::vector<std::string>(argv + 2, argv + argc));
     try {
         return chat(parse(argc, argv));
     } catch (const usage_error& e) {

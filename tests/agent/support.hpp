@@ -1,7 +1,13 @@
 #ifndef AGENTWARE_TESTS_AGENT_SUPPORT_HPP
 #define AGENTWARE_TESTS_AGENT_SUPPORT_HPP
 
-#include <agentware.hpp>
+// The agent without the HTTP clients and middlewares: these tests compile faster.
+#include <agentware/agent/agent.hpp>
+#include <agentware/agent/checkpointer.hpp>
+#include <agentware/message.hpp>
+#include <agentware/model/scripted_model.hpp>
+#include <agentware/tool/make_tool.hpp>
+#include <agentware/tool/tool_set.hpp>
 
 #include <boost/json/parse.hpp>
 

@@ -7,7 +7,23 @@
 
 #include "../agent/support.hpp"
 
-#include <agentware.hpp>
+#include <agentware/agent/agent.hpp>
+#include <agentware/agent/checkpointer.hpp>
+#include <agentware/message.hpp>
+#include <agentware/middleware/clarification.hpp>
+#include <agentware/middleware/dangling_tool_call.hpp>
+#include <agentware/middleware/fields.hpp>
+#include <agentware/middleware/guardrail.hpp>
+#include <agentware/middleware/loop_detection.hpp>
+#include <agentware/middleware/sandbox.hpp>
+#include <agentware/middleware/subagent_limit.hpp>
+#include <agentware/middleware/thread_data.hpp>
+#include <agentware/middleware/tool_error_handling.hpp>
+#include <agentware/middleware/uploads.hpp>
+#include <agentware/middleware/view_image.hpp>
+#include <agentware/model/scripted_model.hpp>
+#include <agentware/tool/make_tool.hpp>
+#include <agentware/tool/tool_set.hpp>
 #include <agentware/middleware/fields.hpp>
 #include <agentware/middleware/sandbox.hpp>
 #include <agentware/middleware/thread_data.hpp>

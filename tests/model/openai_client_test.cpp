@@ -74,6 +74,13 @@ std::vector<std::string> sse_pieces(const std::vector<std::string>& datas)
     return out;
 }
 
+std::string joined_sse(const std::vector<std::string>& datas)
+{
+    std::string out;
+    for (const auto& p : sse_pieces(datas)) out += p;
+    return out;
+}
+
 } // namespace
 
 TEST_CASE("openai client: a plain answer, and the request it sent", "[client][openai]")
@@ -297,6 +304,24 @@ TEST_CASE("openai client: a connection dropped mid-stream is an error, never a h
     server.push(early);
     server.push(scripted_response::sse(sse_pieces(openai_stream_chunks())));
     CHECK(model.invoke(r).ai.tool_calls.size() == 2);
+}
+
+TEST_CASE("openai client: a server that keeps the body open after [DONE] does not hold the call", "[client][openai][stream]")
+{
+    scripted_http_server server;
+    openai_chat_model model(config_for(server));
+    auto lingering = scripted_response::sse({joined_sse(openai_stream_chunks()), ": still here\n\n"});
+    lingering.delay_between = 1s;
+    server.push(lingering);
+    chat_request r = hello();
+    r.stream.on_text = [](std::string_view) {};
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(model.invoke(r).ai.tool_calls.size() == 2);
+    CHECK(std::chrono::steady_clock::now() - start < 250ms);
+    // That connection is not reused: the next call opens a new one.
+    server.push(scripted_response::json(openai_plain_answer));
+    CHECK_NOTHROW(model.invoke(hello()));
+    CHECK(server.connections() == 2);
 }
 
 TEST_CASE("openai client: a stream cut at every byte offset fails or returns the whole answer", "[client][openai][stream]")

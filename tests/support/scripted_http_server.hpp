@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -81,6 +82,7 @@ struct recorded_request {
     std::string target;
     std::map<std::string, std::string> headers; ///< lower-case names
     std::string body;
+    std::string sni; ///< the TLS server name the client sent (HTTPS only)
 
     boost::json::value json() const { return boost::json::parse(body); }
     std::string header(const std::string& name) const
@@ -90,10 +92,22 @@ struct recorded_request {
     }
 };
 
+/// A certificate and key in PEM that make the server speak HTTPS.
+struct tls_identity {
+    std::string cert_pem;
+    std::string key_pem;
+};
+
 class scripted_http_server {
 public:
-    scripted_http_server() : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0})
+    explicit scripted_http_server(const tls_identity* tls = nullptr)
+        : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0})
     {
+        if (tls != nullptr) {
+            ssl_.emplace(boost::asio::ssl::context::tls_server);
+            ssl_->use_certificate_chain(boost::asio::buffer(tls->cert_pem));
+            ssl_->use_private_key(boost::asio::buffer(tls->key_pem), boost::asio::ssl::context::pem);
+        }
         port_ = acceptor_.local_endpoint().port();
         boost::asio::co_spawn(io_, accept_loop(), boost::asio::detached);
         thread_ = std::thread([this] { io_.run(); });
@@ -114,7 +128,7 @@ public:
     unsigned short port() const noexcept { return port_; }
     std::string base_url(const std::string& path = "/v1") const
     {
-        return "http://127.0.0.1:" + std::to_string(port_) + path;
+        return (ssl_ ? "https://localhost:" : "http://127.0.0.1:") + std::to_string(port_) + path;
     }
 
     void push(scripted_response r)
@@ -198,7 +212,31 @@ private:
         return out;
     }
 
+    static tcp::socket& raw(tcp::socket& s) { return s; }
+    static tcp::socket& raw(boost::asio::ssl::stream<tcp::socket>& s) { return s.next_layer(); }
+    static std::string server_name(tcp::socket&) { return {}; }
+    static std::string server_name(boost::asio::ssl::stream<tcp::socket>& s)
+    {
+        const char* name = SSL_get_servername(s.native_handle(), TLSEXT_NAMETYPE_host_name);
+        return name == nullptr ? std::string() : std::string(name);
+    }
+
     boost::asio::awaitable<void> session(tcp::socket socket)
+    {
+        if (!ssl_) {
+            co_await serve(socket);
+            co_return;
+        }
+        boost::asio::ssl::stream<tcp::socket> tls(std::move(socket), *ssl_);
+        boost::system::error_code ec;
+        co_await tls.async_handshake(boost::asio::ssl::stream_base::server,
+                                     boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+        if (ec) co_return;
+        co_await serve(tls);
+    }
+
+    template <class Stream>
+    boost::asio::awaitable<void> serve(Stream& socket)
     {
         namespace asio = boost::asio;
         namespace http = boost::beast::http;
@@ -218,10 +256,11 @@ private:
                 rec.headers[name] = std::string(field.value());
             }
             rec.body = req.body();
+            rec.sni = server_name(socket);
             const bool client_keep_alive = req.keep_alive();
             scripted_response r = next(std::move(rec));
 
-            asio::steady_timer timer(socket.get_executor());
+            asio::steady_timer timer(raw(socket).get_executor());
             if (r.stall) {
                 timer.expires_after(std::chrono::hours(1));
                 co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -253,19 +292,20 @@ private:
                 written += piece.size();
                 if (ec) co_return;
                 if (drop) {
-                    socket.shutdown(tcp::socket::shutdown_both, ec);
-                    socket.close(ec);
+                    raw(socket).shutdown(tcp::socket::shutdown_both, ec);
+                    raw(socket).close(ec);
                     co_return;
                 }
             }
             if (r.close || !client_keep_alive) {
-                socket.shutdown(tcp::socket::shutdown_send, ec);
+                raw(socket).shutdown(tcp::socket::shutdown_send, ec);
                 co_return;
             }
         }
     }
 
     boost::asio::io_context io_{1};
+    std::optional<boost::asio::ssl::context> ssl_;
     tcp::acceptor acceptor_;
     unsigned short port_ = 0;
     std::thread thread_;

@@ -335,6 +335,8 @@ public:
     }
 
     bool complete() const noexcept { return done_; }
+    /// True once message_stop arrived: nothing more will come.
+    bool finished() const noexcept { return done_; }
     bool delivered() const noexcept { return delivered_; }
 
     model_response finish()

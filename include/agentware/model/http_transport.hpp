@@ -77,10 +77,12 @@ struct http_response_head {
 };
 
 /// Receives a response: its head once, then its body in pieces as they arrive.
-/// Either may throw (a model_error) to abandon the response.
+/// Either may throw (a model_error) to abandon the response. `on_data`
+/// returns false when it needs no more (a stream that said it is finished),
+/// so a server that keeps the body open afterwards cannot hold the call.
 struct http_response_sink {
     std::function<void(const http_response_head&)> on_head;
-    std::function<void(std::string_view)> on_data;
+    std::function<bool(std::string_view)> on_data;
 };
 
 namespace detail {
@@ -567,7 +569,8 @@ private:
             detail::throw_if_cancelled(control);
             if (ec == http::error::need_buffer) ec = {};
             const std::size_t got = chunk.size() - parser.get().body().size;
-            if (got != 0 && sink.on_data) sink.on_data(std::string_view(chunk.data(), got));
+            if (got != 0 && sink.on_data && !sink.on_data(std::string_view(chunk.data(), got)))
+                co_return parser.is_done() && parser.keep_alive() ? exchange_result::reusable : exchange_result::done;
             if (ec) {
                 if (ec == beast::error::timeout) throw io_error(ec, "reading the response (the server stalled)", limit, deadline);
                 throw model_error(model_error_kind::connection,

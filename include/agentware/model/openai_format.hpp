@@ -244,7 +244,8 @@ public:
 
     /// True once the stream said it is complete ([DONE] or a finish_reason).
     bool complete() const noexcept { return done_ || !finish_reason_.empty(); }
-    bool saw_done() const noexcept { return done_; }
+    /// True once [DONE] arrived: nothing more will come.
+    bool finished() const noexcept { return done_; }
     /// True once any text or reasoning delta went to the handler (a retry would repeat it).
     bool delivered() const noexcept { return delivered_; }
 

@@ -5,6 +5,7 @@
 // format), fed bytes exactly as the network delivers them.
 
 #include <cstddef>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -51,7 +52,7 @@ public:
                     continue;
                 }
             }
-            const std::size_t end = bytes.find_first_of("\r\n", pos);
+            const std::size_t end = line_end(bytes, pos);
             if (end == std::string_view::npos) {
                 append_partial(bytes.substr(pos));
                 return;
@@ -86,6 +87,19 @@ public:
     }
 
 private:
+    /// The first '\r' or '\n' at or after `pos`. Two memchr scans (vectorised
+    /// in libc) beat a per-byte test of both characters by far.
+    static std::size_t line_end(std::string_view bytes, std::size_t pos) noexcept
+    {
+        const char* begin = bytes.data() + pos;
+        const std::size_t size = bytes.size() - pos;
+        const void* lf = std::memchr(begin, '\n', size);
+        const std::size_t lf_at = lf ? static_cast<std::size_t>(static_cast<const char*>(lf) - begin) : size;
+        const void* cr = std::memchr(begin, '\r', lf_at);
+        if (cr != nullptr) return pos + static_cast<std::size_t>(static_cast<const char*>(cr) - begin);
+        return lf != nullptr ? pos + lf_at : std::string_view::npos;
+    }
+
     std::size_t skip_bom(std::string_view bytes)
     {
         static constexpr std::string_view bom = "\xEF\xBB\xBF";

@@ -7,7 +7,8 @@
 //   std::string provider;                                  // for error texts
 //   http_request_spec make_request(const chat_request&, bool stream) const;
 //   model_response parse_body(std::string_view) const;     // a whole JSON answer
-//   using stream_assembler = ...;                          // (const stream_handler*, provider, secret)
+//   using stream_assembler = ...;  // (const stream_handler*, provider, secret); feed,
+//                                  // delivered, complete, finished, finish
 
 #include <agentware/model/chat_model.hpp>
 #include <agentware/model/detail/provider_error.hpp>
@@ -164,18 +165,20 @@ private:
             if (assembler) {
                 assembler->feed(data);
                 delivered = assembler->delivered();
-                return;
+                return !assembler->finished();
             }
             if (body.size() + data.size() > max_body)
                 throw invalid_response(protocol_.provider, fmt::format("the response exceeds {} bytes", max_body));
             body.append(data);
+            return true;
         };
 
         try {
             co_await transport_.post(url_, spec, sink, control);
         } catch (const model_error& e) {
-            // A drop after the stream said it was complete loses nothing.
-            if (!(assembler && assembler->complete() && e.kind() == model_error_kind::connection)) {
+            // A drop or a stall after the stream said it was complete loses nothing.
+            const bool after_end = e.kind() == model_error_kind::connection || e.kind() == model_error_kind::timeout;
+            if (!(assembler && assembler->complete() && after_end)) {
                 if (e.kind() == model_error_kind::connection || e.kind() == model_error_kind::timeout)
                     throw model_error(e.kind(), fmt::format("{}: {}", protocol_.provider, e.what()), head.status);
                 throw;

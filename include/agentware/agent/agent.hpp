@@ -93,16 +93,9 @@ public:
         run_result result;
         runtime rt = start(state, std::move(input), config, result);
         try {
-            detail::loop_step step = detail::loop_step::model;
-            if (auto j = pipeline_.before_agent(state, rt)) step = detail::step_after_jump(*j);
-            if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
-            while (step != detail::loop_step::end) {
-                if (step == detail::loop_step::tools) {
-                    step = run_tools(state, rt, config, result);
-                    continue;
-                }
-                step = model_round(state, rt, config, result);
-            }
+            for (auto step = first_step(state, rt, result); step != detail::loop_step::end;)
+                step = step == detail::loop_step::tools ? run_tools(state, rt, config, result)
+                                                        : model_round(state, rt, config, result);
         } catch (...) {
             fail(result, std::current_exception());
         }
@@ -126,16 +119,9 @@ public:
         run_result result;
         runtime rt = start(state, std::move(input), config, result);
         try {
-            detail::loop_step step = detail::loop_step::model;
-            if (auto j = pipeline_.before_agent(state, rt)) step = detail::step_after_jump(*j);
-            if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
-            while (step != detail::loop_step::end) {
-                if (step == detail::loop_step::tools) {
-                    step = co_await async_run_tools(state, rt, config, result);
-                    continue;
-                }
-                step = co_await async_model_round(state, rt, config, result);
-            }
+            for (auto step = first_step(state, rt, result); step != detail::loop_step::end;)
+                step = step == detail::loop_step::tools ? co_await async_run_tools(state, rt, config, result)
+                                                        : co_await async_model_round(state, rt, config, result);
         } catch (...) {
             fail(result, std::current_exception());
         }
@@ -182,6 +168,14 @@ private:
         result.first_new_message = state.messages.size();
         for (auto& m : input.messages) detail::append_message(state.messages, std::move(m));
         return rt;
+    }
+
+    // The before_agent hooks, and where the loop starts.
+    detail::loop_step first_step(state_type& state, runtime& rt, run_result& result) {
+        detail::loop_step step = detail::loop_step::model;
+        if (auto j = pipeline_.before_agent(state, rt)) step = detail::step_after_jump(*j);
+        if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
+        return step;
     }
 
     static void fail(run_result& result, std::exception_ptr e) {

@@ -7,30 +7,12 @@
 #include <fmt/format.h>
 
 #include <cstddef>
+#include <agentware/message/detail/text.hpp>
+
 #include <string>
 #include <string_view>
 
 namespace agentware::detail {
-
-/// Number of code points (bytes that do not continue a sequence).
-inline std::size_t utf8_chars(std::string_view s) noexcept {
-    std::size_t n = 0;
-    for (char c : s)
-        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
-    return n;
-}
-
-/// Byte offset of code point `chars` (s.size() when the text is shorter).
-inline std::size_t utf8_offset(std::string_view s, std::size_t chars) noexcept {
-    std::size_t seen = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-            if (seen == chars) return i;
-            ++seen;
-        }
-    }
-    return s.size();
-}
 
 /// The first `max_chars` characters, then the marker
 /// "\n... [truncated: showing first {kept} of {total} chars. {hint}] ...";

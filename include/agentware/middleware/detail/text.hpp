@@ -5,6 +5,8 @@
 // points, not bytes, because DeerFlow's limits are Python string lengths and
 // a cut must never split a UTF-8 sequence.
 
+#include <agentware/message/detail/text.hpp>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -40,26 +42,13 @@ inline bool ends_with(std::string_view s, std::string_view suffix) noexcept {
 }
 
 /// Number of code points in UTF-8 text (continuation bytes are not counted).
-inline std::size_t code_points(std::string_view s) noexcept {
-    std::size_t n = 0;
-    for (char c : s)
-        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
-    return n;
-}
+inline std::size_t code_points(std::string_view s) noexcept { return utf8_chars(s); }
 
 /// The first `n` code points of `s`.
 inline std::string_view first_code_points(std::string_view s, std::size_t n) noexcept {
-    std::size_t seen = 0;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) {
-            if (seen == n) return s.substr(0, i);
-            ++seen;
-        }
-    }
-    return s;
+    return s.substr(0, utf8_offset(s, n));
 }
 
-/// `s` itself when it has at most `limit` code points, else its first
 /// `limit - 3` followed by "..." (DeerFlow's `detail[:497] + "..."` for 500).
 inline std::string cap_with_ellipsis(std::string_view s, std::size_t limit) {
     if (code_points(s) <= limit) return std::string(s);

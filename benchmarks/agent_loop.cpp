@@ -58,7 +58,8 @@ scripted_model make_model() {
     for (std::size_t i = 0; i + 1 < rounds_per_run; ++i) {
         boost::json::object args;
         args["text"] = "ping";
-        script.push_back(ai_message("", {tool_call{"", "echo", std::move(args)}}));
+        // Providers give every call an id, as here (the agent makes one only for a model that does not).
+        script.push_back(ai_message("", {tool_call{"call-" + std::to_string(i), "echo", std::move(args)}}));
     }
     script.push_back(ai_message("done"));
     return scripted_model(std::move(script), {false, true});

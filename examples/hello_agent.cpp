@@ -32,7 +32,7 @@ struct date_in_prompt {
 struct tool_logger {
     tool_result wrap_tool_call(auto& request, auto&& next) {
         tool_result r = next(request);
-        fmt::print("  tool {}({}) -> {}{}\n", request.call.name, boost::json::serialize(request.call.args),
+        fmt::print("  tool {}({}) -> {}{}\n", request.call->name, boost::json::serialize(request.call->args),
                    r.msg.text(), r.msg.is_error() ? " [error]" : "");
         return r;
     }

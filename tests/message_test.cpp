@@ -213,6 +213,27 @@ TEST_CASE("message ids are msg- followed by 11 letters and digits, short enough 
     CHECK(make_message_id() != id);
 }
 
+TEST_CASE("ids spell their unique bits in base 62, most significant digit first", "[message][id]")
+{
+    const auto naive = [](std::uint64_t bits) {
+        std::string out(11, '0');
+        for (std::size_t i = 11; i-- > 0;) {
+            out[i] = agentware::detail::alnum_digits[bits % 62];
+            bits /= 62;
+        }
+        return out;
+    };
+    constexpr std::uint64_t p5 = 62ULL * 62 * 62 * 62 * 62;
+    for (std::uint64_t bits : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{61}, std::uint64_t{62}, p5 - 1, p5,
+                               p5 * p5 - 1, p5 * p5, std::uint64_t{1} << 32, ~std::uint64_t{0},
+                               std::uint64_t{0x0123456789abcdefULL}, agentware::detail::mix64(42)}) {
+        char out[11];
+        agentware::detail::write_base62_11(out, bits);
+        CHECK(std::string(out, 11) == naive(bits));
+    }
+    CHECK(naive(~std::uint64_t{0}) == "LygHa16AHYF"); // the largest value still fits 11 digits
+}
+
 TEST_CASE("tool call ids are call_ followed by 24 letters and digits", "[message][id]")
 {
     const std::string id = make_tool_call_id();

@@ -414,3 +414,57 @@ TEST_CASE("validation work is bounded for huge arguments", "[schema]") {
     CHECK(result->starts_with(
         R"(argument "[0]" must be a string, null, a boolean or an array (got integer 1))"));
 }
+
+TEST_CASE("an index of the schema and the object overload change no verdict and no message", "[schema][index]") {
+    const std::vector<std::string_view> schemas = {
+        read_file_schema,
+        R"({"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","maxLength":3},
+            "minItems":1},"pair":{"type":"array","prefixItems":[{"type":"integer"},{"type":"boolean"}]}},
+            "additionalProperties":{"type":"number","maximum":5}})",
+        R"({"type":"object","properties":{"v":{"anyOf":[{"type":"string"},{"type":"object","properties":
+            {"x":{"oneOf":[{"type":"integer"},{"type":"null"}]}},"required":["x"]}]}},"required":["v"]})",
+        R"({"properties":{"n":{"type":["integer","null"],"exclusiveMinimum":0}},"allOf":[{"required":["n"]}]})",
+        R"({"type":"object","enum":[{"a":1}]})",
+        R"({"type":["object","null"],"properties":{"a":{"const":"x"}}})",
+        R"({"type":"string"})",
+        R"({"type":"object","properties":{"a":false,"b":true,"c":{"type":"nonsense"}}})",
+    };
+    const std::vector<std::string_view> arguments = {
+        R"({})",
+        R"({"path":"/a","limit":2001,"extra":1})",
+        R"({"path":"","encoding":"ascii","offset":-1})",
+        R"({"tags":["abc","abcd"],"pair":[1.0,"no"],"other":6,"ok":5})",
+        R"({"tags":[]})",
+        R"({"v":"s"})",
+        R"({"v":{"x":1.5}})",
+        R"({"v":{}})",
+        R"({"n":0})",
+        R"({"n":null})",
+        R"({"a":1})",
+        R"({"a":"x","b":[1],"c":{}})",
+    };
+    for (std::string_view schema_text : schemas) {
+        const json::object schema = schema_of(schema_text);
+        const agentware::detail::schema_index index(schema);
+        CHECK(index.size() >= 1);
+        for (std::string_view args_text : arguments) {
+            const json::value args = json::parse(args_text);
+            const auto plain = validate_arguments(schema, args);
+            INFO(schema_text << " with " << args_text);
+            CHECK(validate_arguments(schema, args, &index) == plain);
+            CHECK(validate_arguments(schema, args.as_object()) == plain);
+            CHECK(validate_arguments(schema, args.as_object(), &index) == plain);
+        }
+    }
+}
+
+TEST_CASE("an index built from another schema is not consulted for this one", "[schema][index]") {
+    const json::object indexed = schema_of(R"({"type":"object","properties":{"a":{"type":"string"}}})");
+    const json::object other = schema_of(R"({"type":"object","properties":{"a":{"type":"integer"}}})");
+    const agentware::detail::schema_index index(indexed);
+    CHECK(index.size() == 2);
+    CHECK(index.find(indexed) != nullptr);
+    CHECK(index.find(other) == nullptr);
+    CHECK(validate_arguments(other, json::parse(R"({"a":"text"})").as_object(), &index).value_or("") ==
+          R"(argument "a" must be an integer (got string "text"))");
+}

@@ -104,8 +104,8 @@ struct reminder {
 // Short-circuits a tool by name and annotates the others' results.
 struct tool_guard {
     tool_result wrap_tool_call(auto& req, auto&& next) {
-        if (req.call.name == "forbidden")
-            return tool_result{tool_message(req.call.id, req.call.name, "denied", tool_status::error), {}, false};
+        if (req.call->name == "forbidden")
+            return tool_result{tool_message(req.call->id, req.call->name, "denied", tool_status::error), {}, false};
         tool_result r = next(req);
         r.msg.content.push_back(text_block(" [checked]"));
         return r;
@@ -136,6 +136,52 @@ TEST_CASE("wrap_tool_call can refuse a call or change its result", "[agent][hook
     REQUIRE(r.ok());
     CHECK(r.state.messages[2].text() == "denied");
     CHECK(r.state.messages[3].text() == "hi [checked]");
+}
+
+namespace {
+// Rewrites what the echo tool receives; notes whether the call came borrowed.
+struct shouting {
+    std::shared_ptr<std::vector<bool>> borrowed = std::make_shared<std::vector<bool>>();
+    tool_result wrap_tool_call(auto& req, auto&& next) {
+        borrowed->push_back(req.call.borrowed());
+        std::string loud = std::string(req.call->args.at("text").as_string()) + "!";
+        req.call.edit().args["text"] = loud;
+        return next(req);
+    }
+};
+} // namespace
+
+TEST_CASE("wrap_tool_call borrows the stored call and may change what the tool receives", "[agent][hooks][wrap]") {
+    scripted_model model({test::calls({test::call("c1", "echo", R"({"text":"hi"})")}), ai_message("ok")});
+    shouting mw;
+    auto a = make_agent(model, tool_set(test::echo_tool()), mw);
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    CHECK(*mw.borrowed == std::vector<bool>{true}); // no copy until the edit
+    CHECK(r.state.messages[2].text() == "hi!");
+    // The history keeps the call as the model made it.
+    CHECK(r.state.messages[1].tool_calls.at(0).args.at("text").as_string() == "hi");
+}
+
+TEST_CASE("cow borrows until the first edit, then owns a copy its copies share", "[agent][requests]") {
+    const tool_call stored{"c1", "echo", boost::json::object{{"text", "a"}}};
+    cow<tool_call> c(stored);
+    CHECK(c.borrowed());
+    CHECK(&*c == &stored);
+    c.edit().name = "other";
+    CHECK_FALSE(c.borrowed());
+    CHECK(stored.name == "echo");
+    CHECK(c->name == "other");
+    cow<tool_call> shared = c;
+    CHECK(&*shared == &*c);
+    shared.edit().name = "third"; // shared: copies again, the first keeps its value
+    CHECK(c->name == "other");
+    CHECK(shared->name == "third");
+    cow<tool_call> empty;
+    CHECK(empty->name.empty());
+    cow<tool_call> owned = tool_call{"c2", "x", {}};
+    CHECK_FALSE(owned.borrowed());
+    CHECK(owned->id == "c2");
 }
 
 namespace {

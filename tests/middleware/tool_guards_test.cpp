@@ -244,7 +244,7 @@ tool_result run_one(auto& mw, tool_call call, const runtime& rt, bool* ran = nul
     tool_request<basic_state<type_list<>>> req{std::move(call), nullptr, nullptr, &rt};
     return mw.wrap_tool_call(req, [&](auto& r) {
         if (ran) *ran = true;
-        return tool_result{tool_message(r.call.id, r.call.name, "ran"), {}, false};
+        return tool_result{tool_message(r.call->id, r.call->name, "ran"), {}, false};
     });
 }
 

@@ -92,9 +92,10 @@ public:
     run_result run(state_type& state, agent_input input, const run_config& config = {}) {
         run_result result;
         runtime rt = start(state, std::move(input), config, result);
+        detail::tool_round<state_type> round;
         try {
             for (auto step = first_step(state, rt, result); step != detail::loop_step::end;)
-                step = step == detail::loop_step::tools ? run_tools(state, rt, config, result)
+                step = step == detail::loop_step::tools ? run_tools(state, rt, config, result, round)
                                                         : model_round(state, rt, config, result);
         } catch (...) {
             fail(result, std::current_exception());
@@ -118,9 +119,10 @@ public:
     boost::asio::awaitable<run_result> async_run(state_type& state, agent_input input, run_config config = {}) {
         run_result result;
         runtime rt = start(state, std::move(input), config, result);
+        detail::tool_round<state_type> round;
         try {
             for (auto step = first_step(state, rt, result); step != detail::loop_step::end;)
-                step = step == detail::loop_step::tools ? co_await async_run_tools(state, rt, config, result)
+                step = step == detail::loop_step::tools ? co_await async_run_tools(state, rt, config, result, round)
                                                         : co_await async_model_round(state, rt, config, result);
         } catch (...) {
             fail(result, std::current_exception());
@@ -253,11 +255,12 @@ private:
 
     // After the model call: record the answer, run after_model, decide.
     detail::loop_step leave_round(state_type& state, runtime& rt, const run_config& config, run_result& result,
-                                  model_response response) {
+                                  model_response&& response) {
         result.usage += response.usage;
         result.rounds = rt.round;
         std::size_t first = state.messages.size();
-        detail::append_message(state.messages, detail::normalize_ai(std::move(response.ai)));
+        detail::normalize_ai(response.ai);
+        detail::append_message(state.messages, std::move(response.ai));
         notify(config, "model", rt, state, first);
         if (auto j = pipeline_.after_model(state, rt)) {
             auto step = detail::step_after_jump(*j);
@@ -301,22 +304,17 @@ private:
         });
     }
 
-    // Answers garbled calls, then returns the calls to run (none: back to the model).
-    std::vector<tool_request<state_type>> prepare_tools(state_type& state, const runtime& rt) {
-        for (auto& m : detail::answers_to_invalid_calls(state.messages)) detail::append_message(state.messages, m);
-        std::vector<tool_request<state_type>> reqs;
-        for (auto& call : detail::pending_tool_calls(state.messages)) {
-            tool_interface* t = tools_.find(call.name);
-            reqs.push_back(tool_request<state_type>{std::move(call), t, &state, &rt});
-        }
-        return reqs;
+    // Answers garbled calls, then collects the calls to run (none: back to the model).
+    void prepare_tools(state_type& state, const runtime& rt, detail::tool_round<state_type>& round) {
+        for (auto& m : detail::answers_to_invalid_calls(state.messages))
+            detail::append_message(state.messages, std::move(m));
+        detail::collect_tool_calls(state, rt, tools_, round);
     }
 
     detail::loop_step merge_tools(state_type& state, runtime& rt, const run_config& config, run_result& result,
-                                  const std::vector<tool_request<state_type>>& calls, std::vector<tool_result>& results,
-                                  std::vector<std::exception_ptr>& failures, std::size_t first) {
+                                  detail::tool_round<state_type>& round, std::size_t first) {
         bool ended = false;
-        std::exception_ptr failure = detail::merge_tool_results(state, calls, results, failures, ended);
+        std::exception_ptr failure = detail::merge_tool_results(state, round, ended);
         notify(config, "tools", rt, state, first);
         if (failure) std::rethrow_exception(failure);
         if (ended) {
@@ -326,11 +324,13 @@ private:
         return detail::loop_step::model;
     }
 
-    detail::loop_step run_tools(state_type& state, runtime& rt, const run_config& config, run_result& result) {
+    detail::loop_step run_tools(state_type& state, runtime& rt, const run_config& config, run_result& result,
+                                detail::tool_round<state_type>& round) {
         std::size_t first = state.messages.size();
-        std::vector<tool_request<state_type>> calls = prepare_tools(state, rt);
-        std::vector<tool_result> results(calls.size());
-        std::vector<std::exception_ptr> failures(calls.size());
+        prepare_tools(state, rt, round);
+        auto& calls = round.requests;
+        auto& results = round.results;
+        auto& failures = round.failures;
         auto run_one = [&](std::size_t i) {
             try {
                 results[i] = call_through_chain(calls[i]);
@@ -351,7 +351,7 @@ private:
         } else if (calls.size() == 1) {
             run_one(0);
         }
-        return merge_tools(state, rt, config, result, calls, results, failures, first);
+        return merge_tools(state, rt, config, result, round, first);
     }
 
     // A member coroutine, not a lambda: its parameters live in its own frame.
@@ -376,11 +376,13 @@ private:
     }
 
     boost::asio::awaitable<detail::loop_step> async_run_tools(state_type& state, runtime& rt,
-                                                              const run_config& config, run_result& result) {
+                                                              const run_config& config, run_result& result,
+                                                              detail::tool_round<state_type>& round) {
         std::size_t first = state.messages.size();
-        std::vector<tool_request<state_type>> calls = prepare_tools(state, rt);
-        std::vector<tool_result> results(calls.size());
-        std::vector<std::exception_ptr> failures(calls.size());
+        prepare_tools(state, rt, round);
+        auto& calls = round.requests;
+        auto& results = round.results;
+        auto& failures = round.failures;
         if (!calls.empty()) {
             auto ex = co_await boost::asio::this_coro::executor;
             using op_type = decltype(boost::asio::co_spawn(ex, std::declval<boost::asio::awaitable<void>>(),
@@ -395,7 +397,7 @@ private:
             (void)order;
             for (std::size_t i = 0; i < calls.size(); ++i) failures[i] = errors[i];
         }
-        co_return merge_tools(state, rt, config, result, calls, results, failures, first);
+        co_return merge_tools(state, rt, config, result, round, first);
     }
 
     Model model_;

@@ -5,6 +5,7 @@
 // each with access to the state and the run.
 
 #include <agentware/agent/runtime.hpp>
+#include <agentware/detail/cow.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/model/chat_model.hpp>
 #include <agentware/state/update.hpp>
@@ -24,9 +25,13 @@ struct model_request : chat_request {
 /// One tool call as `wrap_tool_call` sees it. `tool` is null when the model
 /// named a tool that does not exist. Calls of one round run concurrently, so
 /// the state and runtime are read-only here.
+///
+/// `call` borrows the call stored in the ai message (read it as `req.call->args`);
+/// a hook that changes what the tool receives calls `req.call.edit()`, which
+/// copies it once for this request, and leaves the history as the model wrote it.
 template <class State>
 struct tool_request {
-    tool_call call;
+    cow<tool_call> call;
     tool_interface* tool = nullptr;
     const State* state = nullptr;
     const runtime* rt = nullptr;

@@ -60,7 +60,32 @@ inline std::mt19937_64& id_random_engine()
 inline constexpr char alnum_digits[] =
     "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+/// Writes the 11 base-62 digits of `bits`, most significant first. Done in
+/// three 32-bit chunks (62^5 < 2^32): ids are made twice per agent round, and
+/// eleven 64-bit divisions were a measurable part of it.
+inline void write_base62_11(char* out, std::uint64_t bits) noexcept
+{
+    constexpr std::uint64_t chunk = 62ULL * 62 * 62 * 62 * 62;
+    const auto write5 = [](char* at, std::uint32_t v) {
+        for (int i = 4; i >= 0; --i) {
+            at[i] = alnum_digits[v % 62];
+            v /= 62;
+        }
+    };
+    write5(out + 6, static_cast<std::uint32_t>(bits % chunk));
+    bits /= chunk;
+    write5(out + 1, static_cast<std::uint32_t>(bits % chunk));
+    out[0] = alnum_digits[bits / chunk]; // < 22
+}
+
 } // namespace detail
+
+/// Makes `id` a new message id (see make_message_id), in place.
+inline void assign_message_id(std::string& id)
+{
+    id.assign("msg-00000000000", 15);
+    detail::write_base62_11(id.data() + 4, detail::next_unique_id_bits());
+}
 
 /// A new message id, "msg-" followed by 11 letters and digits (62^11 > 2^64, so
 /// the encoding is injective). Unique within the process (all threads),
@@ -68,12 +93,8 @@ inline constexpr char alnum_digits[] =
 /// string's inline buffer, so making an id does not allocate.
 inline std::string make_message_id()
 {
-    std::uint64_t bits = detail::next_unique_id_bits();
-    std::string id = "msg-00000000000";
-    for (std::size_t i = id.size(); i-- > 4;) {
-        id[i] = detail::alnum_digits[bits % 62];
-        bits /= 62;
-    }
+    std::string id;
+    assign_message_id(id);
     return id;
 }
 
@@ -84,11 +105,7 @@ inline std::string make_tool_call_id()
 {
     std::string id = "call_";
     id.resize(5 + 24);
-    std::uint64_t bits = detail::next_unique_id_bits();
-    for (std::size_t i = 5 + 11; i-- > 5;) {
-        id[i] = detail::alnum_digits[bits % 62];
-        bits /= 62;
-    }
+    detail::write_base62_11(id.data() + 5, detail::next_unique_id_bits());
     std::uint64_t noise = detail::id_random_engine()();
     for (std::size_t i = 5 + 11; i < id.size(); ++i) {
         id[i] = detail::alnum_digits[noise % 62];

@@ -105,19 +105,19 @@ struct clarification {
         using result_t = decltype(next(req));
         const bool disabled = req.rt && (detail::mw::flag(req.rt->context, "disable_clarification") ||
                                          detail::mw::flag(req.rt->context, "non_interactive"));
-        if (req.call.name != options.tool_name) {
-            if (!disabled && options.skip_batched_calls && req.state && batched_with_clarification(*req.state, req.call))
+        if (req.call->name != options.tool_name) {
+            if (!disabled && options.skip_batched_calls && req.state && batched_with_clarification(*req.state, *req.call))
                 return detail::mw::in_form_of<result_t>(tool_result{
-                    tool_message(req.call.id, req.call.name, std::string(skipped_text), tool_status::error), {}, false});
+                    tool_message(req.call->id, req.call->name, std::string(skipped_text), tool_status::error), {}, false});
             return next(req);
         }
         if (disabled) {
-            message m = tool_message(req.call.id, options.tool_name, std::string(disabled_text));
-            m.id = request_id_for(req.call.id, disabled_text);
+            message m = tool_message(req.call->id, options.tool_name, std::string(disabled_text));
+            m.id = request_id_for(req.call->id, disabled_text);
             return detail::mw::in_form_of<result_t>(tool_result{std::move(m), {}, false});
         }
-        clarification_request cr = build(req.call.args, req.call.id);
-        message m = tool_message(req.call.id, options.tool_name, std::move(cr.text));
+        clarification_request cr = build(req.call->args, req.call->id);
+        message m = tool_message(req.call->id, options.tool_name, std::move(cr.text));
         m.id = std::move(cr.request_id);
         m.metadata["human_input"] = std::move(cr.payload);
         return detail::mw::in_form_of<result_t>(tool_result{std::move(m), {}, true});

@@ -135,7 +135,7 @@ struct guardrail {
             decision = guardrail_decision::denied(std::string(error_code), std::string(fail_closed_message));
         }
         if (decision->allow) return next(req);
-        return detail::mw::in_form_of<result_t>(denial(req.call, *decision));
+        return detail::mw::in_form_of<result_t>(denial(*req.call, *decision));
     }
 
     /// The provider's question for this call. Throws std::invalid_argument when
@@ -144,10 +144,10 @@ struct guardrail {
     template <class Req>
     guardrail_request make_request(const Req& req) const {
         guardrail_request r;
-        r.tool_name = req.call.name;
-        r.tool_input = req.call.args;
+        r.tool_name = req.call->name;
+        r.tool_input = req.call->args;
         r.agent_id = options.passport;
-        r.tool_call_id = req.call.id;
+        r.tool_call_id = req.call->id;
         r.timestamp = utc_now();
         if (req.rt) {
             const boost::json::object& ctx = req.rt->context;

@@ -118,6 +118,16 @@ inline std::mutex& path_lock(const std::filesystem::path& p) {
 
 inline tool_output error_output(std::string text) { return tool_output::error(std::move(text)); }
 
+/// Why `host` cannot be read as a file (missing, or a directory), in the
+/// words the model sees (`shown` is the path as the model wrote it); nullopt when it can.
+inline std::optional<std::string> not_a_regular_file(const std::filesystem::path& host, std::string_view shown) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(host, ec);
+    if (!std::filesystem::exists(st)) return fmt::format("Error: File not found: {}", shown);
+    if (std::filesystem::is_directory(st)) return fmt::format("Error: Path is a directory, not a file: {}", shown);
+    return std::nullopt;
+}
+
 // Argument readers: a wrong type is the model's mistake, reported, not thrown.
 struct arg_error {
     std::string text;
@@ -377,10 +387,7 @@ inline tool_output read_file_body(sandbox_tool_context& ctx, const boost::json::
     if (start && end && *start > *end) return tool_output("(start_line > end_line — no lines in range)");
     auto r = resolve_model_path(*path, call.paths, path_access::read);
     if (!r.ok()) return error_output(path_error(r.error));
-    std::error_code ec;
-    auto st = std::filesystem::status(r.host, ec);
-    if (!std::filesystem::exists(st)) return error_output(fmt::format("Error: File not found: {}", *path));
-    if (std::filesystem::is_directory(st)) return error_output(fmt::format("Error: Path is a directory, not a file: {}", *path));
+    if (auto problem = not_a_regular_file(r.host, *path)) return error_output(std::move(*problem));
     std::string content;
     int open_errno = 0;
     if (read_whole_file(r.host, content, open_errno)) {
@@ -463,10 +470,7 @@ inline tool_output str_replace_body(sandbox_tool_context& ctx, const boost::json
     auto r = resolve_model_path(*path, call.paths, path_access::write);
     if (!r.ok()) return error_output(path_error(r.error));
     std::lock_guard lock(path_lock(r.host));
-    std::error_code ec;
-    auto st = std::filesystem::status(r.host, ec);
-    if (!std::filesystem::exists(st)) return error_output(fmt::format("Error: File not found: {}", *path));
-    if (std::filesystem::is_directory(st)) return error_output(fmt::format("Error: Path is a directory, not a file: {}", *path));
+    if (auto problem = not_a_regular_file(r.host, *path)) return error_output(std::move(*problem));
     std::string content;
     int open_errno = 0;
     if (read_whole_file(r.host, content, open_errno))

@@ -219,7 +219,7 @@ struct tool_error_handling {
     auto wrap_tool_call(auto& req, auto&& next) -> decltype(next(req)) {
         return detail::mw::forward_and_map(
             req, next, [this](tool_result r) { return stamp(std::move(r)); },
-            [this, call = req.call](std::exception_ptr e) { return failure(call, e); });
+            [this, call = req.call](std::exception_ptr e) { return failure(*call, e); });
     }
 
     /// The result for a call whose chain threw `e`.

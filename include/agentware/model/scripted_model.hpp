@@ -55,13 +55,16 @@ public:
             s.next = 0;
         }
         ++s.served;
-        const message& answer = s.answers[s.next++];
+        message& answer = s.answers[s.next++];
         if (request.stream.on_text) {
             std::string text = answer.text();
             if (!text.empty()) request.stream.on_text(text);
         }
         if (request.stream.on_reasoning && !answer.reasoning.empty()) request.stream.on_reasoning(answer.reasoning);
-        return model_response{answer, {}};
+        // Each answer is given once unless the script cycles, so it is handed
+        // over rather than copied: the model costs the loop next to nothing.
+        if (s.opts.cycle) return model_response{answer, {}};
+        return model_response{std::move(answer), {}};
     }
 
     /// Every request so far (empty when recording is off).

@@ -22,7 +22,9 @@
 #include <boost/json/string.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <functional>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -198,13 +200,16 @@ inline std::string_view type_phrase(std::string_view name) noexcept {
 }
 
 inline bool has_type(const boost::json::value& v, std::string_view name) noexcept {
-    if (name == "object") return v.is_object();
-    if (name == "array") return v.is_array();
-    if (name == "string") return v.is_string();
-    if (name == "integer") return is_json_integer(v);
-    if (name == "number") return v.is_number();
-    if (name == "boolean") return v.is_bool();
-    if (name == "null") return v.is_null();
+    switch (v.kind()) {
+    case boost::json::kind::object: return name == "object";
+    case boost::json::kind::array: return name == "array";
+    case boost::json::kind::string: return name == "string";
+    case boost::json::kind::int64:
+    case boost::json::kind::uint64: return name == "integer" || name == "number";
+    case boost::json::kind::double_: return name == "number" || (name == "integer" && is_json_integer(v));
+    case boost::json::kind::bool_: return name == "boolean";
+    case boost::json::kind::null: return name == "null";
+    }
     return false;
 }
 
@@ -219,11 +224,164 @@ inline std::string join_alternatives(const std::vector<std::string_view>& phrase
     return out;
 }
 
+/// The keywords of one schema node that the validator applies, found in one
+/// pass over the node's keys rather than by one search per keyword: a tool
+/// call is checked on every round, so this is on the agent loop's hot path.
+struct schema_keywords {
+    using value = boost::json::value;
+    const value* type = nullptr;
+    const value* nullable = nullptr;
+    const value* enum_values = nullptr;
+    const value* const_value = nullptr;
+    const value* minimum = nullptr;
+    const value* maximum = nullptr;
+    const value* exclusive_minimum = nullptr;
+    const value* exclusive_maximum = nullptr;
+    const value* min_length = nullptr;
+    const value* max_length = nullptr;
+    const value* min_items = nullptr;
+    const value* max_items = nullptr;
+    const value* prefix_items = nullptr;
+    const value* items = nullptr;
+    const value* properties = nullptr;
+    const value* required = nullptr;
+    const value* additional_properties = nullptr;
+    const value* pattern_properties = nullptr;
+    const value* all_of = nullptr;
+    const value* any_of = nullptr;
+    const value* one_of = nullptr;
+    /// `type` when it is one name ("string"): the kind of JSON value it
+    /// accepts, read once, so the common type check compares no text.
+    enum class single_type : unsigned char { none, object, array, string, integer, number, boolean, null } one_type{};
+
+    schema_keywords() = default;
+    explicit schema_keywords(const boost::json::object& schema) noexcept {
+        for (const auto& entry : schema)
+            if (const value** slot = find(entry.key())) *slot = &entry.value();
+        if (const auto* name = type ? type->if_string() : nullptr) one_type = single_type_of(*name);
+    }
+
+    /// True when `v` is of the single `type`; false when it is not, or when
+    /// the type is not a single known name (the full check decides then).
+    bool has_single_type(const value& v) const noexcept {
+        switch (one_type) {
+        case single_type::none: return false;
+        case single_type::object: return v.is_object();
+        case single_type::array: return v.is_array();
+        case single_type::string: return v.is_string();
+        case single_type::integer: return is_json_integer(v);
+        case single_type::number: return v.is_number();
+        case single_type::boolean: return v.is_bool();
+        case single_type::null: return v.is_null();
+        }
+        return false;
+    }
+
+private:
+    static single_type single_type_of(std::string_view name) noexcept {
+        if (name == "object") return single_type::object;
+        if (name == "array") return single_type::array;
+        if (name == "string") return single_type::string;
+        if (name == "integer") return single_type::integer;
+        if (name == "number") return single_type::number;
+        if (name == "boolean") return single_type::boolean;
+        if (name == "null") return single_type::null;
+        return single_type::none;
+    }
+
+    const value** find(std::string_view key) noexcept {
+        struct keyword {
+            std::string_view name;
+            const value* schema_keywords::*slot;
+        };
+        static constexpr keyword known[] = {
+            {"type", &schema_keywords::type},
+            {"properties", &schema_keywords::properties},
+            {"required", &schema_keywords::required},
+            {"additionalProperties", &schema_keywords::additional_properties},
+            {"items", &schema_keywords::items},
+            {"enum", &schema_keywords::enum_values},
+            {"const", &schema_keywords::const_value},
+            {"nullable", &schema_keywords::nullable},
+            {"minimum", &schema_keywords::minimum},
+            {"maximum", &schema_keywords::maximum},
+            {"exclusiveMinimum", &schema_keywords::exclusive_minimum},
+            {"exclusiveMaximum", &schema_keywords::exclusive_maximum},
+            {"minLength", &schema_keywords::min_length},
+            {"maxLength", &schema_keywords::max_length},
+            {"minItems", &schema_keywords::min_items},
+            {"maxItems", &schema_keywords::max_items},
+            {"prefixItems", &schema_keywords::prefix_items},
+            {"patternProperties", &schema_keywords::pattern_properties},
+            {"allOf", &schema_keywords::all_of},
+            {"anyOf", &schema_keywords::any_of},
+            {"oneOf", &schema_keywords::one_of},
+        };
+        for (const keyword& k : known)
+            if (k.name == key) return &(this->*k.slot);
+        return nullptr;
+    }
+};
+
+/// The keywords of every node of one schema, found once: a tool set builds
+/// one per tool when the tool is added, so checking a call reads no schema key
+/// twice. Nodes are known by address, so the index is only valid while the
+/// schema it was built from lives unchanged (a tool's schema does).
+class schema_index {
+public:
+    schema_index() = default;
+    explicit schema_index(const boost::json::object& root) {
+        add(root, 0);
+        std::sort(nodes_.begin(), nodes_.end(),
+                  [](const node& a, const node& b) { return std::less<>()(a.schema, b.schema); });
+    }
+
+    /// The keywords of `schema`, or nullptr when it is not a node of the indexed schema.
+    const schema_keywords* find(const boost::json::object& schema) const noexcept {
+        auto it = std::lower_bound(nodes_.begin(), nodes_.end(), &schema, [](const node& n, const auto* p) {
+            return std::less<>()(n.schema, p);
+        });
+        return it != nodes_.end() && it->schema == &schema ? &it->keywords : nullptr;
+    }
+    std::size_t size() const noexcept { return nodes_.size(); }
+
+private:
+    struct node {
+        const boost::json::object* schema;
+        schema_keywords keywords;
+    };
+
+    // Follows every place the validator descends into a subschema.
+    void add(const boost::json::object& schema, int depth) {
+        if (depth > max_schema_depth) return;
+        const schema_keywords kw(schema);
+        nodes_.push_back({&schema, kw});
+        const auto sub = [&](const boost::json::value* v) {
+            if (v && v->is_object()) add(v->get_object(), depth + 1);
+        };
+        const auto each = [&](const boost::json::value* v) {
+            if (const auto* list = v ? v->if_array() : nullptr)
+                for (const auto& item : *list) sub(&item);
+        };
+        if (const auto* props = kw.properties ? kw.properties->if_object() : nullptr)
+            for (const auto& entry : *props) sub(&entry.value());
+        sub(kw.additional_properties);
+        sub(kw.items);
+        each(kw.items);
+        each(kw.prefix_items);
+        each(kw.all_of);
+        each(kw.any_of);
+        each(kw.one_of);
+    }
+
+    std::vector<node> nodes_;
+};
+
 /// Walks a schema and a value side by side, collecting readable problems.
 class argument_validator {
 public:
-    argument_validator(std::size_t& budget, std::size_t max_listed) noexcept
-        : budget_(budget), max_listed_(max_listed) {}
+    argument_validator(std::size_t& budget, std::size_t max_listed, const schema_index* index = nullptr) noexcept
+        : budget_(budget), max_listed_(max_listed), index_(index) {}
 
     /// `path` is the dotted location of `v` ("" for the arguments themselves);
     /// it is extended and restored while descending.
@@ -238,30 +396,32 @@ public:
         // Anything else is malformed: no constraint.
     }
 
+    /// `validate` for arguments that are already an object, read in place
+    /// (no `json::value` copy of them). Returns false, having checked nothing,
+    /// when the root schema has constraints only the general walk applies
+    /// (a type other than "object", enum, const or a combinator).
+    bool validate_object(const boost::json::object& schema, const boost::json::object& args, std::string& path) {
+        const schema_keywords* known = index_ ? index_->find(schema) : nullptr;
+        const schema_keywords kw = known ? *known : schema_keywords(schema);
+        if (kw.type) {
+            const auto* one = kw.type->if_string();
+            if (!one || *one != "object") return false;
+        }
+        if (kw.enum_values || kw.const_value || kw.all_of || kw.any_of || kw.one_of) return false;
+        if (budget_ == 0) return true;
+        --budget_;
+        check_object(kw, args, path, 0);
+        return true;
+    }
+
     void validate(const boost::json::object& schema, const boost::json::value& v, std::string& path,
                   int depth) {
         if (depth > max_schema_depth || budget_ == 0) return;
         --budget_;
-        const auto* s = &schema;
-        if (!check_type(*s, v, path, depth)) return; // the rest would only add noise
-
-        if (const auto* e = s->if_contains("enum")) check_enum(*e, v, path);
-        if (const auto* c = s->if_contains("const")) {
-            if (!json_equal(*c, v))
-                report(subject(path) + " must be " + render_value(*c) + " (got " + describe_value(v) + ")");
-        }
-        if (v.is_number()) check_number(*s, v, path);
-        if (const auto* str = v.if_string()) check_string(*s, *str, path);
-        if (const auto* arr = v.if_array()) check_array(*s, *arr, path, depth);
-        if (const auto* obj = v.if_object()) check_object(*s, *obj, path, depth);
-
-        if (const auto* all = s->if_contains("allOf")) {
-            if (const auto* branches = all->if_array())
-                for (const auto& branch : *branches)
-                    validate(branch, v, path, depth + 1);
-        }
-        if (const auto* any = s->if_contains("anyOf")) check_any_of(*any, v, path, depth);
-        if (const auto* one = s->if_contains("oneOf")) check_any_of(*one, v, path, depth);
+        if (const schema_keywords* known = index_ ? index_->find(schema) : nullptr)
+            validate_node(*known, v, path, depth);
+        else
+            validate_node(schema_keywords(schema), v, path, depth);
     }
 
     std::size_t total() const noexcept { return total_; }
@@ -271,6 +431,28 @@ public:
     const std::vector<std::string_view>& root_type_expected() const noexcept { return root_type_expected_; }
 
 private:
+    void validate_node(const schema_keywords& kw, const boost::json::value& v, std::string& path, int depth) {
+        if (!check_type(kw, v, path, depth)) return; // the rest would only add noise
+
+        if (kw.enum_values) check_enum(*kw.enum_values, v, path);
+        if (const auto* c = kw.const_value) {
+            if (!json_equal(*c, v))
+                report(subject(path) + " must be " + render_value(*c) + " (got " + describe_value(v) + ")");
+        }
+        if (v.is_number()) check_number(kw, v, path);
+        if (const auto* str = v.if_string()) check_string(kw, *str, path);
+        if (const auto* arr = v.if_array()) check_array(kw, *arr, path, depth);
+        if (const auto* obj = v.if_object()) check_object(kw, *obj, path, depth);
+
+        if (const auto* all = kw.all_of) {
+            if (const auto* branches = all->if_array())
+                for (const auto& branch : *branches)
+                    validate(branch, v, path, depth + 1);
+        }
+        if (kw.any_of) check_any_of(*kw.any_of, v, path, depth);
+        if (kw.one_of) check_any_of(*kw.one_of, v, path, depth);
+    }
+
     static std::string subject(const std::string& path) {
         if (path.empty()) return "arguments";
         return "argument " + quoted_excerpt(path, 2 * schema_excerpt_bytes);
@@ -299,13 +481,12 @@ private:
         std::size_t size_;
     };
 
-    bool check_type(const boost::json::object& s, const boost::json::value& v, const std::string& path,
+    bool check_type(const schema_keywords& kw, const boost::json::value& v, const std::string& path,
                     int depth) {
-        const auto* type = s.if_contains("type");
+        const auto* type = kw.type;
         if (!type) return true;
         // The common case, one type that matches, allocates nothing.
-        if (const auto* one = type->if_string(); one && !type_phrase(*one).empty() && has_type(v, *one))
-            return true;
+        if (kw.has_single_type(v)) return true;
         std::vector<std::string_view> names;
         if (const auto* one = type->if_string()) {
             names.push_back(*one);
@@ -327,8 +508,7 @@ private:
             matched = matched || has_type(v, name);
             phrases.push_back(phrase);
         }
-        if (const auto* nullable = s.if_contains("nullable");
-            nullable && nullable->is_bool() && nullable->get_bool()) {
+        if (const auto* nullable = kw.nullable; nullable && nullable->is_bool() && nullable->get_bool()) {
             matched = matched || v.is_null();
             phrases.push_back("null");
         }
@@ -354,15 +534,11 @@ private:
         report(subject(path) + " must be one of " + list + " (got " + describe_value(v) + ")");
     }
 
-    void check_number(const boost::json::object& s, const boost::json::value& v, const std::string& path) {
+    void check_number(const schema_keywords& kw, const boost::json::value& v, const std::string& path) {
         const json_number n = *as_number(v);
         // Draft 4 spells exclusive bounds as booleans next to minimum/maximum.
-        const auto flag = [&](const char* key) {
-            const auto* f = s.if_contains(key);
-            return f && f->is_bool() && f->get_bool();
-        };
-        const auto bound = [&](const char* key, bool lower, bool exclusive) {
-            const auto* b = s.if_contains(key);
+        const auto flag = [](const boost::json::value* f) { return f && f->is_bool() && f->get_bool(); };
+        const auto bound = [&](const boost::json::value* b, bool lower, bool exclusive) {
             if (!b) return;
             const auto limit = as_number(*b);
             if (!limit) return;
@@ -372,34 +548,35 @@ private:
             const char* op = lower ? (exclusive ? " > " : " >= ") : (exclusive ? " < " : " <= ");
             report(subject(path) + " must be" + op + format_number(*b) + " (got " + format_number(v) + ")");
         };
-        bound("minimum", true, flag("exclusiveMinimum"));
-        bound("maximum", false, flag("exclusiveMaximum"));
-        bound("exclusiveMinimum", true, true);
-        bound("exclusiveMaximum", false, true);
+        bound(kw.minimum, true, flag(kw.exclusive_minimum));
+        bound(kw.maximum, false, flag(kw.exclusive_maximum));
+        bound(kw.exclusive_minimum, true, true);
+        bound(kw.exclusive_maximum, false, true);
     }
 
-    void check_string(const boost::json::object& s, const boost::json::string& str, const std::string& path) {
+    void check_string(const schema_keywords& kw, const boost::json::string& str, const std::string& path) {
+        if (!kw.min_length && !kw.max_length) return;
         const std::size_t length = utf8_length(str);
-        if (const auto* min = s.if_contains("minLength")) {
+        if (const auto* min = kw.min_length) {
             if (const auto n = as_count(*min); n && length < *n)
                 report(subject(path) + " must be at least " + plural(*n, "character", "characters") +
                        " long (got " + std::to_string(length) + ")");
         }
-        if (const auto* max = s.if_contains("maxLength")) {
+        if (const auto* max = kw.max_length) {
             if (const auto n = as_count(*max); n && length > *n)
                 report(subject(path) + " must be at most " + plural(*n, "character", "characters") +
                        " long (got " + std::to_string(length) + ")");
         }
     }
 
-    void check_array(const boost::json::object& s, const boost::json::array& arr, std::string& path,
+    void check_array(const schema_keywords& kw, const boost::json::array& arr, std::string& path,
                      int depth) {
-        if (const auto* min = s.if_contains("minItems")) {
+        if (const auto* min = kw.min_items) {
             if (const auto n = as_count(*min); n && arr.size() < *n)
                 report(subject(path) + " must have at least " + plural(*n, "item", "items") + " (got " +
                        std::to_string(arr.size()) + ")");
         }
-        if (const auto* max = s.if_contains("maxItems")) {
+        if (const auto* max = kw.max_items) {
             if (const auto n = as_count(*max); n && arr.size() > *n)
                 report(subject(path) + " must have at most " + plural(*n, "item", "items") + " (got " +
                        std::to_string(arr.size()) + ")");
@@ -412,9 +589,9 @@ private:
             }
             first_unchecked = schemas.size();
         };
-        if (const auto* prefix = s.if_contains("prefixItems"); prefix && prefix->is_array())
+        if (const auto* prefix = kw.prefix_items; prefix && prefix->is_array())
             positional(prefix->get_array());
-        if (const auto* items = s.if_contains("items")) {
+        if (const auto* items = kw.items) {
             if (const auto* tuple = items->if_array()) {
                 positional(*tuple);
             } else if (items->is_object() || items->is_bool()) {
@@ -426,12 +603,12 @@ private:
         }
     }
 
-    void check_object(const boost::json::object& s, const boost::json::object& obj, std::string& path,
+    void check_object(const schema_keywords& kw, const boost::json::object& obj, std::string& path,
                       int depth) {
-        const auto* props_value = s.if_contains("properties");
+        const auto* props_value = kw.properties;
         const boost::json::object* props = props_value ? props_value->if_object() : nullptr;
 
-        if (const auto* req = s.if_contains("required"); req && req->is_array()) {
+        if (const auto* req = kw.required; req && req->is_array()) {
             for (const auto& name : req->get_array()) {
                 const auto* key = name.if_string();
                 if (!key || obj.contains(*key)) continue;
@@ -448,8 +625,8 @@ private:
             }
         }
         // With patternProperties (unsupported), "additional" cannot be told apart.
-        const auto* extra = s.if_contains("additionalProperties");
-        if (!extra || s.contains("patternProperties")) return;
+        const auto* extra = kw.additional_properties;
+        if (!extra || kw.pattern_properties) return;
         if (extra->is_bool() && !extra->get_bool()) {
             std::string allowed;
             if (props && !props->empty()) {
@@ -495,7 +672,7 @@ private:
                 continue; // `false` never matches and has nothing to explain
             }
             if (!branch.is_object()) return; // malformed branch: no constraint
-            argument_validator sub(budget_, 3);
+            argument_validator sub(budget_, 3, index_);
             sub.root_depth_ = depth + 1;
             sub.validate(branch, v, path, depth + 1);
             if (sub.total() == 0) return;
@@ -556,11 +733,27 @@ private:
 
     std::size_t& budget_;
     std::size_t max_listed_;
+    const schema_index* index_ = nullptr;
     std::size_t total_ = 0;
     int root_depth_ = 0;
     std::vector<std::string> problems_;
     std::vector<std::string_view> root_type_expected_;
 };
+
+/// What the validator found, as one message; nullopt when nothing.
+inline std::optional<std::string> problems_text(const argument_validator& validator) {
+    if (validator.total() == 0) return std::nullopt;
+    std::string out;
+    for (const auto& problem : validator.problems()) {
+        if (!out.empty()) out += "; ";
+        out += problem;
+    }
+    if (validator.total() > validator.problems().size()) {
+        const std::size_t more = validator.total() - validator.problems().size();
+        out += "; and " + plural(more, "more problem", "more problems");
+    }
+    return out;
+}
 
 } // namespace detail
 
@@ -570,22 +763,27 @@ private:
 /// `missing required argument "path"; argument "limit" must be an integer (got string "ten")`.
 /// Never throws for any schema or arguments (only std::bad_alloc can escape).
 inline std::optional<std::string> validate_arguments(const boost::json::object& schema,
-                                                     const boost::json::value& args) {
+                                                     const boost::json::value& args,
+                                                     const detail::schema_index* index = nullptr) {
     std::size_t budget = detail::schema_visit_budget;
-    detail::argument_validator validator(budget, detail::max_reported_argument_problems);
+    detail::argument_validator validator(budget, detail::max_reported_argument_problems, index);
     std::string path;
     validator.validate(schema, args, path, 0);
-    if (validator.total() == 0) return std::nullopt;
-    std::string out;
-    for (const auto& problem : validator.problems()) {
-        if (!out.empty()) out += "; ";
-        out += problem;
-    }
-    if (validator.total() > validator.problems().size()) {
-        const std::size_t more = validator.total() - validator.problems().size();
-        out += "; and " + detail::plural(more, "more problem", "more problems");
-    }
-    return out;
+    return detail::problems_text(validator);
+}
+
+/// The same for arguments held as an object (as tool calls hold them). The
+/// usual root schema, `{"type": "object", ...}`, is checked without copying
+/// them. `index`, when given, must have been built from `schema`.
+inline std::optional<std::string> validate_arguments(const boost::json::object& schema,
+                                                     const boost::json::object& args,
+                                                     const detail::schema_index* index = nullptr) {
+    std::size_t budget = detail::schema_visit_budget;
+    detail::argument_validator validator(budget, detail::max_reported_argument_problems, index);
+    std::string path;
+    if (!validator.validate_object(schema, args, path))
+        return validate_arguments(schema, boost::json::value(args), index);
+    return detail::problems_text(validator);
 }
 
 } // namespace agentware

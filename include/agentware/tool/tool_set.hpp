@@ -1,6 +1,7 @@
 #ifndef AGENTWARE_TOOL_TOOL_SET_HPP
 #define AGENTWARE_TOOL_TOOL_SET_HPP
 
+#include <agentware/tool/schema_validation.hpp>
 #include <agentware/tool/tool.hpp>
 
 #include <memory>
@@ -51,6 +52,7 @@ public:
         if (name.empty()) throw std::invalid_argument("agentware::tool_set: a tool has an empty name");
         if (find(name)) throw std::invalid_argument("agentware::tool_set: two tools are named \"" + name + "\"");
         schemas_.push_back(t->schema());
+        indexes_.emplace_back(t->schema().parameters); // the tool's own schema: it lives as long as the tool
         tools_.push_back(std::move(t));
         return *this;
     }
@@ -60,6 +62,7 @@ public:
             if (schemas_[i].name == name) {
                 tools_.erase(tools_.begin() + static_cast<std::ptrdiff_t>(i));
                 schemas_.erase(schemas_.begin() + static_cast<std::ptrdiff_t>(i));
+                indexes_.erase(indexes_.begin() + static_cast<std::ptrdiff_t>(i));
                 return true;
             }
         return false;
@@ -73,6 +76,14 @@ public:
     }
 
     const std::vector<tool_schema>& schemas() const noexcept { return schemas_; }
+
+    /// The index of `t`'s argument schema, built when `t` was added; nullptr
+    /// for a tool not in this set.
+    const detail::schema_index* schema_index_of(const tool_interface* t) const noexcept {
+        for (std::size_t i = 0; i < tools_.size(); ++i)
+            if (tools_[i].get() == t) return &indexes_[i];
+        return nullptr;
+    }
     std::size_t size() const noexcept { return tools_.size(); }
     bool empty() const noexcept { return tools_.empty(); }
 
@@ -89,6 +100,7 @@ public:
 private:
     std::vector<std::shared_ptr<tool_interface>> tools_; // shared: copies of an agent share its tools
     std::vector<tool_schema> schemas_;
+    std::vector<detail::schema_index> indexes_;
 };
 
 } // namespace agentware

@@ -40,9 +40,9 @@ inline loop_step step_after_jump(jump_to j) noexcept {
 /// Appends a message the agent made or received. A message without an id gets
 /// a fresh one and is appended without a search; one that brings its own id
 /// goes through the add_messages rule (it may replace an earlier one).
-inline void append_message(std::vector<message>& messages, message m) {
+inline void append_message(std::vector<message>& messages, message&& m) {
     if (m.id.empty()) {
-        m.id = make_message_id();
+        assign_message_id(m.id);
         messages.push_back(std::move(m));
     } else {
         std::vector<message> one;
@@ -52,13 +52,12 @@ inline void append_message(std::vector<message>& messages, message m) {
 }
 
 /// Makes the model's answer fit the history: an ai message whose tool calls all have ids.
-inline message normalize_ai(message ai) {
+inline void normalize_ai(message& ai) {
     ai.type = role::ai;
     for (auto& c : ai.tool_calls)
         if (c.id.empty()) c.id = make_tool_call_id();
     for (auto& c : ai.invalid_tool_calls)
         if (c.id.empty()) c.id = make_tool_call_id();
-    return ai;
 }
 
 /// Index of the last ai message, searching back only over the latest
@@ -75,14 +74,31 @@ inline bool answered_after(const std::vector<message>& messages, std::size_t ai,
     return false;
 }
 
-/// The calls of the last ai message that have no tool message yet, in call order.
-inline std::vector<tool_call> pending_tool_calls(const std::vector<message>& messages) {
-    std::vector<tool_call> out;
+/// One round's tool calls, their results and failures. The agent keeps one
+/// for a whole run, so rounds after the first allocate nothing for them.
+template <class State>
+struct tool_round {
+    std::vector<tool_request<State>> requests;
+    std::vector<tool_result> results;
+    std::vector<std::exception_ptr> failures;
+};
+
+/// Fills `round` with the calls of the last ai message that have no tool
+/// message yet, in call order. Each request borrows its call from the history,
+/// which stays untouched until every call of the round has returned.
+template <class State>
+void collect_tool_calls(State& state, const runtime& rt, const tool_set& tools, tool_round<State>& round) {
+    round.requests.clear();
+    round.results.clear();
+    round.failures.clear();
+    const std::vector<message>& messages = state.messages;
     std::size_t ai = last_ai_index(messages);
-    if (ai == static_cast<std::size_t>(-1)) return out;
-    for (const auto& c : messages[ai].tool_calls)
-        if (!answered_after(messages, ai, c.id)) out.push_back(c);
-    return out;
+    if (ai == static_cast<std::size_t>(-1)) return;
+    for (const tool_call& c : messages[ai].tool_calls)
+        if (!answered_after(messages, ai, c.id))
+            round.requests.push_back(tool_request<State>{cow<tool_call>(c), tools.find(c.name), &state, &rt});
+    round.results.resize(round.requests.size());
+    round.failures.resize(round.requests.size());
 }
 
 /// Error tool messages for calls whose arguments the model garbled, so that
@@ -116,14 +132,16 @@ inline tool_result error_result(const tool_call& call, std::string text) {
     return tool_result{tool_message(call.id, call.name, std::move(text), tool_status::error), {}, false};
 }
 
-inline tool_result to_result(const tool_call& call, tool_output out) {
-    message m;
-    m.type = role::tool;
-    m.tool_call_id = call.id;
-    m.name = call.name;
-    m.content = std::move(out.content);
-    m.status = out.status;
-    return tool_result{std::move(m), std::move(out.update), out.end_run};
+inline tool_result to_result(const tool_call& call, tool_output&& out) {
+    tool_result r; // built in place: a message is large to move
+    r.msg.type = role::tool;
+    r.msg.tool_call_id = call.id;
+    r.msg.name = call.name;
+    r.msg.content = std::move(out.content);
+    r.msg.status = out.status;
+    r.update = std::move(out.update);
+    r.end_run = out.end_run;
+    return r;
 }
 
 /// The end of the tool chain: finds the tool, checks the arguments against its
@@ -131,23 +149,24 @@ inline tool_result to_result(const tool_call& call, tool_output out) {
 /// messages the model can read; what the tool throws goes up the chain.
 template <class State>
 tool_result call_tool(const tool_request<State>& r, const tool_set& tools, bool validate) {
+    const tool_call& call = *r.call;
     if (!r.tool)
-        return error_result(r.call, fmt::format("Error: there is no tool named \"{}\". Available tools: {}.",
-                                                r.call.name, tools.empty() ? "none" : tools.names()));
+        return error_result(call, fmt::format("Error: there is no tool named \"{}\". Available tools: {}.",
+                                              call.name, tools.empty() ? "none" : tools.names()));
     const tool_schema& schema = r.tool->schema();
     if (validate && !schema.parameters.empty()) {
-        if (auto problem = validate_arguments(schema.parameters, r.call.args))
-            return error_result(r.call, fmt::format("Error: invalid arguments for tool \"{}\": {}. Fix the arguments "
-                                                    "and call the tool again.",
-                                                    r.call.name, *problem));
+        if (auto problem = validate_arguments(schema.parameters, call.args, tools.schema_index_of(r.tool)))
+            return error_result(call, fmt::format("Error: invalid arguments for tool \"{}\": {}. Fix the arguments "
+                                                  "and call the tool again.",
+                                                  call.name, *problem));
     }
     tool_runtime trt;
     trt.thread_id = r.rt->thread_id;
     trt.run_id = r.rt->run_id;
-    trt.tool_call_id = r.call.id;
+    trt.tool_call_id = call.id;
     trt.context = &r.rt->context;
     trt.bind_state(*r.state);
-    return to_result(r.call, r.tool->call(r.call.args, trt));
+    return to_result(call, r.tool->call(call.args, trt));
 }
 
 /// The message of an exception, whatever its type.
@@ -164,25 +183,25 @@ inline std::string describe(std::exception_ptr e) {
 /// Folds one round's tool results into the state, in call order. A call whose
 /// chain threw gets an error tool message, so the history never has a call
 /// without an answer; the first such failure is returned.
+///
+/// Every answer is made before the first is appended: the requests borrow
+/// their calls from the history, which appending may move.
 template <class State>
-std::exception_ptr merge_tool_results(State& state, const std::vector<tool_request<State>>& requests,
-                                      std::vector<tool_result>& results, std::vector<std::exception_ptr>& failures,
-                                      bool& ended) {
+std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bool& ended) {
     std::exception_ptr first_failure;
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-        const tool_call& call = requests[i].call;
-        if (failures[i]) {
-            const std::string what = describe(failures[i]);
-            append_message(state.messages,
-                           tool_message(call.id, call.name,
-                                        fmt::format("Error: the tool \"{}\" failed: {}", call.name, what),
-                                        tool_status::error));
-            if (!first_failure) first_failure = failures[i];
+    for (std::size_t i = 0; i < round.requests.size(); ++i) {
+        const tool_call& call = *round.requests[i].call;
+        tool_result& r = round.results[i];
+        if (std::exception_ptr failure = round.failures[i]) {
+            r = error_result(call, fmt::format("Error: the tool \"{}\" failed: {}", call.name, describe(failure)));
+            if (!first_failure) first_failure = failure;
             continue;
         }
-        tool_result& r = results[i];
         if (r.msg.tool_call_id.empty()) r.msg.tool_call_id = call.id;
         r.msg.type = role::tool;
+    }
+    round.requests.clear();
+    for (tool_result& r : round.results) {
         append_message(state.messages, std::move(r.msg));
         ended = ended || r.end_run;
         // An update that cannot be applied (an unknown field, a merge conflict)

@@ -42,6 +42,9 @@ TEST_CASE("tool calls are run and their results go back to the model", "[agent][
     auto reqs = model.requests();
     REQUIRE(reqs.size() == 2);
     CHECK(reqs[1].messages.size() == 3); // the second call saw the tool's answer
+    // Without wrap_model_call hooks one request serves the run; it still reads the live history.
+    CHECK(reqs[0].messages.size() == 1);
+    CHECK(reqs[1].tool_names == strings{"echo"});
 }
 
 TEST_CASE("unknown tools, bad arguments and garbled JSON become error messages the model reads",

@@ -89,3 +89,19 @@ TEST_CASE("without wrap hooks the terminal is called directly", "[pipeline][wrap
     auto empty = agentware::pipeline<>{}.wrap_model_call(req, [](test::request& r) { return r.text.size(); });
     CHECK(empty == 1);
 }
+
+TEST_CASE("a pipeline tells at compile time which hooks its middlewares declare", "[pipeline][wrap]") {
+    struct only_before {
+        void before_model(test::state&);
+    };
+    using agentware::hooks::before_model_t;
+    using agentware::hooks::wrap_model_call_t;
+    using agentware::hooks::wrap_tool_call_t;
+    STATIC_REQUIRE(agentware::pipeline<only_before, cache>::declares<wrap_model_call_t>);
+    STATIC_REQUIRE(agentware::pipeline<only_before, cache>::declares<before_model_t>);
+    STATIC_REQUIRE_FALSE(agentware::pipeline<only_before, cache>::declares<wrap_tool_call_t>);
+    STATIC_REQUIRE_FALSE(agentware::pipeline<only_before>::declares<wrap_model_call_t>);
+    STATIC_REQUIRE_FALSE(agentware::pipeline<>::declares<before_model_t>);
+    // An optional slot counts: whether it is engaged is known only at run time.
+    STATIC_REQUIRE(agentware::pipeline<std::optional<rewrite>>::declares<wrap_model_call_t>);
+}

@@ -92,11 +92,11 @@ public:
     run_result run(state_type& state, agent_input input, const run_config& config = {}) {
         run_result result;
         runtime rt = start(state, std::move(input), config, result);
-        detail::tool_round<state_type> round;
+        detail::run_buffers<state_type> buffers;
         try {
             for (auto step = first_step(state, rt, result); step != detail::loop_step::end;)
-                step = step == detail::loop_step::tools ? run_tools(state, rt, config, result, round)
-                                                        : model_round(state, rt, config, result);
+                step = step == detail::loop_step::tools ? run_tools(state, rt, config, result, buffers.tools)
+                                                        : model_round(state, rt, config, result, buffers);
         } catch (...) {
             fail(result, std::current_exception());
         }
@@ -272,11 +272,20 @@ private:
         return detail::loop_step::end;
     }
 
-    detail::loop_step model_round(state_type& state, runtime& rt, const run_config& config, run_result& result) {
+    detail::loop_step model_round(state_type& state, runtime& rt, const run_config& config, run_result& result,
+                                  detail::run_buffers<state_type>& buffers) {
         if (auto step = enter_round(state, rt, config, result)) return *step;
-        auto req = make_request(state, rt, config);
-        model_response response =
-            pipeline_.wrap_model_call(req, [this](model_request<state_type>& r) { return model_.invoke(r); });
+        model_response response = [&] {
+            if constexpr (Pipeline::template declares<hooks::wrap_model_call_t>) {
+                auto req = make_request(state, rt, config);
+                return pipeline_.wrap_model_call(req, [this](model_request<state_type>& r) { return model_.invoke(r); });
+            } else {
+                // No hook can change the request, and what it borrows (the
+                // history, the tools) is the same every round: one serves the run.
+                if (!buffers.request) buffers.request = make_request(state, rt, config);
+                return model_.invoke(static_cast<const chat_request&>(*buffers.request));
+            }
+        }();
         return leave_round(state, rt, config, result, std::move(response));
     }
 
@@ -333,7 +342,7 @@ private:
         auto& failures = round.failures;
         auto run_one = [&](std::size_t i) {
             try {
-                results[i] = call_through_chain(calls[i]);
+                results[i].emplace(call_through_chain(calls[i]));
             } catch (...) {
                 failures[i] = std::current_exception();
             }
@@ -355,7 +364,7 @@ private:
     }
 
     // A member coroutine, not a lambda: its parameters live in its own frame.
-    boost::asio::awaitable<void> async_call_into(tool_result& out, tool_request<state_type>& req) {
+    boost::asio::awaitable<void> async_call_into(std::optional<tool_result>& out, tool_request<state_type>& req) {
         out = co_await async_call_through_chain(req);
     }
 

@@ -148,6 +148,11 @@ public:
     template <class M>
     static constexpr bool contains = detail::count_of<M, slot_middleware_t<Slots>...> == 1;
 
+    /// True when some listed middleware declares the hook `Hook` (one of the
+    /// `hooks::*_t` descriptors), e.g. to skip work no hook can observe.
+    template <class Hook>
+    static constexpr bool declares = (Hook::template declared_by<slot_middleware_t<Slots>> || ... || false);
+
     /// Calls `f(m)` for each middleware `m` in list order, skipping empty optional slots.
     template <class F>
     constexpr void for_each_enabled(F&& f) {

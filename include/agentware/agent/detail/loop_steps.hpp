@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,8 +80,17 @@ inline bool answered_after(const std::vector<message>& messages, std::size_t ai,
 template <class State>
 struct tool_round {
     std::vector<tool_request<State>> requests;
-    std::vector<tool_result> results;
+    std::vector<std::optional<tool_result>> results; ///< empty until the call returns
     std::vector<std::exception_ptr> failures;
+};
+
+/// What a run keeps from round to round, so that later rounds allocate
+/// nothing for it: the tool calls' buffers, and the model request when no
+/// hook can change it.
+template <class State>
+struct run_buffers {
+    tool_round<State> tools;
+    std::optional<model_request<State>> request;
 };
 
 /// Fills `round` with the calls of the last ai message that have no tool
@@ -191,17 +201,19 @@ std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bo
     std::exception_ptr first_failure;
     for (std::size_t i = 0; i < round.requests.size(); ++i) {
         const tool_call& call = *round.requests[i].call;
-        tool_result& r = round.results[i];
+        std::optional<tool_result>& r = round.results[i];
         if (std::exception_ptr failure = round.failures[i]) {
             r = error_result(call, fmt::format("Error: the tool \"{}\" failed: {}", call.name, describe(failure)));
             if (!first_failure) first_failure = failure;
             continue;
         }
-        if (r.msg.tool_call_id.empty()) r.msg.tool_call_id = call.id;
-        r.msg.type = role::tool;
+        if (!r) r = error_result(call, "Error: the tool call was not run."); // not reached: every call returns or throws
+        if (r->msg.tool_call_id.empty()) r->msg.tool_call_id = call.id;
+        r->msg.type = role::tool;
     }
     round.requests.clear();
-    for (tool_result& r : round.results) {
+    for (std::optional<tool_result>& slot : round.results) {
+        tool_result& r = *slot;
         append_message(state.messages, std::move(r.msg));
         ended = ended || r.end_run;
         // An update that cannot be applied (an unknown field, a merge conflict)

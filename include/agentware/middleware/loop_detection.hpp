@@ -501,18 +501,16 @@ inline loop_detection_options tag_invoke(boost::json::value_to_tag<loop_detectio
                                          const boost::json::value& jv) {
     const auto& o = jv.as_object();
     loop_detection_options out;
-    auto size = [&](std::string_view k, std::size_t& into) {
-        if (const auto* v = o.if_contains(k)) into = boost::json::value_to<std::size_t>(*v);
-    };
-    size("warn_threshold", out.warn_threshold);
-    size("hard_limit", out.hard_limit);
-    size("window_size", out.window_size);
-    size("max_tracked_threads", out.max_tracked_threads);
-    size("tool_freq_warn", out.tool_freq_warn);
-    size("tool_freq_hard_limit", out.tool_freq_hard_limit);
-    size("cycle_warn", out.cycle_warn);
-    size("cycle_hard_limit", out.cycle_hard_limit);
-    size("max_cycle_length", out.max_cycle_length);
+    using detail::mw::read_if_present;
+    read_if_present(o, "warn_threshold", out.warn_threshold);
+    read_if_present(o, "hard_limit", out.hard_limit);
+    read_if_present(o, "window_size", out.window_size);
+    read_if_present(o, "max_tracked_threads", out.max_tracked_threads);
+    read_if_present(o, "tool_freq_warn", out.tool_freq_warn);
+    read_if_present(o, "tool_freq_hard_limit", out.tool_freq_hard_limit);
+    read_if_present(o, "cycle_warn", out.cycle_warn);
+    read_if_present(o, "cycle_hard_limit", out.cycle_hard_limit);
+    read_if_present(o, "max_cycle_length", out.max_cycle_length);
     if (const auto* v = o.if_contains("tool_freq_overrides"); v && v->is_object())
         for (const auto& kv : v->get_object()) {
             const auto& l = kv.value().as_object();
@@ -520,11 +518,9 @@ inline loop_detection_options tag_invoke(boost::json::value_to_tag<loop_detectio
                 tool_frequency_limit{boost::json::value_to<std::size_t>(l.at("warn")),
                                      boost::json::value_to<std::size_t>(l.at("hard_limit"))};
         }
-    if (const auto* v = o.if_contains("batch_friendly_tools"))
-        out.batch_friendly_tools = boost::json::value_to<std::vector<std::string>>(*v);
+    read_if_present(o, "batch_friendly_tools", out.batch_friendly_tools);
     if (const auto* v = o.if_contains("detect_cycles")) out.detect_cycles = v->as_bool();
-    if (const auto* v = o.if_contains("disable_context_key"))
-        out.disable_context_key = boost::json::value_to<std::string>(*v);
+    read_if_present(o, "disable_context_key", out.disable_context_key);
     return out;
 }
 

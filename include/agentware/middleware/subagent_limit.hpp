@@ -9,6 +9,7 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
+#include <agentware/middleware/detail/json_values.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value_from.hpp>
@@ -141,14 +142,12 @@ inline subagent_limit_options tag_invoke(boost::json::value_to_tag<subagent_limi
                                          const boost::json::value& jv) {
     const auto& o = jv.as_object();
     subagent_limit_options out;
-    auto size = [&](std::string_view k, std::size_t& into) {
-        if (const auto* v = o.if_contains(k)) into = boost::json::value_to<std::size_t>(*v);
-    };
-    size("max_concurrent", out.max_concurrent);
-    size("max_total", out.max_total);
-    size("max_concurrent_ceiling", out.max_concurrent_ceiling);
-    size("max_total_ceiling", out.max_total_ceiling);
-    if (const auto* v = o.if_contains("task_tool_name")) out.task_tool_name = boost::json::value_to<std::string>(*v);
+    using detail::mw::read_if_present;
+    read_if_present(o, "max_concurrent", out.max_concurrent);
+    read_if_present(o, "max_total", out.max_total);
+    read_if_present(o, "max_concurrent_ceiling", out.max_concurrent_ceiling);
+    read_if_present(o, "max_total_ceiling", out.max_total_ceiling);
+    read_if_present(o, "task_tool_name", out.task_tool_name);
     if (const auto* v = o.if_contains("limits_from_context")) out.limits_from_context = v->as_bool();
     return out;
 }

@@ -31,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -187,28 +188,46 @@ inline bool json_equal(const boost::json::value& a, const boost::json::value& b,
     return true;
 }
 
-/// "a string", "an integer", ...; empty for a name that is not a JSON Schema type.
-inline std::string_view type_phrase(std::string_view name) noexcept {
-    if (name == "object") return "an object";
-    if (name == "array") return "an array";
-    if (name == "string") return "a string";
-    if (name == "integer") return "an integer";
-    if (name == "number") return "a number";
-    if (name == "boolean") return "a boolean";
-    if (name == "null") return "null";
+/// The JSON Schema type names; `none` for a name that is not one.
+enum class schema_type : unsigned char { none, object, array, string, integer, number, boolean, null };
+
+inline schema_type schema_type_named(std::string_view name) noexcept {
+    if (name == "object") return schema_type::object;
+    if (name == "array") return schema_type::array;
+    if (name == "string") return schema_type::string;
+    if (name == "integer") return schema_type::integer;
+    if (name == "number") return schema_type::number;
+    if (name == "boolean") return schema_type::boolean;
+    if (name == "null") return schema_type::null;
+    return schema_type::none;
+}
+
+/// "a string", "an integer", ...; empty for `none`.
+inline std::string_view type_phrase(schema_type t) noexcept {
+    switch (t) {
+    case schema_type::none: return {};
+    case schema_type::object: return "an object";
+    case schema_type::array: return "an array";
+    case schema_type::string: return "a string";
+    case schema_type::integer: return "an integer";
+    case schema_type::number: return "a number";
+    case schema_type::boolean: return "a boolean";
+    case schema_type::null: return "null";
+    }
     return {};
 }
 
-inline bool has_type(const boost::json::value& v, std::string_view name) noexcept {
-    switch (v.kind()) {
-    case boost::json::kind::object: return name == "object";
-    case boost::json::kind::array: return name == "array";
-    case boost::json::kind::string: return name == "string";
-    case boost::json::kind::int64:
-    case boost::json::kind::uint64: return name == "integer" || name == "number";
-    case boost::json::kind::double_: return name == "number" || (name == "integer" && is_json_integer(v));
-    case boost::json::kind::bool_: return name == "boolean";
-    case boost::json::kind::null: return name == "null";
+/// Whether `v` is of type `t` (never of `none`).
+inline bool has_type(const boost::json::value& v, schema_type t) noexcept {
+    switch (t) {
+    case schema_type::none: return false;
+    case schema_type::object: return v.is_object();
+    case schema_type::array: return v.is_array();
+    case schema_type::string: return v.is_string();
+    case schema_type::integer: return is_json_integer(v);
+    case schema_type::number: return v.is_number();
+    case schema_type::boolean: return v.is_bool();
+    case schema_type::null: return v.is_null();
     }
     return false;
 }
@@ -250,45 +269,18 @@ struct schema_keywords {
     const value* all_of = nullptr;
     const value* any_of = nullptr;
     const value* one_of = nullptr;
-    /// `type` when it is one name ("string"): the kind of JSON value it
-    /// accepts, read once, so the common type check compares no text.
-    enum class single_type : unsigned char { none, object, array, string, integer, number, boolean, null } one_type{};
+    /// `type` when it is one known name ("string"), read once, so the common
+    /// type check compares no text; `none` otherwise.
+    schema_type one_type = schema_type::none;
 
     schema_keywords() = default;
     explicit schema_keywords(const boost::json::object& schema) noexcept {
         for (const auto& entry : schema)
             if (const value** slot = find(entry.key())) *slot = &entry.value();
-        if (const auto* name = type ? type->if_string() : nullptr) one_type = single_type_of(*name);
-    }
-
-    /// True when `v` is of the single `type`; false when it is not, or when
-    /// the type is not a single known name (the full check decides then).
-    bool has_single_type(const value& v) const noexcept {
-        switch (one_type) {
-        case single_type::none: return false;
-        case single_type::object: return v.is_object();
-        case single_type::array: return v.is_array();
-        case single_type::string: return v.is_string();
-        case single_type::integer: return is_json_integer(v);
-        case single_type::number: return v.is_number();
-        case single_type::boolean: return v.is_bool();
-        case single_type::null: return v.is_null();
-        }
-        return false;
+        if (const auto* name = type ? type->if_string() : nullptr) one_type = schema_type_named(*name);
     }
 
 private:
-    static single_type single_type_of(std::string_view name) noexcept {
-        if (name == "object") return single_type::object;
-        if (name == "array") return single_type::array;
-        if (name == "string") return single_type::string;
-        if (name == "integer") return single_type::integer;
-        if (name == "number") return single_type::number;
-        if (name == "boolean") return single_type::boolean;
-        if (name == "null") return single_type::null;
-        return single_type::none;
-    }
-
     const value** find(std::string_view key) noexcept {
         struct keyword {
             std::string_view name;
@@ -401,27 +393,14 @@ public:
     /// when the root schema has constraints only the general walk applies
     /// (a type other than "object", enum, const or a combinator).
     bool validate_object(const boost::json::object& schema, const boost::json::object& args, std::string& path) {
-        const schema_keywords* known = index_ ? index_->find(schema) : nullptr;
-        const schema_keywords kw = known ? *known : schema_keywords(schema);
-        if (kw.type) {
-            const auto* one = kw.type->if_string();
-            if (!one || *one != "object") return false;
-        }
-        if (kw.enum_values || kw.const_value || kw.all_of || kw.any_of || kw.one_of) return false;
-        if (budget_ == 0) return true;
-        --budget_;
-        check_object(kw, args, path, 0);
-        return true;
+        return with_keywords(schema, [&](const schema_keywords& kw) { return validate_object_node(kw, args, path); });
     }
 
     void validate(const boost::json::object& schema, const boost::json::value& v, std::string& path,
                   int depth) {
         if (depth > max_schema_depth || budget_ == 0) return;
         --budget_;
-        if (const schema_keywords* known = index_ ? index_->find(schema) : nullptr)
-            validate_node(*known, v, path, depth);
-        else
-            validate_node(schema_keywords(schema), v, path, depth);
+        with_keywords(schema, [&](const schema_keywords& kw) { validate_node(kw, v, path, depth); });
     }
 
     std::size_t total() const noexcept { return total_; }
@@ -431,6 +410,22 @@ public:
     const std::vector<std::string_view>& root_type_expected() const noexcept { return root_type_expected_; }
 
 private:
+    // Calls `f` with the keywords of `schema`: the index's when it has the node, else read now.
+    template <class F>
+    std::invoke_result_t<F&, const schema_keywords&> with_keywords(const boost::json::object& schema, F&& f) const {
+        if (const schema_keywords* known = index_ ? index_->find(schema) : nullptr) return f(*known);
+        return f(schema_keywords(schema));
+    }
+
+    bool validate_object_node(const schema_keywords& kw, const boost::json::object& args, std::string& path) {
+        if (kw.type && kw.one_type != schema_type::object) return false;
+        if (kw.enum_values || kw.const_value || kw.all_of || kw.any_of || kw.one_of) return false;
+        if (budget_ == 0) return true;
+        --budget_;
+        check_object(kw, args, path, 0);
+        return true;
+    }
+
     void validate_node(const schema_keywords& kw, const boost::json::value& v, std::string& path, int depth) {
         if (!check_type(kw, v, path, depth)) return; // the rest would only add noise
 
@@ -486,7 +481,7 @@ private:
         const auto* type = kw.type;
         if (!type) return true;
         // The common case, one type that matches, allocates nothing.
-        if (kw.has_single_type(v)) return true;
+        if (has_type(v, kw.one_type)) return true;
         std::vector<std::string_view> names;
         if (const auto* one = type->if_string()) {
             names.push_back(*one);
@@ -503,9 +498,10 @@ private:
         std::vector<std::string_view> phrases;
         bool matched = false;
         for (std::string_view name : names) {
-            const std::string_view phrase = type_phrase(name);
-            if (phrase.empty()) return true; // unknown type name: no constraint
-            matched = matched || has_type(v, name);
+            const schema_type t = schema_type_named(name);
+            if (t == schema_type::none) return true; // unknown type name: no constraint
+            matched = matched || has_type(v, t);
+            const std::string_view phrase = type_phrase(t);
             phrases.push_back(phrase);
         }
         if (const auto* nullable = kw.nullable; nullable && nullable->is_bool() && nullable->get_bool()) {

@@ -80,7 +80,7 @@ inline bool answered_after(const std::vector<message>& messages, std::size_t ai,
 template <class State>
 struct tool_round {
     std::vector<tool_request<State>> requests;
-    std::vector<std::optional<tool_result>> results; ///< empty until the call returns
+    std::vector<std::optional<tool_result>> results; ///< set when call i returned; else failures[i] says why
     std::vector<std::exception_ptr> failures;
 };
 
@@ -207,7 +207,6 @@ std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bo
             if (!first_failure) first_failure = failure;
             continue;
         }
-        if (!r) r = error_result(call, "Error: the tool call was not run."); // not reached: every call returns or throws
         if (r->msg.tool_call_id.empty()) r->msg.tool_call_id = call.id;
         r->msg.type = role::tool;
     }

@@ -234,6 +234,39 @@ TEST_CASE("ids spell their unique bits in base 62, most significant digit first"
     CHECK(naive(~std::uint64_t{0}) == "LygHa16AHYF"); // the largest value still fits 11 digits
 }
 
+TEST_CASE("message ids count within a block and stay distinct across blocks", "[message][id]")
+{
+    agentware::detail::message_id_block small(100); // a new block every 100 ids
+    std::unordered_set<std::string> seen;
+    std::string previous;
+    for (int i = 0; i < 1000; ++i) {
+        char out[15];
+        small.next(out);
+        const std::string id(out, sizeof out);
+        REQUIRE(id.rfind("msg-", 0) == 0);
+        REQUIRE(std::all_of(id.begin() + 4, id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
+        if (i % 100 == 0) {
+            CHECK(id.substr(10) == "00000"); // a block starts its count at zero
+        } else {
+            CHECK(id.substr(0, 10) == previous.substr(0, 10)); // same block
+            CHECK(id.substr(10) > previous.substr(10));        // counting up ('0' < 'A' < 'a')
+        }
+        previous = id;
+        seen.insert(id);
+    }
+    CHECK(seen.size() == 1000);
+
+    // The count carries from the last digit into the ones before it.
+    agentware::detail::message_id_block big;
+    char out[15];
+    std::string id;
+    for (int i = 0; i < 62 + 2; ++i) {
+        big.next(out);
+        id.assign(out, sizeof out);
+    }
+    CHECK(id.substr(10) == "00011");
+}
+
 TEST_CASE("tool call ids are call_ followed by 24 letters and digits", "[message][id]")
 {
     const std::string id = make_tool_call_id();

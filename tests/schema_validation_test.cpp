@@ -428,6 +428,10 @@ TEST_CASE("an index of the schema and the object overload change no verdict and 
         R"({"type":["object","null"],"properties":{"a":{"const":"x"}}})",
         R"({"type":"string"})",
         R"({"type":"object","properties":{"a":false,"b":true,"c":{"type":"nonsense"}}})",
+        // Flat schemas (each property names at most its type), checked by the quick path first.
+        R"({"type":"object","properties":{"path":{"type":"string","description":"d"},"n":{"type":"integer",
+            "nullable":true},"any":{},"b":true},"required":["path","n","path"],"additionalProperties":false})",
+        R"({"properties":{"a":{"type":"string"},"v":{"type":"number"},"tags":{"type":"array"}},"required":["a"]})",
     };
     const std::vector<std::string_view> arguments = {
         R"({})",
@@ -442,6 +446,13 @@ TEST_CASE("an index of the schema and the object overload change no verdict and 
         R"({"n":null})",
         R"({"a":1})",
         R"({"a":"x","b":[1],"c":{}})",
+        R"({"path":"/a","n":1})",
+        R"({"path":"/a","n":null,"any":[1],"b":{}})",
+        R"({"path":"/a","n":1.5})",
+        R"({"path":"/a","n":3,"zzz":1})",
+        R"({"n":3})",
+        R"({"a":"x","v":2.5,"tags":[],"c":null})",
+        R"({"a":"x","v":"2.5"})",
     };
     for (std::string_view schema_text : schemas) {
         const json::object schema = schema_of(schema_text);
@@ -456,6 +467,29 @@ TEST_CASE("an index of the schema and the object overload change no verdict and 
             CHECK(validate_arguments(schema, args.as_object(), &index) == plain);
         }
     }
+}
+
+TEST_CASE("an index accepts valid arguments of a flat schema without the full check", "[schema][index]") {
+    const json::object flat = schema_of(R"({"type":"object","properties":{"text":{"type":"string"},
+        "count":{"type":"integer"}},"required":["text"],"additionalProperties":false})");
+    const agentware::detail::schema_index index(flat);
+    CHECK(index.quickly_accepts(flat, json::parse(R"({"text":"hi"})").as_object()));
+    CHECK(index.quickly_accepts(flat, json::parse(R"({"text":"hi","count":2})").as_object()));
+    // Anything doubtful is left to the full check, which words the problem.
+    CHECK_FALSE(index.quickly_accepts(flat, json::parse(R"({"count":2})").as_object()));
+    CHECK_FALSE(index.quickly_accepts(flat, json::parse(R"({"text":1})").as_object()));
+    CHECK_FALSE(index.quickly_accepts(flat, json::parse(R"({"text":"hi","other":1})").as_object()));
+    CHECK(validate_arguments(flat, json::parse(R"({"text":"hi","other":1})").as_object(), &index).value_or("") ==
+          R"(unexpected argument "other" (expected "text", "count"))");
+    // Another schema, even an equal one, is not this index's root.
+    const json::object copy = flat;
+    CHECK_FALSE(index.quickly_accepts(copy, json::parse(R"({"text":"hi"})").as_object()));
+    // A property with more than a type (here a length) is no flat schema.
+    const json::object bounded = schema_of(R"({"type":"object","properties":{"text":{"type":"string",
+        "maxLength":1}}})");
+    const agentware::detail::schema_index bounded_index(bounded);
+    CHECK_FALSE(bounded_index.quickly_accepts(bounded, json::parse(R"({"text":"hi"})").as_object()));
+    CHECK(validate_arguments(bounded, json::parse(R"({"text":"hi"})").as_object(), &bounded_index).has_value());
 }
 
 TEST_CASE("an index built from another schema is not consulted for this one", "[schema][index]") {

@@ -342,7 +342,8 @@ private:
         auto& failures = round.failures;
         auto run_one = [&](std::size_t i) {
             try {
-                results[i].emplace(call_through_chain(calls[i]));
+                // Built where it is kept: a result holds a message, which is large to move.
+                results[i].emplace(detail::construct_from{[&] { return call_through_chain(calls[i]); }});
             } catch (...) {
                 failures[i] = std::current_exception();
             }

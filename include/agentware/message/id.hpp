@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -78,19 +79,76 @@ inline void write_base62_11(char* out, std::uint64_t bits) noexcept
     out[0] = alnum_digits[bits / chunk]; // < 22
 }
 
+/// A bijective 32-bit mixer (the same construction as mix64).
+constexpr std::uint32_t mix32(std::uint32_t z) noexcept
+{
+    z = (z ^ (z >> 16)) * 0x7feb352dU;
+    z = (z ^ (z >> 15)) * 0x846ca68bU;
+    return z ^ (z >> 16);
+}
+
+/// Message ids come in blocks: a block's first six digits spell a number no
+/// other block of the process has (a salted, mixed 32-bit counter; 62^6 > 2^32),
+/// and its last five count up from 00000. Each thread takes a block and then
+/// makes ids with no shared write and no division: the agent makes two per round.
+class message_id_block {
+public:
+    /// `size` is how many ids a block gives (at most 62^5, all of them).
+    explicit message_id_block(std::uint32_t size = 62U * 62 * 62 * 62 * 62) noexcept : size_(size) {}
+
+    /// Writes the next id, "msg-" and 11 digits, into `out` (15 characters).
+    void next(char* out) noexcept
+    {
+        if (left_ == 0) take_block();
+        --left_;
+        std::memcpy(out, id_, sizeof id_);
+        for (std::size_t i = sizeof id_; i-- > sizeof id_ - 5;) { // count in the last five digits
+            char& c = id_[i];
+            if (c != 'z') {
+                c = c == '9' ? 'A' : c == 'Z' ? 'a' : static_cast<char>(c + 1);
+                break;
+            }
+            c = '0';
+        }
+    }
+
+private:
+    void take_block() noexcept
+    {
+        static std::atomic<std::uint32_t> blocks{0};
+        const auto salt = static_cast<std::uint32_t>(process_id_salt());
+        std::uint32_t prefix = mix32(salt + blocks.fetch_add(1, std::memory_order_relaxed));
+        std::memcpy(id_, "msg-", 4);
+        for (std::size_t i = 4 + 6; i-- > 4;) {
+            id_[i] = alnum_digits[prefix % 62];
+            prefix /= 62;
+        }
+        std::memcpy(id_ + 10, "00000", 5);
+        left_ = size_;
+    }
+
+    char id_[15] = {};
+    std::uint32_t left_ = 0;
+    std::uint32_t size_;
+};
+
 } // namespace detail
 
 /// Makes `id` a new message id (see make_message_id), in place.
 inline void assign_message_id(std::string& id)
 {
-    id.assign("msg-00000000000", 15);
-    detail::write_base62_11(id.data() + 4, detail::next_unique_id_bits());
+    thread_local detail::message_id_block block;
+    char next[15];
+    block.next(next);
+    id.assign(next, sizeof next);
 }
 
-/// A new message id, "msg-" followed by 11 letters and digits (62^11 > 2^64, so
-/// the encoding is injective). Unique within the process (all threads),
-/// random-looking across processes. Fifteen characters: short enough for the
-/// string's inline buffer, so making an id does not allocate.
+/// A new message id, "msg-" followed by 11 letters and digits: six that name
+/// the id's block and five that count within it (see detail::message_id_block).
+/// Unique within the process (all threads); the blocks' numbers are salted
+/// per process, so ids of different processes are unlikely to meet. Fifteen
+/// characters: short enough for the string's inline buffer, so making an id
+/// does not allocate.
 inline std::string make_message_id()
 {
     std::string id;

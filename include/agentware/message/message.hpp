@@ -58,6 +58,20 @@ struct message {
     tool_status status = tool_status::ok; ///< tool only
     boost::json::object metadata;     ///< provider extras: finish_reason, usage, ...
 
+    message() = default;
+    message(const message&) = default;
+    /// Member by member, skipping the copy of empty strings (see detail::take_string).
+    /// A new member must be added here too; the size check below is the reminder.
+    message(message&& o) noexcept
+        : type(o.type), id(detail::take_string(o.id)), name(detail::take_string(o.name)),
+          content(std::move(o.content)), reasoning(detail::take_string(o.reasoning)),
+          tool_calls(std::move(o.tool_calls)), invalid_tool_calls(std::move(o.invalid_tool_calls)),
+          tool_call_id(detail::take_string(o.tool_call_id)), status(o.status), metadata(std::move(o.metadata))
+    {
+    }
+    message& operator=(const message&) = default;
+    message& operator=(message&&) = default;
+
     /// The text blocks concatenated (images are skipped).
     std::string text() const
     {
@@ -86,6 +100,23 @@ struct message {
 
     friend bool operator==(const message&, const message&) = default;
 };
+
+namespace detail {
+// message's members, in order: message(message&&) names each of them.
+struct message_members {
+    role a;
+    std::string b, c;
+    std::vector<content_block> d;
+    std::string e;
+    std::vector<tool_call> f;
+    std::vector<invalid_tool_call> g;
+    std::string h;
+    tool_status i;
+    boost::json::object j;
+};
+} // namespace detail
+static_assert(sizeof(message) == sizeof(detail::message_members),
+              "agentware::message has a new member: add it to message(message&&)");
 
 namespace detail {
 

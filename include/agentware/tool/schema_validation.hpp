@@ -274,6 +274,7 @@ struct schema_keywords {
     schema_type one_type = schema_type::none;
 
     schema_keywords() = default;
+    friend bool operator==(const schema_keywords&, const schema_keywords&) = default;
     explicit schema_keywords(const boost::json::object& schema) noexcept {
         for (const auto& entry : schema)
             if (const value** slot = find(entry.key())) *slot = &entry.value();
@@ -315,6 +316,101 @@ private:
     }
 };
 
+/// The usual tool schema, `{"type":"object","properties":{"path":{"type":"string"},...},
+/// "required":[...]}`, where each property constrains at most its type, in a
+/// form that accepts valid arguments in one pass over them. It only ever
+/// accepts: arguments it does not accept go through the full check, which
+/// gives the verdict and the message, so both paths always agree.
+class flat_object_schema {
+public:
+    /// The flat form of `root`, or nullopt when some keyword needs the full check.
+    static std::optional<flat_object_schema> of(const schema_keywords& root) {
+        if (root.type && root.one_type != schema_type::object) return std::nullopt;
+        if (root.enum_values || root.const_value || root.all_of || root.any_of || root.one_of ||
+            root.pattern_properties)
+            return std::nullopt;
+        flat_object_schema flat;
+        if (const auto* extra = root.additional_properties) {
+            if (!extra->is_bool()) return std::nullopt;
+            flat.extra_allowed_ = extra->get_bool();
+        }
+        if (const auto* props_value = root.properties) {
+            const auto* props = props_value->if_object();
+            if (!props) return std::nullopt;
+            for (const auto& entry : *props) {
+                auto type = property_type(entry.value());
+                if (!type) return std::nullopt;
+                flat.properties_.push_back({entry.key(), *type, false});
+            }
+        }
+        if (const auto* req_value = root.required) {
+            const auto* req = req_value->if_array();
+            if (!req) return std::nullopt;
+            for (const auto& name : *req) {
+                const auto* key = name.if_string();
+                property* p = key ? flat.find(*key) : nullptr;
+                if (!p) return std::nullopt; // required but not a property: rare, left to the full check
+                if (!p->required) ++flat.required_count_;
+                p->required = true;
+            }
+        }
+        return flat;
+    }
+
+    /// True when `args` certainly pass; false when the full check must decide.
+    bool accepts(const boost::json::object& args) const noexcept {
+        std::size_t required_seen = 0;
+        for (const auto& entry : args) {
+            const property* p = find(entry.key());
+            if (!p) {
+                if (!extra_allowed_) return false;
+                continue;
+            }
+            if (p->type != schema_type::none && !has_type(entry.value(), p->type)) return false;
+            required_seen += p->required ? 1 : 0;
+        }
+        return required_seen == required_count_;
+    }
+
+private:
+    struct property {
+        std::string_view name; // the schema's own key: valid while the schema lives
+        schema_type type;      // none: any value
+        bool required;
+    };
+
+    // The type a property schema asks for, when that is all it asks: its one
+    // type name (none for `{}` or `true`); nullopt for anything more.
+    static std::optional<schema_type> property_type(const boost::json::value& schema) {
+        if (const auto* b = schema.if_bool()) return *b ? std::optional(schema_type::none) : std::nullopt;
+        const auto* node = schema.if_object();
+        if (!node) return schema_type::none; // malformed: no constraint
+        schema_keywords kw(*node);
+        const schema_type type = kw.one_type;
+        if (kw.type && type == schema_type::none) return std::nullopt; // a list of types, or an unknown name
+        kw.type = nullptr;
+        kw.nullable = nullptr; // only ever widens the type, and a mismatch goes to the full check anyway
+        kw.one_type = schema_type::none;
+        if (!(kw == schema_keywords{})) return std::nullopt;
+        return type;
+    }
+
+    property* find(std::string_view key) noexcept {
+        for (property& p : properties_)
+            if (p.name == key) return &p;
+        return nullptr;
+    }
+    const property* find(std::string_view key) const noexcept {
+        for (const property& p : properties_)
+            if (p.name == key) return &p;
+        return nullptr;
+    }
+
+    std::vector<property> properties_;
+    std::size_t required_count_ = 0;
+    bool extra_allowed_ = true;
+};
+
 /// The keywords of every node of one schema, found once: a tool set builds
 /// one per tool when the tool is added, so checking a call reads no schema key
 /// twice. Nodes are known by address, so the index is only valid while the
@@ -322,10 +418,17 @@ private:
 class schema_index {
 public:
     schema_index() = default;
-    explicit schema_index(const boost::json::object& root) {
+    explicit schema_index(const boost::json::object& root) : root_(&root) {
         add(root, 0);
+        flat_ = flat_object_schema::of(nodes_.front().keywords);
         std::sort(nodes_.begin(), nodes_.end(),
                   [](const node& a, const node& b) { return std::less<>()(a.schema, b.schema); });
+    }
+
+    /// True when `args` certainly satisfy `schema` (this index's root), found
+    /// without the full check; false when the full check must decide.
+    bool quickly_accepts(const boost::json::object& schema, const boost::json::object& args) const noexcept {
+        return flat_ && root_ == &schema && flat_->accepts(args);
     }
 
     /// The keywords of `schema`, or nullptr when it is not a node of the indexed schema.
@@ -366,7 +469,9 @@ private:
         each(kw.one_of);
     }
 
+    const boost::json::object* root_ = nullptr;
     std::vector<node> nodes_;
+    std::optional<flat_object_schema> flat_;
 };
 
 /// Walks a schema and a value side by side, collecting readable problems.
@@ -774,6 +879,7 @@ inline std::optional<std::string> validate_arguments(const boost::json::object& 
 inline std::optional<std::string> validate_arguments(const boost::json::object& schema,
                                                      const boost::json::object& args,
                                                      const detail::schema_index* index = nullptr) {
+    if (index && index->quickly_accepts(schema, args)) return std::nullopt;
     std::size_t budget = detail::schema_visit_budget;
     detail::argument_validator validator(budget, detail::max_reported_argument_problems, index);
     std::string path;

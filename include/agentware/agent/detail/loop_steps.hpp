@@ -21,6 +21,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,16 @@ inline loop_step step_after_jump(jump_to j) noexcept {
     }
     return loop_step::model;
 }
+
+/// Converts to what `make` returns, so that `emplace(construct_from{make})`
+/// builds the result in place instead of moving a temporary into it.
+template <class Make>
+struct construct_from {
+    Make make;
+    operator std::invoke_result_t<Make&>() { return make(); } // NOLINT: implicit on purpose
+};
+template <class Make>
+construct_from(Make) -> construct_from<Make>;
 
 /// Appends a message the agent made or received. A message without an id gets
 /// a fresh one and is appended without a search; one that brings its own id

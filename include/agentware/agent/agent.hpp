@@ -315,8 +315,7 @@ private:
 
     // Answers garbled calls, then collects the calls to run (none: back to the model).
     void prepare_tools(state_type& state, const runtime& rt, detail::tool_round<state_type>& round) {
-        for (auto& m : detail::answers_to_invalid_calls(state.messages))
-            detail::append_message(state.messages, std::move(m));
+        detail::answer_invalid_calls(state.messages);
         detail::collect_tool_calls(state, rt, tools_, round);
     }
 

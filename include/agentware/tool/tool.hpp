@@ -27,7 +27,10 @@ struct tool_output {
     bool end_run = false; ///< stop the run after this round (the result is still recorded)
 
     tool_output() = default;
-    tool_output(std::string text) { content.push_back(text_block(std::move(text))); } // NOLINT: implicit on purpose
+    // Implicit on purpose, so a tool may return its text. The block is made in
+    // place and the text moved in once: this is on every tool call's path.
+    tool_output(std::string&& text) { content.emplace_back().text = std::move(text); } // NOLINT
+    tool_output(const std::string& text) : tool_output(std::string(text)) {}            // NOLINT
     tool_output(const char* text) : tool_output(std::string(text)) {}                   // NOLINT
 
     /// An error the model should read and react to (status error).

@@ -122,20 +122,22 @@ void collect_tool_calls(State& state, const runtime& rt, const tool_set& tools, 
     round.failures.resize(round.requests.size());
 }
 
-/// Error tool messages for calls whose arguments the model garbled, so that
-/// every call has an answer and the model can try again.
-inline std::vector<message> answers_to_invalid_calls(const std::vector<message>& messages) {
-    std::vector<message> out;
-    std::size_t ai = last_ai_index(messages);
-    if (ai == static_cast<std::size_t>(-1)) return out;
-    for (const auto& c : messages[ai].invalid_tool_calls)
-        if (!answered_after(messages, ai, c.id))
-            out.push_back(tool_message(c.id, c.name,
-                                       fmt::format("Error: the arguments of this call to \"{}\" are not a valid JSON "
-                                                   "object ({}). Call the tool again with a JSON object as arguments.",
-                                                   c.name, c.error),
-                                       tool_status::error));
-    return out;
+/// Answers the calls whose arguments the model garbled with error tool
+/// messages, so that every call has an answer and the model can try again.
+inline void answer_invalid_calls(std::vector<message>& messages) {
+    const std::size_t ai = last_ai_index(messages);
+    if (ai == static_cast<std::size_t>(-1)) return;
+    // By index: appending may move the ai message.
+    for (std::size_t i = 0; i < messages[ai].invalid_tool_calls.size(); ++i) {
+        const invalid_tool_call& c = messages[ai].invalid_tool_calls[i];
+        if (answered_after(messages, ai, c.id)) continue;
+        message answer = tool_message(c.id, c.name,
+                                      fmt::format("Error: the arguments of this call to \"{}\" are not a valid JSON "
+                                                  "object ({}). Call the tool again with a JSON object as arguments.",
+                                                  c.name, c.error),
+                                      tool_status::error);
+        append_message(messages, std::move(answer));
+    }
 }
 
 inline bool wants_tools(const std::vector<message>& messages) {

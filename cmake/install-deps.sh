@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build          # toolchain
   clang-16                       # second compiler (clang 14 lacks parts of C++20)
+  libclang-rt-16-dev             # its sanitizer runtimes (CI's ASan, UBSan and TSan builds)
   libboost1.81-dev               # Hana, JSON, Beast, Asio (all used header-only)
   libfmt-dev                     # fmt 9
   libssl-dev                     # HTTPS for the model clients

@@ -94,7 +94,8 @@ constexpr std::uint32_t mix32(std::uint32_t z) noexcept
 class message_id_block {
 public:
     /// `size` is how many ids a block gives (at most 62^5, all of them).
-    explicit message_id_block(std::uint32_t size = 62U * 62 * 62 * 62 * 62) noexcept : size_(size) {}
+    /// constexpr, so a thread_local block needs no initialisation guard.
+    explicit constexpr message_id_block(std::uint32_t size = 62U * 62 * 62 * 62 * 62) noexcept : size_(size) {}
 
     /// Writes the next id, "msg-" and 11 digits, into `out` (15 characters).
     void next(char* out) noexcept

@@ -162,7 +162,7 @@ inline tool_result to_result(const tool_call& call, tool_output&& out) {
     r.msg.name = call.name;
     r.msg.content = std::move(out.content);
     r.msg.status = out.status;
-    r.update = std::move(out.update);
+    if (!out.update.empty()) r.update = std::move(out.update); // most tools change nothing else
     r.end_run = out.end_run;
     return r;
 }

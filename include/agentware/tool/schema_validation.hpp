@@ -396,9 +396,7 @@ private:
     }
 
     property* find(std::string_view key) noexcept {
-        for (property& p : properties_)
-            if (p.name == key) return &p;
-        return nullptr;
+        return const_cast<property*>(std::as_const(*this).find(key));
     }
     const property* find(std::string_view key) const noexcept {
         for (const property& p : properties_)

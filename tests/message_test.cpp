@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -234,37 +235,38 @@ TEST_CASE("ids spell their unique bits in base 62, most significant digit first"
     CHECK(naive(~std::uint64_t{0}) == "LygHa16AHYF"); // the largest value still fits 11 digits
 }
 
-TEST_CASE("message ids count within a block and stay distinct across blocks", "[message][id]")
+TEST_CASE("message ids count up by one within a block and stay distinct across blocks", "[message][id]")
 {
-    agentware::detail::message_id_block small(100); // a new block every 100 ids
+    const auto value_of = [](std::string_view digits) { // the 64-bit value 11 base-62 digits spell
+        std::uint64_t v = 0;
+        for (char c : digits)
+            v = v * 62 + static_cast<std::uint64_t>(std::string_view(agentware::detail::alnum_digits).find(c));
+        return v;
+    };
+    constexpr std::uint64_t block_size = 100;
+    agentware::detail::message_id_block small(block_size); // a new block every 100 ids
     std::unordered_set<std::string> seen;
-    std::string previous;
-    for (int i = 0; i < 1000; ++i) {
+    std::unordered_set<std::uint64_t> blocks;
+    std::uint64_t previous = 0;
+    for (std::uint64_t i = 0; i < 1000; ++i) {
         char out[15];
         small.next(out);
         const std::string id(out, sizeof out);
         REQUIRE(id.rfind("msg-", 0) == 0);
         REQUIRE(std::all_of(id.begin() + 4, id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
-        if (i % 100 == 0) {
-            CHECK(id.substr(10) == "00000"); // a block starts its count at zero
+        const std::uint64_t value = value_of(std::string_view(id).substr(4));
+        if (i % block_size == 0) {
+            // A block starts at a multiple of 2^20, at a place no other block of the process has.
+            CHECK(value % (std::uint64_t{1} << agentware::detail::message_id_block::count_bits) == 0);
+            CHECK(blocks.insert(value).second);
         } else {
-            CHECK(id.substr(0, 10) == previous.substr(0, 10)); // same block
-            CHECK(id.substr(10) > previous.substr(10));        // counting up ('0' < 'A' < 'a')
+            CHECK(value == previous + 1); // digits carry as in addition
         }
-        previous = id;
+        previous = value;
         seen.insert(id);
     }
     CHECK(seen.size() == 1000);
-
-    // The count carries from the last digit into the ones before it.
-    agentware::detail::message_id_block big;
-    char out[15];
-    std::string id;
-    for (int i = 0; i < 62 + 2; ++i) {
-        big.next(out);
-        id.assign(out, sizeof out);
-    }
-    CHECK(id.substr(10) == "00011");
+    CHECK(blocks.size() == 10);
 }
 
 TEST_CASE("tool call ids are call_ followed by 24 letters and digits", "[message][id]")

@@ -79,31 +79,41 @@ inline void write_base62_11(char* out, std::uint64_t bits) noexcept
     out[0] = alnum_digits[bits / chunk]; // < 22
 }
 
-/// A bijective 32-bit mixer (the same construction as mix64).
-constexpr std::uint32_t mix32(std::uint32_t z) noexcept
+/// A bijective mixer of 44-bit values: xor-shifts and odd multiplications
+/// modulo 2^44, each invertible.
+constexpr std::uint64_t mix44(std::uint64_t z) noexcept
 {
-    z = (z ^ (z >> 16)) * 0x7feb352dU;
-    z = (z ^ (z >> 15)) * 0x846ca68bU;
-    return z ^ (z >> 16);
+    constexpr std::uint64_t mask = (std::uint64_t{1} << 44) - 1;
+    z &= mask;
+    z = ((z ^ (z >> 22)) * 0xbf58476d1ce4e5b9ULL) & mask;
+    z = ((z ^ (z >> 21)) * 0x94d049bb133111ebULL) & mask;
+    return z ^ (z >> 22);
 }
 
-/// Message ids come in blocks: a block's first six digits spell a number no
-/// other block of the process has (a salted, mixed 32-bit counter; 62^6 > 2^32),
-/// and its last five count up from 00000. Each thread takes a block and then
-/// makes ids with no shared write and no division: the agent makes two per round.
+/// Message ids come in blocks of 2^20 consecutive 64-bit values. A block's
+/// upper 44 bits are a salted, mixed counter (unique within the process,
+/// random-looking across processes) and its lower 20 bits count. Each thread
+/// takes a block, spells its first value in base 62 once, and then makes each
+/// id by adding one to those digits: no division and no shared write per id,
+/// where the agent makes two ids a round.
 class message_id_block {
 public:
-    /// `size` is how many ids a block gives (at most 62^5, all of them).
-    /// constexpr, so a thread_local block needs no initialisation guard.
-    explicit constexpr message_id_block(std::uint32_t size = 62U * 62 * 62 * 62 * 62) noexcept : size_(size) {}
+    static constexpr unsigned count_bits = 20;
 
-    /// Writes the next id, "msg-" and 11 digits, into `out` (15 characters).
+    /// `size` is how many ids a block gives (at most 2^20, all of them).
+    /// constexpr, so a thread_local block needs no initialisation guard.
+    explicit constexpr message_id_block(std::uint32_t size = std::uint32_t{1} << count_bits) noexcept
+        : size_(size)
+    {
+    }
+
+    /// Writes the next id, "msg-" and 11 base-62 digits, into `out` (15 characters).
     void next(char* out) noexcept
     {
         if (left_ == 0) take_block();
         --left_;
         std::memcpy(out, id_, sizeof id_);
-        for (std::size_t i = sizeof id_; i-- > sizeof id_ - 5;) { // count in the last five digits
+        for (std::size_t i = sizeof id_; i-- > 4;) { // add one, carrying as needed
             char& c = id_[i];
             if (c != 'z') {
                 c = c == '9' ? 'A' : c == 'Z' ? 'a' : static_cast<char>(c + 1);
@@ -116,15 +126,10 @@ public:
 private:
     void take_block() noexcept
     {
-        static std::atomic<std::uint32_t> blocks{0};
-        const auto salt = static_cast<std::uint32_t>(process_id_salt());
-        std::uint32_t prefix = mix32(salt + blocks.fetch_add(1, std::memory_order_relaxed));
+        static std::atomic<std::uint64_t> blocks{0};
+        const std::uint64_t block = mix44(process_id_salt() + blocks.fetch_add(1, std::memory_order_relaxed));
         std::memcpy(id_, "msg-", 4);
-        for (std::size_t i = 4 + 6; i-- > 4;) {
-            id_[i] = alnum_digits[prefix % 62];
-            prefix /= 62;
-        }
-        std::memcpy(id_ + 10, "00000", 5);
+        write_base62_11(id_ + 4, block << count_bits);
         left_ = size_;
     }
 
@@ -144,10 +149,10 @@ inline void assign_message_id(std::string& id)
     id.assign(next, sizeof next);
 }
 
-/// A new message id, "msg-" followed by 11 letters and digits: six that name
-/// the id's block and five that count within it (see detail::message_id_block).
-/// Unique within the process (all threads); the blocks' numbers are salted
-/// per process, so ids of different processes are unlikely to meet. Fifteen
+/// A new message id, "msg-" followed by the 11 base-62 digits of a 64-bit
+/// value (62^11 > 2^64, so the spelling is injective). Unique within the
+/// process (all threads); values are salted per process, so ids of different
+/// processes are unlikely to meet (see detail::message_id_block). Fifteen
 /// characters: short enough for the string's inline buffer, so making an id
 /// does not allocate.
 inline std::string make_message_id()

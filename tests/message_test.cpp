@@ -278,7 +278,7 @@ TEST_CASE("tool call ids are call_ followed by 24 letters and digits", "[message
     CHECK(make_tool_call_id() != id);
 }
 
-TEST_CASE("ids made on several threads at once are all distinct", "[message][id]")
+TEST_CASE("ids made on several threads at once are all distinct", "[message][id][concurrency]")
 {
     constexpr int threads = 4;
     constexpr int per_thread = 10000;

@@ -336,15 +336,13 @@ private:
                                 detail::tool_round<state_type>& round) {
         std::size_t first = state.messages.size();
         prepare_tools(state, rt, round);
-        auto& calls = round.requests;
-        auto& results = round.results;
-        auto& failures = round.failures;
-        auto run_one = [&](std::size_t i) {
+        auto& calls = round.calls;
+        auto run_one = [&](detail::tool_slot<state_type>& slot) {
             try {
                 // Built where it is kept: a result holds a message, which is large to move.
-                results[i].emplace(detail::construct_from{[&] { return call_through_chain(calls[i]); }});
+                slot.result.emplace(detail::construct_from{[&] { return call_through_chain(slot.request); }});
             } catch (...) {
-                failures[i] = std::current_exception();
+                slot.failure = std::current_exception();
             }
         };
         if (calls.size() > 1) {
@@ -352,13 +350,13 @@ private:
             std::latch done(static_cast<std::ptrdiff_t>(calls.size() - 1));
             for (std::size_t i = 1; i < calls.size(); ++i)
                 boost::asio::post(pool_->get(), [&, i] {
-                    run_one(i);
+                    run_one(calls[i]);
                     done.count_down();
                 });
-            run_one(0);
+            run_one(calls[0]);
             done.wait();
         } else if (calls.size() == 1) {
-            run_one(0);
+            run_one(calls[0]);
         }
         return merge_tools(state, rt, config, result, round, first);
     }
@@ -389,22 +387,20 @@ private:
                                                               detail::tool_round<state_type>& round) {
         std::size_t first = state.messages.size();
         prepare_tools(state, rt, round);
-        auto& calls = round.requests;
-        auto& results = round.results;
-        auto& failures = round.failures;
+        auto& calls = round.calls;
         if (!calls.empty()) {
             auto ex = co_await boost::asio::this_coro::executor;
             using op_type = decltype(boost::asio::co_spawn(ex, std::declval<boost::asio::awaitable<void>>(),
                                                            boost::asio::deferred));
             std::vector<op_type> ops;
             ops.reserve(calls.size());
-            for (std::size_t i = 0; i < calls.size(); ++i)
-                ops.push_back(boost::asio::co_spawn(ex, async_call_into(results[i], calls[i]), boost::asio::deferred));
+            for (auto& slot : calls)
+                ops.push_back(boost::asio::co_spawn(ex, async_call_into(slot.result, slot.request), boost::asio::deferred));
             auto [order, errors] = co_await boost::asio::experimental::make_parallel_group(std::move(ops))
                                        .async_wait(boost::asio::experimental::wait_for_all(),
                                                    boost::asio::use_awaitable);
             (void)order;
-            for (std::size_t i = 0; i < calls.size(); ++i) failures[i] = errors[i];
+            for (std::size_t i = 0; i < calls.size(); ++i) calls[i].failure = errors[i];
         }
         co_return merge_tools(state, rt, config, result, round, first);
     }

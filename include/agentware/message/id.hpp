@@ -146,7 +146,7 @@ inline void assign_message_id(std::string& id)
     thread_local detail::message_id_block block;
     char next[15];
     block.next(next);
-    id.assign(next, sizeof next);
+    id = std::string(next, sizeof next);
 }
 
 /// A new message id, "msg-" followed by the 11 base-62 digits of a 64-bit

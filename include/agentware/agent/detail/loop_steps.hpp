@@ -54,8 +54,8 @@ construct_from(Make) -> construct_from<Make>;
 /// goes through the add_messages rule (it may replace an earlier one).
 inline void append_message(std::vector<message>& messages, message&& m) {
     if (m.id.empty()) {
-        assign_message_id(m.id);
-        messages.push_back(std::move(m));
+        // The id is written where the message is kept, so it is not moved.
+        assign_message_id(messages.emplace_back(std::move(m)).id);
     } else {
         std::vector<message> one;
         one.push_back(std::move(m));
@@ -86,13 +86,20 @@ inline bool answered_after(const std::vector<message>& messages, std::size_t ai,
     return false;
 }
 
-/// One round's tool calls, their results and failures. The agent keeps one
-/// for a whole run, so rounds after the first allocate nothing for them.
+/// One tool call of a round: the request the chain receives, then either its
+/// result or, when the chain threw, why.
+template <class State>
+struct tool_slot {
+    tool_request<State> request;
+    std::optional<tool_result> result;
+    std::exception_ptr failure;
+};
+
+/// One round's tool calls, in call order. The agent keeps one for a whole run,
+/// so rounds after the first allocate nothing for them.
 template <class State>
 struct tool_round {
-    std::vector<tool_request<State>> requests;
-    std::vector<std::optional<tool_result>> results; ///< set when call i returned; else failures[i] says why
-    std::vector<std::exception_ptr> failures;
+    std::vector<tool_slot<State>> calls;
 };
 
 /// What a run keeps from round to round, so that later rounds allocate
@@ -109,17 +116,14 @@ struct run_buffers {
 /// which stays untouched until every call of the round has returned.
 template <class State>
 void collect_tool_calls(State& state, const runtime& rt, const tool_set& tools, tool_round<State>& round) {
-    round.requests.clear();
-    round.results.clear();
-    round.failures.clear();
+    round.calls.clear();
     const std::vector<message>& messages = state.messages;
     std::size_t ai = last_ai_index(messages);
     if (ai == static_cast<std::size_t>(-1)) return;
     for (const tool_call& c : messages[ai].tool_calls)
         if (!answered_after(messages, ai, c.id))
-            round.requests.push_back(tool_request<State>{cow<tool_call>(c), tools.find(c.name), &state, &rt});
-    round.results.resize(round.requests.size());
-    round.failures.resize(round.requests.size());
+            round.calls.push_back(
+                tool_slot<State>{tool_request<State>{cow<tool_call>(c), tools.find(c.name), &state, &rt}, {}, {}});
 }
 
 /// Answers the calls whose arguments the model garbled with error tool
@@ -208,24 +212,24 @@ inline std::string describe(std::exception_ptr e) {
 /// without an answer; the first such failure is returned.
 ///
 /// Every answer is made before the first is appended: the requests borrow
-/// their calls from the history, which appending may move.
+/// their calls from the history, which appending may move (they are not read
+/// again; the next round's collect_tool_calls drops them).
 template <class State>
 std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bool& ended) {
     std::exception_ptr first_failure;
-    for (std::size_t i = 0; i < round.requests.size(); ++i) {
-        const tool_call& call = *round.requests[i].call;
-        std::optional<tool_result>& r = round.results[i];
-        if (std::exception_ptr failure = round.failures[i]) {
-            r = error_result(call, fmt::format("Error: the tool \"{}\" failed: {}", call.name, describe(failure)));
-            if (!first_failure) first_failure = failure;
+    for (tool_slot<State>& slot : round.calls) {
+        const tool_call& call = *slot.request.call;
+        if (slot.failure) {
+            slot.result = error_result(call, fmt::format("Error: the tool \"{}\" failed: {}", call.name,
+                                                         describe(slot.failure)));
+            if (!first_failure) first_failure = slot.failure;
             continue;
         }
-        if (r->msg.tool_call_id.empty()) r->msg.tool_call_id = call.id;
-        r->msg.type = role::tool;
+        if (slot.result->msg.tool_call_id.empty()) slot.result->msg.tool_call_id = call.id;
+        slot.result->msg.type = role::tool;
     }
-    round.requests.clear();
-    for (std::optional<tool_result>& slot : round.results) {
-        tool_result& r = *slot;
+    for (tool_slot<State>& slot : round.calls) {
+        tool_result& r = *slot.result;
         append_message(state.messages, std::move(r.msg));
         ended = ended || r.end_run;
         // An update that cannot be applied (an unknown field, a merge conflict)

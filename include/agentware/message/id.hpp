@@ -140,12 +140,20 @@ private:
 
 } // namespace detail
 
+namespace detail {
+/// Writes the calling thread's next message id (15 characters) into `out`.
+inline void next_message_id(char* out) noexcept
+{
+    thread_local message_id_block block;
+    block.next(out);
+}
+} // namespace detail
+
 /// Makes `id` a new message id (see make_message_id), in place.
 inline void assign_message_id(std::string& id)
 {
-    thread_local detail::message_id_block block;
     char next[15];
-    block.next(next);
+    detail::next_message_id(next);
     id = std::string(next, sizeof next);
 }
 

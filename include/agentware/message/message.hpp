@@ -44,6 +44,14 @@ struct invalid_tool_call {
     friend bool operator==(const invalid_tool_call&, const invalid_tool_call&) = default;
 };
 
+namespace detail {
+/// The characters of a message id (see make_message_id): fifteen, so an id
+/// fits a string's inline buffer and is built without a call to memcpy.
+struct message_id_chars {
+    char chars[15];
+};
+} // namespace detail
+
 /// One message of a conversation. A single struct for all roles keeps the
 /// state a plain vector; fields a role does not use stay empty.
 struct message {
@@ -60,15 +68,10 @@ struct message {
 
     message() = default;
     message(const message&) = default;
-    /// Member by member, skipping the copy of empty strings (see detail::take_string).
-    /// A new member must be added here too; the size check below is the reminder.
-    message(message&& o) noexcept
-        : type(o.type), id(detail::take_string(o.id)), name(detail::take_string(o.name)),
-          content(std::move(o.content)), reasoning(detail::take_string(o.reasoning)),
-          tool_calls(std::move(o.tool_calls)), invalid_tool_calls(std::move(o.invalid_tool_calls)),
-          tool_call_id(detail::take_string(o.tool_call_id)), status(o.status), metadata(std::move(o.metadata))
-    {
-    }
+    message(message&& o) noexcept : message(std::move(o), nullptr) {}
+    /// Moves `o` and names the result `id` (the agent names a message where it
+    /// keeps it, so the id is neither assigned nor moved afterwards).
+    message(message&& o, const detail::message_id_chars& id) noexcept : message(std::move(o), &id) {}
     message& operator=(const message&) = default;
     message& operator=(message&&) = default;
 
@@ -99,6 +102,18 @@ struct message {
     }
 
     friend bool operator==(const message&, const message&) = default;
+
+private:
+    /// Member by member, skipping the copy of empty strings (see detail::take_string).
+    /// A new member must be added here too; the size check below is the reminder.
+    message(message&& o, const detail::message_id_chars* new_id) noexcept
+        : type(o.type), id(new_id ? std::string(new_id->chars, sizeof new_id->chars) : detail::take_string(o.id)),
+          name(detail::take_string(o.name)), content(std::move(o.content)),
+          reasoning(detail::take_string(o.reasoning)), tool_calls(std::move(o.tool_calls)),
+          invalid_tool_calls(std::move(o.invalid_tool_calls)), tool_call_id(detail::take_string(o.tool_call_id)),
+          status(o.status), metadata(std::move(o.metadata))
+    {
+    }
 };
 
 namespace detail {

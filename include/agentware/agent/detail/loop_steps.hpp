@@ -54,8 +54,10 @@ construct_from(Make) -> construct_from<Make>;
 /// goes through the add_messages rule (it may replace an earlier one).
 inline void append_message(std::vector<message>& messages, message&& m) {
     if (m.id.empty()) {
-        // The id is written where the message is kept, so it is not moved.
-        assign_message_id(messages.emplace_back(std::move(m)).id);
+        // Named as it is moved in, so the id is built once, where it is kept.
+        message_id_chars id;
+        next_message_id(id.chars);
+        messages.emplace_back(std::move(m), id);
     } else {
         std::vector<message> one;
         one.push_back(std::move(m));
@@ -90,6 +92,9 @@ inline bool answered_after(const std::vector<message>& messages, std::size_t ai,
 /// result or, when the chain threw, why.
 template <class State>
 struct tool_slot {
+    tool_slot(const tool_call& call, tool_interface* tool, const State* state, const runtime* rt) noexcept
+        : request{cow<tool_call>(call), tool, state, rt} {}
+
     tool_request<State> request;
     std::optional<tool_result> result;
     std::exception_ptr failure;
@@ -122,8 +127,7 @@ void collect_tool_calls(State& state, const runtime& rt, const tool_set& tools, 
     if (ai == static_cast<std::size_t>(-1)) return;
     for (const tool_call& c : messages[ai].tool_calls)
         if (!answered_after(messages, ai, c.id))
-            round.calls.push_back(
-                tool_slot<State>{tool_request<State>{cow<tool_call>(c), tools.find(c.name), &state, &rt}, {}, {}});
+            round.calls.emplace_back(c, tools.find(c.name), &state, &rt);
 }
 
 /// Answers the calls whose arguments the model garbled with error tool

@@ -202,6 +202,29 @@ TEST_CASE("messages compare by value and move without throwing", "[message]")
     CHECK(a != b);
 }
 
+TEST_CASE("a message moved under a new id keeps every other member and takes that id", "[message][id]")
+{
+    message original = ai_message("some text", {tool_call{"c1", "f", obj(R"({"k":1})")}});
+    original.name = "assistant";
+    original.reasoning = "because";
+    original.invalid_tool_calls.push_back({"c2", "g", "{bad", "not JSON"});
+    original.metadata["finish_reason"] = "tool_calls";
+    message expected = original;
+
+    agentware::detail::message_id_chars id{};
+    agentware::detail::next_message_id(id.chars);
+    const message moved(std::move(original), id);
+    CHECK(moved.id == std::string(id.chars, sizeof id.chars));
+    expected.id = moved.id;
+    CHECK(moved == expected); // nothing else lost or changed
+
+    // The plain move keeps the id it has.
+    message named = human_message("hi");
+    named.id = "msg-kept";
+    const message plain(std::move(named));
+    CHECK(plain.id == "msg-kept");
+}
+
 // --- ids ---------------------------------------------------------------------------
 
 TEST_CASE("message ids are msg- followed by 11 letters and digits, short enough not to allocate", "[message][id]")

@@ -138,15 +138,13 @@ private:
     std::uint32_t size_;
 };
 
-} // namespace detail
-
-namespace detail {
 /// Writes the calling thread's next message id (15 characters) into `out`.
 inline void next_message_id(char* out) noexcept
 {
     thread_local message_id_block block;
     block.next(out);
 }
+
 } // namespace detail
 
 /// Makes `id` a new message id (see make_message_id), in place.

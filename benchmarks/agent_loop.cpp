@@ -139,8 +139,55 @@ void BM_agent_loop_14_middlewares(benchmark::State& bs) {
     run_rounds(bs, a);
 }
 
+// The floor under any agent loop built on agentware's message type: only the
+// message work a round cannot skip, with no framework around it. The model's
+// answer is moved out of the script and into the history under a fresh id; the
+// echo tool's text becomes a tool message (the call's id and name copied, the
+// text in one content block) that is appended the same way. No tool lookup, no
+// argument validation, no lock, no hooks. The no-middleware loop's time divided
+// by this one is what the framework adds.
+// Out of line, so that callgrind can count it alone (see docs/benchmarks.md).
+[[gnu::noinline]] void play_message_work(std::vector<message>& script, std::vector<message>& messages) {
+    auto echo = [](const boost::json::object& args) { return std::string(args.at("text").as_string()); };
+    for (message& answer : script) {
+        model_response response{std::move(answer), {}};
+        detail::append_message(messages, std::move(response.ai));
+        const message& ai = messages.back();
+        if (ai.tool_calls.empty()) break;
+        const tool_call& call = ai.tool_calls.front();
+        message tool;
+        tool.type = role::tool;
+        tool.tool_call_id = call.id;
+        tool.name = call.name;
+        tool.content.emplace_back().text = echo(call.args);
+        detail::append_message(messages, std::move(tool));
+    }
+}
+
+void BM_message_work_only(benchmark::State& bs) {
+    const auto history = static_cast<std::size_t>(bs.range(0));
+    auto state = make_history<agent_state<pipeline<>>>(history);
+    state.messages.reserve(history + 2 * rounds_per_run + 2);
+    const std::vector<message> prepared = make_script();
+    for (auto _ : bs) {
+        std::vector<message> script = prepared; // untimed, as the loop's fresh model is
+        const auto start = std::chrono::steady_clock::now();
+        play_message_work(script, state.messages);
+        bs.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        if (state.messages.size() != history + 2 * rounds_per_run - 1) {
+            bs.SkipWithError("the rounds did not append the expected messages");
+            break;
+        }
+        state.messages.resize(history);
+    }
+    bs.counters["per_round"] = benchmark::Counter(static_cast<double>(bs.iterations() * rounds_per_run),
+                                                  benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    bs.counters["history"] = static_cast<double>(history);
+}
+
 } // namespace
 
+BENCHMARK(BM_message_work_only)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_no_middleware)->Arg(10)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_no_middleware_copying_model)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_14_middlewares)->Arg(10)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMicrosecond);

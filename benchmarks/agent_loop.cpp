@@ -2,7 +2,9 @@
 // for one tool call, and that tool call — with the scripted model (which
 // answers at once) and an echo tool, so nearly all measured time is the loop's
 // own. Two pipelines (none; the 14 middlewares of hook_dispatch, here working
-// on the real agent state) at history lengths of 10, 1,000 and 10,000 messages.
+// on the real agent state) at history lengths of 10, 1,000 and 10,000 messages;
+// beside them the coroutine loop, an 8 KB system prompt, and the floor: the
+// message work of a round with no framework around it.
 //
 // Each iteration is one run of 100 rounds (99 with a tool call, then a final
 // answer). The `per_round` counter is the time of one round.
@@ -13,8 +15,13 @@
 
 #include <benchmark/benchmark.h>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <optional>
 
 namespace {
 
@@ -93,11 +100,33 @@ State make_history(std::size_t n) {
     return s;
 }
 
+// How a run is started: the blocking loop, or the coroutine on an io_context
+// (which then runs until the run is over, on this thread).
+enum class loop_kind { blocking, coroutine };
+
+// Out of line, so that callgrind can count a run alone (see docs/benchmarks.md).
+template <class Agent>
+[[gnu::noinline]] run_result run_once(Agent& a, typename Agent::state_type& state, const run_config& cfg, loop_kind kind,
+                    boost::asio::io_context& io) {
+    if (kind == loop_kind::blocking) return a.run(state, "go", cfg);
+    std::optional<run_result> out;
+    std::exception_ptr failure;
+    boost::asio::co_spawn(io, a.async_run(state, "go", cfg), [&](std::exception_ptr e, run_result r) {
+        failure = e;
+        out = std::move(r);
+    });
+    io.restart();
+    io.run();
+    if (failure) std::rethrow_exception(failure);
+    return std::move(*out);
+}
+
 // Only the run is timed (manual timing: pausing the timer costs more than a
 // round). Between runs the history is cut back to its starting length and
 // (unless the model cycles) the model gets a fresh script.
 template <class Agent>
-void run_rounds(benchmark::State& bs, Agent& a, bool cycling_model = false) {
+void run_rounds(benchmark::State& bs, Agent& a, bool cycling_model = false, loop_kind kind = loop_kind::blocking) {
+    boost::asio::io_context io;
     const auto history = static_cast<std::size_t>(bs.range(0));
     auto state = make_history<typename Agent::state_type>(history);
     state.messages.reserve(history + 2 * rounds_per_run + 2);
@@ -106,7 +135,7 @@ void run_rounds(benchmark::State& bs, Agent& a, bool cycling_model = false) {
     cfg.run_id = "bench";
     for (auto _ : bs) {
         const auto start = std::chrono::steady_clock::now();
-        run_result r = a.run(state, "go", cfg);
+        run_result r = run_once(a, state, cfg, kind, io);
         bs.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         if (r.rounds != rounds_per_run || !r.ok()) {
             bs.SkipWithError("the run did not do the expected rounds");
@@ -125,6 +154,13 @@ void BM_agent_loop_no_middleware(benchmark::State& bs) {
     run_rounds(bs, a);
 }
 
+// The coroutine loop (async_run) on an io_context on this thread. Its tool
+// calls run on the agent's pool, so each round crosses threads twice.
+void BM_agent_loop_no_middleware_coroutine(benchmark::State& bs) {
+    auto a = make_agent(make_model(), make_tools());
+    run_rounds(bs, a, false, loop_kind::coroutine);
+}
+
 // The same, with a model that copies each answer out of its script (as a
 // model that builds its answer would): the difference is that copy.
 void BM_agent_loop_no_middleware_copying_model(benchmark::State& bs) {
@@ -132,10 +168,23 @@ void BM_agent_loop_no_middleware_copying_model(benchmark::State& bs) {
     run_rounds(bs, a, true);
 }
 
+auto make_agent_with_14_middlewares() {
+    return make_agent(make_model(), make_tools(), thread_data{}, uploads{}, sandbox{}, dangling_tool_call{},
+                      guardrail{}, tool_error_handling{}, summarization{}, todo{}, title{}, memory{}, view_image{},
+                      subagent_limit{}, loop_detection{}, clarification{});
+}
+
 void BM_agent_loop_14_middlewares(benchmark::State& bs) {
-    auto a = make_agent(make_model(), make_tools(), thread_data{}, uploads{}, sandbox{}, dangling_tool_call{},
-                        guardrail{}, tool_error_handling{}, summarization{}, todo{}, title{}, memory{}, view_image{},
-                        subagent_limit{}, loop_detection{}, clarification{});
+    auto a = make_agent_with_14_middlewares();
+    run_rounds(bs, a);
+}
+
+// The same with an 8 KB system prompt, the size of a real lead agent's. Its
+// wrap_model_call hooks make the loop build a request each round; the request
+// borrows the prompt, so the prompt's length should not show.
+void BM_agent_loop_14_middlewares_8kb_prompt(benchmark::State& bs) {
+    auto a = make_agent_with_14_middlewares();
+    a.options().system_prompt = std::string(8192, 'p');
     run_rounds(bs, a);
 }
 
@@ -146,7 +195,7 @@ void BM_agent_loop_14_middlewares(benchmark::State& bs) {
 // text in one content block) that is appended the same way. No tool lookup, no
 // argument validation, no lock, no hooks. The no-middleware loop's time divided
 // by this one is what the framework adds.
-// Out of line, so that callgrind can count it alone (see docs/benchmarks.md).
+// Out of line, so that callgrind can count it alone.
 [[gnu::noinline]] void play_message_work(std::vector<message>& script, std::vector<message>& messages) {
     auto echo = [](const boost::json::object& args) { return std::string(args.at("text").as_string()); };
     for (message& answer : script) {
@@ -189,6 +238,8 @@ void BM_message_work_only(benchmark::State& bs) {
 
 BENCHMARK(BM_message_work_only)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_no_middleware)->Arg(10)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_agent_loop_no_middleware_coroutine)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_no_middleware_copying_model)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_14_middlewares)->Arg(10)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_agent_loop_14_middlewares_8kb_prompt)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

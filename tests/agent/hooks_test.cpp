@@ -3,6 +3,7 @@
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 using namespace agentware;
 using strings = std::vector<std::string>;
@@ -121,6 +122,7 @@ TEST_CASE("wrap_model_call changes the request, never the stored messages", "[ag
     auto reqs = model.requests();
     REQUIRE(reqs.size() == 1);
     CHECK(reqs[0].system_prompt == "Be nice (brief)");
+    CHECK(a.options().system_prompt == "Be nice"); // the hook edited the request's copy
     REQUIRE(reqs[0].messages.size() == 2);
     CHECK(reqs[0].messages[1].text() == "reminder: be brief");
     CHECK(test::roles(r.state.messages) == strings{"human", "ai"});
@@ -182,6 +184,60 @@ TEST_CASE("cow borrows until the first edit, then owns a copy its copies share",
     cow<tool_call> owned = tool_call{"c2", "x", {}};
     CHECK_FALSE(owned.borrowed());
     CHECK(owned->id == "c2");
+}
+
+TEST_CASE("cow_string borrows a prompt until it is changed, and reads like a string", "[agent][requests]") {
+    const std::string prompt(4096, 'p');
+    cow_string s(prompt);
+    CHECK(s.borrowed());
+    CHECK(s.data() == prompt.data());
+    CHECK(s == prompt);
+    cow_string copy = s; // copying a request copies no text
+    CHECK(copy.data() == prompt.data());
+    s += " and more";
+    CHECK_FALSE(s.borrowed());
+    CHECK(prompt == std::string(4096, 'p'));
+    CHECK(s.size() == prompt.size() + 9);
+    CHECK(std::string_view(s).ends_with("p and more"));
+    CHECK(copy.data() == prompt.data());
+    cow_string assigned;
+    CHECK(assigned.empty());
+    assigned = prompt; // assigning copies: the string assigned may go away
+    CHECK_FALSE(assigned.borrowed());
+    CHECK(assigned.data() != prompt.data());
+    CHECK(assigned == prompt);
+    assigned = "short";
+    CHECK(assigned == "short");
+    CHECK("short" == assigned);
+    CHECK(assigned < "shorter");
+    const std::string& as_string = assigned;
+    CHECK(as_string.size() == 5);
+    CHECK(fmt::format("[{}]", assigned) == "[short]"); // formats as its text
+}
+
+namespace {
+// Notes whether each round's request still borrows the agent's prompt.
+struct prompt_watcher {
+    std::shared_ptr<std::vector<bool>> borrowed = std::make_shared<std::vector<bool>>();
+    auto wrap_model_call(auto& req, auto&& next) {
+        borrowed->push_back(req.system_prompt.borrowed());
+        return next(req);
+    }
+};
+} // namespace
+
+TEST_CASE("each round's request borrows the agent's system prompt instead of copying it", "[agent][hooks][wrap]") {
+    scripted_model model({test::calls({test::call("c1", "echo", R"({"text":"hi"})")}), ai_message("ok")});
+    prompt_watcher mw;
+    agent_options options;
+    options.system_prompt = std::string(8192, 's');
+    agent a(model, tool_set(test::echo_tool()), pipeline<prompt_watcher>(mw), options);
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    CHECK(*mw.borrowed == std::vector<bool>{true, true});
+    auto reqs = model.requests();
+    REQUIRE(reqs.size() == 2);
+    CHECK(reqs[1].system_prompt == options.system_prompt);
 }
 
 namespace {

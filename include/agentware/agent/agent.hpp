@@ -226,7 +226,7 @@ private:
     model_request<state_type> make_request(state_type& state, runtime& rt, const run_config& config) {
         model_request<state_type> req;
         req.messages = cow_vector<message>(state.messages);
-        req.system_prompt = options_.system_prompt;
+        req.system_prompt = cow_string(options_.system_prompt); // borrowed: hooks that edit it copy it
         req.tools = cow_vector<tool_schema>(tools_.schemas());
         req.settings = options_.settings;
         req.stream = config.stream;

@@ -3,6 +3,7 @@
 
 // What a chat model receives and returns, and the concepts a model type meets.
 
+#include <agentware/detail/cow_string.hpp>
 #include <agentware/detail/cow_vector.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/model/error.hpp>
@@ -48,11 +49,12 @@ struct stream_handler {
     std::function<void(std::string_view)> on_reasoning; ///< reasoning deltas, kept apart from the answer
 };
 
-/// One call to a chat model. The messages and tools are copy-on-write: a
-/// request borrows the thread's history, so building one does not copy it.
+/// One call to a chat model. The messages, the system prompt and the tools are
+/// copy-on-write: a request borrows the thread's history and the agent's
+/// prompt, so building one each round copies neither.
 struct chat_request {
     cow_vector<message> messages;
-    std::string system_prompt; ///< sent before the messages; empty for none
+    cow_string system_prompt; ///< sent before the messages; empty for none
     cow_vector<tool_schema> tools;
     model_settings settings;
     stream_handler stream; ///< when set (and the model streams), deltas go here

@@ -94,7 +94,7 @@ inline boost::json::object make_openai_request(const chat_request& request, std:
     boost::json::array messages;
     messages.reserve(request.messages.size() + 1);
     if (!request.system_prompt.empty())
-        messages.push_back(boost::json::object{{"role", "system"}, {"content", request.system_prompt}});
+        messages.push_back(boost::json::object{{"role", "system"}, {"content", request.system_prompt.str()}});
     const wire_options wire{options.include_reasoning};
     for (const message& m : request.messages) {
         if (m.is_remove()) continue; // a merge instruction, never part of a conversation

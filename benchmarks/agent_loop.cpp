@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <string_view>
 
 namespace {
 
@@ -77,10 +78,20 @@ std::vector<message> make_script() {
 // so the rounds measure the loop, not the making of the model's answers.
 scripted_model make_model(bool cycle = false) { return scripted_model(make_script(), {false, cycle}); }
 
+constexpr std::string_view echo_parameters =
+    R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})";
+
 tool_set make_tools() {
-    return tool_set(make_tool("echo", "Repeats the text.",
-                              R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})",
+    return tool_set(make_tool("echo", "Repeats the text.", echo_parameters,
                               [](const boost::json::object& args) { return std::string(args.at("text").as_string()); }));
+}
+
+// The same tool, asynchronous: the coroutine loop awaits it on its own thread.
+tool_set make_async_tools() {
+    return tool_set(make_tool("echo", "Repeats the text.", echo_parameters,
+                              [](const boost::json::object& args) -> boost::asio::awaitable<std::string> {
+                                  co_return std::string(args.at("text").as_string());
+                              }));
 }
 
 // A history of `n` messages: turns of human, ai with a tool call, tool, ai.
@@ -154,10 +165,16 @@ void BM_agent_loop_no_middleware(benchmark::State& bs) {
     run_rounds(bs, a);
 }
 
-// The coroutine loop (async_run) on an io_context on this thread. Its tool
-// calls run on the agent's pool, so each round crosses threads twice.
-void BM_agent_loop_no_middleware_coroutine(benchmark::State& bs) {
+// The coroutine loop (async_run) on an io_context on this thread. A blocking
+// tool runs on the agent's pool, so each of its rounds crosses threads twice;
+// an asynchronous tool is awaited on this thread.
+void BM_agent_loop_no_middleware_coroutine_blocking_tool(benchmark::State& bs) {
     auto a = make_agent(make_model(), make_tools());
+    run_rounds(bs, a, false, loop_kind::coroutine);
+}
+
+void BM_agent_loop_no_middleware_coroutine_async_tool(benchmark::State& bs) {
+    auto a = make_agent(make_model(), make_async_tools());
     run_rounds(bs, a, false, loop_kind::coroutine);
 }
 
@@ -238,7 +255,8 @@ void BM_message_work_only(benchmark::State& bs) {
 
 BENCHMARK(BM_message_work_only)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_no_middleware)->Arg(10)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_agent_loop_no_middleware_coroutine)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_agent_loop_no_middleware_coroutine_blocking_tool)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_agent_loop_no_middleware_coroutine_async_tool)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_no_middleware_copying_model)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_14_middlewares)->Arg(10)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_14_middlewares_8kb_prompt)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);

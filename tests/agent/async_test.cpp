@@ -13,6 +13,9 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <stdexcept>
+#include <thread>
 
 namespace asio = boost::asio;
 using namespace agentware;
@@ -139,4 +142,111 @@ TEST_CASE("one thread keeps a thousand runs waiting on a slow model", "[agent][a
     CHECK(model.gate->peak == runs); // all were waiting at the same time
     CHECK(finished == runs);
     CHECK(tokens == 2 * runs);
+}
+
+namespace {
+// An asynchronous tool that holds every call until `expected` calls wait at
+// once, noting the thread each call ran on.
+struct gated_tool {
+    struct shared_gate {
+        shared_gate(asio::io_context& io, int expected) : timer(io, std::chrono::minutes(1)), expected(expected) {}
+        asio::steady_timer timer;
+        int expected;
+        int waiting = 0;
+        int peak = 0;
+        std::set<std::thread::id> threads;
+    };
+    std::shared_ptr<shared_gate> gate;
+
+    const tool_schema& schema() const {
+        static const tool_schema s{"wait", "Waits for the others.", boost::json::object{}};
+        return s;
+    }
+    asio::awaitable<tool_output> async_call(const boost::json::object&, const tool_runtime& rt) {
+        auto& g = *gate;
+        g.threads.insert(std::this_thread::get_id());
+        g.peak = std::max(g.peak, ++g.waiting);
+        if (g.waiting == g.expected) g.timer.cancel();
+        else co_await g.timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        co_return tool_output("waited for " + std::string(rt.tool_call_id));
+    }
+};
+static_assert(async_tool<gated_tool> && !blocking_tool<gated_tool>);
+
+// Calls the tool once for the human's question, then answers with what it said.
+struct tool_then_answer_model {
+    model_response invoke(const chat_request& r) {
+        const message& last = r.messages.back();
+        if (last.is_human()) return {test::calls({test::call("call-" + last.text(), "wait")}), {}};
+        return {ai_message("after " + last.text()), {}};
+    }
+};
+
+// An asynchronous tool made from a coroutine lambda: a timer stands for the network.
+auto napping_tool() {
+    return make_tool("nap", "Sleeps a little.", R"({"type":"object","properties":{"ms":{"type":"integer"}}})",
+                     [](const boost::json::object& args) -> asio::awaitable<std::string> {
+                         const auto ms = args.at("ms").as_int64();
+                         if (ms < 0) throw std::invalid_argument("cannot sleep a negative time");
+                         asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
+                         co_await timer.async_wait(asio::use_awaitable);
+                         co_return "slept " + std::to_string(ms) + " ms";
+                     });
+}
+} // namespace
+
+TEST_CASE("an asynchronous tool is awaited on the caller's thread, which keeps a thousand runs waiting on it",
+          "[agent][async][concurrency]") {
+    constexpr int runs = 1000;
+    asio::io_context io; // run by this thread alone
+    gated_tool tool{std::make_shared<gated_tool::shared_gate>(io, runs)};
+    auto a = make_agent(tool_then_answer_model{}, tool_set(tool));
+    int finished = 0;
+    for (int i = 0; i < runs; ++i) {
+        const std::string q = "q" + std::to_string(i);
+        asio::co_spawn(io, a.async_invoke(q), [&, q](std::exception_ptr e, auto r) {
+            if (!e && r.ok() && r.answer() == "after waited for call-" + q) ++finished;
+        });
+    }
+    io.run();
+    CHECK(tool.gate->peak == runs); // every call was waiting at the same time
+    CHECK(tool.gate->threads == std::set<std::thread::id>{std::this_thread::get_id()}); // none went to the pool
+    CHECK(finished == runs);
+}
+
+TEST_CASE("an asynchronous tool made from a coroutine works in both loops", "[agent][async]") {
+    auto script = [] {
+        return std::vector<message>{test::calls({test::call("c1", "nap", R"({"ms":2})")}), ai_message("rested")};
+    };
+    SECTION("asynchronous loop") {
+        scripted_model model(script());
+        auto a = make_agent(model, tool_set(napping_tool()));
+        auto r = run_async(a, "go");
+        REQUIRE(r.ok());
+        CHECK(r.state.messages[2].text() == "slept 2 ms");
+        CHECK(r.answer() == "rested");
+    }
+    SECTION("blocking loop: the tool runs on an io_context of its own") {
+        scripted_model model(script());
+        auto a = make_agent(model, tool_set(napping_tool()));
+        auto r = a.invoke("go");
+        REQUIRE(r.ok());
+        CHECK(r.state.messages[2].text() == "slept 2 ms");
+    }
+}
+
+TEST_CASE("an asynchronous tool's failures are answered as a blocking tool's are", "[agent][async][errors]") {
+    scripted_model model({test::calls({test::call("c1", "nap", R"({"ms":-1})"), test::call("c2", "nap", R"({"ms":"x"})"),
+                                       test::call("c3", "nap", R"({"ms":1})")}),
+                          ai_message("never")});
+    auto a = make_agent(model, tool_set(napping_tool()));
+    auto r = run_async(a, "go");
+    CHECK(r.reason == stop_reason::error);
+    CHECK_THAT(r.error, Catch::Contains("cannot sleep a negative time"));
+    const auto& ms = r.state.messages;
+    REQUIRE(test::roles(ms) == strings{"human", "ai", "tool", "tool", "tool"});
+    CHECK(ms[2].text() == "Error: the tool \"nap\" failed: cannot sleep a negative time");
+    CHECK(ms[3].is_error()); // the schema wants an integer: answered without running the tool
+    CHECK_THAT(ms[3].text(), Catch::StartsWith("Error: invalid arguments for tool \"nap\""));
+    CHECK(ms[4].text() == "slept 1 ms");
 }

@@ -114,8 +114,9 @@ public:
     }
 
     /// The same loop as `run`, as a coroutine on the caller's executor. A model
-    /// with `async_invoke` is awaited; tools run on the agent's pool while the
-    /// coroutine waits, so a few threads can keep thousands of runs waiting.
+    /// with `async_invoke` is awaited, and so is an asynchronous tool's
+    /// `async_call`; blocking tools run on the agent's pool while the coroutine
+    /// waits. So a few threads can keep thousands of runs waiting.
     boost::asio::awaitable<run_result> async_run(state_type& state, agent_input input, run_config config = {}) {
         run_result result;
         runtime rt = start(state, std::move(input), config, result);
@@ -373,7 +374,12 @@ private:
         });
     }
 
+    // An asynchronous tool is awaited here, on the caller's executor (so are
+    // calls answered without running: an unknown tool, bad arguments); a
+    // blocking one runs on the pool, so that it holds no executor's thread.
     boost::asio::awaitable<tool_result> async_call_tool(tool_request<state_type> r) {
+        if (!r.tool || r.tool->is_async())
+            co_return co_await detail::async_call_tool(r, tools_, options_.validate_tool_arguments);
         co_return co_await boost::asio::co_spawn(pool_->get(), call_tool_on_pool(std::move(r)),
                                                  boost::asio::use_awaitable);
     }

@@ -3,6 +3,7 @@
 
 #include <agentware/tool/tool.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -17,35 +18,74 @@
 
 namespace agentware {
 
+namespace detail {
+
+template <class T>
+inline constexpr bool is_awaitable_v = false;
+template <class T, class Executor>
+inline constexpr bool is_awaitable_v<boost::asio::awaitable<T, Executor>> = true;
+
+/// What a tool made from a callable answers, from what the callable returned.
+template <class R>
+tool_output to_tool_output(R&& r) {
+    if constexpr (std::is_convertible_v<R&&, tool_output>)
+        return tool_output(std::forward<R>(r));
+    else if constexpr (std::is_constructible_v<boost::json::value, R&&>)
+        return tool_output(boost::json::serialize(boost::json::value(std::forward<R>(r))));
+    else
+        static_assert(always_false<R>, "agentware::make_tool: the callable must return tool_output, a string or a "
+                                       "boost::json::value, or an awaitable of one");
+}
+
+// Over the callable's awaitable only (not the tool's type), so that no
+// coroutine frame holds a user's type (GCC warns when it is in an unnamed namespace).
+template <class R>
+boost::asio::awaitable<tool_output> await_tool_output(boost::asio::awaitable<R> call) {
+    co_return to_tool_output(co_await std::move(call));
+}
+
+} // namespace detail
+
 /// A tool made from a callable. The callable takes `(const boost::json::object& args)`
 /// or `(args, const tool_runtime&)` and returns a `tool_output`, a string, or a
-/// JSON value (sent to the model as its serialisation).
+/// JSON value (sent to the model as its serialisation) — or, to make an
+/// asynchronous tool, a `boost::asio::awaitable` of one of those.
 template <class F>
 class function_tool {
+    static constexpr bool takes_runtime = std::is_invocable_v<F&, const boost::json::object&, const tool_runtime&>;
+
+    decltype(auto) invoke(const boost::json::object& args, const tool_runtime& rt) {
+        if constexpr (takes_runtime)
+            return std::invoke(fn_, args, rt);
+        else
+            return std::invoke(fn_, args);
+    }
+    using result_type = typename std::conditional_t<
+        takes_runtime, std::invoke_result<F&, const boost::json::object&, const tool_runtime&>,
+        std::invoke_result<F&, const boost::json::object&>>::type;
+
 public:
+    static constexpr bool asynchronous = detail::is_awaitable_v<std::remove_cvref_t<result_type>>;
+
     function_tool(tool_schema schema, F fn) : schema_(std::move(schema)), fn_(std::move(fn)) {}
 
     const tool_schema& schema() const noexcept { return schema_; }
 
-    tool_output call(const boost::json::object& args, const tool_runtime& rt) {
-        if constexpr (std::is_invocable_v<F&, const boost::json::object&, const tool_runtime&>)
-            return to_output(std::invoke(fn_, args, rt));
-        else
-            return to_output(std::invoke(fn_, args));
+    tool_output call(const boost::json::object& args, const tool_runtime& rt)
+        requires(!asynchronous)
+    {
+        return detail::to_tool_output(invoke(args, rt));
+    }
+
+    // `args` and `rt` outlive the await (see `async_tool`), and so does the
+    // tool, which the tool set keeps: the callable's captures stay valid.
+    boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt)
+        requires asynchronous
+    {
+        return detail::await_tool_output(invoke(args, rt));
     }
 
 private:
-    template <class R>
-    static tool_output to_output(R&& r) {
-        if constexpr (std::is_convertible_v<R&&, tool_output>)
-            return tool_output(std::forward<R>(r));
-        else if constexpr (std::is_constructible_v<boost::json::value, R&&>)
-            return tool_output(boost::json::serialize(boost::json::value(std::forward<R>(r))));
-        else
-            static_assert(detail::always_false<R>, "agentware::make_tool: the callable must return tool_output, a "
-                                                   "string or a boost::json::value");
-    }
-
     tool_schema schema_;
     F fn_;
 };

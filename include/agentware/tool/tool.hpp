@@ -10,6 +10,7 @@
 #include <agentware/model/chat_model.hpp>
 #include <agentware/state/update.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
 #include <concepts>
@@ -77,21 +78,42 @@ private:
     const void* (*find_field_)(const void*, const void*) noexcept = nullptr;
 };
 
-/// A tool: `schema()` names it and describes its arguments; `call(args, runtime)`
-/// runs it. Anything it throws is the wrap_tool_call chain's to handle (the
-/// tool_error_handling middleware turns it into an error message).
+/// A tool that runs by blocking its thread: `schema()` names it and describes
+/// its arguments; `call(args, runtime)` runs it. Anything it throws is the
+/// wrap_tool_call chain's to handle (the tool_error_handling middleware turns
+/// it into an error message).
 template <class T>
-concept tool = requires(T& t, const T& ct, const boost::json::object& args, const tool_runtime& rt) {
+concept blocking_tool = requires(T& t, const T& ct, const boost::json::object& args, const tool_runtime& rt) {
     { ct.schema() } -> std::convertible_to<const tool_schema&>;
     { t.call(args, rt) } -> std::convertible_to<tool_output>;
 };
 
-/// The type-erased form the agent stores.
+/// A tool whose call is a coroutine: `async_call(args, runtime)` is awaited on
+/// the caller's executor, so a tool that waits on the network holds no thread.
+/// `args` and `runtime` stay alive until the await completes.
+template <class T>
+concept async_tool = requires(T& t, const T& ct, const boost::json::object& args, const tool_runtime& rt) {
+    { ct.schema() } -> std::convertible_to<const tool_schema&>;
+    { t.async_call(args, rt) } -> std::same_as<boost::asio::awaitable<tool_output>>;
+};
+
+/// A tool is either (a tool with both is taken as asynchronous in the
+/// asynchronous loop, and as blocking in the blocking one).
+template <class T>
+concept tool = blocking_tool<T> || async_tool<T>;
+
+/// The type-erased form the agent stores. Both calls work for every tool: a
+/// blocking tool's `async_call` runs `call` on the awaiting thread, and an
+/// asynchronous tool's `call` runs `async_call` on an io_context of its own.
+/// The asynchronous loop awaits `async_call` when `is_async()`, and otherwise
+/// runs `call` on the agent's pool so that no blocking call holds its executor.
 class tool_interface {
 public:
     virtual ~tool_interface() = default;
     virtual const tool_schema& schema() const = 0;
+    virtual bool is_async() const noexcept = 0;
     virtual tool_output call(const boost::json::object& args, const tool_runtime& rt) = 0;
+    virtual boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) = 0;
 };
 
 } // namespace agentware

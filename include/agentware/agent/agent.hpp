@@ -49,7 +49,7 @@ namespace agentware {
 
 /// Settings that hold for every run of an agent.
 struct agent_options {
-    std::string system_prompt;
+    std::string system_prompt; ///< lent to each round's request: change it only while no run is in progress
     model_settings settings;
     std::size_t max_parallel_tools = 4; ///< threads that run one round's tool calls side by side
     bool validate_tool_arguments = true; ///< check arguments against each tool's schema first

@@ -19,6 +19,15 @@ template <class T>
 class cow {
 public:
     cow() = default;
+    cow(const cow&) = default;
+    cow& operator=(const cow&) = default;
+    // A moved-from cow reads the empty value, not the one it handed over.
+    cow(cow&& o) noexcept : owned_(std::move(o.owned_)), view_(std::exchange(o.view_, nullptr)) {}
+    cow& operator=(cow&& o) noexcept {
+        owned_ = std::move(o.owned_);
+        view_ = std::exchange(o.view_, nullptr);
+        return *this;
+    }
     /// Borrows `v`, which must outlive every copy of this object.
     explicit cow(const T& v) noexcept : view_(&v) {}
     /// Owns `v` (implicit, like `std::optional`: a request may be built from a value).

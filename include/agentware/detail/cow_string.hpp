@@ -4,7 +4,9 @@
 #include <agentware/detail/cow.hpp>
 
 #include <compare>
+#include <concepts>
 #include <cstddef>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,7 +28,7 @@ public:
     explicit cow_string(const std::string& s) noexcept : base(s) {}
     /// Owns `s`.
     cow_string(std::string&& s) : base(std::move(s)) {}          // NOLINT: a string is a prompt
-    cow_string(const char* s) : base(std::string(s)) {}          // NOLINT
+    cow_string(const char* s) : base(std::string(s ? s : "")) {}  // NOLINT
     explicit cow_string(std::string_view s) : base(std::string(s)) {}
 
     /// Replaces the text with a copy of `s`, owned (never borrowed).
@@ -34,8 +36,10 @@ public:
         base::operator=(std::move(s));
         return *this;
     }
-    cow_string& operator=(const char* s) { return *this = std::string(s); }
+    cow_string& operator=(const char* s) { return *this = std::string(s ? s : ""); } // `= {}` clears
     cow_string& operator=(std::string_view s) { return *this = std::string(s); }
+
+    void clear() { *this = std::string(); }
 
     cow_string& operator+=(std::string_view s) {
         edit() += s;
@@ -59,6 +63,20 @@ public:
     friend std::strong_ordering operator<=>(const cow_string& a, std::string_view b) noexcept {
         return a.get().compare(b) <=> 0;
     }
+    // Two cow_strings: a template, so that it takes no conversions and a
+    // comparison with a string or a literal is not ambiguous.
+    template <std::same_as<cow_string> T>
+    friend bool operator==(const cow_string& a, const T& b) noexcept {
+        return a.get() == b.get();
+    }
+    template <std::same_as<cow_string> T>
+    friend std::strong_ordering operator<=>(const cow_string& a, const T& b) noexcept {
+        return a.get().compare(b.get()) <=> 0;
+    }
+
+    /// For fmt (10 and later format only what says how) and streams.
+    friend std::string_view format_as(const cow_string& s) noexcept { return s.get(); }
+    friend std::ostream& operator<<(std::ostream& os, const cow_string& s) { return os << s.get(); }
 };
 
 } // namespace agentware

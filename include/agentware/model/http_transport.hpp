@@ -6,6 +6,7 @@
 // timeouts, cancellation, and bodies handed over as they arrive (for SSE).
 // This is the only header of the model layer that compiles Beast and OpenSSL.
 
+#include <agentware/detail/blocking_runner.hpp>
 #include <agentware/message/detail/base64.hpp>
 #include <agentware/model/error.hpp>
 #include <agentware/model/retry.hpp>
@@ -21,7 +22,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/use_future.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -34,7 +34,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -336,12 +335,7 @@ public:
     template <class T, class Make>
     T run_blocking(Make&& make)
     {
-        std::unique_ptr<boost::asio::io_context> io = take_context();
-        io->restart();
-        std::future<T> result = boost::asio::co_spawn(*io, make(), boost::asio::use_future);
-        io->run();
-        give_context(std::move(io));
-        return result.get();
+        return runner_.run<T>(make());
     }
 
 private:
@@ -370,21 +364,6 @@ private:
             idle_.erase(idle_.begin());
         }
         idle_.push_back(std::move(c));
-    }
-
-    std::unique_ptr<boost::asio::io_context> take_context()
-    {
-        std::lock_guard lock(mutex_);
-        if (contexts_.empty()) return std::make_unique<boost::asio::io_context>(1);
-        std::unique_ptr<boost::asio::io_context> io = std::move(contexts_.back());
-        contexts_.pop_back();
-        return io;
-    }
-
-    void give_context(std::unique_ptr<boost::asio::io_context> io)
-    {
-        std::lock_guard lock(mutex_);
-        contexts_.push_back(std::move(io));
     }
 
     /// The time left before `deadline`, at most `limit`; a timeout error when none is left.
@@ -584,8 +563,8 @@ private:
     http_options options_;
     boost::asio::ssl::context ssl_;
     mutable std::mutex mutex_;
-    // Declared before idle_ so that the connections they own go first.
-    std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
+    // Declared before idle_ so that the connections bound to its contexts go first.
+    detail::blocking_runner runner_;
     std::vector<std::unique_ptr<detail::connection>> idle_;
 };
 

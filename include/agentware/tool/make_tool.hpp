@@ -22,8 +22,8 @@ namespace detail {
 
 template <class T>
 inline constexpr bool is_awaitable_v = false;
-template <class T, class Executor>
-inline constexpr bool is_awaitable_v<boost::asio::awaitable<T, Executor>> = true;
+template <class T>
+inline constexpr bool is_awaitable_v<boost::asio::awaitable<T>> = true;
 
 /// What a tool made from a callable answers, from what the callable returned.
 template <class R>
@@ -41,6 +41,8 @@ tool_output to_tool_output(R&& r) {
 // coroutine frame holds a user's type (GCC warns when it is in an unnamed namespace).
 template <class R>
 boost::asio::awaitable<tool_output> await_tool_output(boost::asio::awaitable<R> call) {
+    static_assert(!std::is_void_v<R>, "agentware::make_tool: an asynchronous tool's callable must return an awaitable "
+                                      "of tool_output, a string or a boost::json::value, not awaitable<void>");
     co_return to_tool_output(co_await std::move(call));
 }
 

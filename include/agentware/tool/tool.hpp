@@ -102,19 +102,39 @@ concept async_tool = requires(T& t, const T& ct, const boost::json::object& args
 template <class T>
 concept tool = blocking_tool<T> || async_tool<T>;
 
-/// The type-erased form the agent stores. Both calls work for every tool: a
-/// blocking tool's `async_call` runs `call` on the awaiting thread, and an
-/// asynchronous tool's `call` runs `async_call` on an io_context of its own.
-/// The asynchronous loop awaits `async_call` when `is_async()`, and otherwise
-/// runs `call` on the agent's pool so that no blocking call holds its executor.
+class tool_interface;
+
+namespace detail {
+/// A blocking tool's call as an awaitable (it runs on the awaiting thread).
+/// Not a template: a coroutine frame over a user's type in an unnamed
+/// namespace draws a warning from GCC.
+inline boost::asio::awaitable<tool_output> call_as_awaitable(tool_interface& t, const boost::json::object& args,
+                                                             const tool_runtime& rt);
+} // namespace detail
+
+/// The type-erased form the agent stores. Both calls work for every tool made
+/// into one by `share_tool` (or a tool set): a blocking tool's `async_call`
+/// runs `call` on the awaiting thread, and an asynchronous tool's `call` runs
+/// `async_call` on an io_context of the tool's own. The asynchronous loop
+/// awaits `async_call` when `is_async()`, and otherwise runs `call` on the
+/// agent's pool, so that no blocking call holds its executor. A class derived
+/// from this one directly is blocking unless it overrides the last two.
 class tool_interface {
 public:
     virtual ~tool_interface() = default;
     virtual const tool_schema& schema() const = 0;
-    virtual bool is_async() const noexcept = 0;
     virtual tool_output call(const boost::json::object& args, const tool_runtime& rt) = 0;
-    virtual boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) = 0;
+    virtual bool is_async() const noexcept { return false; }
+    virtual boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) {
+        return detail::call_as_awaitable(*this, args, rt);
+    }
 };
+
+inline boost::asio::awaitable<tool_output> detail::call_as_awaitable(tool_interface& t,
+                                                                     const boost::json::object& args,
+                                                                     const tool_runtime& rt) {
+    co_return t.call(args, rt);
+}
 
 } // namespace agentware
 

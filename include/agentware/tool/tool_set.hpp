@@ -1,48 +1,22 @@
 #ifndef AGENTWARE_TOOL_TOOL_SET_HPP
 #define AGENTWARE_TOOL_TOOL_SET_HPP
 
+#include <agentware/detail/blocking_runner.hpp>
 #include <agentware/tool/schema_validation.hpp>
 #include <agentware/tool/tool.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-
-#include <exception>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace agentware {
 
 namespace detail {
-
-/// Runs an asynchronous call to its end on an io_context of its own, on this
-/// thread: how a blocking loop calls an asynchronous tool.
-inline tool_output run_to_completion(boost::asio::awaitable<tool_output> call) {
-    boost::asio::io_context io;
-    std::optional<tool_output> out;
-    std::exception_ptr failure;
-    boost::asio::co_spawn(io, std::move(call), [&](std::exception_ptr e, tool_output o) {
-        failure = e;
-        if (!e) out.emplace(std::move(o));
-    });
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-    return std::move(*out);
-}
-
-/// A blocking tool's call as an awaitable (it runs on the awaiting thread).
-/// Not a template: a coroutine frame over a user's type in an unnamed
-/// namespace draws a warning from GCC.
-inline boost::asio::awaitable<tool_output> call_as_awaitable(tool_interface& t, const boost::json::object& args,
-                                                             const tool_runtime& rt) {
-    co_return t.call(args, rt);
-}
 
 template <class T>
 class tool_adapter final : public tool_interface {
@@ -54,16 +28,19 @@ public:
         if constexpr (blocking_tool<T>)
             return tool_.call(args, rt);
         else
-            return run_to_completion(tool_.async_call(args, rt));
+            return runner_.run(tool_.async_call(args, rt));
     }
     boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) override {
         if constexpr (async_tool<T>)
             return tool_.async_call(args, rt);
         else
-            return call_as_awaitable(*this, args, rt);
+            return tool_interface::async_call(args, rt);
     }
 
 private:
+    // How the blocking loop calls an asynchronous tool. Declared first, so
+    // that the tool (and any connection it keeps) goes before the contexts.
+    [[no_unique_address]] std::conditional_t<async_tool<T>, blocking_runner, std::monostate> runner_;
     T tool_;
 };
 

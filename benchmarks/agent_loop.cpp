@@ -10,8 +10,8 @@
 // answer). The `per_round` counter is the time of one round.
 #include <agentware/agent/agent.hpp>
 #include <agentware/model/scripted_model.hpp>
-#include <agentware/tool/make_tool.hpp>
 #include <agentware/src.hpp>
+#include <agentware/tool/make_tool.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -35,28 +35,57 @@ struct counter_field {
     using value_type = std::uint64_t;
 };
 
-#define NODE(hook, id) void hook(auto& s, runtime&) { s.template get<counter_field>() = s.template get<counter_field>() * 31 + id; }
-#define WRAP(hook, id)                                                        \
-    std::uint64_t hook##_count = 0;                                           \
-    auto hook(auto& req, auto&& next) {                                       \
-        hook##_count += id;                                                    \
-        return next(req);                                                      \
+#define NODE(hook, id)                                                                                       \
+    void hook(auto& s, runtime&) { get<counter_field>(s) = get<counter_field>(s) * 31 + id; }
+#define WRAP(hook, id)                                                                                       \
+    std::uint64_t hook##_count = 0;                                                                          \
+    auto hook(auto& req, auto&& next) {                                                                      \
+        hook##_count += id;                                                                                  \
+        return next(req);                                                                                    \
     }
-#define FIELDS using state = fields<counter_field>;
-struct thread_data { FIELDS NODE(before_agent, 0) };
-struct uploads { FIELDS NODE(before_agent, 1) };
-struct sandbox { FIELDS NODE(before_agent, 2) NODE(after_agent, 102) };
-struct dangling_tool_call { WRAP(wrap_model_call, 3) };
-struct guardrail { WRAP(wrap_tool_call, 4) };
-struct tool_error_handling { WRAP(wrap_tool_call, 5) };
-struct summarization { FIELDS NODE(before_model, 6) };
-struct todo { FIELDS NODE(before_model, 7) NODE(after_model, 107) WRAP(wrap_model_call, 207) };
-struct title { FIELDS NODE(after_model, 8) };
-struct memory { FIELDS NODE(after_agent, 9) };
-struct view_image { FIELDS NODE(before_model, 10) };
-struct subagent_limit { FIELDS NODE(after_model, 11) };
-struct loop_detection { FIELDS NODE(before_agent, 12) NODE(after_model, 112) NODE(after_agent, 212) WRAP(wrap_model_call, 312) };
-struct clarification { WRAP(wrap_tool_call, 13) };
+#define FIELDS using state_fields = fields<counter_field>;
+struct thread_data {
+    FIELDS NODE(before_agent, 0)
+};
+struct uploads {
+    FIELDS NODE(before_agent, 1)
+};
+struct sandbox {
+    FIELDS NODE(before_agent, 2) NODE(after_agent, 102)
+};
+struct dangling_tool_call {
+    WRAP(wrap_model_call, 3)
+};
+struct guardrail {
+    WRAP(wrap_tool_call, 4)
+};
+struct tool_error_handling {
+    WRAP(wrap_tool_call, 5)
+};
+struct summarization {
+    FIELDS NODE(before_model, 6)
+};
+struct todo {
+    FIELDS NODE(before_model, 7) NODE(after_model, 107) WRAP(wrap_model_call, 207)
+};
+struct title {
+    FIELDS NODE(after_model, 8)
+};
+struct memory {
+    FIELDS NODE(after_agent, 9)
+};
+struct view_image {
+    FIELDS NODE(before_model, 10)
+};
+struct subagent_limit {
+    FIELDS NODE(after_model, 11)
+};
+struct loop_detection {
+    FIELDS NODE(before_agent, 12) NODE(after_model, 112) NODE(after_agent, 212) WRAP(wrap_model_call, 312)
+};
+struct clarification {
+    WRAP(wrap_tool_call, 13)
+};
 #undef NODE
 #undef WRAP
 #undef FIELDS
@@ -82,8 +111,9 @@ constexpr std::string_view echo_parameters =
     R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})";
 
 tool_set make_tools() {
-    return tool_set(make_tool("echo", "Repeats the text.", echo_parameters,
-                              [](const boost::json::object& args) { return std::string(args.at("text").as_string()); }));
+    return tool_set(
+        make_tool("echo", "Repeats the text.", echo_parameters,
+                  [](const boost::json::object& args) { return std::string(args.at("text").as_string()); }));
 }
 
 // The same tool, asynchronous: the coroutine loop awaits it on its own thread.
@@ -103,11 +133,13 @@ State make_history(std::size_t n) {
         boost::json::object args;
         args["text"] = "earlier call " + std::to_string(i);
         s.messages.push_back(ai_message("", {tool_call{"call-" + std::to_string(i), "echo", args}}));
-        s.messages.push_back(tool_message("call-" + std::to_string(i), "echo", "earlier call " + std::to_string(i)));
+        s.messages.push_back(
+            tool_message("call-" + std::to_string(i), "echo", "earlier call " + std::to_string(i)));
         s.messages.push_back(ai_message("answer number " + std::to_string(i)));
     }
     s.messages.resize(n);
-    for (auto& m : s.messages) m.id = make_message_id();
+    for (auto& m : s.messages)
+        m.id = make_message_id();
     return s;
 }
 
@@ -117,8 +149,8 @@ enum class loop_kind { blocking, coroutine };
 
 // Out of line, so that callgrind can count a run alone (see docs/benchmarks.md).
 template <class Agent>
-[[gnu::noinline]] run_result run_once(Agent& a, typename Agent::state_type& state, const run_config& cfg, loop_kind kind,
-                    boost::asio::io_context& io) {
+[[gnu::noinline]] run_result run_once(Agent& a, typename Agent::state_type& state, const run_config& cfg,
+                                      loop_kind kind, boost::asio::io_context& io) {
     if (kind == loop_kind::blocking) return a.run(state, "go", cfg);
     std::optional<run_result> out;
     std::exception_ptr failure;
@@ -136,7 +168,8 @@ template <class Agent>
 // round). Between runs the history is cut back to its starting length and
 // (unless the model cycles) the model gets a fresh script.
 template <class Agent>
-void run_rounds(benchmark::State& bs, Agent& a, bool cycling_model = false, loop_kind kind = loop_kind::blocking) {
+void run_rounds(benchmark::State& bs, Agent& a, bool cycling_model = false,
+                loop_kind kind = loop_kind::blocking) {
     boost::asio::io_context io;
     const auto history = static_cast<std::size_t>(bs.range(0));
     auto state = make_history<typename Agent::state_type>(history);
@@ -187,8 +220,8 @@ void BM_agent_loop_no_middleware_copying_model(benchmark::State& bs) {
 
 auto make_agent_with_14_middlewares() {
     return make_agent(make_model(), make_tools(), thread_data{}, uploads{}, sandbox{}, dangling_tool_call{},
-                      guardrail{}, tool_error_handling{}, summarization{}, todo{}, title{}, memory{}, view_image{},
-                      subagent_limit{}, loop_detection{}, clarification{});
+                      guardrail{}, tool_error_handling{}, summarization{}, todo{}, title{}, memory{},
+                      view_image{}, subagent_limit{}, loop_detection{}, clarification{});
 }
 
 void BM_agent_loop_14_middlewares(benchmark::State& bs) {
@@ -254,10 +287,26 @@ void BM_message_work_only(benchmark::State& bs) {
 } // namespace
 
 BENCHMARK(BM_message_work_only)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_agent_loop_no_middleware)->Arg(10)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_agent_loop_no_middleware_coroutine_blocking_tool)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_agent_loop_no_middleware_coroutine_async_tool)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_agent_loop_no_middleware)
+    ->Arg(10)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_agent_loop_no_middleware_coroutine_blocking_tool)
+    ->Arg(10)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_agent_loop_no_middleware_coroutine_async_tool)
+    ->Arg(10)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_no_middleware_copying_model)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_agent_loop_14_middlewares)->Arg(10)->Arg(1000)->Arg(10000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_agent_loop_14_middlewares)
+    ->Arg(10)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_14_middlewares_8kb_prompt)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

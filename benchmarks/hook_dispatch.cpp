@@ -40,35 +40,63 @@ inline response model(request& r) { return response{r.x ^ 0x9e3779b97f4a7c15ULL}
 inline response tool(request& r) { return response{r.x + 7}; }
 
 // ---- (a) agentware middlewares: a hook is a plain member --------------------
-#define NODE(hook, id) void hook(state& s, runtime&) { touch(s, id); }
-#define WRAP(hook, id)                                                                      \
-    response hook(request& r, auto&& next) {                                               \
-        touch(r, id);                                                                       \
-        response out = next(r);                                                      \
-        out.y += id;                                                                        \
-        return out;                                                                         \
+#define NODE(hook, id)                                                                                       \
+    void hook(state& s, runtime&) { touch(s, id); }
+#define WRAP(hook, id)                                                                                       \
+    response hook(request& r, auto&& next) {                                                                 \
+        touch(r, id);                                                                                        \
+        response out = next(r);                                                                              \
+        out.y += id;                                                                                         \
+        return out;                                                                                          \
     }
-struct thread_data { NODE(before_agent, 0) };
-struct uploads { NODE(before_agent, 1) };
-struct sandbox { NODE(before_agent, 2) NODE(after_agent, 102) };
-struct dangling_tool_call { WRAP(wrap_model_call, 3) };
-struct guardrail { WRAP(wrap_tool_call, 4) };
-struct tool_error_handling { WRAP(wrap_tool_call, 5) };
-struct summarization { NODE(before_model, 6) };
-struct todo { NODE(before_model, 7) NODE(after_model, 107) WRAP(wrap_model_call, 207) };
-struct title { NODE(after_model, 8) };
-struct memory { NODE(after_agent, 9) };
-struct view_image { NODE(before_model, 10) };
-struct subagent_limit { NODE(after_model, 11) };
-struct loop_detection { NODE(before_agent, 12) NODE(after_model, 112) NODE(after_agent, 212) WRAP(wrap_model_call, 312) };
-struct clarification { WRAP(wrap_tool_call, 13) };
+struct thread_data {
+    NODE(before_agent, 0)
+};
+struct uploads {
+    NODE(before_agent, 1)
+};
+struct sandbox {
+    NODE(before_agent, 2) NODE(after_agent, 102)
+};
+struct dangling_tool_call {
+    WRAP(wrap_model_call, 3)
+};
+struct guardrail {
+    WRAP(wrap_tool_call, 4)
+};
+struct tool_error_handling {
+    WRAP(wrap_tool_call, 5)
+};
+struct summarization {
+    NODE(before_model, 6)
+};
+struct todo {
+    NODE(before_model, 7) NODE(after_model, 107) WRAP(wrap_model_call, 207)
+};
+struct title {
+    NODE(after_model, 8)
+};
+struct memory {
+    NODE(after_agent, 9)
+};
+struct view_image {
+    NODE(before_model, 10)
+};
+struct subagent_limit {
+    NODE(after_model, 11)
+};
+struct loop_detection {
+    NODE(before_agent, 12) NODE(after_model, 112) NODE(after_agent, 212) WRAP(wrap_model_call, 312)
+};
+struct clarification {
+    WRAP(wrap_tool_call, 13)
+};
 #undef NODE
 #undef WRAP
 
-using deerflow_pipeline =
-    agentware::pipeline<thread_data, uploads, sandbox, dangling_tool_call, guardrail, tool_error_handling,
-                        summarization, todo, title, memory, view_image, subagent_limit, loop_detection,
-                        clarification>;
+using deerflow_pipeline = agentware::pipeline<thread_data, uploads, sandbox, dangling_tool_call, guardrail,
+                                              tool_error_handling, summarization, todo, title, memory,
+                                              view_image, subagent_limit, loop_detection, clarification>;
 using deerflow_pipeline_optional =
     agentware::pipeline<thread_data, uploads, sandbox, dangling_tool_call, guardrail, tool_error_handling,
                         std::optional<summarization>, std::optional<todo>, std::optional<title>,
@@ -100,9 +128,10 @@ void BM_pipeline(benchmark::State& bs) {
 }
 
 void BM_pipeline_optional_off(benchmark::State& bs) {
-    deerflow_pipeline_optional p{thread_data{}, uploads{}, sandbox{}, dangling_tool_call{}, guardrail{},
-                                 tool_error_handling{}, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                                 view_image{}, subagent_limit{}, loop_detection{}, clarification{}};
+    deerflow_pipeline_optional p{
+        thread_data{},         uploads{},        sandbox{},        dangling_tool_call{}, guardrail{},
+        tool_error_handling{}, std::nullopt,     std::nullopt,     std::nullopt,         std::nullopt,
+        view_image{},          subagent_limit{}, loop_detection{}, clarification{}};
     state s;
     for (auto _ : bs) {
         benchmark::DoNotOptimize(pipeline_pass(p, s));
@@ -112,20 +141,20 @@ void BM_pipeline_optional_off(benchmark::State& bs) {
 
 // ---- (b) the same calls by hand -----------------------------------------------
 std::uint64_t hand_written_pass(state& s) {
-    touch(s, 0), touch(s, 1), touch(s, 2), touch(s, 12);      // before_agent, list order
-    touch(s, 6), touch(s, 7), touch(s, 10);                    // before_model, list order
+    touch(s, 0), touch(s, 1), touch(s, 2), touch(s, 12); // before_agent, list order
+    touch(s, 6), touch(s, 7), touch(s, 10);              // before_model, list order
     request mr{s.acc};
-    touch(mr, 3), touch(mr, 207), touch(mr, 312);              // wrap_model_call, outermost first
+    touch(mr, 3), touch(mr, 207), touch(mr, 312); // wrap_model_call, outermost first
     response m = model(mr);
     m.y += 312, m.y += 207, m.y += 3;
     s.acc += m.y;
-    touch(s, 112), touch(s, 11), touch(s, 8), touch(s, 107);   // after_model, reverse
+    touch(s, 112), touch(s, 11), touch(s, 8), touch(s, 107); // after_model, reverse
     request tr{s.acc};
-    touch(tr, 4), touch(tr, 5), touch(tr, 13);                 // wrap_tool_call
+    touch(tr, 4), touch(tr, 5), touch(tr, 13); // wrap_tool_call
     response t = tool(tr);
     t.y += 13, t.y += 5, t.y += 4;
     s.acc += t.y;
-    touch(s, 212), touch(s, 9), touch(s, 102);                 // after_agent, reverse
+    touch(s, 212), touch(s, 9), touch(s, 102); // after_agent, reverse
     return s.acc;
 }
 
@@ -148,30 +177,57 @@ struct virtual_middleware {
     virtual response wrap_model_call(request& r, const next_fn& next) { return next(r); }
     virtual response wrap_tool_call(request& r, const next_fn& next) { return next(r); }
 };
-#define VNODE(hook, id) void hook(state& s, runtime&) override { touch(s, id); }
-#define VWRAP(hook, id)                                                          \
-    response hook(request& r, const next_fn& next) override {                    \
-        touch(r, id);                                                             \
-        response out = next(r);                                                   \
-        out.y += id;                                                              \
-        return out;                                                               \
+#define VNODE(hook, id)                                                                                      \
+    void hook(state& s, runtime&) override { touch(s, id); }
+#define VWRAP(hook, id)                                                                                      \
+    response hook(request& r, const next_fn& next) override {                                                \
+        touch(r, id);                                                                                        \
+        response out = next(r);                                                                              \
+        out.y += id;                                                                                         \
+        return out;                                                                                          \
     }
-struct v_thread_data : virtual_middleware { VNODE(before_agent, 0) };
-struct v_uploads : virtual_middleware { VNODE(before_agent, 1) };
-struct v_sandbox : virtual_middleware { VNODE(before_agent, 2) VNODE(after_agent, 102) };
-struct v_dangling_tool_call : virtual_middleware { VWRAP(wrap_model_call, 3) };
-struct v_guardrail : virtual_middleware { VWRAP(wrap_tool_call, 4) };
-struct v_tool_error_handling : virtual_middleware { VWRAP(wrap_tool_call, 5) };
-struct v_summarization : virtual_middleware { VNODE(before_model, 6) };
-struct v_todo : virtual_middleware { VNODE(before_model, 7) VNODE(after_model, 107) VWRAP(wrap_model_call, 207) };
-struct v_title : virtual_middleware { VNODE(after_model, 8) };
-struct v_memory : virtual_middleware { VNODE(after_agent, 9) };
-struct v_view_image : virtual_middleware { VNODE(before_model, 10) };
-struct v_subagent_limit : virtual_middleware { VNODE(after_model, 11) };
+struct v_thread_data : virtual_middleware {
+    VNODE(before_agent, 0)
+};
+struct v_uploads : virtual_middleware {
+    VNODE(before_agent, 1)
+};
+struct v_sandbox : virtual_middleware {
+    VNODE(before_agent, 2) VNODE(after_agent, 102)
+};
+struct v_dangling_tool_call : virtual_middleware {
+    VWRAP(wrap_model_call, 3)
+};
+struct v_guardrail : virtual_middleware {
+    VWRAP(wrap_tool_call, 4)
+};
+struct v_tool_error_handling : virtual_middleware {
+    VWRAP(wrap_tool_call, 5)
+};
+struct v_summarization : virtual_middleware {
+    VNODE(before_model, 6)
+};
+struct v_todo : virtual_middleware {
+    VNODE(before_model, 7) VNODE(after_model, 107) VWRAP(wrap_model_call, 207)
+};
+struct v_title : virtual_middleware {
+    VNODE(after_model, 8)
+};
+struct v_memory : virtual_middleware {
+    VNODE(after_agent, 9)
+};
+struct v_view_image : virtual_middleware {
+    VNODE(before_model, 10)
+};
+struct v_subagent_limit : virtual_middleware {
+    VNODE(after_model, 11)
+};
 struct v_loop_detection : virtual_middleware {
     VNODE(before_agent, 12) VNODE(after_model, 112) VNODE(after_agent, 212) VWRAP(wrap_model_call, 312)
 };
-struct v_clarification : virtual_middleware { VWRAP(wrap_tool_call, 13) };
+struct v_clarification : virtual_middleware {
+    VWRAP(wrap_tool_call, 13)
+};
 #undef VNODE
 #undef VWRAP
 
@@ -204,14 +260,18 @@ struct virtual_chain {
     }
     std::uint64_t pass(state& s) {
         runtime rt;
-        for (auto& m : list) m->before_agent(s, rt);
-        for (auto& m : list) m->before_model(s, rt);
+        for (auto& m : list)
+            m->before_agent(s, rt);
+        for (auto& m : list)
+            m->before_model(s, rt);
         request mr{s.acc};
         s.acc += model_at(0, mr).y;
-        for (auto it = list.rbegin(); it != list.rend(); ++it) (*it)->after_model(s, rt);
+        for (auto it = list.rbegin(); it != list.rend(); ++it)
+            (*it)->after_model(s, rt);
         request tr{s.acc};
         s.acc += tool_at(0, tr).y;
-        for (auto it = list.rbegin(); it != list.rend(); ++it) (*it)->after_agent(s, rt);
+        for (auto it = list.rbegin(); it != list.rend(); ++it)
+            (*it)->after_agent(s, rt);
         return s.acc;
     }
 };
@@ -257,14 +317,18 @@ struct function_chain {
     }
     std::uint64_t pass(state& s) {
         runtime rt;
-        for (auto& f : before_agent) f(s, rt);
-        for (auto& f : before_model) f(s, rt);
+        for (auto& f : before_agent)
+            f(s, rt);
+        for (auto& f : before_model)
+            f(s, rt);
         request mr{s.acc};
         s.acc += run(wrap_model, 0, mr, model).y;
-        for (auto& f : after_model) f(s, rt);
+        for (auto& f : after_model)
+            f(s, rt);
         request tr{s.acc};
         s.acc += run(wrap_tool, 0, tr, tool).y;
-        for (auto& f : after_agent) f(s, rt);
+        for (auto& f : after_agent)
+            f(s, rt);
         return s.acc;
     }
 };
@@ -303,7 +367,8 @@ BENCHMARK(BM_std_function);
 
 int main(int argc, char** argv) {
     if (!variants_agree()) {
-        std::fprintf(stderr, "hook_dispatch: the variants compute different results; figures would be meaningless\n");
+        std::fprintf(stderr,
+                     "hook_dispatch: the variants compute different results; figures would be meaningless\n");
         return 1;
     }
     benchmark::Initialize(&argc, argv);

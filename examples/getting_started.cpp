@@ -21,8 +21,8 @@ int main() {
                              return std::to_string(args.at("a").as_int64() + args.at("b").as_int64());
                          });
     // A scripted model answers with prepared messages; swap in a real one (docs/models.md).
-    scripted_model model({ai_message("", {tool_call{"call-1", "add", {{"a", 2}, {"b", 40}}}}),
-                          ai_message("2 + 40 = 42")});
+    scripted_model model(
+        {ai_message("", {tool_call{"call-1", "add", {{"a", 2}, {"b", 40}}}}), ai_message("2 + 40 = 42")});
     auto agent = make_agent(model, tool_set(add), step_logger{});
     auto result = agent.invoke("What is 2 + 40?");
     std::printf("%s (%s)\n", result.answer().c_str(), to_string(result.reason).data());

@@ -30,8 +30,8 @@ struct date_in_prompt {
 
 // Logs every tool call and how it went.
 struct tool_logger {
-    tool_result wrap_tool_call(auto& request, auto&& next) {
-        tool_result r = next(request);
+    tool_response wrap_tool_call(auto& request, auto&& next) {
+        tool_response r = next(request);
         fmt::print("  tool {}({}) -> {}{}\n", request.call->name, boost::json::serialize(request.call->args),
                    r.msg.text(), r.msg.is_error() ? " [error]" : "");
         return r;
@@ -40,20 +40,21 @@ struct tool_logger {
 
 int main() {
     const std::map<std::string, int, std::less<>> temperatures{{"Paris", 11}, {"Lisbon", 17}, {"Oslo", 2}};
-    auto weather = make_tool("weather", "Current temperature in a city, in degrees Celsius.",
-                             R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]})",
-                             [&](const boost::json::object& args) -> tool_output {
-                                 std::string_view city = args.at("city").as_string();
-                                 auto it = temperatures.find(city);
-                                 if (it == temperatures.end())
-                                     return tool_output::error(fmt::format("no data for {}", city));
-                                 return fmt::format("{} °C", it->second);
-                             });
+    auto weather =
+        make_tool("weather", "Current temperature in a city, in degrees Celsius.",
+                  R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]})",
+                  [&](const boost::json::object& args) -> tool_output {
+                      std::string_view city = args.at("city").as_string();
+                      auto it = temperatures.find(city);
+                      if (it == temperatures.end())
+                          return tool_output::error(fmt::format("no data for {}", city));
+                      return fmt::format("{} °C", it->second);
+                  });
 
     // What a model would answer; with a real model (docs/models.md) the same code runs.
     scripted_model model({
-        ai_message("Let me check both cities.",
-                   {tool_call{"c1", "weather", {{"city", "Paris"}}}, tool_call{"c2", "weather", {{"city", "Lisbon"}}}}),
+        ai_message("Let me check both cities.", {tool_call{"c1", "weather", {{"city", "Paris"}}},
+                                                 tool_call{"c2", "weather", {{"city", "Lisbon"}}}}),
         ai_message("Lisbon is warmer: 17 °C against 11 °C in Paris."),
     });
 
@@ -70,8 +71,9 @@ int main() {
     };
     fmt::print("user: Which is warmer right now, Paris or Lisbon?\n");
     auto result = a.invoke("Which is warmer right now, Paris or Lisbon?", config);
-    fmt::print("answer: {}\nstopped: {} after {} model calls; {} messages in thread \"{}\"\n", result.answer(),
-               to_string(result.reason), result.rounds, result.state.messages.size(), config.thread_id);
+    fmt::print("answer: {}\nstopped: {} after {} model calls; {} messages in thread \"{}\"\n",
+               result.answer(), to_string(result.reason), result.rounds, result.state.messages.size(),
+               config.thread_id);
     fmt::print("the model was told: {}\n", model.requests().back().system_prompt);
     return result.ok() ? 0 : 1;
 }

@@ -46,5 +46,6 @@ int main() {
         std::printf("round %d: model answered \"%s\"\n", round, answer.c_str());
         p.after_model(s, rt);
     }
-    for (auto& line : s.log) std::printf("  %s\n", line.c_str());
+    for (auto& line : s.log)
+        std::printf("  %s\n", line.c_str());
 }

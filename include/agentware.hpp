@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_AGENTWARE_HPP
-#define AGENTWARE_AGENTWARE_HPP
+#ifndef AGENTWARE_HPP
+#define AGENTWARE_HPP
 
 // Everything. A program that needs less includes less: <agentware/core.hpp>
 // for the pipeline alone, <agentware/agent/agent.hpp> for the agent without
@@ -10,8 +10,8 @@
 #include <agentware/message.hpp>
 #include <agentware/state/basic_state.hpp>
 
-#include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/anthropic_chat_model.hpp>
+#include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/chat_model.hpp>
 #include <agentware/model/model_factory.hpp>
 #include <agentware/model/openai_chat_model.hpp>
@@ -24,6 +24,7 @@
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/checkpointer.hpp>
 #include <agentware/agent/thread_id.hpp>
+#include <agentware/agent/wrap.hpp>
 
 #include <agentware/middleware/clarification.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>

@@ -13,9 +13,9 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
-#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -34,15 +34,13 @@ namespace {
 
 json::object obj(std::string_view text) { return json::parse(text).as_object(); }
 
-message through_json(const message& m)
-{
+message through_json(const message& m) {
     const std::string text = json::serialize(json::value_from(m));
     return json::value_to<message>(json::parse(text));
 }
 
 /// The what() of the message_format_error that parsing `text` throws.
-std::string format_error_of(std::string_view text)
-{
+std::string format_error_of(std::string_view text) {
     try {
         (void)json::value_to<message>(json::parse(text));
     } catch (const message_format_error& e) {
@@ -51,8 +49,7 @@ std::string format_error_of(std::string_view text)
     return "(no message_format_error)";
 }
 
-std::vector<message> ids_only(std::initializer_list<const char*> ids)
-{
+std::vector<message> ids_only(std::initializer_list<const char*> ids) {
     std::vector<message> out;
     for (const char* id : ids) {
         message m = human_message(std::string("text of ") + id);
@@ -62,15 +59,14 @@ std::vector<message> ids_only(std::initializer_list<const char*> ids)
     return out;
 }
 
-std::vector<std::string> ids_of(const std::vector<message>& list)
-{
+std::vector<std::string> ids_of(const std::vector<message>& list) {
     std::vector<std::string> out;
-    for (const message& m : list) out.push_back(m.id);
+    for (const message& m : list)
+        out.push_back(m.id);
     return out;
 }
 
-std::vector<message> every_kind_of_message()
-{
+std::vector<message> every_kind_of_message() {
     std::vector<message> all;
     all.push_back(system_message("You are terse."));
     all.push_back(human_message("What is 2+2?"));
@@ -80,21 +76,26 @@ std::vector<message> every_kind_of_message()
     named.name = "alice";
     all.push_back(named);
 
-    all.push_back(human_message({text_block("Describe these"), image_block("https://example.com/cat.png", "low"),
-                                 image_block_from_data("image/png", std::string("\x89PNG\r\n\x1a\n\0\xff", 10))}));
+    all.push_back(
+        human_message({text_block("Describe these"), image_block("https://example.com/cat.png", "low"),
+                       image_block_from_data("image/png", std::string("\x89PNG\r\n\x1a\n\0\xff", 10))}));
     all.push_back(ai_message("It is 4."));
 
-    message thinking = ai_message("Let me look.", {tool_call{"call_1", "search", obj(R"({"q":"x","n":3,"deep":{"a":[1,2.5,null,true]}})")},
-                                                 tool_call{"call_2", "noop", {}}});
+    message thinking =
+        ai_message("Let me look.",
+                   {tool_call{"call_1", "search", obj(R"({"q":"x","n":3,"deep":{"a":[1,2.5,null,true]}})")},
+                    tool_call{"call_2", "noop", {}}});
     thinking.id = "msg-think";
     thinking.reasoning = "The user wants a search.";
-    thinking.metadata = obj(R"({"finish_reason":"tool_calls","usage":{"prompt_tokens":12,"completion_tokens":7}})");
+    thinking.metadata =
+        obj(R"({"finish_reason":"tool_calls","usage":{"prompt_tokens":12,"completion_tokens":7}})");
     all.push_back(thinking);
 
     all.push_back(ai_message("", {tool_call{"call_3", "ls", obj(R"({"path":"/"})")}})); // tool-call-only
 
     message broken = ai_message("");
-    broken.invalid_tool_calls.push_back(invalid_tool_call{"call_4", "search", "{\"q\":", "arguments are not valid JSON: x"});
+    broken.invalid_tool_calls.push_back(
+        invalid_tool_call{"call_4", "search", "{\"q\":", "arguments are not valid JSON: x"});
     all.push_back(broken);
 
     all.push_back(tool_message("call_1", "search", "3 results"));
@@ -117,19 +118,21 @@ std::vector<message> every_kind_of_message()
 
 // --- content ---------------------------------------------------------------------
 
-TEST_CASE("base64 matches the RFC 4648 test vectors", "[message][content]")
-{
-    const std::pair<const char*, const char*> vectors[] = {
-        {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"},
-        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+TEST_CASE("base64 matches the RFC 4648 test vectors", "[message][content]") {
+    const std::pair<const char*, const char*> vectors[] = {{"", ""},
+                                                           {"f", "Zg=="},
+                                                           {"fo", "Zm8="},
+                                                           {"foo", "Zm9v"},
+                                                           {"foob", "Zm9vYg=="},
+                                                           {"fooba", "Zm9vYmE="},
+                                                           {"foobar", "Zm9vYmFy"}};
     for (const auto& [plain, encoded] : vectors) {
         CHECK(detail::base64_encode(plain) == encoded);
         CHECK(detail::base64_decode(encoded) == std::optional<std::string>(plain));
     }
 }
 
-TEST_CASE("base64 decoding rejects what is not base64 and accepts missing padding", "[message][content]")
-{
+TEST_CASE("base64 decoding rejects what is not base64 and accepts missing padding", "[message][content]") {
     CHECK_FALSE(detail::base64_decode("Zm9v!").has_value());
     CHECK_FALSE(detail::base64_decode("Z").has_value());
     CHECK_FALSE(detail::base64_decode("Zg=").has_value()); // padding that does not complete a group
@@ -137,29 +140,29 @@ TEST_CASE("base64 decoding rejects what is not base64 and accepts missing paddin
     CHECK(detail::base64_decode("Zm8") == std::optional<std::string>("fo"));
 }
 
-TEST_CASE("image blocks from data carry the bytes as a base64 data URL", "[message][content]")
-{
+TEST_CASE("image blocks from data carry the bytes as a base64 data URL", "[message][content]") {
     std::string bytes;
-    for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
+    for (int i = 0; i < 256; ++i)
+        bytes += static_cast<char>(i);
     const content_block block = image_block_from_data("image/png", bytes, "high");
 
     CHECK(block.is_image());
     CHECK(block.detail == "high");
     const std::string prefix = "data:image/png;base64,";
     REQUIRE(block.image_url.rfind(prefix, 0) == 0);
-    CHECK(detail::base64_decode(std::string_view(block.image_url).substr(prefix.size())) == std::optional<std::string>(bytes));
+    CHECK(detail::base64_decode(std::string_view(block.image_url).substr(prefix.size())) ==
+          std::optional<std::string>(bytes));
 }
 
-TEST_CASE("text and image factories fill the matching fields", "[message][content]")
-{
+TEST_CASE("text and image factories fill the matching fields", "[message][content]") {
     CHECK(text_block("hi") == content_block{content_block::kind::text, "hi", "", ""});
-    CHECK(image_block("https://x/y.png") == content_block{content_block::kind::image, "", "https://x/y.png", ""});
+    CHECK(image_block("https://x/y.png") ==
+          content_block{content_block::kind::image, "", "https://x/y.png", ""});
 }
 
 // --- message ---------------------------------------------------------------------
 
-TEST_CASE("message factories set role, content and tool fields", "[message]")
-{
+TEST_CASE("message factories set role, content and tool fields", "[message]") {
     const message ai = ai_message("Let me check", {tool_call{"call_1", "search", obj(R"({"q":"x"})")}});
     CHECK(ai.is_ai());
     CHECK(ai.has_tool_calls());
@@ -181,16 +184,14 @@ TEST_CASE("message factories set role, content and tool fields", "[message]")
     CHECK(remove_all_messages().id == remove_all_id);
 }
 
-TEST_CASE("text() concatenates text blocks and skips images", "[message]")
-{
+TEST_CASE("text() concatenates text blocks and skips images", "[message]") {
     const message m = human_message({text_block("one "), image_block("https://x/y.png"), text_block("two")});
     CHECK(m.text() == "one two");
     CHECK(m.has_images());
     CHECK_FALSE(human_message("x").has_images());
 }
 
-TEST_CASE("messages compare by value and move without throwing", "[message]")
-{
+TEST_CASE("messages compare by value and move without throwing", "[message]") {
     STATIC_REQUIRE(std::is_nothrow_move_constructible_v<message>);
     message a = ai_message("x", {tool_call{"c", "f", obj(R"({"k":1})")}});
     message b = a;
@@ -202,8 +203,7 @@ TEST_CASE("messages compare by value and move without throwing", "[message]")
     CHECK(a != b);
 }
 
-TEST_CASE("a message moved under a new id keeps every other member and takes that id", "[message][id]")
-{
+TEST_CASE("a message moved under a new id keeps every other member and takes that id", "[message][id]") {
     message original = ai_message("some text", {tool_call{"c1", "f", obj(R"({"k":1})")}});
     original.name = "assistant";
     original.reasoning = "because";
@@ -227,18 +227,18 @@ TEST_CASE("a message moved under a new id keeps every other member and takes tha
 
 // --- ids ---------------------------------------------------------------------------
 
-TEST_CASE("message ids are msg- followed by 11 letters and digits, short enough not to allocate", "[message][id]")
-{
+TEST_CASE("message ids are msg- followed by 11 letters and digits, short enough not to allocate",
+          "[message][id]") {
     const std::string id = make_message_id();
     REQUIRE(id.size() == 15);
     CHECK(id.rfind("msg-", 0) == 0);
-    CHECK(std::all_of(id.begin() + 4, id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
+    CHECK(std::all_of(id.begin() + 4, id.end(),
+                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
     CHECK(id.capacity() == std::string().capacity()); // still in the inline buffer
     CHECK(make_message_id() != id);
 }
 
-TEST_CASE("ids spell their unique bits in base 62, most significant digit first", "[message][id]")
-{
+TEST_CASE("ids spell their unique bits in base 62, most significant digit first", "[message][id]") {
     const auto naive = [](std::uint64_t bits) {
         std::string out(11, '0');
         for (std::size_t i = 11; i-- > 0;) {
@@ -248,8 +248,8 @@ TEST_CASE("ids spell their unique bits in base 62, most significant digit first"
         return out;
     };
     constexpr std::uint64_t p5 = 62ULL * 62 * 62 * 62 * 62;
-    for (std::uint64_t bits : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{61}, std::uint64_t{62}, p5 - 1, p5,
-                               p5 * p5 - 1, p5 * p5, std::uint64_t{1} << 32, ~std::uint64_t{0},
+    for (std::uint64_t bits : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{61}, std::uint64_t{62},
+                               p5 - 1, p5, p5 * p5 - 1, p5 * p5, std::uint64_t{1} << 32, ~std::uint64_t{0},
                                std::uint64_t{0x0123456789abcdefULL}, agentware::detail::mix64(42)}) {
         char out[11];
         agentware::detail::write_base62_11(out, bits);
@@ -258,12 +258,12 @@ TEST_CASE("ids spell their unique bits in base 62, most significant digit first"
     CHECK(naive(~std::uint64_t{0}) == "LygHa16AHYF"); // the largest value still fits 11 digits
 }
 
-TEST_CASE("message ids count up by one within a block and stay distinct across blocks", "[message][id]")
-{
+TEST_CASE("message ids count up by one within a block and stay distinct across blocks", "[message][id]") {
     const auto value_of = [](std::string_view digits) { // the 64-bit value 11 base-62 digits spell
         std::uint64_t v = 0;
         for (char c : digits)
-            v = v * 62 + static_cast<std::uint64_t>(std::string_view(agentware::detail::alnum_digits).find(c));
+            v = v * 62 +
+                static_cast<std::uint64_t>(std::string_view(agentware::detail::alnum_digits).find(c));
         return v;
     };
     constexpr std::uint64_t block_size = 100;
@@ -276,7 +276,8 @@ TEST_CASE("message ids count up by one within a block and stay distinct across b
         small.next(out);
         const std::string id(out, sizeof out);
         REQUIRE(id.rfind("msg-", 0) == 0);
-        REQUIRE(std::all_of(id.begin() + 4, id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
+        REQUIRE(std::all_of(id.begin() + 4, id.end(),
+                            [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
         const std::uint64_t value = value_of(std::string_view(id).substr(4));
         if (i % block_size == 0) {
             // A block starts at a multiple of 2^20, at a place no other block of the process has.
@@ -292,17 +293,16 @@ TEST_CASE("message ids count up by one within a block and stay distinct across b
     CHECK(blocks.size() == 10);
 }
 
-TEST_CASE("tool call ids are call_ followed by 24 letters and digits", "[message][id]")
-{
+TEST_CASE("tool call ids are call_ followed by 24 letters and digits", "[message][id]") {
     const std::string id = make_tool_call_id();
     REQUIRE(id.size() == 29);
     CHECK(id.rfind("call_", 0) == 0);
-    CHECK(std::all_of(id.begin() + 5, id.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
+    CHECK(std::all_of(id.begin() + 5, id.end(),
+                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }));
     CHECK(make_tool_call_id() != id);
 }
 
-TEST_CASE("ids made on several threads at once are all distinct", "[message][id][concurrency]")
-{
+TEST_CASE("ids made on several threads at once are all distinct", "[message][id][concurrency]") {
     constexpr int threads = 4;
     constexpr int per_thread = 10000;
     std::vector<std::vector<std::string>> message_ids(threads), call_ids(threads);
@@ -315,19 +315,21 @@ TEST_CASE("ids made on several threads at once are all distinct", "[message][id]
             }
         });
     }
-    for (auto& w : workers) w.join();
+    for (auto& w : workers)
+        w.join();
 
     std::unordered_set<std::string> messages_seen, calls_seen;
-    for (const auto& batch : message_ids) messages_seen.insert(batch.begin(), batch.end());
-    for (const auto& batch : call_ids) calls_seen.insert(batch.begin(), batch.end());
+    for (const auto& batch : message_ids)
+        messages_seen.insert(batch.begin(), batch.end());
+    for (const auto& batch : call_ids)
+        calls_seen.insert(batch.begin(), batch.end());
     CHECK(messages_seen.size() == threads * per_thread);
     CHECK(calls_seen.size() == threads * per_thread);
 }
 
 // --- add_messages --------------------------------------------------------------------
 
-TEST_CASE("add_messages gives messages without id a fresh id and appends them", "[message][add_messages]")
-{
+TEST_CASE("add_messages gives messages without id a fresh id and appends them", "[message][add_messages]") {
     std::vector<message> list = ids_only({"a"});
     add_messages(list, {human_message("one"), ai_message("two")});
     REQUIRE(list.size() == 3);
@@ -338,8 +340,7 @@ TEST_CASE("add_messages gives messages without id a fresh id and appends them", 
     CHECK(list[1].id != list[2].id);
 }
 
-TEST_CASE("add_messages replaces a message with the same id in place", "[message][add_messages]")
-{
+TEST_CASE("add_messages replaces a message with the same id in place", "[message][add_messages]") {
     std::vector<message> list = ids_only({"a", "b", "c"});
     message edited = ai_message("edited");
     edited.id = "b";
@@ -351,8 +352,7 @@ TEST_CASE("add_messages replaces a message with the same id in place", "[message
     CHECK(list[3].text() == "new");
 }
 
-TEST_CASE("add_messages finds ids correctly once it switches to a hash index", "[message][add_messages]")
-{
+TEST_CASE("add_messages finds ids correctly once it switches to a hash index", "[message][add_messages]") {
     std::vector<message> list;
     for (int i = 0; i < 100; ++i) {
         message m = human_message("v1");
@@ -381,15 +381,13 @@ TEST_CASE("add_messages finds ids correctly once it switches to a hash index", "
     CHECK(list[100].text() == "extra v2");
 }
 
-TEST_CASE("add_messages deletes by id with remove markers", "[message][add_messages]")
-{
+TEST_CASE("add_messages deletes by id with remove markers", "[message][add_messages]") {
     std::vector<message> list = ids_only({"a", "b", "c"});
     add_messages(list, {remove_message("a"), remove_message("c")});
     CHECK(ids_of(list) == std::vector<std::string>{"b"});
 }
 
-TEST_CASE("add_messages can remove a message added earlier in the same update", "[message][add_messages]")
-{
+TEST_CASE("add_messages can remove a message added earlier in the same update", "[message][add_messages]") {
     std::vector<message> list = ids_only({"a"});
     std::vector<message> update = ids_only({"b"});
     update.push_back(remove_message("b"));
@@ -397,8 +395,7 @@ TEST_CASE("add_messages can remove a message added earlier in the same update", 
     CHECK(ids_of(list) == std::vector<std::string>{"a"});
 }
 
-TEST_CASE("add_messages keeps a message that is removed and then sent again", "[message][add_messages]")
-{
+TEST_CASE("add_messages keeps a message that is removed and then sent again", "[message][add_messages]") {
     std::vector<message> list = ids_only({"a", "b"});
     message again = ai_message("back");
     again.id = "a";
@@ -407,8 +404,8 @@ TEST_CASE("add_messages keeps a message that is removed and then sent again", "[
     CHECK(list[0].text() == "back");
 }
 
-TEST_CASE("add_messages rejects removing an unknown id and leaves the list unchanged", "[message][add_messages]")
-{
+TEST_CASE("add_messages rejects removing an unknown id and leaves the list unchanged",
+          "[message][add_messages]") {
     std::vector<message> list = ids_only({"a", "b"});
     const std::vector<message> before = list;
     try {
@@ -423,12 +420,13 @@ TEST_CASE("add_messages rejects removing an unknown id and leaves the list uncha
     CHECK(list == before);
 }
 
-TEST_CASE("add_messages with remove_all replaces the list by the rest of the update", "[message][add_messages]")
-{
+TEST_CASE("add_messages with remove_all replaces the list by the rest of the update",
+          "[message][add_messages]") {
     std::vector<message> list = ids_only({"a", "b"});
     message keep = human_message("summary");
     keep.id = "s";
-    add_messages(list, {human_message("dropped: before the marker"), remove_all_messages(), keep, ai_message("next")});
+    add_messages(
+        list, {human_message("dropped: before the marker"), remove_all_messages(), keep, ai_message("next")});
     REQUIRE(list.size() == 2);
     CHECK(list[0] == keep);
     CHECK(list[1].text() == "next");
@@ -438,8 +436,7 @@ TEST_CASE("add_messages with remove_all replaces the list by the rest of the upd
     CHECK(list.empty());
 }
 
-TEST_CASE("add_messages after remove_all cannot remove messages of the old list", "[message][add_messages]")
-{
+TEST_CASE("add_messages after remove_all cannot remove messages of the old list", "[message][add_messages]") {
     std::vector<message> list = ids_only({"a"});
     CHECK_THROWS_AS(add_messages(list, {remove_all_messages(), remove_message("a")}), std::invalid_argument);
     CHECK(ids_of(list) == std::vector<std::string>{"a"});
@@ -447,16 +444,14 @@ TEST_CASE("add_messages after remove_all cannot remove messages of the old list"
 
 // --- JSON: round trips ----------------------------------------------------------------
 
-TEST_CASE("every kind of message survives a JSON round trip unchanged", "[message][json]")
-{
+TEST_CASE("every kind of message survives a JSON round trip unchanged", "[message][json]") {
     for (const message& m : every_kind_of_message()) {
         INFO(to_json_string(m));
         CHECK(through_json(m) == m);
     }
 }
 
-TEST_CASE("a message list survives to_json_string and parse_messages", "[message][json]")
-{
+TEST_CASE("a message list survives to_json_string and parse_messages", "[message][json]") {
     const std::vector<message> all = every_kind_of_message();
     CHECK(parse_messages(to_json_string(all)) == all);
     CHECK(parse_messages("[]").empty());
@@ -464,19 +459,23 @@ TEST_CASE("a message list survives to_json_string and parse_messages", "[message
     // Deeper than Boost.JSON's default depth limit of 32.
     message deep = ai_message("deep");
     json::value nested = json::object{};
-    for (int i = 0; i < 60; ++i) nested = json::object{{"k", nested}};
+    for (int i = 0; i < 60; ++i)
+        nested = json::object{{"k", nested}};
     deep.metadata["nested"] = nested;
     CHECK(parse_messages(to_json_string(std::vector<message>{deep})) == std::vector<message>{deep});
 }
 
-TEST_CASE("content blocks, tool calls, roles and statuses convert on their own", "[message][json]")
-{
+TEST_CASE("content blocks, tool calls, roles and statuses convert on their own", "[message][json]") {
     const content_block image = image_block("https://x/y.png", "auto");
-    CHECK(json::value_from(image) == json::parse(R"({"type":"image_url","image_url":{"url":"https://x/y.png","detail":"auto"}})"));
+    CHECK(json::value_from(image) ==
+          json::parse(R"({"type":"image_url","image_url":{"url":"https://x/y.png","detail":"auto"}})"));
     CHECK(json::value_to<content_block>(json::value_from(image)) == image);
 
     const tool_call call{"call_9", "search", obj(R"({"q":"x"})")};
-    CHECK(json::value_from(call) == json::parse(R"({"id":"call_9","type":"function","function":{"name":"search","arguments":"{\"q\":\"x\"}"}})"));
+    CHECK(
+        json::value_from(call) ==
+        json::parse(
+            R"({"id":"call_9","type":"function","function":{"name":"search","arguments":"{\"q\":\"x\"}"}})"));
     CHECK(json::value_to<tool_call>(json::value_from(call)) == call);
 
     const invalid_tool_call bad{"call_8", "search", "{oops", "arguments are not valid JSON: syntax error"};
@@ -491,8 +490,7 @@ TEST_CASE("content blocks, tool calls, roles and statuses convert on their own",
 
 // --- JSON: exact forms ------------------------------------------------------------------
 
-TEST_CASE("a tool-call-only assistant message has the exact OpenAI wire form", "[message][json][wire]")
-{
+TEST_CASE("a tool-call-only assistant message has the exact OpenAI wire form", "[message][json][wire]") {
     message m = ai_message("", {tool_call{"call_1", "search", obj(R"({"q":"x"})")}});
     m.id = "msg-1";
     m.reasoning = "thinking";
@@ -510,19 +508,19 @@ TEST_CASE("a tool-call-only assistant message has the exact OpenAI wire form", "
     CHECK(to_openai_wire(m, wire_options{true}).as_object().at("reasoning_content") == "thinking");
 }
 
-TEST_CASE("a tool message has the exact wire form and keeps more in the state form", "[message][json][wire]")
-{
+TEST_CASE("a tool message has the exact wire form and keeps more in the state form",
+          "[message][json][wire]") {
     message m = tool_message("call_1", "search", "no results", tool_status::error);
     m.id = "msg-7";
-    CHECK(to_openai_wire(m) == json::parse(R"({"role":"tool","content":"no results","tool_call_id":"call_1"})"));
+    CHECK(to_openai_wire(m) ==
+          json::parse(R"({"role":"tool","content":"no results","tool_call_id":"call_1"})"));
     CHECK(json::value_from(m) == json::parse(R"({
         "role": "tool", "id": "msg-7", "name": "search", "content": "no results",
         "tool_call_id": "call_1", "status": "error"
     })"));
 }
 
-TEST_CASE("user content with an image is an array of parts on the wire", "[message][json][wire]")
-{
+TEST_CASE("user content with an image is an array of parts on the wire", "[message][json][wire]") {
     message m = human_message({text_block("What is this?"), image_block("https://x/cat.png", "low")});
     m.name = "alice";
     CHECK(to_openai_wire(m) == json::parse(R"({
@@ -530,26 +528,26 @@ TEST_CASE("user content with an image is an array of parts on the wire", "[messa
         "content": [{"type": "text", "text": "What is this?"},
                     {"type": "image_url", "image_url": {"url": "https://x/cat.png", "detail": "low"}}]
     })"));
-    CHECK(to_openai_wire(system_message("Be brief")) == json::parse(R"({"role":"system","content":"Be brief"})"));
+    CHECK(to_openai_wire(system_message("Be brief")) ==
+          json::parse(R"({"role":"system","content":"Be brief"})"));
     CHECK(to_openai_wire(ai_message("")) == json::parse(R"({"role":"assistant","content":""})"));
 }
 
-TEST_CASE("a conversation becomes the messages array of a request", "[message][json][wire]")
-{
+TEST_CASE("a conversation becomes the messages array of a request", "[message][json][wire]") {
     const std::vector<message> conversation{system_message("s"), human_message("h")};
-    CHECK(to_openai_wire(conversation) == json::parse(R"([{"role":"system","content":"s"},{"role":"user","content":"h"}])"));
+    CHECK(to_openai_wire(conversation) ==
+          json::parse(R"([{"role":"system","content":"s"},{"role":"user","content":"h"}])"));
 }
 
-TEST_CASE("a remove marker cannot be sent to a model", "[message][json][wire]")
-{
+TEST_CASE("a remove marker cannot be sent to a model", "[message][json][wire]") {
     CHECK_THROWS_AS(to_openai_wire(remove_message("msg-1")), std::invalid_argument);
     CHECK(json::value_from(remove_message("msg-1")) == json::parse(R"({"role":"remove","id":"msg-1"})"));
 }
 
 // --- JSON: provider quirks --------------------------------------------------------------
 
-TEST_CASE("assistant replies with null or missing content parse as tool-call-only", "[message][json][quirks]")
-{
+TEST_CASE("assistant replies with null or missing content parse as tool-call-only",
+          "[message][json][quirks]") {
     const message a = json::value_to<message>(json::parse(R"({"role":"assistant","content":null,
         "tool_calls":[{"id":"call_1","type":"function","function":{"name":"ls","arguments":"{\"path\":\"/\"}"}}]})"));
     CHECK(a.content.empty());
@@ -562,20 +560,19 @@ TEST_CASE("assistant replies with null or missing content parse as tool-call-onl
     CHECK(b.tool_calls.size() == 1);
 }
 
-TEST_CASE("empty or blank arguments mean no arguments", "[message][json][quirks]")
-{
+TEST_CASE("empty or blank arguments mean no arguments", "[message][json][quirks]") {
     for (const char* args : {R"("")", R"("  \n")", R"("null")", "null"}) {
         INFO(args);
         const message m = json::value_to<message>(json::parse(std::string(R"({"role":"assistant","content":"",
-            "tool_calls":[{"id":"c","type":"function","function":{"name":"now","arguments":)") + args + "}}]}"));
+            "tool_calls":[{"id":"c","type":"function","function":{"name":"now","arguments":)") +
+                                                              args + "}}]}"));
         REQUIRE(m.tool_calls.size() == 1);
         CHECK(m.tool_calls[0].args.empty());
         CHECK(m.invalid_tool_calls.empty());
     }
 }
 
-TEST_CASE("unparsable arguments become an invalid tool call, never an exception", "[message][json][quirks]")
-{
+TEST_CASE("unparsable arguments become an invalid tool call, never an exception", "[message][json][quirks]") {
     const message m = json::value_to<message>(json::parse(R"({"role":"assistant","content":"",
         "tool_calls":[
           {"id":"c1","type":"function","function":{"name":"search","arguments":"{\"q\": \"unterminated"}},
@@ -603,9 +600,9 @@ TEST_CASE("unparsable arguments become an invalid tool call, never an exception"
     CHECK(calls[2].at("function").at("arguments") == "[1,2]");
 }
 
-TEST_CASE("other provider variations are read as intended", "[message][json][quirks]")
-{
-    const message m = json::value_to<message>(json::parse(R"({"role":"assistant","content":[{"type":"text","text":"a"},"b"],
+TEST_CASE("other provider variations are read as intended", "[message][json][quirks]") {
+    const message m =
+        json::value_to<message>(json::parse(R"({"role":"assistant","content":[{"type":"text","text":"a"},"b"],
         "reasoning":"why","refusal":"I can't",
         "tool_calls":[{"function":{"name":"f","arguments":{"x":1}}},
                       {"id":"c2","function":{"name":"g","arguments":"\"{\\\"y\\\":2}\""}}]})"));
@@ -618,62 +615,68 @@ TEST_CASE("other provider variations are read as intended", "[message][json][qui
     CHECK(m.tool_calls[1].args == obj(R"({"y":2})")); // doubly encoded arguments
 
     CHECK(json::value_to<message>(json::parse(R"({"role":"developer","content":"rules"})")).is_system());
-    const message image = json::value_to<message>(json::parse(R"({"role":"user","content":[{"type":"image_url","image_url":"https://x/y.png"}]})"));
+    const message image = json::value_to<message>(
+        json::parse(R"({"role":"user","content":[{"type":"image_url","image_url":"https://x/y.png"}]})"));
     CHECK(image.content == std::vector<content_block>{image_block("https://x/y.png")});
-    CHECK(json::value_to<message>(json::parse(R"({"role":"user","content":"hi","some_new_field":[1]})")).text() == "hi");
+    CHECK(json::value_to<message>(json::parse(R"({"role":"user","content":"hi","some_new_field":[1]})"))
+              .text() == "hi");
 }
 
 // --- JSON: malformed input ----------------------------------------------------------------
 
-TEST_CASE("malformed messages throw message_format_error naming the field", "[message][json][errors]")
-{
+TEST_CASE("malformed messages throw message_format_error naming the field", "[message][json][errors]") {
     CHECK(format_error_of(R"({"role":"robot","content":"hi"})") ==
           R"(message: field "role" must be one of system, user, assistant, tool (got "robot"))");
     CHECK(format_error_of(R"({"content":"hi"})") == R"(message: field "role" is missing)");
-    CHECK(format_error_of(R"({"role":7})") == R"(message: field "role" must be one of system, user, assistant, tool (got number))");
+    CHECK(format_error_of(R"({"role":7})") ==
+          R"(message: field "role" must be one of system, user, assistant, tool (got number))");
     CHECK(format_error_of(R"([1])") == "message: must be a JSON object (got array)");
     CHECK(format_error_of(R"({"role":"tool","content":"x"})") ==
           R"(message: field "tool_call_id" is required for role "tool" (missing or empty))");
     CHECK(format_error_of(R"({"role":"user","content":42})") ==
           R"(message: field "content" must be a string, an array or null (got number))");
-    CHECK(format_error_of(R"({"role":"user","content":[{"type":"text","text":"a"},{"type":"input_audio"}]})") ==
-          R"(message: field "content[1].type" must be "text" or "image_url" (got "input_audio"))");
+    CHECK(
+        format_error_of(R"({"role":"user","content":[{"type":"text","text":"a"},{"type":"input_audio"}]})") ==
+        R"(message: field "content[1].type" must be "text" or "image_url" (got "input_audio"))");
     CHECK(format_error_of(R"({"role":"assistant","tool_calls":{}})") ==
           R"(message: field "tool_calls" must be an array (got object))");
     CHECK(format_error_of(R"({"role":"assistant","tool_calls":[{"id":"c","function":{"name":3}}]})") ==
           R"(message: field "tool_calls[0].function.name" must be a string (got number))");
     CHECK(format_error_of(R"({"role":"assistant","tool_calls":[{"id":"c","type":"custom","custom":{}}]})") ==
           R"(message: field "tool_calls[0].type" must be "function" (got "custom"))");
-    CHECK(format_error_of(R"({"role":"user","id":1})") == R"(message: field "id" must be a string (got number))");
+    CHECK(format_error_of(R"({"role":"user","id":1})") ==
+          R"(message: field "id" must be a string (got number))");
     CHECK(format_error_of(R"({"role":"tool","tool_call_id":"c","status":"meh"})") ==
           R"(message: field "status" must be "ok" or "error" (got "meh"))");
-    CHECK(format_error_of(R"({"role":"user","metadata":[]})") == R"(message: field "metadata" must be an object (got array))");
+    CHECK(format_error_of(R"({"role":"user","metadata":[]})") ==
+          R"(message: field "metadata" must be an object (got array))");
 }
 
-TEST_CASE("parse_messages reports invalid JSON and bad elements without crashing", "[message][json][errors]")
-{
+TEST_CASE("parse_messages reports invalid JSON and bad elements without crashing",
+          "[message][json][errors]") {
     CHECK_THROWS_MATCHES(parse_messages(R"([{"role":"user",)"), message_format_error,
                          Catch::Matchers::Predicate<std::exception>([](const std::exception& e) {
                              return std::string(e.what()).rfind("messages: not valid JSON: ", 0) == 0;
                          }));
     CHECK_THROWS_WITH(parse_messages(""), Catch::StartsWith("messages: not valid JSON: "));
     CHECK_THROWS_WITH(parse_messages("[1,]"), "messages: not valid JSON: syntax error at offset 3");
-    CHECK_THROWS_WITH(parse_messages("[] x"), Catch::StartsWith("messages: not valid JSON: ") && Catch::EndsWith(" at offset 3"));
+    CHECK_THROWS_WITH(parse_messages("[] x"),
+                      Catch::StartsWith("messages: not valid JSON: ") && Catch::EndsWith(" at offset 3"));
     CHECK_THROWS_WITH(parse_messages(R"({"role":"user"})"), "messages: must be a JSON array (got object)");
-    CHECK_THROWS_WITH(parse_messages(R"([{"role":"user","content":"a"},{"role":"bot"}])"),
-                      R"(messages[1]: field "role" must be one of system, user, assistant, tool (got "bot"))");
+    CHECK_THROWS_WITH(
+        parse_messages(R"([{"role":"user","content":"a"},{"role":"bot"}])"),
+        R"(messages[1]: field "role" must be one of system, user, assistant, tool (got "bot"))");
 }
 
-TEST_CASE("a lone tool call with unusable arguments cannot become a tool_call", "[message][json][errors]")
-{
-    CHECK_THROWS_WITH(json::value_to<tool_call>(json::parse(R"({"id":"c","function":{"name":"f","arguments":"[1]"}})")),
-                      R"(tool_call: field "function.arguments" arguments must be a JSON object (got array))");
+TEST_CASE("a lone tool call with unusable arguments cannot become a tool_call", "[message][json][errors]") {
+    CHECK_THROWS_WITH(
+        json::value_to<tool_call>(json::parse(R"({"id":"c","function":{"name":"f","arguments":"[1]"}})")),
+        R"(tool_call: field "function.arguments" arguments must be a JSON object (got array))");
 }
 
 // --- fmt ---------------------------------------------------------------------------------
 
-TEST_CASE("messages print as one readable line", "[message][fmt]")
-{
+TEST_CASE("messages print as one readable line", "[message][fmt]") {
     message ai = ai_message("Let me check", {tool_call{"call_1", "search", obj(R"({"q":"x"})")}});
     ai.id = "msg-1";
     CHECK(fmt::format("{}", ai) == R"(ai[msg-1]: "Let me check" -> search({"q":"x"}))");
@@ -695,10 +698,10 @@ TEST_CASE("messages print as one readable line", "[message][fmt]")
     CHECK(fmt::format("{} {} {}", role::human, role::ai, tool_status::ok) == "human ai ok");
 }
 
-TEST_CASE("printed messages shorten long text on a character boundary and hide metadata", "[message][fmt]")
-{
+TEST_CASE("printed messages shorten long text on a character boundary and hide metadata", "[message][fmt]") {
     std::string long_text;
-    for (int i = 0; i < 100; ++i) long_text += "\xc3\xa9"; // "é", two bytes each
+    for (int i = 0; i < 100; ++i)
+        long_text += "\xc3\xa9"; // "é", two bytes each
     message m = ai_message(long_text);
     m.metadata["api_key_echo"] = "sk-should-not-print";
     m.reasoning = "abc";

@@ -415,7 +415,8 @@ TEST_CASE("validation work is bounded for huge arguments", "[schema]") {
         R"(argument "[0]" must be a string, null, a boolean or an array (got integer 1))"));
 }
 
-TEST_CASE("an index of the schema and the object overload change no verdict and no message", "[schema][index]") {
+TEST_CASE("an index of the schema and the object overload change no verdict and no message",
+          "[schema][index]") {
     const std::vector<std::string_view> schemas = {
         read_file_schema,
         R"({"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","maxLength":3},
@@ -479,8 +480,8 @@ TEST_CASE("an index accepts valid arguments of a flat schema without the full ch
     CHECK_FALSE(index.quickly_accepts(flat, json::parse(R"({"count":2})").as_object()));
     CHECK_FALSE(index.quickly_accepts(flat, json::parse(R"({"text":1})").as_object()));
     CHECK_FALSE(index.quickly_accepts(flat, json::parse(R"({"text":"hi","other":1})").as_object()));
-    CHECK(validate_arguments(flat, json::parse(R"({"text":"hi","other":1})").as_object(), &index).value_or("") ==
-          R"(unexpected argument "other" (expected "text", "count"))");
+    CHECK(validate_arguments(flat, json::parse(R"({"text":"hi","other":1})").as_object(), &index)
+              .value_or("") == R"(unexpected argument "other" (expected "text", "count"))");
     // Another schema, even an equal one, is not this index's root.
     const json::object copy = flat;
     CHECK_FALSE(index.quickly_accepts(copy, json::parse(R"({"text":"hi"})").as_object()));
@@ -489,7 +490,8 @@ TEST_CASE("an index accepts valid arguments of a flat schema without the full ch
         "maxLength":1}}})");
     const agentware::detail::schema_index bounded_index(bounded);
     CHECK_FALSE(bounded_index.quickly_accepts(bounded, json::parse(R"({"text":"hi"})").as_object()));
-    CHECK(validate_arguments(bounded, json::parse(R"({"text":"hi"})").as_object(), &bounded_index).has_value());
+    CHECK(
+        validate_arguments(bounded, json::parse(R"({"text":"hi"})").as_object(), &bounded_index).has_value());
 }
 
 TEST_CASE("an index built from another schema is not consulted for this one", "[schema][index]") {

@@ -67,16 +67,15 @@ struct options {
 };
 
 /// The error on one line, whatever the provider's message contained.
-std::string one_line(std::string_view text)
-{
+std::string one_line(std::string_view text) {
     std::string out;
-    for (char c : text) out += (c == '\n' || c == '\r') ? ' ' : c;
+    for (char c : text)
+        out += (c == '\n' || c == '\r') ? ' ' : c;
     return out;
 }
 
 template <class T>
-T number(std::string_view flag, std::string_view text)
-{
+T number(std::string_view flag, std::string_view text) {
     T value{};
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc{} || end != text.data() + text.size())
@@ -84,50 +83,63 @@ T number(std::string_view flag, std::string_view text)
     return value;
 }
 
-options parse(int argc, char** argv)
-{
+options parse(int argc, char** argv) {
     options o;
     std::vector<std::string_view> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "-h" || args[0] == "--help") throw usage_error{};
     if (args[0] != "chat")
-        throw usage_error{fmt::format("unknown command \"{}\" (the commands are \"chat\" and \"replay\")", args[0])};
+        throw usage_error{
+            fmt::format("unknown command \"{}\" (the commands are \"chat\" and \"replay\")", args[0])};
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string_view a = args[i];
         auto value = [&]() -> std::string {
             if (i + 1 >= args.size()) throw usage_error{fmt::format("{} needs a value", a)};
             return std::string(args[++i]);
         };
-        if (a == "-h" || a == "--help") throw usage_error{};
-        else if (a == "-m" || a == "--model") o.model = value();
-        else if (a == "-c" || a == "--config") o.config = value();
-        else if (a == "-s" || a == "--system") o.system = value();
-        else if (a == "--json") o.json = true;
-        else if (a == "--thinking") o.thinking = true;
-        else if (a == "--show-reasoning") o.show_reasoning = true;
-        else if (a == "--no-stream") o.stream = false;
-        else if (a == "--temperature") o.temperature = number<double>(a, value());
-        else if (a == "--max-tokens") o.max_tokens = number<std::int64_t>(a, value());
+        if (a == "-h" || a == "--help")
+            throw usage_error{};
+        else if (a == "-m" || a == "--model")
+            o.model = value();
+        else if (a == "-c" || a == "--config")
+            o.config = value();
+        else if (a == "-s" || a == "--system")
+            o.system = value();
+        else if (a == "--json")
+            o.json = true;
+        else if (a == "--thinking")
+            o.thinking = true;
+        else if (a == "--show-reasoning")
+            o.show_reasoning = true;
+        else if (a == "--no-stream")
+            o.stream = false;
+        else if (a == "--temperature")
+            o.temperature = number<double>(a, value());
+        else if (a == "--max-tokens")
+            o.max_tokens = number<std::int64_t>(a, value());
         else if (a == "--") {
-            for (++i; i < args.size(); ++i) o.words.emplace_back(args[i]);
-        } else if (a.size() > 1 && a.front() == '-' && a != "-") throw usage_error{fmt::format("unknown option \"{}\"", a)};
-        else o.words.emplace_back(a);
+            for (++i; i < args.size(); ++i)
+                o.words.emplace_back(args[i]);
+        } else if (a.size() > 1 && a.front() == '-' && a != "-")
+            throw usage_error{fmt::format("unknown option \"{}\"", a)};
+        else
+            o.words.emplace_back(a);
     }
     return o;
 }
 
-std::string prompt_of(const options& o)
-{
+std::string prompt_of(const options& o) {
     if (o.words.empty() || (o.words.size() == 1 && o.words[0] == "-"))
         return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     std::string prompt;
-    for (const auto& w : o.words) prompt += (prompt.empty() ? "" : " ") + w;
+    for (const auto& w : o.words)
+        prompt += (prompt.empty() ? "" : " ") + w;
     return prompt;
 }
 
-int chat(const options& o)
-{
-    const agentware::model_registry registry =
-        o.config.empty() ? agentware::model_registry::load_default() : agentware::model_registry::from_file(o.config);
+int chat(const options& o) {
+    const agentware::model_registry registry = o.config.empty()
+                                                   ? agentware::model_registry::load_default()
+                                                   : agentware::model_registry::from_file(o.config);
     agentware::any_chat_model model = registry.create_chat_model(o.model, o.thinking);
 
     const std::string prompt = prompt_of(o);
@@ -163,20 +175,21 @@ int chat(const options& o)
         return 0;
     }
     if (!printed) {
-        if (o.show_reasoning && !response.ai.reasoning.empty()) std::fprintf(stderr, "%s\n", response.ai.reasoning.c_str());
+        if (o.show_reasoning && !response.ai.reasoning.empty())
+            std::fprintf(stderr, "%s\n", response.ai.reasoning.c_str());
         std::fputs(response.ai.text().c_str(), stdout);
     }
     std::fputc('\n', stdout);
     // An answer that is only tool calls would otherwise print nothing at all.
     for (const auto& call : response.ai.tool_calls)
-        std::fprintf(stderr, "[tool call] %s %s\n", call.name.c_str(), boost::json::serialize(call.args).c_str());
+        std::fprintf(stderr, "[tool call] %s %s\n", call.name.c_str(),
+                     boost::json::serialize(call.args).c_str());
     return 0;
 }
 
 } // namespace
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "replay")
         return agentware_cli::replay_main(std::vector<std::string>(argv + 2, argv + argc));
     try {

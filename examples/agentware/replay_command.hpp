@@ -52,7 +52,8 @@ inline int replay_main(const std::vector<std::string>& args) {
         } else if (file.empty() && (a == "-" || a.empty() || a.front() != '-')) {
             file = a;
         } else {
-            std::fprintf(stderr, "agentware replay: unexpected argument \"%s\" (see agentware replay --help)\n",
+            std::fprintf(stderr,
+                         "agentware replay: unexpected argument \"%s\" (see agentware replay --help)\n",
                          a.c_str());
             return 2;
         }

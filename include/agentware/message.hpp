@@ -1,4 +1,5 @@
-#pragma once
+#ifndef AGENTWARE_MESSAGE_HPP
+#define AGENTWARE_MESSAGE_HPP
 // The message layer: messages, content blocks, ids, the add_messages merge
 // rule, JSON conversions (OpenAI chat-completions format) and fmt output.
 // Note: Boost.JSON is used header-only; one TU of the program must include
@@ -11,3 +12,5 @@
 #include <agentware/message/id.hpp>
 #include <agentware/message/json.hpp>
 #include <agentware/message/message.hpp>
+
+#endif

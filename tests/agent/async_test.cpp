@@ -40,8 +40,8 @@ struct exclaim {
         r.ai.content.push_back(text_block("!"));
         co_return r;
     }
-    asio::awaitable<tool_result> wrap_tool_call(auto req, auto next) {
-        tool_result r = co_await next(req);
+    asio::awaitable<tool_response> wrap_tool_call(auto req, auto next) {
+        tool_response r = co_await next(req);
         r.msg.content.push_back(text_block("?"));
         co_return r;
     }
@@ -87,10 +87,10 @@ TEST_CASE("the forwarding hook works unchanged in the blocking loop", "[agent][a
 TEST_CASE("async tool calls of one round run concurrently on the pool", "[agent][async][concurrency]") {
     test::rendezvous meeting(3);
     auto gather = meeting.tool();
-    scripted_model model({test::calls({test::call("1", "gather", R"({"n":"a"})"),
-                                       test::call("2", "gather", R"({"n":"b"})"),
-                                       test::call("3", "gather", R"({"n":"c"})")}),
-                          ai_message("ok")});
+    scripted_model model(
+        {test::calls({test::call("1", "gather", R"({"n":"a"})"), test::call("2", "gather", R"({"n":"b"})"),
+                      test::call("3", "gather", R"({"n":"c"})")}),
+         ai_message("ok")});
     auto a = make_agent(model, tool_set(gather));
     auto r = run_async(a, "go");
     REQUIRE(r.ok());
@@ -103,7 +103,8 @@ namespace {
 // An asynchronous model that holds every call until `expected` calls wait at once.
 struct gated_model {
     struct shared_gate {
-        explicit shared_gate(asio::io_context& io, int expected) : timer(io, std::chrono::minutes(1)), expected(expected) {}
+        explicit shared_gate(asio::io_context& io, int expected)
+            : timer(io, std::chrono::minutes(1)), expected(expected) {}
         asio::steady_timer timer;
         int expected;
         int waiting = 0;
@@ -115,8 +116,10 @@ struct gated_model {
     asio::awaitable<model_response> async_invoke(const chat_request& r) {
         auto& g = *gate;
         g.peak = std::max(g.peak, ++g.waiting);
-        if (g.waiting == g.expected) g.timer.cancel(); // the last one in opens the gate for all
-        else co_await g.timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        if (g.waiting == g.expected)
+            g.timer.cancel(); // the last one in opens the gate for all
+        else
+            co_await g.timer.async_wait(asio::as_tuple(asio::use_awaitable));
         co_return model_response{ai_message("answer to " + r.messages.back().text()), {1, 1, 2}};
     }
 };
@@ -133,10 +136,11 @@ TEST_CASE("one thread keeps a thousand runs waiting on a slow model", "[agent][a
     for (int i = 0; i < runs; ++i) {
         run_config cfg;
         cfg.thread_id = "t" + std::to_string(i);
-        asio::co_spawn(io, a.async_invoke("q" + std::to_string(i), cfg), [&, i](std::exception_ptr e, auto r) {
-            if (!e && r.ok() && r.answer() == "answer to q" + std::to_string(i)) ++finished;
-            tokens += r.usage.total_tokens;
-        });
+        asio::co_spawn(io, a.async_invoke("q" + std::to_string(i), cfg),
+                       [&, i](std::exception_ptr e, auto r) {
+                           if (!e && r.ok() && r.answer() == "answer to q" + std::to_string(i)) ++finished;
+                           tokens += r.usage.total_tokens;
+                       });
     }
     io.run();
     CHECK(model.gate->peak == runs); // all were waiting at the same time
@@ -149,7 +153,8 @@ namespace {
 // once, noting the thread each call ran on.
 struct gated_tool {
     struct shared_gate {
-        shared_gate(asio::io_context& io, int expected) : timer(io, std::chrono::minutes(1)), expected(expected) {}
+        shared_gate(asio::io_context& io, int expected)
+            : timer(io, std::chrono::minutes(1)), expected(expected) {}
         asio::steady_timer timer;
         int expected;
         int waiting = 0;
@@ -166,8 +171,10 @@ struct gated_tool {
         auto& g = *gate;
         g.threads.insert(std::this_thread::get_id());
         g.peak = std::max(g.peak, ++g.waiting);
-        if (g.waiting == g.expected) g.timer.cancel();
-        else co_await g.timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        if (g.waiting == g.expected)
+            g.timer.cancel();
+        else
+            co_await g.timer.async_wait(asio::as_tuple(asio::use_awaitable));
         co_return tool_output("waited for " + std::string(rt.tool_call_id));
     }
 };
@@ -188,7 +195,8 @@ auto napping_tool() {
                      [](const boost::json::object& args) -> asio::awaitable<std::string> {
                          const auto ms = args.at("ms").as_int64();
                          if (ms < 0) throw std::invalid_argument("cannot sleep a negative time");
-                         asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::milliseconds(ms));
+                         asio::steady_timer timer(co_await asio::this_coro::executor,
+                                                  std::chrono::milliseconds(ms));
                          co_await timer.async_wait(asio::use_awaitable);
                          co_return "slept " + std::to_string(ms) + " ms";
                      });
@@ -210,13 +218,15 @@ TEST_CASE("an asynchronous tool is awaited on the caller's thread, which keeps a
     }
     io.run();
     CHECK(tool.gate->peak == runs); // every call was waiting at the same time
-    CHECK(tool.gate->threads == std::set<std::thread::id>{std::this_thread::get_id()}); // none went to the pool
+    CHECK(tool.gate->threads ==
+          std::set<std::thread::id>{std::this_thread::get_id()}); // none went to the pool
     CHECK(finished == runs);
 }
 
 TEST_CASE("an asynchronous tool made from a coroutine works in both loops", "[agent][async]") {
     auto script = [] {
-        return std::vector<message>{test::calls({test::call("c1", "nap", R"({"ms":2})")}), ai_message("rested")};
+        return std::vector<message>{test::calls({test::call("c1", "nap", R"({"ms":2})")}),
+                                    ai_message("rested")};
     };
     SECTION("asynchronous loop") {
         scripted_model model(script());
@@ -237,10 +247,10 @@ TEST_CASE("an asynchronous tool made from a coroutine works in both loops", "[ag
 
 TEST_CASE("an asynchronous tool's failures are answered as a blocking tool's are", "[agent][async][errors]") {
     SECTION("several calls in a round") {
-        scripted_model model({test::calls({test::call("c1", "nap", R"({"ms":-1})"),
-                                           test::call("c2", "nap", R"({"ms":"x"})"),
-                                           test::call("c3", "nap", R"({"ms":1})")}),
-                              ai_message("never")});
+        scripted_model model(
+            {test::calls({test::call("c1", "nap", R"({"ms":-1})"), test::call("c2", "nap", R"({"ms":"x"})"),
+                          test::call("c3", "nap", R"({"ms":1})")}),
+             ai_message("never")});
         auto a = make_agent(model, tool_set(napping_tool()));
         auto r = run_async(a, "go");
         CHECK(r.reason == stop_reason::error);
@@ -285,7 +295,8 @@ struct timer_keeping_tool {
 };
 } // namespace
 
-TEST_CASE("the blocking loop calls an asynchronous tool on a context that outlives each call", "[agent][async]") {
+TEST_CASE("the blocking loop calls an asynchronous tool on a context that outlives each call",
+          "[agent][async]") {
     scripted_model model({test::calls({test::call("c1", "keep")}), test::calls({test::call("c2", "keep")}),
                           ai_message("done")});
     timer_keeping_tool tool;

@@ -20,11 +20,13 @@ struct trace_field {
 // Records every node hook; jumps when told to.
 template <char Name>
 struct tracer {
-    using state = fields<trace_field>;
+    using state_fields = fields<trace_field>;
     std::optional<jump_to> before_model_jump, after_model_jump, before_agent_jump;
     int before_model_jumps_left = 1, after_model_jumps_left = 1;
 
-    static void log(auto& s, const char* hook) { s.template get<trace_field>().push_back(std::string(1, Name) + "." + hook); }
+    static void log(auto& s, const char* hook) {
+        get<trace_field>(s).push_back(std::string(1, Name) + "." + hook);
+    }
     hook_result before_agent(auto& s, runtime&) {
         log(s, "before_agent");
         return before_agent_jump;
@@ -50,13 +52,14 @@ TEST_CASE("hooks run in order across the rounds of a run", "[agent][hooks]") {
     auto r = a.invoke("go");
     REQUIRE(r.ok());
     CHECK(r.state.get<trace_field>() ==
-          strings{"a.before_agent", "b.before_agent",                                    // once
-                  "a.before_model", "b.before_model", "b.after_model", "a.after_model",  // round 1
-                  "a.before_model", "b.before_model", "b.after_model", "a.after_model",  // round 2
-                  "b.after_agent", "a.after_agent"});                                     // once
+          strings{"a.before_agent", "b.before_agent",                                   // once
+                  "a.before_model", "b.before_model", "b.after_model", "a.after_model", // round 1
+                  "a.before_model", "b.before_model", "b.after_model", "a.after_model", // round 2
+                  "b.after_agent", "a.after_agent"});                                   // once
 }
 
-TEST_CASE("a jump to end from before_model skips the model but still runs after_agent", "[agent][hooks][jump]") {
+TEST_CASE("a jump to end from before_model skips the model but still runs after_agent",
+          "[agent][hooks][jump]") {
     scripted_model model({ai_message("never")});
     tracer<'a'> a_mw;
     a_mw.before_model_jump = jump_to::end;
@@ -77,11 +80,11 @@ TEST_CASE("a jump to model from after_model goes back through before_model", "[a
     REQUIRE(r.reason == stop_reason::finished);
     CHECK(model.calls() == 2);
     CHECK(r.answer() == "second try");
-    CHECK(r.state.get<trace_field>() ==
-          strings{"a.before_agent", "b.before_agent",
-                  "a.before_model", "b.before_model", "b.after_model",  // b jumped: a.after_model skipped
-                  "a.before_model", "b.before_model", "b.after_model", "a.after_model",
-                  "b.after_agent", "a.after_agent"});
+    CHECK(r.state.get<trace_field>() == strings{"a.before_agent", "b.before_agent", "a.before_model",
+                                                "b.before_model",
+                                                "b.after_model", // b jumped: a.after_model skipped
+                                                "a.before_model", "b.before_model", "b.after_model",
+                                                "a.after_model", "b.after_agent", "a.after_agent"});
 }
 
 TEST_CASE("a jump to end from before_agent skips the loop", "[agent][hooks][jump]") {
@@ -106,10 +109,11 @@ struct reminder {
 };
 // Short-circuits a tool by name and annotates the others' results.
 struct tool_guard {
-    tool_result wrap_tool_call(auto& req, auto&& next) {
+    tool_response wrap_tool_call(auto& req, auto&& next) {
         if (req.call->name == "forbidden")
-            return tool_result{tool_message(req.call->id, req.call->name, "denied", tool_status::error), {}, false};
-        tool_result r = next(req);
+            return tool_response{
+                tool_message(req.call->id, req.call->name, "denied", tool_status::error), {}, false};
+        tool_response r = next(req);
         r.msg.content.push_back(text_block(" [checked]"));
         return r;
     }
@@ -131,10 +135,12 @@ TEST_CASE("wrap_model_call changes the request, never the stored messages", "[ag
 }
 
 TEST_CASE("wrap_tool_call can refuse a call or change its result", "[agent][hooks][wrap]") {
-    scripted_model model({test::calls({test::call("c1", "forbidden"), test::call("c2", "echo", R"({"text":"hi"})")}),
-                          ai_message("ok")});
-    auto forbidden = make_tool("forbidden", "Must not run.", boost::json::object{},
-                               [](const boost::json::object&) -> std::string { throw std::logic_error("ran"); });
+    scripted_model model(
+        {test::calls({test::call("c1", "forbidden"), test::call("c2", "echo", R"({"text":"hi"})")}),
+         ai_message("ok")});
+    auto forbidden =
+        make_tool("forbidden", "Must not run.", boost::json::object{},
+                  [](const boost::json::object&) -> std::string { throw std::logic_error("ran"); });
     auto a = make_agent(model, tool_set(forbidden, test::echo_tool()), tool_guard{});
     auto r = a.invoke("go");
     REQUIRE(r.ok());
@@ -146,7 +152,7 @@ namespace {
 // Rewrites what the echo tool receives; notes whether the call came borrowed.
 struct shouting {
     std::shared_ptr<std::vector<bool>> borrowed = std::make_shared<std::vector<bool>>();
-    tool_result wrap_tool_call(auto& req, auto&& next) {
+    tool_response wrap_tool_call(auto& req, auto&& next) {
         borrowed->push_back(req.call.borrowed());
         std::string loud = std::string(req.call->args.at("text").as_string()) + "!";
         req.call.edit().args["text"] = loud;
@@ -155,7 +161,8 @@ struct shouting {
 };
 } // namespace
 
-TEST_CASE("wrap_tool_call borrows the stored call and may change what the tool receives", "[agent][hooks][wrap]") {
+TEST_CASE("wrap_tool_call borrows the stored call and may change what the tool receives",
+          "[agent][hooks][wrap]") {
     scripted_model model({test::calls({test::call("c1", "echo", R"({"text":"hi"})")}), ai_message("ok")});
     shouting mw;
     auto a = make_agent(model, tool_set(test::echo_tool()), mw);
@@ -242,7 +249,8 @@ struct prompt_watcher {
 };
 } // namespace
 
-TEST_CASE("each round's request borrows the agent's system prompt instead of copying it", "[agent][hooks][wrap]") {
+TEST_CASE("each round's request borrows the agent's system prompt instead of copying it",
+          "[agent][hooks][wrap]") {
     scripted_model model({test::calls({test::call("c1", "echo", R"({"text":"hi"})")}), ai_message("ok")});
     prompt_watcher mw;
     agent_options options;
@@ -260,8 +268,9 @@ namespace {
 struct brings_a_tool {
     void before_model(auto&) {}
     std::vector<std::shared_ptr<tool_interface>> tools() const {
-        auto t = make_tool("from_middleware", "Offered by a middleware.", boost::json::object{},
-                           [](const boost::json::object&) { return std::string("hello from the middleware"); });
+        auto t =
+            make_tool("from_middleware", "Offered by a middleware.", boost::json::object{},
+                      [](const boost::json::object&) { return std::string("hello from the middleware"); });
         return {share_tool(std::move(t))};
     }
 };

@@ -50,7 +50,8 @@ TEST_CASE("tool calls are run and their results go back to the model", "[agent][
 TEST_CASE("unknown tools, bad arguments and garbled JSON become error messages the model reads",
           "[agent][loop][errors]") {
     message garbled = test::calls({test::call("c3", "echo", R"({"text":"fine"})")});
-    garbled.invalid_tool_calls.push_back(invalid_tool_call{"c4", "echo", "{\"text\": oops", "not valid JSON"});
+    garbled.invalid_tool_calls.push_back(
+        invalid_tool_call{"c4", "echo", "{\"text\": oops", "not valid JSON"});
     scripted_model model({test::calls({test::call("c1", "search", R"({"q":"x"})"),
                                        test::call("c2", "echo", R"({"txt":"typo"})")}),
                           garbled, ai_message("sorry")});
@@ -100,11 +101,13 @@ TEST_CASE("a failing model ends the run with its error and loses no message", "[
 }
 
 TEST_CASE("a tool that throws ends the run, and its call still gets an answer", "[agent][loop][errors]") {
-    auto boom = make_tool("boom", "Fails.", boost::json::object{}, [](const boost::json::object&) -> std::string {
-        throw std::runtime_error("disk on fire");
-    });
-    scripted_model model({test::calls({test::call("c1", "boom"), test::call("c2", "echo", R"({"text":"ok"})")}),
-                          ai_message("never")});
+    auto boom =
+        make_tool("boom", "Fails.", boost::json::object{}, [](const boost::json::object&) -> std::string {
+            throw std::runtime_error("disk on fire");
+        });
+    scripted_model model(
+        {test::calls({test::call("c1", "boom"), test::call("c2", "echo", R"({"text":"ok"})")}),
+         ai_message("never")});
     auto a = make_agent(model, tool_set(boom, test::echo_tool()));
     auto r = a.invoke("try");
     CHECK(r.reason == stop_reason::error);
@@ -125,8 +128,8 @@ struct note {
     }
 };
 struct notes_middleware {
-    using state = fields<note>;
-    void after_agent(auto& s) { s.template get<note>().push_back("after_agent"); }
+    using state_fields = fields<note>;
+    void after_agent(auto& s) { get<note>(s).push_back("after_agent"); }
 };
 } // namespace
 
@@ -153,7 +156,8 @@ TEST_CASE("a tool can end the run and update other state fields", "[agent][loop]
     CHECK(r.state.get<note>() == strings{"one#0", "two#0", "stop#0", "after_agent"});
 }
 
-TEST_CASE("the tool calls of one round run concurrently, results in call order", "[agent][loop][concurrency]") {
+TEST_CASE("the tool calls of one round run concurrently, results in call order",
+          "[agent][loop][concurrency]") {
     test::rendezvous meeting(3);
     auto gather = meeting.tool();
     scripted_model model({test::calls({test::call("1", "gather", R"({"n":"first"})"),

@@ -54,7 +54,8 @@ TEST_CASE("updates merge by each field's rule, and a bad update changes nothing"
     state_update bad;
     bad.fields["title"] = "three";
     bad.fields["todos"] = boost::json::array{};
-    CHECK_THROWS_WITH(s.apply(bad), Catch::Contains("\"todos\"") && Catch::Contains("title, artifacts, counters"));
+    CHECK_THROWS_WITH(s.apply(bad),
+                      Catch::Contains("\"todos\"") && Catch::Contains("title, artifacts, counters"));
     CHECK(s.get<title>() == "two"); // untouched: every field is converted before any is changed
 
     state_update wrong_shape;

@@ -34,16 +34,16 @@ struct rendezvous {
     std::shared_ptr<state> shared;
 
     auto tool() const {
-        return agentware::make_tool("gather", "Waits for the others.", boost::json::object{},
-                                    [s = shared](const boost::json::object& args) {
-                                        std::unique_lock lock(s->m);
-                                        ++s->arrived;
-                                        s->cv.notify_all();
-                                        if (s->cv.wait_for(lock, std::chrono::seconds(10),
-                                                           [&] { return s->arrived >= s->expected; }))
-                                            ++s->met;
-                                        return std::string(args.at("n").as_string());
-                                    });
+        return agentware::make_tool(
+            "gather", "Waits for the others.", boost::json::object{},
+            [s = shared](const boost::json::object& args) {
+                std::unique_lock lock(s->m);
+                ++s->arrived;
+                s->cv.notify_all();
+                if (s->cv.wait_for(lock, std::chrono::seconds(10), [&] { return s->arrived >= s->expected; }))
+                    ++s->met;
+                return std::string(args.at("n").as_string());
+            });
     }
     bool all_met() const {
         std::lock_guard lock(shared->m);
@@ -61,16 +61,16 @@ inline agentware::message calls(std::vector<agentware::tool_call> cs, std::strin
 
 // Answers with its "text" argument.
 inline auto echo_tool() {
-    return agentware::make_tool("echo", "Repeats the text.",
-                                R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})",
-                                [](const boost::json::object& args) {
-                                    return std::string(args.at("text").as_string());
-                                });
+    return agentware::make_tool(
+        "echo", "Repeats the text.",
+        R"({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})",
+        [](const boost::json::object& args) { return std::string(args.at("text").as_string()); });
 }
 
 inline std::vector<std::string> roles(const std::vector<agentware::message>& ms) {
     std::vector<std::string> out;
-    for (const auto& m : ms) out.push_back(fmt::format("{}", m.type));
+    for (const auto& m : ms)
+        out.push_back(fmt::format("{}", m.type));
     return out;
 }
 

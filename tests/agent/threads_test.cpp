@@ -12,7 +12,8 @@ using namespace agentware;
 using strings = std::vector<std::string>;
 
 TEST_CASE("invoking the same thread again continues its conversation", "[agent][threads]") {
-    scripted_model model({ai_message("first answer"), ai_message("second answer"), ai_message("other thread")});
+    scripted_model model(
+        {ai_message("first answer"), ai_message("second answer"), ai_message("other thread")});
     auto a = make_agent(model, tool_set{});
     memory_checkpointer store;
     a.use_checkpointer(store);
@@ -93,7 +94,8 @@ TEST_CASE("one agent serves concurrent runs on different threads", "[agent][thre
             for (int t = 0; t < turns; ++t)
                 if (a.invoke("turn " + std::to_string(t), cfg).ok()) ++good[static_cast<std::size_t>(w)];
         });
-    for (auto& t : threads) t.join();
+    for (auto& t : threads)
+        t.join();
     for (int w = 0; w < workers; ++w) {
         CHECK(good[static_cast<std::size_t>(w)] == turns);
         auto saved = store.load("worker-" + std::to_string(w));

@@ -85,9 +85,15 @@ TEST_CASE("each hook is called once per pass, and only on middlewares that decla
 }
 
 TEST_CASE("a pipeline of stateless middlewares adds no storage per middleware", "[pipeline][cost]") {
-    struct a { void before_model(counts&); };
-    struct b { void after_model(counts&); };
-    struct c { void after_agent(counts&); };
+    struct a {
+        void before_model(counts&);
+    };
+    struct b {
+        void after_model(counts&);
+    };
+    struct c {
+        void after_agent(counts&);
+    };
     // Hana's tuple folds empty members away (empty-base optimisation).
     STATIC_REQUIRE(sizeof(agentware::pipeline<a, b, c>) == 1);
     STATIC_REQUIRE(sizeof(agentware::pipeline<only_before_model, a, b>) == sizeof(int));

@@ -59,8 +59,8 @@ TEST_CASE("slots are reached by middleware type, and the constructor takes them 
     STATIC_REQUIRE(decltype(p)::contains<configurable>);
     STATIC_REQUIRE_FALSE(decltype(p)::contains<recorder<'y'>>);
     STATIC_REQUIRE(std::is_same_v<decltype(p.slot<recorder<'x'>>()), std::optional<recorder<'x'>>&>);
-    STATIC_REQUIRE(std::is_same_v<decltype(p)::middleware_types,
-                                  agentware::type_list<configurable, recorder<'x'>>>);
+    STATIC_REQUIRE(
+        std::is_same_v<decltype(p)::middleware_types, agentware::type_list<configurable, recorder<'x'>>>);
 }
 
 namespace {
@@ -73,15 +73,16 @@ struct artifacts_field {
     using value_type = std::vector<std::string>;
     static void merge(value_type& current, value_type&& update) {
         for (auto& a : update)
-            if (std::find(current.begin(), current.end(), a) == current.end()) current.push_back(std::move(a));
+            if (std::find(current.begin(), current.end(), a) == current.end())
+                current.push_back(std::move(a));
     }
 };
 struct declares_title {
-    using state = agentware::fields<title_field>;
+    using state_fields = agentware::fields<title_field>;
     void after_model(test::state&);
 };
 struct declares_both {
-    using state = agentware::fields<artifacts_field, title_field>;
+    using state_fields = agentware::fields<artifacts_field, title_field>;
     void before_model(test::state&);
 };
 } // namespace

@@ -16,8 +16,7 @@
 
 namespace {
 
-std::vector<std::string> events_of(std::string_view bytes, std::size_t cut)
-{
+std::vector<std::string> events_of(std::string_view bytes, std::size_t cut) {
     agentware::sse_parser parser(1u << 16);
     std::vector<std::string> out;
     auto sink = [&](const agentware::sse_event& e) {
@@ -33,8 +32,7 @@ std::vector<std::string> events_of(std::string_view bytes, std::size_t cut)
 }
 
 template <class Assembler>
-void run_stream(std::string_view bytes, std::size_t cut)
-{
+void run_stream(std::string_view bytes, std::size_t cut) {
     agentware::stream_handler handler{[](std::string_view) {}, [](std::string_view) {}};
     Assembler assembler(&handler);
     try {
@@ -48,8 +46,7 @@ void run_stream(std::string_view bytes, std::size_t cut)
 
 } // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     // The first byte picks where the stream is split in two.
     const std::size_t cut_seed = data[0];

@@ -27,7 +27,9 @@ boost::json::object payload_for(const char* args_json, std::string id = "c1") {
     return clarification{}.build(boost::json::parse(args_json).as_object(), id).payload;
 }
 
-tool_call ask(std::string id, const char* args) { return test::call(std::move(id), "ask_clarification", args); }
+tool_call ask(std::string id, const char* args) {
+    return test::call(std::move(id), "ask_clarification", args);
+}
 
 } // namespace
 
@@ -49,13 +51,15 @@ TEST_CASE("context and numbered options follow the question", "[middleware][clar
     CHECK(text_for(R"({"question":"Q","context":"","options":[]})") == "❓ Q");
 }
 
-TEST_CASE("options are normalized: JSON text, mappings, scalars, tags, blanks, duplicates", "[middleware][clarification]") {
+TEST_CASE("options are normalized: JSON text, mappings, scalars, tags, blanks, duplicates",
+          "[middleware][clarification]") {
     using v = boost::json::value;
     auto norm = [](const char* json) { return clarification::normalize_options(boost::json::parse(json)); };
     CHECK(norm(R"("[\"a\",\"b\"]")") == strings{"a", "b"});
     CHECK(norm(R"("just one")") == strings{"just one"});
     CHECK(norm(R"({"x":"first","y":{"z":2}})") == strings{"first", "2"});
-    CHECK(norm(R"(["<b>bold</b>", "  a  ", "", "a", 1.5, true, null])") == strings{"bold", "a", "1.5", "True"});
+    CHECK(norm(R"(["<b>bold</b>", "  a  ", "", "a", 1.5, true, null])") ==
+          strings{"bold", "a", "1.5", "True"});
     CHECK(clarification::normalize_options(v(7)) == strings{"7"});
     CHECK(text_for(R"({"question":"Q","options":"[\"x\",\"y\"]"})") == "❓ Q\n\n  1. x\n  2. y");
 }
@@ -73,7 +77,8 @@ TEST_CASE("form fields are listed with their marks and a closing line", "[middle
     CHECK(p.at("input_mode") == "form");
     const auto& fields = p.at("fields").as_array();
     REQUIRE(fields.size() == 3);
-    CHECK(fields[0].at("options").at(1) == boost::json::parse(R"({"id":"env-option-2","label":"prod","value":"prod"})"));
+    CHECK(fields[0].at("options").at(1) ==
+          boost::json::parse(R"({"id":"env-option-2","label":"prod","value":"prod"})"));
     CHECK(fields[2].at("type") == "text");
     CHECK(fields[2].at("label") == "note");
     CHECK(fields[2].at("placeholder") == "say more");
@@ -84,31 +89,38 @@ TEST_CASE("any structural error in the fields means no form at all", "[middlewar
     clarification c;
     auto fields = [&](const char* json) { return c.normalize_fields(boost::json::parse(json)); };
     CHECK(fields(R"([{"name":"a"}])"));
-    CHECK(fields(R"("[{\"name\":\"a\"}]")")); // JSON text
-    CHECK_FALSE(fields(R"([{"name":"a"},{"name":"a"}])"));      // duplicate
-    CHECK_FALSE(fields(R"([{"name":"__proto__"}])"));           // reserved
-    CHECK_FALSE(fields(R"([{"name":"  "}])"));                  // blank
+    CHECK(fields(R"("[{\"name\":\"a\"}]")"));              // JSON text
+    CHECK_FALSE(fields(R"([{"name":"a"},{"name":"a"}])")); // duplicate
+    CHECK_FALSE(fields(R"([{"name":"__proto__"}])"));      // reserved
+    CHECK_FALSE(fields(R"([{"name":"  "}])"));             // blank
     CHECK_FALSE(fields(R"([{"label":"no name"}])"));
     CHECK_FALSE(fields(R"([{"name":"a"}, 3])"));
     CHECK_FALSE(fields(R"({"name":"a"})"));
     CHECK_FALSE(fields(R"("not json")"));
     CHECK_FALSE(fields(R"([])"));
     std::string seventeen = "[";
-    for (int i = 0; i < 17; ++i) seventeen += fmt::format(R"({}{{"name":"f{}"}})", i ? "," : "", i);
+    for (int i = 0; i < 17; ++i)
+        seventeen += fmt::format(R"({}{{"name":"f{}"}})", i ? "," : "", i);
     CHECK_FALSE(fields((seventeen + "]").c_str()));
     std::string long_name = R"([{"name":")" + std::string(201, 'n') + R"("}])";
     CHECK_FALSE(fields(long_name.c_str()));
     std::string options;
-    for (int i = 0; i < 24; ++i) options += fmt::format(R"({}"{}{}")", i ? "," : "", i, std::string(190, 'o'));
-    std::string huge = fmt::format(R"([{{"name":"a","type":"select","options":[{0}]}},{{"name":"b","type":"select","options":[{0}]}})", options);
-    REQUIRE(c.normalize_fields(boost::json::parse(R"([{"name":"a","type":"select","options":[)" + options + "]}]")));
+    for (int i = 0; i < 24; ++i)
+        options += fmt::format(R"({}"{}{}")", i ? "," : "", i, std::string(190, 'o'));
+    std::string huge = fmt::format(
+        R"([{{"name":"a","type":"select","options":[{0}]}},{{"name":"b","type":"select","options":[{0}]}})",
+        options);
+    REQUIRE(c.normalize_fields(
+        boost::json::parse(R"([{"name":"a","type":"select","options":[)" + options + "]}]")));
     CHECK_FALSE(fields((huge + "]").c_str())); // over 16384 bytes as JSON
     // without a form, the options are shown instead
-    CHECK(text_for(R"({"question":"Q","fields":[{"name":"a"},{"name":"a"}],"options":["x"]})") == "❓ Q\n\n  1. x");
+    CHECK(text_for(R"({"question":"Q","fields":[{"name":"a"},{"name":"a"}],"options":["x"]})") ==
+          "❓ Q\n\n  1. x");
 }
 
 TEST_CASE("the structured request carries what a UI needs", "[middleware][clarification]") {
-    auto p = payload_for(R"({"question":"Pick","clarification_type":"approach_choice","options":["a","b"],"context":null})");
+    auto p = payload_for(
+        R"({"question":"Pick","clarification_type":"approach_choice","options":["a","b"],"context":null})");
     CHECK(p == boost::json::parse(R"({"version":1,"kind":"human_input_request","source":"ask_clarification",
         "request_id":"clarification:c1","clarification_type":"approach_choice","question":"Pick",
         "input_mode":"choice_with_other","tool_call_id":"c1","context":null,
@@ -118,15 +130,19 @@ TEST_CASE("the structured request carries what a UI needs", "[middleware][clarif
     CHECK_FALSE(free.contains("tool_call_id"));
     CHECK_FALSE(free.contains("context"));
     // no call id: the id is derived from the text (first 16 hex digits of its SHA-256)
-    CHECK(free.at("request_id").as_string() == "clarification:" + detail::mw::sha256_hex("❓ Why?").substr(0, 16));
-    CHECK(detail::mw::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK(free.at("request_id").as_string() ==
+          "clarification:" + detail::mw::sha256_hex("❓ Why?").substr(0, 16));
+    CHECK(detail::mw::sha256_hex("abc") ==
+          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     CHECK(detail::mw::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
-TEST_CASE("asking for clarification ends the run with the question as the tool message", "[middleware][clarification][agent]") {
-    scripted_model model({test::calls({ask("c1", R"({"question":"Which city?","clarification_type":"missing_info",
+TEST_CASE("asking for clarification ends the run with the question as the tool message",
+          "[middleware][clarification][agent]") {
+    scripted_model model(
+        {test::calls({ask("c1", R"({"question":"Which city?","clarification_type":"missing_info",
                                                      "options":["Paris","Rome"]})")},
-                                      "I need to ask.")});
+                     "I need to ask.")});
     auto a = make_agent(model, tool_set{}, clarification{});
     auto r = a.invoke("Book a flight");
     REQUIRE(r.reason == stop_reason::ended_by_tool);
@@ -142,8 +158,10 @@ TEST_CASE("asking for clarification ends the run with the question as the tool m
     CHECK(model.requests()[0].tool_names == strings{"ask_clarification"}); // the middleware brings its tool
 }
 
-TEST_CASE("malformed clarification arguments still give a question, not a crash", "[middleware][clarification][agent]") {
-    scripted_model model({test::calls({ask("c1", R"({"question":42,"clarification_type":7,"options":{"a":[1,{"b":null}]},
+TEST_CASE("malformed clarification arguments still give a question, not a crash",
+          "[middleware][clarification][agent]") {
+    scripted_model model(
+        {test::calls({ask("c1", R"({"question":42,"clarification_type":7,"options":{"a":[1,{"b":null}]},
                                                      "fields":"{broken"})")})});
     auto a = make_agent(model, tool_set{}, clarification{});
     auto r = a.invoke("x");
@@ -151,10 +169,12 @@ TEST_CASE("malformed clarification arguments still give a question, not a crash"
     CHECK(r.state.messages.back().text() == "❓ 42\n\n  1. 1");
 }
 
-TEST_CASE("with disable_clarification the model is told to proceed and the run goes on", "[middleware][clarification][agent]") {
-    scripted_model model({test::calls({ask("c1", R"({"question":"Sure?","clarification_type":"risk_confirmation"})"),
-                                       test::call("c2", "echo", R"({"text":"did it"})")}),
-                          ai_message("done")});
+TEST_CASE("with disable_clarification the model is told to proceed and the run goes on",
+          "[middleware][clarification][agent]") {
+    scripted_model model(
+        {test::calls({ask("c1", R"({"question":"Sure?","clarification_type":"risk_confirmation"})"),
+                      test::call("c2", "echo", R"({"text":"did it"})")}),
+         ai_message("done")});
     auto a = make_agent(model, tool_set(test::echo_tool()), clarification{});
     run_config cfg;
     cfg.context["disable_clarification"] = true;
@@ -162,9 +182,10 @@ TEST_CASE("with disable_clarification the model is told to proceed and the run g
     REQUIRE(r.reason == stop_reason::finished);
     const message& m = r.state.messages.at(2);
     CHECK(m.id == "clarification:c1");
-    CHECK(m.text() == "Clarification is disabled in this context — the human is not present to answer synchronously. "
-                      "Do not ask for confirmation. Proceed with your best judgment, carry out the requested action, "
-                      "and state any assumptions you made in your final response.");
+    CHECK(m.text() ==
+          "Clarification is disabled in this context — the human is not present to answer synchronously. "
+          "Do not ask for confirmation. Proceed with your best judgment, carry out the requested action, "
+          "and state any assumptions you made in your final response.");
     CHECK(r.state.messages.at(3).text() == "did it"); // the batched call ran: nobody is asked
 }
 
@@ -181,11 +202,13 @@ TEST_CASE("a non-interactive run is not offered the tool", "[middleware][clarifi
 
 TEST_CASE("calls batched with a clarification do not run", "[middleware][clarification][agent]") {
     std::atomic<int> runs{0};
-    auto side_effect = make_tool("deploy", "Deploys.", R"({"type":"object"})", [&](const boost::json::object&) {
-        ++runs;
-        return std::string("deployed");
-    });
-    scripted_model model({test::calls({test::call("d1", "deploy"), ask("c1", R"({"question":"Really deploy?"})")})});
+    auto side_effect =
+        make_tool("deploy", "Deploys.", R"({"type":"object"})", [&](const boost::json::object&) {
+            ++runs;
+            return std::string("deployed");
+        });
+    scripted_model model(
+        {test::calls({test::call("d1", "deploy"), ask("c1", R"({"question":"Really deploy?"})")})});
     auto a = make_agent(model, tool_set(side_effect), clarification{});
     auto r = a.invoke("x");
     REQUIRE(r.reason == stop_reason::ended_by_tool);
@@ -193,8 +216,9 @@ TEST_CASE("calls batched with a clarification do not run", "[middleware][clarifi
     const message& skipped = r.state.messages.at(2);
     CHECK(skipped.tool_call_id == "d1");
     CHECK(skipped.is_error());
-    CHECK(skipped.text() == "[Not executed: this call was batched with ask_clarification, so it was skipped while the "
-                            "user is asked. Call it again after the user answers, if it is still needed.]");
+    CHECK(skipped.text() ==
+          "[Not executed: this call was batched with ask_clarification, so it was skipped while the "
+          "user is asked. Call it again after the user answers, if it is still needed.]");
     CHECK(r.state.messages.at(3).text() == "❓ Really deploy?");
 
     clarification_options off;
@@ -207,22 +231,26 @@ TEST_CASE("calls batched with a clarification do not run", "[middleware][clarifi
 
 // ---------------------------------------------------------------- the chain end to end
 
-TEST_CASE("the guard chain end to end: repair, deny, recover, limit, watch, ask", "[middleware][chain][agent]") {
+TEST_CASE("the guard chain end to end: repair, deny, recover, limit, watch, ask",
+          "[middleware][chain][agent]") {
     std::atomic<int> tasks{0}, bash_runs{0};
-    tool_set tools(
-        test::echo_tool(),
-        make_tool("bash", "Runs a command.", R"({"type":"object"})",
-                  [&](const boost::json::object&) {
-                      ++bash_runs;
-                      return std::string("ran");
-                  }),
-        make_tool("explode", "Fails.", R"({"type":"object"})",
-                  [](const boost::json::object&) -> std::string { throw std::runtime_error("disk on fire"); }),
-        make_tool("task", "Delegates.", R"({"type":"object"})", [&](const boost::json::object&) {
-            ++tasks;
-            return std::string("Task Succeeded. Result: ok");
-        }));
-    auto task_call = [](std::string id) { return test::call(std::move(id), "task", R"({"description":"d","prompt":"p"})"); };
+    tool_set tools(test::echo_tool(),
+                   make_tool("bash", "Runs a command.", R"({"type":"object"})",
+                             [&](const boost::json::object&) {
+                                 ++bash_runs;
+                                 return std::string("ran");
+                             }),
+                   make_tool("explode", "Fails.", R"({"type":"object"})",
+                             [](const boost::json::object&) -> std::string {
+                                 throw std::runtime_error("disk on fire");
+                             }),
+                   make_tool("task", "Delegates.", R"({"type":"object"})", [&](const boost::json::object&) {
+                       ++tasks;
+                       return std::string("Task Succeeded. Result: ok");
+                   }));
+    auto task_call = [](std::string id) {
+        return test::call(std::move(id), "task", R"({"description":"d","prompt":"p"})");
+    };
     scripted_model model({
         test::calls({test::call("b1", "bash", R"({"command":"rm -rf /"})"), test::call("e1", "explode"),
                      task_call("t1"), task_call("t2"), task_call("t3"), task_call("t4")},
@@ -236,8 +264,8 @@ TEST_CASE("the guard chain end to end: repair, deny, recover, limit, watch, ask"
         ai_message("Writing the PDF report."),
     });
     auto a = make_agent(model, std::move(tools), dangling_tool_call{},
-                        guardrail(allowlist_provider{std::nullopt, {"bash"}}), tool_error_handling{}, subagent_limit{},
-                        loop_detection{}, clarification{});
+                        guardrail(allowlist_provider{std::nullopt, {"bash"}}), tool_error_handling{},
+                        subagent_limit{}, loop_detection{}, clarification{});
     agent_state<decltype(a)::pipeline_type> state;
     // A previous run was interrupted while its call was in flight.
     state.messages = {human_message("earlier"), test::calls({test::call("old", "echo", R"({"text":"x"})")})};
@@ -255,18 +283,22 @@ TEST_CASE("the guard chain end to end: repair, deny, recover, limit, watch, ask"
     CHECK(tasks == 3);
     const message& round1 = state.messages.at(3);
     CHECK(round1.tool_calls.size() == 5);
-    CHECK(state.messages.at(4).text() == "Guardrail denied: tool 'bash' was blocked (oap.tool_not_allowed). Reason: "
-                                         "tool 'bash' is denied. Choose an alternative approach.");
-    CHECK(state.messages.at(5).text() == "Error: Tool 'explode' failed with std::runtime_error: disk on fire. Continue "
-                                         "with available context, or choose an alternative tool.");
+    CHECK(state.messages.at(4).text() ==
+          "Guardrail denied: tool 'bash' was blocked (oap.tool_not_allowed). Reason: "
+          "tool 'bash' is denied. Choose an alternative approach.");
+    CHECK(state.messages.at(5).text() ==
+          "Error: Tool 'explode' failed with std::runtime_error: disk on fire. Continue "
+          "with available context, or choose an alternative tool.");
     CHECK(state.messages.at(5).metadata.at("tool_meta").at("error_type") == "unknown");
     CHECK(state.messages.at(6).metadata.at("tool_meta").at("status") == "success");
     // loop_detection: the third identical echo is warned about in the next request only
     CHECK(reqs[4].messages.back().name == "loop_warning");
     CHECK(reqs[4].messages.back().text() ==
-          "[LOOP DETECTED] You are repeating the same tool calls. Stop calling tools and produce your final answer now. "
+          "[LOOP DETECTED] You are repeating the same tool calls. Stop calling tools and produce your final "
+          "answer now. "
           "If you cannot complete the task, summarize what you accomplished so far.");
-    for (const auto& m : state.messages) CHECK(m.name != "loop_warning");
+    for (const auto& m : state.messages)
+        CHECK(m.name != "loop_warning");
     // clarification: the question ends the run; the batched echo did not run
     const message& question = state.messages.at(state.messages.size() - 2); // results come in call order
     CHECK(question.id == "clarification:q1");

@@ -24,11 +24,6 @@
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
-#include <agentware/middleware/fields.hpp>
-#include <agentware/middleware/sandbox.hpp>
-#include <agentware/middleware/thread_data.hpp>
-#include <agentware/middleware/uploads.hpp>
-#include <agentware/middleware/view_image.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -47,8 +42,8 @@ struct temp_dir {
     temp_dir() {
         static std::atomic<int> counter{0};
         std::random_device rd;
-        path = fs::temp_directory_path() /
-               ("agentware-mw-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + std::to_string(rd()));
+        path = fs::temp_directory_path() / ("agentware-mw-" + std::to_string(::getpid()) + "-" +
+                                            std::to_string(counter++) + "-" + std::to_string(rd()));
         fs::create_directories(path);
     }
     ~temp_dir() {
@@ -68,9 +63,9 @@ inline std::string read(const fs::path& p) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-using full_state = agentware::basic_state<agentware::type_list<agentware::thread_data_field, agentware::sandbox_field,
-                                                               agentware::artifacts_field, agentware::uploaded_files_field,
-                                                               agentware::viewed_images_field>>;
+using full_state = agentware::basic_state<
+    agentware::type_list<agentware::thread_data_field, agentware::sandbox_field, agentware::artifacts_field,
+                         agentware::uploaded_files_field, agentware::viewed_images_field>>;
 
 /// A thread "t1" of user "default" under a fresh base directory, with the
 /// sandbox tools (bash included, so tests can see its disabled text) and
@@ -88,8 +83,10 @@ struct sandbox_env {
         ctx->options = o;
         paths = agentware::detail::make_thread_paths(base.path, "default", "t1");
         state.get<agentware::thread_data_field>() = paths;
-        for (auto& t : agentware::make_sandbox_tools(ctx, true)) tools.add(t);
-        for (auto& t : agentware::view_image(vo).tools()) tools.add(t);
+        for (auto& t : agentware::make_sandbox_tools(ctx, true))
+            tools.add(t);
+        for (auto& t : agentware::view_image(vo).tools())
+            tools.add(t);
     }
 
     fs::path ws() const { return paths.workspace_path; }
@@ -112,7 +109,9 @@ struct sandbox_env {
     agentware::tool_output call(std::string_view name, std::string_view args_json) {
         return call(name, boost::json::parse(args_json).as_object());
     }
-    std::string text(std::string_view name, std::string_view args_json) { return call(name, args_json).text(); }
+    std::string text(std::string_view name, std::string_view args_json) {
+        return call(name, args_json).text();
+    }
 };
 
 } // namespace dftest

@@ -37,18 +37,20 @@ struct bench {
     }
 };
 
-tool_call task(std::string id) { return test::call(std::move(id), "task", R"({"description":"d","prompt":"p"})"); }
+tool_call task(std::string id) {
+    return test::call(std::move(id), "task", R"({"description":"d","prompt":"p"})");
+}
 
 std::string loop_warning_of(const recorded_request& r) {
     if (r.messages.empty() || r.messages.back().name != "loop_warning") return {};
     return r.messages.back().text();
 }
 
-const std::string warning =
-    "[LOOP DETECTED] You are repeating the same tool calls. Stop calling tools and produce your final answer now. If "
-    "you cannot complete the task, summarize what you accomplished so far.";
-const std::string hard_stop =
-    "[FORCED STOP] Repeated tool calls exceeded the safety limit. Producing final answer with results collected so far.";
+const std::string warning = "[LOOP DETECTED] You are repeating the same tool calls. Stop calling tools and "
+                            "produce your final answer now. If "
+                            "you cannot complete the task, summarize what you accomplished so far.";
+const std::string hard_stop = "[FORCED STOP] Repeated tool calls exceeded the safety limit. Producing final "
+                              "answer with results collected so far.";
 
 } // namespace
 
@@ -63,7 +65,8 @@ TEST_CASE("the call-set hash ignores order and non-salient arguments", "[middlew
     CHECK(h({a}) != h({test::call("9", "web_search", R"({"query":"y"})")}));
     CHECK(h({a}).size() == 16);
     // no salient field: all arguments count, in any key order
-    CHECK(h({test::call("1", "calc", R"({"a":1,"b":2})")}) == h({test::call("2", "calc", R"({"b":2,"a":1})")}));
+    CHECK(h({test::call("1", "calc", R"({"a":1,"b":2})")}) ==
+          h({test::call("2", "calc", R"({"b":2,"a":1})")}));
     CHECK(h({test::call("1", "calc", R"({"a":1})")}) != h({test::call("2", "calc", R"({"a":2})")}));
     // write_file and str_replace: every argument counts
     CHECK(h({test::call("1", "write_file", R"({"path":"a","content":"x"})")}) !=
@@ -76,15 +79,16 @@ TEST_CASE("read_file calls are keyed by path and 200-line buckets", "[middleware
     CHECK(key(R"({"path":"/a.txt","start_line":1,"end_line":200})") == "/a.txt:0-0");
     CHECK(key(R"({"path":"/a.txt","start_line":150,"end_line":250})") == "/a.txt:0-1");
     CHECK(key(R"({"path":"/a.txt","start_line":401})") == "/a.txt:2-2");
-    CHECK(key(R"({"path":"/a.txt","start_line":"401","end_line":"1"})") == "/a.txt:0-2"); // strings, sorted
+    CHECK(key(R"({"path":"/a.txt","start_line":"401","end_line":"1"})") == "/a.txt:0-2");  // strings, sorted
     CHECK(key(R"({"path":"/a.txt","start_line":"abc","end_line":null})") == "/a.txt:0-0"); // junk: defaults
-    CHECK(key(R"({"path":"/a.txt","start_line":-50})") == "/a.txt:0-0");                    // clamped to line 1
+    CHECK(key(R"({"path":"/a.txt","start_line":-50})") == "/a.txt:0-0"); // clamped to line 1
     CHECK(key(R"({"start_line":5})") == "None:0-0");
 }
 
 // ---------------------------------------------------------------- layer 1
 
-TEST_CASE("the third identical answer queues a warning; the fifth is a hard stop", "[middleware][loop_detection]") {
+TEST_CASE("the third identical answer queues a warning; the fifth is a hard stop",
+          "[middleware][loop_detection]") {
     bench<loop_detection> b;
     auto same = [] { return std::vector<tool_call>{test::call("x", "web_search", R"({"query":"q"})")}; };
     b.answer(same());
@@ -125,7 +129,9 @@ TEST_CASE("only the window counts", "[middleware][loop_detection]") {
     o.window_size = 4;
     bench<loop_detection> b{loop_detection(o)};
     auto a = [] { return std::vector<tool_call>{test::call("a", "t", R"({"path":"a"})")}; };
-    auto other = [](int i) { return std::vector<tool_call>{test::call("o", "t", fmt::format(R"({{"path":"{}"}})", i))}; };
+    auto other = [](int i) {
+        return std::vector<tool_call>{test::call("o", "t", fmt::format(R"({{"path":"{}"}})", i))};
+    };
     b.answer(a());
     b.answer(other(1));
     b.answer(other(2));
@@ -139,21 +145,26 @@ TEST_CASE("only the window counts", "[middleware][loop_detection]") {
 
 // ---------------------------------------------------------------- layer 2
 
-TEST_CASE("one tool called too often warns, then stops, with the per-tool texts", "[middleware][loop_detection]") {
+TEST_CASE("one tool called too often warns, then stops, with the per-tool texts",
+          "[middleware][loop_detection]") {
     loop_detection_options o;
     o.tool_freq_warn = 3;
     o.tool_freq_hard_limit = 4;
     o.detect_cycles = false;
     bench<loop_detection> b{loop_detection(o)};
-    for (int i = 0; i < 3; ++i) b.answer({test::call("c", "bash", fmt::format(R"({{"command":"echo {}"}})", i))});
+    for (int i = 0; i < 3; ++i)
+        b.answer({test::call("c", "bash", fmt::format(R"({{"command":"echo {}"}})", i))});
     CHECK(b.guard.pending_warnings("thread-1", "run-1") ==
-          strings{"[LOOP DETECTED] You have called bash 3 times without producing a final answer. Stop calling tools "
-                  "and produce your final answer now. If you cannot complete the task, summarize what you accomplished "
+          strings{"[LOOP DETECTED] You have called bash 3 times without producing a final answer. Stop "
+                  "calling tools "
+                  "and produce your final answer now. If you cannot complete the task, summarize what you "
+                  "accomplished "
                   "so far."});
     const message& s = b.answer({test::call("c", "bash", R"({"command":"echo 9"})")});
     CHECK(s.tool_calls.empty());
-    CHECK(s.text() == "[FORCED STOP] Tool bash called 4 times — exceeded the per-tool safety limit. Producing final "
-                      "answer with results collected so far.");
+    CHECK(s.text() ==
+          "[FORCED STOP] Tool bash called 4 times — exceeded the per-tool safety limit. Producing final "
+          "answer with results collected so far.");
 }
 
 TEST_CASE("per-tool overrides replace the global frequency thresholds", "[middleware][loop_detection]") {
@@ -163,7 +174,8 @@ TEST_CASE("per-tool overrides replace the global frequency thresholds", "[middle
     o.tool_freq_overrides["bash"] = tool_frequency_limit{5, 6};
     o.detect_cycles = false;
     bench<loop_detection> b{loop_detection(o)};
-    for (int i = 0; i < 4; ++i) b.answer({test::call("c", "bash", fmt::format(R"({{"command":"{}"}})", i))});
+    for (int i = 0; i < 4; ++i)
+        b.answer({test::call("c", "bash", fmt::format(R"({{"command":"{}"}})", i))});
     CHECK(b.guard.pending_warnings("thread-1", "run-1").empty());
     CHECK(b.answer({test::call("c", "ls", R"({"path":"1"})")}).has_tool_calls());
     CHECK_FALSE(b.answer({test::call("c", "ls", R"({"path":"2"})")}).has_tool_calls()); // 2 = hard limit
@@ -173,7 +185,8 @@ TEST_CASE("batch-friendly tools are never counted", "[middleware][loop_detection
     loop_detection_options o;
     o.batch_friendly_tools = {"create_pr"};
     bench<loop_detection> b{loop_detection(o)};
-    for (int i = 0; i < 10; ++i) CHECK(b.answer({test::call("c", "create_pr", R"({"title":"same"})")}).has_tool_calls());
+    for (int i = 0; i < 10; ++i)
+        CHECK(b.answer({test::call("c", "create_pr", R"({"title":"same"})")}).has_tool_calls());
     CHECK(b.guard.pending_warnings("thread-1", "run-1").empty());
     CHECK(b.guard.tracked_threads() == 0);
 }
@@ -181,7 +194,8 @@ TEST_CASE("batch-friendly tools are never counted", "[middleware][loop_detection
 TEST_CASE("a run whose context disables loop detection is not watched", "[middleware][loop_detection]") {
     bench<loop_detection> b;
     b.rt.context["disable_loop_detection"] = true;
-    for (int i = 0; i < 6; ++i) CHECK(b.answer({test::call("c", "t")}).has_tool_calls());
+    for (int i = 0; i < 6; ++i)
+        CHECK(b.answer({test::call("c", "t")}).has_tool_calls());
 }
 
 // ---------------------------------------------------------------- layer 3
@@ -189,8 +203,12 @@ TEST_CASE("a run whose context disables loop detection is not watched", "[middle
 TEST_CASE("answers cycling A, B, A, B warn at three laps and stop at four", "[middleware][loop_detection]") {
     bench<loop_detection> b;
     int n = 0;
-    auto search = [&] { return std::vector<tool_call>{test::call("s", "web_search", fmt::format(R"({{"query":"{}"}})", ++n))}; };
-    auto fetch = [&] { return std::vector<tool_call>{test::call("f", "web_fetch", fmt::format(R"({{"url":"u{}"}})", ++n))}; };
+    auto search = [&] {
+        return std::vector<tool_call>{test::call("s", "web_search", fmt::format(R"({{"query":"{}"}})", ++n))};
+    };
+    auto fetch = [&] {
+        return std::vector<tool_call>{test::call("f", "web_fetch", fmt::format(R"({{"url":"u{}"}})", ++n))};
+    };
     b.answer(search());
     b.answer(fetch());
     b.answer(search());
@@ -198,40 +216,51 @@ TEST_CASE("answers cycling A, B, A, B warn at three laps and stop at four", "[mi
     b.answer(search());
     CHECK(b.guard.pending_warnings("thread-1", "run-1").empty());
     b.answer(fetch());
-    CHECK(b.guard.pending_warnings("thread-1", "run-1") ==
-          strings{"[LOOP DETECTED] You are cycling through the same tools (web_fetch → web_search) without producing a "
-                  "final answer. Stop calling tools and produce your final answer now. If you cannot complete the "
-                  "task, summarize what you accomplished so far."});
+    CHECK(
+        b.guard.pending_warnings("thread-1", "run-1") ==
+        strings{
+            "[LOOP DETECTED] You are cycling through the same tools (web_fetch → web_search) without "
+            "producing a "
+            "final answer. Stop calling tools and produce your final answer now. If you cannot complete the "
+            "task, summarize what you accomplished so far."});
     b.answer(search()); // the same cycle seen from the other end: not warned twice
     CHECK(b.guard.pending_warnings("thread-1", "run-1").size() == 1);
     const message& s = b.answer(fetch());
     CHECK_FALSE(s.has_tool_calls());
-    CHECK(s.text() == "[FORCED STOP] Tool calls cycled through web_fetch → web_search 4 times — exceeded the safety "
-                      "limit. Producing final answer with results collected so far.");
+    CHECK(s.text() ==
+          "[FORCED STOP] Tool calls cycled through web_fetch → web_search 4 times — exceeded the safety "
+          "limit. Producing final answer with results collected so far.");
 }
 
-TEST_CASE("a three-step cycle is found; a single repeated tool is not a cycle", "[middleware][loop_detection]") {
+TEST_CASE("a three-step cycle is found; a single repeated tool is not a cycle",
+          "[middleware][loop_detection]") {
     bench<loop_detection> b;
     int n = 0;
-    auto one = [&](const char* name) { return std::vector<tool_call>{test::call("c", name, fmt::format(R"({{"path":"{}"}})", ++n))}; };
+    auto one = [&](const char* name) {
+        return std::vector<tool_call>{test::call("c", name, fmt::format(R"({{"path":"{}"}})", ++n))};
+    };
     for (int lap = 0; lap < 3; ++lap) {
         b.answer(one("ls"));
         b.answer(one("read_file"));
         b.answer(one("grep"));
     }
     CHECK(b.guard.pending_warnings("thread-1", "run-1").size() == 1);
-    CHECK(b.guard.pending_warnings("thread-1", "run-1")[0].find("(grep → ls → read_file)") != std::string::npos);
+    CHECK(b.guard.pending_warnings("thread-1", "run-1")[0].find("(grep → ls → read_file)") !=
+          std::string::npos);
 
     bench<loop_detection> single;
-    for (int i = 0; i < 8; ++i) single.answer(one("ls"));
+    for (int i = 0; i < 8; ++i)
+        single.answer(one("ls"));
     CHECK(single.guard.pending_warnings("thread-1", "run-1").empty());
 }
 
 // ---------------------------------------------------------------- delivery and scoping
 
-TEST_CASE("warnings reach the next model call after the tool results, request-only", "[middleware][loop_detection][agent]") {
+TEST_CASE("warnings reach the next model call after the tool results, request-only",
+          "[middleware][loop_detection][agent]") {
     std::vector<message> script;
-    for (int i = 0; i < 3; ++i) script.push_back(test::calls({test::call(fmt::format("c{}", i), "echo", R"({"text":"x"})")}));
+    for (int i = 0; i < 3; ++i)
+        script.push_back(test::calls({test::call(fmt::format("c{}", i), "echo", R"({"text":"x"})")}));
     script.push_back(ai_message("final"));
     scripted_model model(script);
     auto a = make_agent(model, tool_set(test::echo_tool()), loop_detection{});
@@ -242,10 +271,12 @@ TEST_CASE("warnings reach the next model call after the tool results, request-on
     CHECK(loop_warning_of(reqs[2]).empty());
     CHECK(loop_warning_of(reqs[3]) == warning);
     CHECK(reqs[3].messages[reqs[3].messages.size() - 2].is_tool()); // after the tool result
-    for (const auto& m : r.state.messages) CHECK(m.name != "loop_warning");
+    for (const auto& m : r.state.messages)
+        CHECK(m.name != "loop_warning");
 }
 
-TEST_CASE("the hard stop ends an agent's run with the stopped answer", "[middleware][loop_detection][agent]") {
+TEST_CASE("the hard stop ends an agent's run with the stopped answer",
+          "[middleware][loop_detection][agent]") {
     scripted_model model({test::calls({test::call("c", "echo", R"({"text":"x"})")}, "again")}, {true, true});
     auto a = make_agent(model, tool_set(test::echo_tool()), loop_detection{});
     auto r = a.invoke("go");
@@ -259,13 +290,15 @@ TEST_CASE("queued warnings are deduplicated and capped at four per run", "[middl
     o.warn_threshold = 1;
     o.hard_limit = 100;
     bench<loop_detection> b{loop_detection(o)};
-    for (int i = 0; i < 6; ++i) b.answer({test::call("c", "t", fmt::format(R"({{"path":"{}"}})", i))});
+    for (int i = 0; i < 6; ++i)
+        b.answer({test::call("c", "t", fmt::format(R"({{"path":"{}"}})", i))});
     auto p = b.guard.pending_warnings("thread-1", "run-1");
     CHECK(p.size() == 1); // six hashes, one text
     CHECK(p[0] == warning);
 }
 
-TEST_CASE("before_agent drops other runs' warnings of the thread; after_agent the run's own", "[middleware][loop_detection]") {
+TEST_CASE("before_agent drops other runs' warnings of the thread; after_agent the run's own",
+          "[middleware][loop_detection]") {
     loop_detection_options o;
     o.warn_threshold = 1;
     o.hard_limit = 100;
@@ -287,7 +320,8 @@ TEST_CASE("before_agent drops other runs' warnings of the thread; after_agent th
     CHECK(ld.pending_warnings("u", "x").size() == 1);
 }
 
-TEST_CASE("histories survive across runs of a thread and are kept for the most recent threads", "[middleware][loop_detection]") {
+TEST_CASE("histories survive across runs of a thread and are kept for the most recent threads",
+          "[middleware][loop_detection]") {
     loop_detection_options o;
     o.max_tracked_threads = 2;
     loop_detection ld(o);
@@ -309,7 +343,8 @@ TEST_CASE("histories survive across runs of a thread and are kept for the most r
     CHECK(ld.pending_warnings("a", "r4").empty()); // "a" starts over
 }
 
-TEST_CASE("loop_detection rejects thresholds that make no sense, with DeerFlow's texts", "[middleware][loop_detection]") {
+TEST_CASE("loop_detection rejects thresholds that make no sense, with DeerFlow's texts",
+          "[middleware][loop_detection]") {
     auto fails_with = [](loop_detection_options o, const std::string& text) {
         try {
             loop_detection ld(o);
@@ -364,7 +399,8 @@ TEST_CASE("concurrent runs share one loop_detection safely", "[middleware][loop_
                 ld.consume_stop_reason(rt.run_id);
             }
         });
-    for (auto& t : workers) t.join();
+    for (auto& t : workers)
+        t.join();
     CHECK(stopped > 0);
     CHECK(ld.tracked_threads() == 4);
     for (int w = 0; w < 4; ++w)
@@ -372,7 +408,8 @@ TEST_CASE("concurrent runs share one loop_detection safely", "[middleware][loop_
             CHECK(ld.pending_warnings(fmt::format("thread-{}", w), fmt::format("run-{}-{}", w, run)).empty());
 }
 
-TEST_CASE("concurrent agent runs on one loop_detection get their own warnings", "[middleware][loop_detection][concurrency][agent]") {
+TEST_CASE("concurrent agent runs on one loop_detection get their own warnings",
+          "[middleware][loop_detection][concurrency][agent]") {
     scripted_model model({test::calls({test::call("c", "echo", R"({"text":"x"})")})}, {false, true});
     auto a = make_agent(model, tool_set(test::echo_tool()), loop_detection{});
     std::vector<std::thread> runs;
@@ -384,25 +421,29 @@ TEST_CASE("concurrent agent runs on one loop_detection get their own warnings", 
             auto r = a.invoke("go", cfg);
             if (r.reason == stop_reason::finished && r.answer() == hard_stop) ++ok;
         });
-    for (auto& t : runs) t.join();
+    for (auto& t : runs)
+        t.join();
     CHECK(ok == 4);
 }
 
 // ---------------------------------------------------------------- subagent_limit
 
-TEST_CASE("subagent_limit keeps the first three task calls of an answer, silently", "[middleware][subagent_limit]") {
+TEST_CASE("subagent_limit keeps the first three task calls of an answer, silently",
+          "[middleware][subagent_limit]") {
     bench<subagent_limit> b;
-    const message& m = b.answer({task("t1"), test::call("x", "bash"), task("t2"), task("t3"), task("t4"), task("t5")},
-                                "Delegating.");
+    const message& m = b.answer(
+        {task("t1"), test::call("x", "bash"), task("t2"), task("t3"), task("t4"), task("t5")}, "Delegating.");
     std::vector<std::string> ids;
-    for (const auto& c : m.tool_calls) ids.push_back(c.id);
+    for (const auto& c : m.tool_calls)
+        ids.push_back(c.id);
     CHECK(ids == strings{"t1", "x", "t2", "t3"});
     CHECK(m.text() == "Delegating.");
     CHECK_FALSE(b.rt.context.contains("stop_reason"));
     CHECK(b.guard.used(b.rt) == 3);
 }
 
-TEST_CASE("subagent_limit caps a run's total and says so once the budget is spent", "[middleware][subagent_limit]") {
+TEST_CASE("subagent_limit caps a run's total and says so once the budget is spent",
+          "[middleware][subagent_limit]") {
     bench<subagent_limit> b;
     b.answer({task("a1"), task("a2"), task("a3")});
     const message& second = b.answer({task("b1"), task("b2"), task("b3"), task("b4")});
@@ -413,10 +454,11 @@ TEST_CASE("subagent_limit caps a run's total and says so once the budget is spen
     const message& m = b.answer(third);
     REQUIRE(m.tool_calls.size() == 1);
     CHECK(m.tool_calls[0].name == "bash");
-    CHECK(m.text() ==
-          "More work.\n\n[SUBAGENT LIMIT REACHED] The subagent delegation limit for this run has been reached. Continue "
-          "using the subagent results already collected, execute remaining simple work directly, or summarize the "
-          "remaining work instead of launching more subagents.");
+    CHECK(m.text() == "More work.\n\n[SUBAGENT LIMIT REACHED] The subagent delegation limit for this run has "
+                      "been reached. Continue "
+                      "using the subagent results already collected, execute remaining simple work directly, "
+                      "or summarize the "
+                      "remaining work instead of launching more subagents.");
     CHECK(m.metadata.at("finish_reason") == "tool_calls"); // calls remain
     CHECK(b.rt.context.at("stop_reason") == "subagent_limit_capped");
     message only_tasks = ai_message("", {task("d1")});
@@ -426,7 +468,8 @@ TEST_CASE("subagent_limit caps a run's total and says so once the budget is spen
     CHECK(d.metadata.at("finish_reason") == "stop");
 }
 
-TEST_CASE("an answer that only exceeds the remaining budget is cut without a note", "[middleware][subagent_limit]") {
+TEST_CASE("an answer that only exceeds the remaining budget is cut without a note",
+          "[middleware][subagent_limit]") {
     bench<subagent_limit> b{subagent_limit(subagent_limit_options{3, 4})};
     b.answer({task("a1"), task("a2"), task("a3")});
     const message& m = b.answer({task("b1"), task("b2")}, "x");
@@ -434,7 +477,8 @@ TEST_CASE("an answer that only exceeds the remaining budget is cut without a not
     CHECK(m.text() == "x");
 }
 
-TEST_CASE("subagent_limit clamps its limits; ceilings may be raised for large fan-out", "[middleware][subagent_limit]") {
+TEST_CASE("subagent_limit clamps its limits; ceilings may be raised for large fan-out",
+          "[middleware][subagent_limit]") {
     runtime rt;
     CHECK(subagent_limit(subagent_limit_options{10, 100}).effective_max_concurrent(rt) == 4);
     CHECK(subagent_limit(subagent_limit_options{10, 100}).effective_max_total(rt) == 50);
@@ -445,7 +489,8 @@ TEST_CASE("subagent_limit clamps its limits; ceilings may be raised for large fa
     CHECK(subagent_limit(big).effective_max_total(rt) == 500);
     bench<subagent_limit> b{subagent_limit(big)};
     std::vector<tool_call> many;
-    for (int i = 0; i < 20; ++i) many.push_back(task(fmt::format("t{}", i)));
+    for (int i = 0; i < 20; ++i)
+        many.push_back(task(fmt::format("t{}", i)));
     CHECK(b.answer(many).tool_calls.size() == 16);
 }
 
@@ -476,7 +521,8 @@ TEST_CASE("subagent_limit in an agent: excess task calls never run", "[middlewar
         ++runs;
         return std::string("Task Succeeded. Result: done");
     });
-    scripted_model model({test::calls({task("a"), task("b"), task("c"), task("d"), task("e")}), ai_message("ok")});
+    scripted_model model(
+        {test::calls({task("a"), task("b"), task("c"), task("d"), task("e")}), ai_message("ok")});
     auto a = make_agent(model, tool_set(task_tool), subagent_limit{});
     auto r = a.invoke("go");
     REQUIRE(r.reason == stop_reason::finished);
@@ -499,6 +545,7 @@ TEST_CASE("concurrent runs share one subagent_limit safely", "[middleware][subag
             }
             lim.after_agent(s, rt);
         });
-    for (auto& t : workers) t.join();
+    for (auto& t : workers)
+        t.join();
     CHECK(kept == 8 * 6);
 }

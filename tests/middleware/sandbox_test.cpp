@@ -11,9 +11,11 @@ using namespace agentware;
 namespace fs = std::filesystem;
 using dftest::sandbox_env;
 
-TEST_CASE("the first sandbox tool call acquires the thread's sandbox, later calls reuse it", "[middleware][sandbox]") {
+TEST_CASE("the first sandbox tool call acquires the thread's sandbox, later calls reuse it",
+          "[middleware][sandbox]") {
     sandbox_env env;
-    auto first = env.call("write_file", R"({"description":"d","path":"/mnt/user-data/workspace/a.txt","content":"x"})");
+    auto first = env.call("write_file",
+                          R"({"description":"d","path":"/mnt/user-data/workspace/a.txt","content":"x"})");
     CHECK(first.text() == "OK");
     REQUIRE(first.update.fields.contains("sandbox"));
     CHECK(env.state.get<sandbox_field>()->sandbox_id == "local:default:t1");
@@ -30,18 +32,24 @@ TEST_CASE("write_file and read_file map virtual paths both ways", "[middleware][
     CHECK(dftest::read(host) == "open('" + (env.uploads() / "in.csv").string() + "')\n"); // host path on disk
     CHECK(env.text("read_file", R"({"description":"d","path":"/mnt/user-data/outputs/sub/dir/r.py"})") ==
           "open('/mnt/user-data/uploads/in.csv')\n"); // virtual again for the model
-    CHECK(env.text("write_file", R"({"description":"d","path":"/mnt/user-data/outputs/sub/dir/r.py","content":"#end\n","append":true})") == "OK");
+    CHECK(
+        env.text(
+            "write_file",
+            R"({"description":"d","path":"/mnt/user-data/outputs/sub/dir/r.py","content":"#end\n","append":true})") ==
+        "OK");
     CHECK(dftest::read(host).ends_with("')\n#end\n"));
 }
 
-TEST_CASE("read_file reads line ranges and reports every edge as the reference words it", "[middleware][sandbox][files]") {
+TEST_CASE("read_file reads line ranges and reports every edge as the reference words it",
+          "[middleware][sandbox][files]") {
     sandbox_env env;
     dftest::write(env.ws() / "f.txt", "one\ntwo\nthree\nfour");
     dftest::write(env.ws() / "empty.txt", "");
     dftest::write(env.ws() / "bin.dat", std::string("PK\x03\x04\0\0", 6));
     fs::create_directories(env.ws() / "dir");
     auto rf = [&](std::string extra) {
-        return env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/f.txt")" + extra + "}");
+        return env.text("read_file",
+                        R"({"description":"d","path":"/mnt/user-data/workspace/f.txt")" + extra + "}");
     };
     CHECK(rf("") == "one\ntwo\nthree\nfour");
     CHECK(rf(R"(,"start_line":2,"end_line":3)") == "two\nthree\n");
@@ -54,32 +62,40 @@ TEST_CASE("read_file reads line ranges and reports every edge as the reference w
     CHECK(rf(R"(,"start_line":3,"end_line":2)") == "(start_line > end_line — no lines in range)");
     CHECK(rf(R"(,"start_line":9)") == "(start_line exceeds file length)");
     CHECK(rf(R"(,"start_line":"two")") == "Error: argument 'start_line' must be an integer");
-    CHECK(env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/empty.txt"})") == "(empty)");
+    CHECK(env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/empty.txt"})") ==
+          "(empty)");
     CHECK(env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/none.txt"})") ==
           "Error: File not found: /mnt/user-data/workspace/none.txt");
     CHECK(env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/dir"})") ==
           "Error: Path is a directory, not a file: /mnt/user-data/workspace/dir");
     CHECK(env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/bin.dat"})") ==
-          "Error: cannot read '/mnt/user-data/workspace/bin.dat' as text — it appears to be a binary file (e.g. "
-          ".xlsx, .pdf, or an image). read_file only supports UTF-8 text. Use bash with a suitable library instead "
+          "Error: cannot read '/mnt/user-data/workspace/bin.dat' as text — it appears to be a binary file "
+          "(e.g. "
+          ".xlsx, .pdf, or an image). read_file only supports UTF-8 text. Use bash with a suitable library "
+          "instead "
           "(pandas/openpyxl for spreadsheets), or view_image for images.");
     auto missing = env.call("read_file", R"({"description":"d"})");
     CHECK(missing.text() == "Error: missing required argument 'path'");
     CHECK(missing.status == tool_status::error);
-    CHECK(env.text("read_file", R"({"description":"d","path":42})") == "Error: argument 'path' must be a string");
+    CHECK(env.text("read_file", R"({"description":"d","path":42})") ==
+          "Error: argument 'path' must be a string");
 }
 
-TEST_CASE("read_file and ls truncate long output with the reference's markers", "[middleware][sandbox][truncation]") {
+TEST_CASE("read_file and ls truncate long output with the reference's markers",
+          "[middleware][sandbox][truncation]") {
     sandbox_options o;
     o.read_file_output_max_chars = 200;
     o.ls_output_max_chars = 150;
     sandbox_env env(o);
     dftest::write(env.ws() / "long.txt", std::string(1000, 'z'));
-    const std::string out = env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/long.txt"})");
-    const std::string marker = "\n... [truncated: showing first 98 of 1000 chars. Use start_line/end_line to read a specific range] ...";
+    const std::string out =
+        env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/long.txt"})");
+    const std::string marker = "\n... [truncated: showing first 98 of 1000 chars. Use start_line/end_line to "
+                               "read a specific range] ...";
     CHECK(out == std::string(98, 'z') + marker);
     CHECK(detail::utf8_chars(out) == 200);
-    for (int i = 0; i < 20; ++i) dftest::write(env.ws() / ("file" + std::to_string(i) + ".txt"), "");
+    for (int i = 0; i < 20; ++i)
+        dftest::write(env.ws() / ("file" + std::to_string(i) + ".txt"), "");
     const std::string ls = env.text("ls", R"({"description":"d","path":"/mnt/user-data/workspace"})");
     CHECK_THAT(ls, Catch::Contains("chars. Use a more specific path to see fewer results] ..."));
     CHECK(detail::utf8_chars(ls) <= 150);
@@ -87,18 +103,22 @@ TEST_CASE("read_file and ls truncate long output with the reference's markers", 
 
 TEST_CASE("write_file refuses oversized single writes but not appends", "[middleware][sandbox][files]") {
     sandbox_env env;
-    boost::json::object args{{"description", "d"}, {"path", "/mnt/user-data/workspace/big.md"},
+    boost::json::object args{{"description", "d"},
+                             {"path", "/mnt/user-data/workspace/big.md"},
                              {"content", std::string(80 * 1024 + 1, 'a')}};
-    CHECK(env.call("write_file", args).text() ==
-          "Error: write_file content (81921 bytes) exceeds the 81920-byte single-call limit. Split the content into "
-          "smaller pieces: either (a) write the first section now, then use `str_replace` for further edits, or (b) "
-          "call write_file again with append=True carrying the next section. See SIZE POLICY in the tool docstring "
-          "or issue #3189 for the rationale.");
+    CHECK(env.call("write_file", args).text() == "Error: write_file content (81921 bytes) exceeds the "
+                                                 "81920-byte single-call limit. Split the content into "
+                                                 "smaller pieces: either (a) write the first section now, "
+                                                 "then use `str_replace` for further edits, or (b) "
+                                                 "call write_file again with append=True carrying the next "
+                                                 "section. See SIZE POLICY in the tool docstring "
+                                                 "or issue #3189 for the rationale.");
     CHECK_FALSE(fs::exists(env.ws() / "big.md"));
     args["append"] = true;
     CHECK(env.call("write_file", args).text() == "OK");
     fs::create_directories(env.ws() / "adir");
-    CHECK(env.text("write_file", R"({"description":"d","path":"/mnt/user-data/workspace/adir","content":"x"})") ==
+    CHECK(env.text("write_file",
+                   R"({"description":"d","path":"/mnt/user-data/workspace/adir","content":"x"})") ==
           "Error: Path is a directory, not a file: /mnt/user-data/workspace/adir");
 }
 
@@ -106,18 +126,24 @@ TEST_CASE("str_replace replaces the first or every occurrence", "[middleware][sa
     sandbox_env env;
     dftest::write(env.ws() / "s.txt", "a-a-a");
     auto sr = [&](std::string extra) {
-        return env.text("str_replace", R"({"description":"d","path":"/mnt/user-data/workspace/s.txt")" + extra + "}");
+        return env.text("str_replace",
+                        R"({"description":"d","path":"/mnt/user-data/workspace/s.txt")" + extra + "}");
     };
     CHECK(sr(R"(,"old_str":"a","new_str":"b")") == "OK");
     CHECK(dftest::read(env.ws() / "s.txt") == "b-a-a");
     CHECK(sr(R"(,"old_str":"a","new_str":"c","replace_all":true)") == "OK");
     CHECK(dftest::read(env.ws() / "s.txt") == "b-c-c");
-    CHECK(sr(R"(,"old_str":"zzz","new_str":"c")") == "Error: String to replace not found in file: /mnt/user-data/workspace/s.txt");
+    CHECK(sr(R"(,"old_str":"zzz","new_str":"c")") ==
+          "Error: String to replace not found in file: /mnt/user-data/workspace/s.txt");
     CHECK(sr(R"(,"old_str":"","new_str":"c")") == "OK");
     CHECK(dftest::read(env.ws() / "s.txt") == "b-c-c");
-    CHECK(sr(R"(,"old_str":"b","new_str":"c","replace_all":"yes")") == "Error: argument 'replace_all' must be a boolean");
-    CHECK(env.text("str_replace", R"({"description":"d","path":"/mnt/user-data/workspace/no.txt","old_str":"a","new_str":"b"})") ==
-          "Error: File not found: /mnt/user-data/workspace/no.txt");
+    CHECK(sr(R"(,"old_str":"b","new_str":"c","replace_all":"yes")") ==
+          "Error: argument 'replace_all' must be a boolean");
+    CHECK(
+        env.text(
+            "str_replace",
+            R"({"description":"d","path":"/mnt/user-data/workspace/no.txt","old_str":"a","new_str":"b"})") ==
+        "Error: File not found: /mnt/user-data/workspace/no.txt");
 }
 
 TEST_CASE("ls lists two levels, sorted, directories marked, noise skipped", "[middleware][sandbox][search]") {
@@ -142,56 +168,80 @@ TEST_CASE("glob matches across directories and reports truncation", "[middleware
     dftest::write(env.ws() / "d" / "s.md", "");
     dftest::write(env.ws() / "d" / "t.txt", "");
     CHECK(env.text("glob", R"({"description":"d","pattern":"**/*.md","path":"/mnt/user-data/workspace"})") ==
-          "Found 2 paths under /mnt/user-data/workspace\n1. /mnt/user-data/workspace/d/s.md\n2. /mnt/user-data/workspace/r.md");
+          "Found 2 paths under /mnt/user-data/workspace\n1. /mnt/user-data/workspace/d/s.md\n2. "
+          "/mnt/user-data/workspace/r.md");
     CHECK(env.text("glob", R"({"description":"d","pattern":"*.md","path":"/mnt/user-data/workspace"})") ==
           "Found 1 paths under /mnt/user-data/workspace\n1. /mnt/user-data/workspace/r.md");
-    CHECK(env.text("glob", R"({"description":"d","pattern":"**/*","path":"/mnt/user-data/workspace","max_results":1})") ==
-          "Found 1 paths under /mnt/user-data/workspace (showing first 1)\n1. /mnt/user-data/workspace/d/s.md\n"
-          "Results truncated. Narrow the path or pattern to see fewer matches.");
-    CHECK(env.text("glob", R"({"description":"d","pattern":"*","path":"/mnt/user-data/workspace","include_dirs":true})") ==
-          "Found 2 paths under /mnt/user-data/workspace\n1. /mnt/user-data/workspace/d\n2. /mnt/user-data/workspace/r.md");
+    CHECK(
+        env.text(
+            "glob",
+            R"({"description":"d","pattern":"**/*","path":"/mnt/user-data/workspace","max_results":1})") ==
+        "Found 1 paths under /mnt/user-data/workspace (showing first 1)\n1. /mnt/user-data/workspace/d/s.md\n"
+        "Results truncated. Narrow the path or pattern to see fewer matches.");
+    CHECK(env.text(
+              "glob",
+              R"({"description":"d","pattern":"*","path":"/mnt/user-data/workspace","include_dirs":true})") ==
+          "Found 2 paths under /mnt/user-data/workspace\n1. /mnt/user-data/workspace/d\n2. "
+          "/mnt/user-data/workspace/r.md");
     CHECK(env.text("glob", R"({"description":"d","pattern":"*.pdf","path":"/mnt/user-data/workspace"})") ==
           "No files matched under /mnt/user-data/workspace");
 }
 
-TEST_CASE("grep finds lines by regex or literal text, filtered and bounded", "[middleware][sandbox][search]") {
+TEST_CASE("grep finds lines by regex or literal text, filtered and bounded",
+          "[middleware][sandbox][search]") {
     sandbox_env env;
     dftest::write(env.ws() / "a.py", "Revenue = 1\nx = 2\n");
     dftest::write(env.ws() / "b.txt", "revenue up\n" + std::string(300, 'r') + "evenue\n");
     dftest::write(env.ws() / "c.bin", std::string("revenue\0", 8));
-    CHECK(env.text("grep", R"({"description":"d","pattern":"rev.nue","path":"/mnt/user-data/workspace","glob":"*.py"})") ==
+    CHECK(env.text(
+              "grep",
+              R"({"description":"d","pattern":"rev.nue","path":"/mnt/user-data/workspace","glob":"*.py"})") ==
           "Found 1 matches under /mnt/user-data/workspace\n/mnt/user-data/workspace/a.py:1: Revenue = 1");
-    CHECK(env.text("grep", R"({"description":"d","pattern":"Revenue","path":"/mnt/user-data/workspace","case_sensitive":true})") ==
-          "Found 1 matches under /mnt/user-data/workspace\n/mnt/user-data/workspace/a.py:1: Revenue = 1");
-    const std::string all = env.text("grep", R"({"description":"d","pattern":"revenue","path":"/mnt/user-data/workspace"})");
+    CHECK(
+        env.text(
+            "grep",
+            R"({"description":"d","pattern":"Revenue","path":"/mnt/user-data/workspace","case_sensitive":true})") ==
+        "Found 1 matches under /mnt/user-data/workspace\n/mnt/user-data/workspace/a.py:1: Revenue = 1");
+    const std::string all =
+        env.text("grep", R"({"description":"d","pattern":"revenue","path":"/mnt/user-data/workspace"})");
     CHECK_THAT(all, Catch::StartsWith("Found 3 matches under /mnt/user-data/workspace\n"));
-    CHECK_THAT(all, Catch::Contains("/mnt/user-data/workspace/b.txt:2: " + std::string(200, 'r') + "...")); // line cut at 200
+    CHECK_THAT(all, Catch::Contains("/mnt/user-data/workspace/b.txt:2: " + std::string(200, 'r') +
+                                    "...")); // line cut at 200
     CHECK_THAT(all, !Catch::Contains("c.bin"));
-    CHECK(env.text("grep", R"({"description":"d","pattern":"(","path":"/mnt/user-data/workspace","literal":true})") ==
+    CHECK(env.text("grep",
+                   R"({"description":"d","pattern":"(","path":"/mnt/user-data/workspace","literal":true})") ==
           "No matches found under /mnt/user-data/workspace");
     CHECK_THAT(env.text("grep", R"({"description":"d","pattern":"(","path":"/mnt/user-data/workspace"})"),
                Catch::StartsWith("Error: Invalid regex pattern: "));
-    CHECK(env.text("grep", R"({"description":"d","pattern":"=","path":"/mnt/user-data/workspace/a.py","max_results":1})") ==
-          "Found 1 matches under /mnt/user-data/workspace/a.py (showing first 1)\n/mnt/user-data/workspace/a.py:1: "
-          "Revenue = 1\nResults truncated. Narrow the path or add a glob filter.");
+    CHECK(
+        env.text(
+            "grep",
+            R"({"description":"d","pattern":"=","path":"/mnt/user-data/workspace/a.py","max_results":1})") ==
+        "Found 1 matches under /mnt/user-data/workspace/a.py (showing first "
+        "1)\n/mnt/user-data/workspace/a.py:1: "
+        "Revenue = 1\nResults truncated. Narrow the path or add a glob filter.");
 }
 
-TEST_CASE("present_files records output files as artifacts and refuses the rest", "[middleware][sandbox][artifacts]") {
+TEST_CASE("present_files records output files as artifacts and refuses the rest",
+          "[middleware][sandbox][artifacts]") {
     sandbox_env env;
     dftest::write(env.outputs() / "r.md", "#");
     dftest::write(env.outputs() / "d" / "c.png", "x");
     dftest::write(env.ws() / "w.txt", "x");
-    auto ok = env.call("present_files", R"({"filepaths":["/mnt/user-data/outputs/r.md","/mnt/user-data/outputs/d/c.png"]})");
+    auto ok = env.call("present_files",
+                       R"({"filepaths":["/mnt/user-data/outputs/r.md","/mnt/user-data/outputs/d/c.png"]})");
     CHECK(ok.text() == "Successfully presented files");
     CHECK(ok.status == tool_status::ok);
-    CHECK(env.text("present_files", boost::json::serialize(boost::json::object{
-                                        {"filepaths", boost::json::array{(env.outputs() / "r.md").string()}}})) ==
+    CHECK(env.text("present_files",
+                   boost::json::serialize(boost::json::object{
+                       {"filepaths", boost::json::array{(env.outputs() / "r.md").string()}}})) ==
           "Successfully presented files"); // a host path inside outputs is normalised
     CHECK(env.state.get<artifacts_field>() ==
           std::vector<std::string>{"/mnt/user-data/outputs/r.md", "/mnt/user-data/outputs/d/c.png"});
-    for (auto bad : {"/mnt/user-data/workspace/w.txt", "/mnt/user-data/outputs/../workspace/w.txt", "/etc/passwd",
-                     "relative.md", "/mnt/user-data/outputs"})
-        CHECK(env.text("present_files", boost::json::serialize(boost::json::object{{"filepaths", boost::json::array{bad}}})) ==
+    for (auto bad : {"/mnt/user-data/workspace/w.txt", "/mnt/user-data/outputs/../workspace/w.txt",
+                     "/etc/passwd", "relative.md", "/mnt/user-data/outputs"})
+        CHECK(env.text("present_files",
+                       boost::json::serialize(boost::json::object{{"filepaths", boost::json::array{bad}}})) ==
               std::string("Error: Only files in /mnt/user-data/outputs can be presented: ") + bad);
     CHECK(env.state.get<artifacts_field>().size() == 2);
     env.state.get<thread_data_field>().reset();
@@ -199,7 +249,8 @@ TEST_CASE("present_files records output files as artifacts and refuses the rest"
           "Error: Thread outputs path is not available in runtime state");
 }
 
-TEST_CASE("no path a model sends reads or writes outside the thread's directories", "[middleware][sandbox][paths][security]") {
+TEST_CASE("no path a model sends reads or writes outside the thread's directories",
+          "[middleware][sandbox][paths][security]") {
     sandbox_env env;
     const fs::path secret = env.outside() / "secret.txt";
     dftest::write(secret, "TOP SECRET");
@@ -211,11 +262,16 @@ TEST_CASE("no path a model sends reads or writes outside the thread's directorie
     fs::create_symlink(env.ws() / "ok.txt", env.outputs() / "inside_link"); // stays inside: allowed
 
     const std::string traversal = "Error: Access denied: path traversal detected";
-    const std::string only = "Error: Only paths under /mnt/user-data/, /mnt/skills/, /mnt/acp-workspace/, or configured "
-                             "mount paths are allowed";
-    auto read = [&](const std::string& p) { return env.call("read_file", boost::json::object{{"description", "d"}, {"path", p}}).text(); };
+    const std::string only =
+        "Error: Only paths under /mnt/user-data/, /mnt/skills/, /mnt/acp-workspace/, or configured "
+        "mount paths are allowed";
+    auto read = [&](const std::string& p) {
+        return env.call("read_file", boost::json::object{{"description", "d"}, {"path", p}}).text();
+    };
     auto write = [&](const std::string& p) {
-        return env.call("write_file", boost::json::object{{"description", "d"}, {"path", p}, {"content", "pwned"}}).text();
+        return env
+            .call("write_file", boost::json::object{{"description", "d"}, {"path", p}, {"content", "pwned"}})
+            .text();
     };
 
     CHECK(read("/mnt/user-data/workspace/../../../outside/secret.txt") == traversal);
@@ -235,7 +291,8 @@ TEST_CASE("no path a model sends reads or writes outside the thread's directorie
           "Error: Access denied: path contains a NUL character");
     CHECK_THAT(read("/mnt/user-data/workspace/" + std::string(300, 'n')), Catch::StartsWith("Error: "));
     std::string deep = "/mnt/user-data/workspace";
-    for (int i = 0; i < 200; ++i) deep += "/" + std::string(40, 'd');
+    for (int i = 0; i < 200; ++i)
+        deep += "/" + std::string(40, 'd');
     CHECK_THAT(read(deep), Catch::StartsWith("Error: "));
     CHECK(read("/mnt/skills/public/x") == "Error: Path not available in this sandbox: /mnt/skills/public/x");
 
@@ -244,11 +301,16 @@ TEST_CASE("no path a model sends reads or writes outside the thread's directorie
     CHECK(write("/mnt/user-data/workspace/linkdir/secret.txt") == traversal);
     CHECK(write("/mnt/user-data/workspace/linkdir/new.txt") == traversal);
     CHECK(write("/mnt/user-data/workspace/dangling") == traversal);
-    CHECK(write("/mnt/skills/public/x") == "Error: Write access to skills path is not allowed: /mnt/skills/public/x");
-    CHECK(write("/mnt/acp-workspace/x") == "Error: Write access to ACP workspace is not allowed: /mnt/acp-workspace/x");
+    CHECK(write("/mnt/skills/public/x") ==
+          "Error: Write access to skills path is not allowed: /mnt/skills/public/x");
+    CHECK(write("/mnt/acp-workspace/x") ==
+          "Error: Write access to ACP workspace is not allowed: /mnt/acp-workspace/x");
     CHECK_THAT(write("/mnt/user-data/workspace/" + std::string(300, 'n')), Catch::StartsWith("Error: "));
-    CHECK(env.text("str_replace", R"({"description":"d","path":"/mnt/user-data/workspace/link_to_secret","old_str":"TOP","new_str":"x"})") ==
-          traversal);
+    CHECK(
+        env.text(
+            "str_replace",
+            R"({"description":"d","path":"/mnt/user-data/workspace/link_to_secret","old_str":"TOP","new_str":"x"})") ==
+        traversal);
 
     // Listing tools do not follow links out either.
     CHECK(env.text("ls", R"({"description":"d","path":"/mnt/user-data/workspace/linkdir"})") == traversal);
@@ -256,13 +318,15 @@ TEST_CASE("no path a model sends reads or writes outside the thread's directorie
     CHECK_THAT(ls, !Catch::Contains("secret") && !Catch::Contains("linkdir") && !Catch::Contains("dangling"));
     CHECK(env.text("grep", R"({"description":"d","pattern":"SECRET","path":"/mnt/user-data/workspace"})") ==
           "No matches found under /mnt/user-data/workspace");
-    CHECK(env.text("glob", R"({"description":"d","pattern":"**/secret*","path":"/mnt/user-data/workspace"})") ==
-          "No files matched under /mnt/user-data/workspace");
+    CHECK(
+        env.text("glob", R"({"description":"d","pattern":"**/secret*","path":"/mnt/user-data/workspace"})") ==
+        "No files matched under /mnt/user-data/workspace");
 
     // Nothing outside changed.
     CHECK(dftest::read(secret) == "TOP SECRET");
     std::vector<std::string> outside_files;
-    for (auto& e : fs::directory_iterator(env.outside())) outside_files.push_back(e.path().filename().string());
+    for (auto& e : fs::directory_iterator(env.outside()))
+        outside_files.push_back(e.path().filename().string());
     CHECK(outside_files == std::vector<std::string>{"secret.txt"});
 }
 
@@ -277,13 +341,17 @@ TEST_CASE("sandbox tools without thread data report it", "[middleware][sandbox][
 
 TEST_CASE("bash is refused unless host bash is allowed", "[middleware][sandbox][bash]") {
     sandbox_env env;
-    CHECK(env.text("bash", R"({"description":"d","command":"echo hi"})") ==
-          "Error: Host bash execution is disabled for LocalSandboxProvider because it is not a secure sandbox "
-          "boundary. Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: true only "
-          "in a fully trusted local environment.");
+    CHECK(
+        env.text("bash", R"({"description":"d","command":"echo hi"})") ==
+        "Error: Host bash execution is disabled for LocalSandboxProvider because it is not a secure sandbox "
+        "boundary. Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: "
+        "true only "
+        "in a fully trusted local environment.");
     std::vector<std::string> names;
-    for (auto& t : sandbox().tools()) names.push_back(t->schema().name);
-    CHECK(names == std::vector<std::string>{"ls", "read_file", "write_file", "str_replace", "glob", "grep", "present_files"});
+    for (auto& t : sandbox().tools())
+        names.push_back(t->schema().name);
+    CHECK(names == std::vector<std::string>{"ls", "read_file", "write_file", "str_replace", "glob", "grep",
+                                            "present_files"});
     sandbox_options o;
     o.allow_host_bash = true;
     CHECK(sandbox(o).tools().front()->schema().name == "bash");
@@ -312,19 +380,24 @@ TEST_CASE("bash runs in the workspace, with virtual paths both ways", "[middlewa
     CHECK(bash(env, "ls /mnt/user-data/workspace/../..") == "Error: Access denied: path traversal detected");
     CHECK(bash(env, "cat /etc/passwd /tmp/x; ls /") ==
           "Error: Unsafe absolute paths in command: /, /etc/passwd, /tmp/x. Use paths under /mnt/user-data");
-    CHECK(bash(env, "cat file:///etc/passwd") == "Error: Unsafe file:// URL in command. Use paths under /mnt/user-data");
-    CHECK(bash(env, "cd ~ && ls") == "Error: Unsafe directory change in command: cd ~. Use paths under /mnt/user-data");
+    CHECK(bash(env, "cat file:///etc/passwd") ==
+          "Error: Unsafe file:// URL in command. Use paths under /mnt/user-data");
+    CHECK(bash(env, "cd ~ && ls") ==
+          "Error: Unsafe directory change in command: cd ~. Use paths under /mnt/user-data");
     CHECK(bash(env, "echo https://example.com/a/b | /usr/bin/tr a A") == "https://exAmple.com/A/b\n");
     CHECK(env.call("bash", R"({"description":"d"})").text() == "Error: missing required argument 'command'");
 }
 
-TEST_CASE("bash output is capped per stream and middle-truncated", "[middleware][sandbox][bash][truncation]") {
+TEST_CASE("bash output is capped per stream and middle-truncated",
+          "[middleware][sandbox][bash][truncation]") {
     SECTION("middle truncation at the character limit") {
         sandbox_env env(host_bash());
-        const std::string out = bash(env, "head -c 30000 /dev/zero | tr '\\0' a; echo; head -c 30000 /dev/zero | tr '\\0' b");
+        const std::string out =
+            bash(env, "head -c 30000 /dev/zero | tr '\\0' a; echo; head -c 30000 /dev/zero | tr '\\0' b");
         CHECK(detail::utf8_chars(out) == 20000);
         // 60001 characters: 49 for the marker, 9975 head, 9976 tail, 40050 skipped.
-        CHECK(out == std::string(9975, 'a') + "\n... [middle truncated: 40050 chars skipped] ...\n" + std::string(9976, 'b'));
+        CHECK(out == std::string(9975, 'a') + "\n... [middle truncated: 40050 chars skipped] ...\n" +
+                         std::string(9976, 'b'));
     }
     SECTION("capture cap") {
         auto o = host_bash();
@@ -332,7 +405,8 @@ TEST_CASE("bash output is capped per stream and middle-truncated", "[middleware]
         o.bash_output_max_chars = 0;
         sandbox_env env(o);
         CHECK(bash(env, "head -c 5000000 /dev/zero | tr '\\0' x") ==
-              std::string(1000, 'x') + "\n... [output truncated after 1000 of 5000000 bytes; remaining output discarded] ...");
+              std::string(1000, 'x') +
+                  "\n... [output truncated after 1000 of 5000000 bytes; remaining output discarded] ...");
     }
 }
 
@@ -347,24 +421,28 @@ bool process_alive(long pid) {
 }
 } // namespace
 
-TEST_CASE("a hanging command is killed with its whole process group", "[middleware][sandbox][bash][timeout]") {
+TEST_CASE("a hanging command is killed with its whole process group",
+          "[middleware][sandbox][bash][timeout]") {
     sandbox_env env(host_bash(std::chrono::seconds(1)));
     const auto start = std::chrono::steady_clock::now();
-    const std::string out = bash(env, "echo $$ > /mnt/user-data/workspace/pids; sleep 60 & echo $! >> "
-                                      "/mnt/user-data/workspace/pids; (sleep 61; echo never) & echo started; sleep 62");
+    const std::string out =
+        bash(env, "echo $$ > /mnt/user-data/workspace/pids; sleep 60 & echo $! >> "
+                  "/mnt/user-data/workspace/pids; (sleep 61; echo never) & echo started; sleep 62");
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
-    CHECK(out ==
-          "started\n\nCommand timed out after 1 second and was terminated. To run a long-lived process such as a web "
-          "server, start it in the background and redirect its output, e.g. `your-command > "
-          "/mnt/user-data/workspace/server.log 2>&1 &`.");
+    CHECK(out == "started\n\nCommand timed out after 1 second and was terminated. To run a long-lived "
+                 "process such as a web "
+                 "server, start it in the background and redirect its output, e.g. `your-command > "
+                 "/mnt/user-data/workspace/server.log 2>&1 &`.");
     std::ifstream pids(env.ws() / "pids");
     std::vector<long> ids;
-    for (long p; pids >> p;) ids.push_back(p);
+    for (long p; pids >> p;)
+        ids.push_back(p);
     REQUIRE(ids.size() == 2);
     bool any_alive = true;
     for (int i = 0; i < 50 && any_alive; ++i) {
         any_alive = false;
-        for (long p : ids) any_alive = any_alive || process_alive(p);
+        for (long p : ids)
+            any_alive = any_alive || process_alive(p);
         if (any_alive) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     CHECK_FALSE(any_alive);
@@ -393,14 +471,20 @@ struct counting_provider {
 };
 } // namespace
 
-TEST_CASE("a thread keeps its sandbox across runs; every run releases it", "[middleware][sandbox][lifecycle]") {
+TEST_CASE("a thread keeps its sandbox across runs; every run releases it",
+          "[middleware][sandbox][lifecycle]") {
     dftest::temp_dir base;
     counting_provider provider;
-    scripted_model model({test::calls({test::call("c1", "write_file", R"({"description":"d","path":"/mnt/user-data/workspace/a","content":"1"})"),
-                                       test::call("c2", "write_file", R"({"description":"d","path":"/mnt/user-data/workspace/b","content":"2"})")}),
-                          ai_message("done"),
-                          test::calls({test::call("c3", "read_file", R"({"description":"d","path":"/mnt/user-data/workspace/a"})")}),
-                          ai_message("done again")});
+    scripted_model model(
+        {test::calls(
+             {test::call("c1", "write_file",
+                         R"({"description":"d","path":"/mnt/user-data/workspace/a","content":"1"})"),
+              test::call("c2", "write_file",
+                         R"({"description":"d","path":"/mnt/user-data/workspace/b","content":"2"})")}),
+         ai_message("done"),
+         test::calls(
+             {test::call("c3", "read_file", R"({"description":"d","path":"/mnt/user-data/workspace/a"})")}),
+         ai_message("done again")});
     auto a = make_agent(model, tool_set{}, thread_data({base.path.string(), true}), sandbox({}, provider));
     a.use_checkpointer(memory_checkpointer{});
     run_config cfg;
@@ -417,7 +501,8 @@ TEST_CASE("a thread keeps its sandbox across runs; every run releases it", "[mid
     CHECK(provider.c->released_ids == std::vector<std::string>{"box:default:t9", "box:default:t9"});
 }
 
-TEST_CASE("with lazy_init off the sandbox is acquired before the first model call", "[middleware][sandbox][lifecycle]") {
+TEST_CASE("with lazy_init off the sandbox is acquired before the first model call",
+          "[middleware][sandbox][lifecycle]") {
     dftest::temp_dir base;
     counting_provider provider;
     scripted_model model({ai_message("hi")});
@@ -435,9 +520,10 @@ TEST_CASE("with lazy_init off the sandbox is acquired before the first model cal
 
 TEST_CASE("malformed tool arguments from the model become error messages", "[middleware][sandbox][errors]") {
     dftest::temp_dir base;
-    scripted_model model({test::calls({test::call("c1", "read_file", R"({"description":"d","path":7})"),
-                                       test::call("c2", "write_file", R"({"path":"/mnt/user-data/workspace/x"})")}),
-                          ai_message("ok")});
+    scripted_model model(
+        {test::calls({test::call("c1", "read_file", R"({"description":"d","path":7})"),
+                      test::call("c2", "write_file", R"({"path":"/mnt/user-data/workspace/x"})")}),
+         ai_message("ok")});
     auto a = make_agent(model, tool_set{}, thread_data({base.path.string(), true}), sandbox());
     auto r = a.invoke("x");
     REQUIRE(r.ok());
@@ -445,5 +531,6 @@ TEST_CASE("malformed tool arguments from the model become error messages", "[mid
     CHECK(ms[2].is_error());
     CHECK_THAT(ms[2].text(), Catch::StartsWith("Error: invalid arguments for tool \"read_file\""));
     CHECK_THAT(ms[3].text(), Catch::StartsWith("Error: invalid arguments for tool \"write_file\""));
-    CHECK_FALSE(fs::exists(base.path / "users" / "default" / "threads" / "default" / "user-data" / "workspace" / "x"));
+    CHECK_FALSE(fs::exists(base.path / "users" / "default" / "threads" / "default" / "user-data" /
+                           "workspace" / "x"));
 }

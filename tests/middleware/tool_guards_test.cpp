@@ -30,7 +30,8 @@ message result(std::string call_id, std::string name, std::string text = "ok") {
 
 message invalid_call_message(std::string id, std::string name, std::string raw, std::string error) {
     message m = ai_message("");
-    m.invalid_tool_calls.push_back(invalid_tool_call{std::move(id), std::move(name), std::move(raw), std::move(error)});
+    m.invalid_tool_calls.push_back(
+        invalid_tool_call{std::move(id), std::move(name), std::move(raw), std::move(error)});
     return m;
 }
 
@@ -45,11 +46,21 @@ std::string shape(const std::vector<message>& ms) {
     for (const auto& m : ms) {
         if (!out.empty()) out += ' ';
         switch (m.type) {
-            case role::ai: out += "ai"; break;
-            case role::human: out += "human"; break;
-            case role::system: out += "system"; break;
-            case role::tool: out += "tool(" + m.tool_call_id + ")"; break;
-            case role::remove: out += "remove"; break;
+        case role::ai:
+            out += "ai";
+            break;
+        case role::human:
+            out += "human";
+            break;
+        case role::system:
+            out += "system";
+            break;
+        case role::tool:
+            out += "tool(" + m.tool_call_id + ")";
+            break;
+        case role::remove:
+            out += "remove";
+            break;
         }
     }
     return out;
@@ -59,7 +70,8 @@ std::string shape(const std::vector<message>& ms) {
 
 // ---------------------------------------------------------------- dangling_tool_call
 
-TEST_CASE("dangling_tool_call leaves a well-formed history alone, without copying it", "[middleware][dangling]") {
+TEST_CASE("dangling_tool_call leaves a well-formed history alone, without copying it",
+          "[middleware][dangling]") {
     std::vector<message> h{human_message("hi"), ai_with({test::call("a", "echo"), test::call("b", "echo")}),
                            result("b", "echo"), result("a", "echo"), ai_message("done")};
     CHECK_FALSE(dangling_tool_call::patch(h).has_value());
@@ -85,30 +97,34 @@ TEST_CASE("a tool message that answers no call is dropped", "[middleware][dangli
 }
 
 TEST_CASE("a result that is not next to its call is moved there", "[middleware][dangling]") {
-    std::vector<message> h{ai_with({test::call("a", "echo")}), human_message("meanwhile"), result("a", "echo", "late")};
+    std::vector<message> h{ai_with({test::call("a", "echo")}), human_message("meanwhile"),
+                           result("a", "echo", "late")};
     auto p = patched(h);
     REQUIRE(shape(p) == "ai tool(a) human");
     CHECK(p[1].text() == "late");
 }
 
 TEST_CASE("extra results for one call are not re-emitted", "[middleware][dangling]") {
-    std::vector<message> h{ai_with({test::call("a", "echo")}), result("a", "echo", "first"), result("a", "echo", "second")};
+    std::vector<message> h{ai_with({test::call("a", "echo")}), result("a", "echo", "first"),
+                           result("a", "echo", "second")};
     auto p = patched(h);
     REQUIRE(shape(p) == "ai tool(a)");
     CHECK(p[1].text() == "first");
 }
 
 TEST_CASE("a reused call id: each ai message takes the oldest result for it", "[middleware][dangling]") {
-    std::vector<message> h{ai_with({test::call("x", "echo")}), human_message("again"), ai_with({test::call("x", "echo")}),
-                           result("x", "echo", "only")};
+    std::vector<message> h{ai_with({test::call("x", "echo")}), human_message("again"),
+                           ai_with({test::call("x", "echo")}), result("x", "echo", "only")};
     auto p = patched(h);
     REQUIRE(shape(p) == "ai tool(x) human ai tool(x)");
     CHECK(p[1].text() == "only");
     CHECK(p[4].text() == "[Tool call was interrupted and did not return a result.]");
 }
 
-TEST_CASE("blank call ids get synthetic ids and an unambiguous blank result is attributed", "[middleware][dangling]") {
-    std::vector<message> h{human_message("hi"), ai_with({test::call("", "echo")}), result("", "echo", "answer")};
+TEST_CASE("blank call ids get synthetic ids and an unambiguous blank result is attributed",
+          "[middleware][dangling]") {
+    std::vector<message> h{human_message("hi"), ai_with({test::call("", "echo")}),
+                           result("", "echo", "answer")};
     auto p = patched(h);
     REQUIRE(p.size() == 3);
     CHECK(p[1].tool_calls[0].id == "deerflow_synthetic_tool_call_1_call_0");
@@ -119,22 +135,25 @@ TEST_CASE("blank call ids get synthetic ids and an unambiguous blank result is a
 
 TEST_CASE("blank results are attributed by position only when the counts match", "[middleware][dangling]") {
     SECTION("two blank calls, two blank results: positional") {
-        std::vector<message> h{ai_with({test::call("", "echo"), test::call("", "echo")}), result("", "echo", "r1"),
-                               result("", "echo", "r2")};
+        std::vector<message> h{ai_with({test::call("", "echo"), test::call("", "echo")}),
+                               result("", "echo", "r1"), result("", "echo", "r2")};
         auto p = patched(h);
-        REQUIRE(shape(p) == "ai tool(deerflow_synthetic_tool_call_0_call_0) tool(deerflow_synthetic_tool_call_0_call_1)");
+        REQUIRE(shape(p) ==
+                "ai tool(deerflow_synthetic_tool_call_0_call_0) tool(deerflow_synthetic_tool_call_0_call_1)");
         CHECK(p[1].text() == "r1");
         CHECK(p[2].text() == "r2");
     }
     SECTION("two blank calls, one blank result: ambiguous, so dropped, and both calls get placeholders") {
-        std::vector<message> h{ai_with({test::call("", "echo"), test::call("", "echo")}), result("", "echo", "r1")};
+        std::vector<message> h{ai_with({test::call("", "echo"), test::call("", "echo")}),
+                               result("", "echo", "r1")};
         auto p = patched(h);
         REQUIRE(p.size() == 3);
         CHECK(p[1].text() == "[Tool call was interrupted and did not return a result.]");
         CHECK(p[2].text() == "[Tool call was interrupted and did not return a result.]");
     }
     SECTION("a result whose name contradicts is not attributed") {
-        std::vector<message> h{ai_with({test::call("", "echo"), test::call("", "other")}), result("", "other", "r")};
+        std::vector<message> h{ai_with({test::call("", "echo"), test::call("", "other")}),
+                               result("", "other", "r")};
         auto p = patched(h);
         REQUIRE(p.size() == 3);
         CHECK(p[1].text() == "[Tool call was interrupted and did not return a result.]");
@@ -142,21 +161,24 @@ TEST_CASE("blank results are attributed by position only when the counts match",
         CHECK(p[2].tool_call_id == "deerflow_synthetic_tool_call_0_call_1");
     }
     SECTION("results never answer an earlier turn") {
-        std::vector<message> h{ai_with({test::call("", "echo")}), ai_message("next"), result("", "echo", "r")};
+        std::vector<message> h{ai_with({test::call("", "echo")}), ai_message("next"),
+                               result("", "echo", "r")};
         auto p = patched(h);
         REQUIRE(shape(p) == "ai tool(deerflow_synthetic_tool_call_0_call_0) ai");
         CHECK(p[1].text() == "[Tool call was interrupted and did not return a result.]");
     }
 }
 
-TEST_CASE("a call with a blank name is renamed and answered with the invalid-name text", "[middleware][dangling]") {
+TEST_CASE("a call with a blank name is renamed and answered with the invalid-name text",
+          "[middleware][dangling]") {
     std::vector<message> h{ai_with({test::call("a", "  ")})};
     auto p = patched(h);
     REQUIRE(p.size() == 2);
     CHECK(p[0].tool_calls[0].name == "unknown_tool");
     CHECK(p[1].name == "unknown_tool");
-    CHECK(p[1].text() == "[Tool call could not be executed because its name was missing or empty. Use one of the "
-                         "available tool names when retrying.]");
+    CHECK(p[1].text() ==
+          "[Tool call could not be executed because its name was missing or empty. Use one of the "
+          "available tool names when retrying.]");
     // a result that also had no name takes the normalized one
     std::vector<message> h2{ai_with({test::call("a", "")}), result("a", "", "r")};
     auto p2 = patched(h2);
@@ -168,8 +190,9 @@ TEST_CASE("calls with malformed arguments get the invalid-arguments texts", "[mi
     SECTION("another tool, with the parser's error") {
         auto p = patched({invalid_call_message("a", "search", "{\"q\": ", "unexpected end of input")});
         REQUIRE(p.size() == 2);
-        CHECK(p[1].text() ==
-              "[Tool call could not be executed because its arguments were invalid: unexpected end of input]");
+        CHECK(
+            p[1].text() ==
+            "[Tool call could not be executed because its arguments were invalid: unexpected end of input]");
         CHECK(p[0].invalid_tool_calls[0].raw_args == "{}"); // what providers accept
     }
     SECTION("without an error text") {
@@ -178,13 +201,17 @@ TEST_CASE("calls with malformed arguments get the invalid-arguments texts", "[mi
     }
     SECTION("write_file, with the large-payload advice") {
         auto p = patched({invalid_call_message("a", "write_file", "{\"content\": \"\"x", "Extra data")});
-        CHECK(p[1].text() ==
-              "[write_file failed before execution: the tool-call arguments were not valid JSON, so no file was "
-              "written. This often happens when the model tries to write a very large Markdown file in a single tool "
-              "call, especially when `content` contains unescaped quotes, inline JSON, backslashes, or code fences. Do "
-              "not retry the same large `write_file` payload for this artifact; provide the report/content directly as "
-              "normal assistant text in your next response. If a file write is still needed later, split the file "
-              "into smaller sections instead of one large payload. Parser error: Extra data]");
+        CHECK(p[1].text() == "[write_file failed before execution: the tool-call arguments were not valid "
+                             "JSON, so no file was "
+                             "written. This often happens when the model tries to write a very large "
+                             "Markdown file in a single tool "
+                             "call, especially when `content` contains unescaped quotes, inline JSON, "
+                             "backslashes, or code fences. Do "
+                             "not retry the same large `write_file` payload for this artifact; provide the "
+                             "report/content directly as "
+                             "normal assistant text in your next response. If a file write is still needed "
+                             "later, split the file "
+                             "into smaller sections instead of one large payload. Parser error: Extra data]");
         auto q = patched({invalid_call_message("a", "write_file", "nope", "")});
         CHECK(detail::mw::ends_with(q[1].text(), "instead of one large payload.]"));
     }
@@ -240,11 +267,11 @@ struct recording_provider {
     }
 };
 
-tool_result run_one(auto& mw, tool_call call, const runtime& rt, bool* ran = nullptr) {
+tool_response run_one(auto& mw, tool_call call, const runtime& rt, bool* ran = nullptr) {
     tool_request<basic_state<type_list<>>> req{std::move(call), nullptr, nullptr, &rt};
     return mw.wrap_tool_call(req, [&](auto& r) {
         if (ran) *ran = true;
-        return tool_result{tool_message(r.call->id, r.call->name, "ran"), {}, false};
+        return tool_response{tool_message(r.call->id, r.call->name, "ran"), {}, false};
     });
 }
 
@@ -261,8 +288,9 @@ TEST_CASE("guardrail with an allowlist blocks other tools with DeerFlow's text",
     const message& denied = r.state.messages.at(2);
     CHECK(denied.is_error());
     CHECK(denied.name == "bash");
-    CHECK(denied.text() == "Guardrail denied: tool 'bash' was blocked (oap.tool_not_allowed). Reason: tool 'bash' not "
-                           "in allowlist. Choose an alternative approach.");
+    CHECK(denied.text() ==
+          "Guardrail denied: tool 'bash' was blocked (oap.tool_not_allowed). Reason: tool 'bash' not "
+          "in allowlist. Choose an alternative approach.");
 }
 
 TEST_CASE("guardrail's built-in provider: denylist, empty allowlist, no lists", "[middleware][guardrail]") {
@@ -270,7 +298,8 @@ TEST_CASE("guardrail's built-in provider: denylist, empty allowlist, no lists", 
     bool ran = false;
     guardrail deny(allowlist_provider{std::nullopt, {"bash"}});
     CHECK(run_one(deny, test::call("c", "bash"), rt, &ran).msg.text() ==
-          "Guardrail denied: tool 'bash' was blocked (oap.tool_not_allowed). Reason: tool 'bash' is denied. Choose an "
+          "Guardrail denied: tool 'bash' was blocked (oap.tool_not_allowed). Reason: tool 'bash' is denied. "
+          "Choose an "
           "alternative approach.");
     CHECK_FALSE(ran);
     CHECK(run_one(deny, test::call("c", "ls"), rt, &ran).msg.text() == "ran");
@@ -286,35 +315,40 @@ TEST_CASE("guardrail's built-in provider: denylist, empty allowlist, no lists", 
     CHECK(open.provider.evaluate(guardrail_request{}).reasons.at(0).code == "oap.allowed");
 }
 
-TEST_CASE("guardrail fails closed when the provider throws, or open when configured", "[middleware][guardrail]") {
+TEST_CASE("guardrail fails closed when the provider throws, or open when configured",
+          "[middleware][guardrail]") {
     runtime rt{"t", "r", {}, 0};
     bool ran = false;
     guardrail closed{throwing_provider{}};
     auto r = run_one(closed, test::call("c", "bash"), rt, &ran);
     CHECK_FALSE(ran);
-    CHECK(r.msg.text() == "Guardrail denied: tool 'bash' was blocked (oap.evaluator_error). Reason: guardrail provider "
-                          "error (fail-closed). Choose an alternative approach.");
+    CHECK(r.msg.text() ==
+          "Guardrail denied: tool 'bash' was blocked (oap.evaluator_error). Reason: guardrail provider "
+          "error (fail-closed). Choose an alternative approach.");
     guardrail opened{throwing_provider{}, guardrail_options{false, {}}};
     CHECK(run_one(opened, test::call("c", "bash"), rt, &ran).msg.text() == "ran");
     CHECK(ran);
 }
 
-TEST_CASE("a denial without reasons uses the default code and message; a missing id is named", "[middleware][guardrail]") {
+TEST_CASE("a denial without reasons uses the default code and message; a missing id is named",
+          "[middleware][guardrail]") {
     runtime rt{"t", "r", {}, 0};
     recording_provider p;
     p.decision = guardrail_decision{false, {}, {}, {}};
     guardrail g{p};
     auto r = run_one(g, test::call("", "bash"), rt);
     CHECK(r.msg.tool_call_id == "missing_id");
-    CHECK(r.msg.text() == "Guardrail denied: tool 'bash' was blocked (oap.denied). Reason: blocked by guardrail "
-                          "policy. Choose an alternative approach.");
+    CHECK(r.msg.text() ==
+          "Guardrail denied: tool 'bash' was blocked (oap.denied). Reason: blocked by guardrail "
+          "policy. Choose an alternative approach.");
 }
 
 TEST_CASE("guardrail asks the provider with the call and the run's identity", "[middleware][guardrail]") {
     runtime rt{"thread-1", "run-1", {}, 0};
-    rt.context = boost::json::parse(R"({"user_id":"u1","user_role":"admin","is_subagent":1,"is_internal":"yes",
+    rt.context =
+        boost::json::parse(R"({"user_id":"u1","user_role":"admin","is_subagent":1,"is_internal":"yes",
         "oauth_provider":"gh","oauth_id":"42","channel_user_id":"ch","authz_attributes":{"team":"a"}})")
-                     .as_object();
+            .as_object();
     recording_provider p;
     guardrail g{p, guardrail_options{true, "agent-7"}};
     run_one(g, test::call("c9", "web_search", R"({"query":"x"})"), rt);
@@ -374,7 +408,8 @@ auto thrower(std::string name, std::function<void()> f) {
 
 } // namespace
 
-TEST_CASE("a tool that throws becomes an error tool message and the run goes on", "[middleware][tool_errors][agent]") {
+TEST_CASE("a tool that throws becomes an error tool message and the run goes on",
+          "[middleware][tool_errors][agent]") {
     scripted_model model({test::calls({test::call("c1", "explode")}), ai_message("recovered")});
     auto a = make_agent(model, tool_set(thrower("explode", [] { throw std::runtime_error("  boom  "); })),
                         tool_error_handling{});
@@ -385,8 +420,9 @@ TEST_CASE("a tool that throws becomes an error tool message and the run goes on"
     CHECK(m.is_error());
     CHECK(m.tool_call_id == "c1");
     CHECK(m.name == "explode");
-    CHECK(m.text() == "Error: Tool 'explode' failed with std::runtime_error: boom. Continue with available context, "
-                      "or choose an alternative tool.");
+    CHECK(m.text() ==
+          "Error: Tool 'explode' failed with std::runtime_error: boom. Continue with available context, "
+          "or choose an alternative tool.");
     CHECK(m.metadata.at("tool_meta").at("source") == "exception");
     CHECK(m.metadata.at("tool_meta").at("status") == "error");
 }
@@ -399,40 +435,50 @@ TEST_CASE("a huge exception text is cut to 497 characters and an ellipsis", "[mi
                               ".... Continue with available context, or choose an alternative tool.");
     // code points, not bytes: a cut never splits a character
     std::string wide;
-    for (int i = 0; i < 600; ++i) wide += "é";
+    for (int i = 0; i < 600; ++i)
+        wide += "é";
     auto w = h.failure(test::call("c", "t"), std::make_exception_ptr(std::runtime_error(wide)));
     std::string cut;
-    for (int i = 0; i < 497; ++i) cut += "é";
+    for (int i = 0; i < 497; ++i)
+        cut += "é";
     CHECK(w.msg.text().find(cut + "...") != std::string::npos);
 }
 
-TEST_CASE("exception details: empty text, non-standard exceptions, missing name and id", "[middleware][tool_errors]") {
+TEST_CASE("exception details: empty text, non-standard exceptions, missing name and id",
+          "[middleware][tool_errors]") {
     tool_error_handling h;
     CHECK(h.failure(test::call("c", "t"), std::make_exception_ptr(std::logic_error(""))).msg.text() ==
-          "Error: Tool 't' failed with std::logic_error: std::logic_error. Continue with available context, or choose "
+          "Error: Tool 't' failed with std::logic_error: std::logic_error. Continue with available context, "
+          "or choose "
           "an alternative tool.");
     CHECK(h.failure(test::call("c", "t"), std::make_exception_ptr(42)).msg.text() ==
-          "Error: Tool 't' failed with int: int. Continue with available context, or choose an alternative tool.");
-    CHECK(h.failure(test::call("c", "t"), std::make_exception_ptr(plain_thrown{})).msg.text().find(
-              "failed with (anonymous namespace)::plain_thrown") != std::string::npos);
+          "Error: Tool 't' failed with int: int. Continue with available context, or choose an alternative "
+          "tool.");
+    CHECK(h.failure(test::call("c", "t"), std::make_exception_ptr(plain_thrown{}))
+              .msg.text()
+              .find("failed with (anonymous namespace)::plain_thrown") != std::string::npos);
     auto m = h.failure(test::call("", ""), std::make_exception_ptr(std::runtime_error("x"))).msg;
     CHECK(m.name == "unknown_tool");
     CHECK(m.tool_call_id == "missing_tool_call_id");
-    CHECK(m.text() == "Error: Tool 'unknown_tool' failed with std::runtime_error: x. Continue with available context, "
-                      "or choose an alternative tool.");
+    CHECK(m.text() ==
+          "Error: Tool 'unknown_tool' failed with std::runtime_error: x. Continue with available context, "
+          "or choose an alternative tool.");
 }
 
 TEST_CASE("a failed task call reads like a failed subagent", "[middleware][tool_errors]") {
     tool_error_handling h;
-    auto m = h.failure(test::call("t1", "task"), std::make_exception_ptr(std::runtime_error("network down"))).msg;
-    CHECK(m.text() == "Task failed. Error: std::runtime_error: network down. Continue with available context, or "
-                      "choose an alternative tool.");
+    auto m =
+        h.failure(test::call("t1", "task"), std::make_exception_ptr(std::runtime_error("network down"))).msg;
+    CHECK(m.text() ==
+          "Task failed. Error: std::runtime_error: network down. Continue with available context, or "
+          "choose an alternative tool.");
     CHECK(m.metadata.at("subagent_status") == "failed");
     CHECK(m.metadata.at("subagent_error") == "std::runtime_error: network down");
     CHECK(m.metadata.at("tool_meta").at("error_type") == "unknown"); // "network down" matches no row
     auto q = h.failure(test::call("t1", "task"), std::make_exception_ptr(std::runtime_error("why?"))).msg;
-    CHECK(q.text() == "Task failed. Error: std::runtime_error: why? Continue with available context, or choose an "
-                      "alternative tool.");
+    CHECK(q.text() ==
+          "Task failed. Error: std::runtime_error: why? Continue with available context, or choose an "
+          "alternative tool.");
 }
 
 TEST_CASE("errors are classified by DeerFlow's keyword table", "[middleware][tool_errors]") {
@@ -485,23 +531,26 @@ TEST_CASE("tool results are classified in DeerFlow's order", "[middleware][tool_
     CHECK(ok.recommended_next_action == "continue");
 }
 
-TEST_CASE("successful results are stamped; state-changing and already stamped ones are not", "[middleware][tool_errors]") {
+TEST_CASE("successful results are stamped; state-changing and already stamped ones are not",
+          "[middleware][tool_errors]") {
     tool_error_handling h;
-    auto r = h.stamp(tool_result{tool_message("c", "t", "fine"), {}, false});
+    auto r = h.stamp(tool_response{tool_message("c", "t", "fine"), {}, false});
     CHECK(r.msg.metadata.at("tool_meta").at("status") == "success");
-    auto ended = h.stamp(tool_result{tool_message("c", "t", "fine"), {}, true});
+    auto ended = h.stamp(tool_response{tool_message("c", "t", "fine"), {}, true});
     CHECK_FALSE(ended.msg.metadata.contains("tool_meta"));
-    tool_result pre{tool_message("c", "t", "Error: x"), {}, false};
+    tool_response pre{tool_message("c", "t", "Error: x"), {}, false};
     pre.msg.metadata["tool_meta"] = "mine";
     CHECK(h.stamp(pre).msg.metadata.at("tool_meta") == "mine");
 }
 
 TEST_CASE("tool_error_handling works in the coroutine loop too", "[middleware][tool_errors][async]") {
-    scripted_model model({test::calls({test::call("c1", "explode"), test::call("c2", "echo", R"({"text":"hi"})")}),
-                          ai_message("recovered")});
-    auto a = make_agent(model, tool_set(thrower("explode", [] { throw std::out_of_range("index 9"); }), test::echo_tool()),
-                        dangling_tool_call{}, guardrail(allowlist_provider{std::nullopt, {"nothing"}}),
-                        tool_error_handling{});
+    scripted_model model(
+        {test::calls({test::call("c1", "explode"), test::call("c2", "echo", R"({"text":"hi"})")}),
+         ai_message("recovered")});
+    auto a = make_agent(
+        model, tool_set(thrower("explode", [] { throw std::out_of_range("index 9"); }), test::echo_tool()),
+        dangling_tool_call{}, guardrail(allowlist_provider{std::nullopt, {"nothing"}}),
+        tool_error_handling{});
     boost::asio::io_context io;
     std::optional<invoke_result<decltype(a)::state_type>> out;
     boost::asio::co_spawn(io, a.async_invoke("go"), [&](std::exception_ptr e, auto r) {
@@ -511,8 +560,9 @@ TEST_CASE("tool_error_handling works in the coroutine loop too", "[middleware][t
     io.run();
     REQUIRE(out);
     REQUIRE(out->reason == stop_reason::finished);
-    CHECK(out->state.messages.at(2).text() == "Error: Tool 'explode' failed with std::out_of_range: index 9. Continue "
-                                              "with available context, or choose an alternative tool.");
+    CHECK(out->state.messages.at(2).text() ==
+          "Error: Tool 'explode' failed with std::out_of_range: index 9. Continue "
+          "with available context, or choose an alternative tool.");
     CHECK(out->state.messages.at(3).text() == "hi");
     CHECK(out->state.messages.at(3).metadata.at("tool_meta").at("status") == "success");
 }

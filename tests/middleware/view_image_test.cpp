@@ -41,7 +41,8 @@ TEST_CASE("view_image reads the four formats and records metadata only", "[middl
     CHECK(seen.find("/mnt/user-data/workspace/d.webp")->mime_type == "image/webp");
 }
 
-TEST_CASE("view_image rejects what the reference rejects, with its texts", "[middleware][view_image][paths]") {
+TEST_CASE("view_image rejects what the reference rejects, with its texts",
+          "[middleware][view_image][paths]") {
     sandbox_env env;
     dftest::write(env.outside() / "x.png", png_bytes);
     dftest::write(env.ws() / "p.jpg", png_bytes);
@@ -55,23 +56,29 @@ TEST_CASE("view_image rejects what the reference rejects, with its texts", "[mid
     }
     fs::resize_file(env.ws() / "big.png", 20 * 1024 * 1024 + 1); // sparse: cheap
 
-    const std::string only = "Error: Only image paths under /mnt/user-data/workspace, /mnt/user-data/uploads, "
-                             "/mnt/user-data/outputs are allowed";
+    const std::string only =
+        "Error: Only image paths under /mnt/user-data/workspace, /mnt/user-data/uploads, "
+        "/mnt/user-data/outputs are allowed";
     CHECK(view(env, (env.outside() / "x.png").string()) == only);
     CHECK(view(env, "/mnt/user-data/x.png") == only);
     CHECK(view(env, "/mnt/skills/x.png") == only);
-    CHECK(view(env, "/mnt/user-data/workspace/../../../outside/x.png") == "Error: Access denied: path traversal detected");
+    CHECK(view(env, "/mnt/user-data/workspace/../../../outside/x.png") ==
+          "Error: Access denied: path traversal detected");
     CHECK(view(env, "/mnt/user-data/workspace/link.png") == "Error: Access denied: path traversal detected");
-    CHECK(view(env, "/mnt/user-data/workspace/none.png") == "Error: Image file not found: /mnt/user-data/workspace/none.png");
-    CHECK(view(env, "/mnt/user-data/workspace/dir.png") == "Error: Path is not a file: /mnt/user-data/workspace/dir.png");
+    CHECK(view(env, "/mnt/user-data/workspace/none.png") ==
+          "Error: Image file not found: /mnt/user-data/workspace/none.png");
+    CHECK(view(env, "/mnt/user-data/workspace/dir.png") ==
+          "Error: Path is not a file: /mnt/user-data/workspace/dir.png");
     CHECK(view(env, "/mnt/user-data/workspace/i.bmp") ==
           "Error: Unsupported image format: .bmp. Supported formats: .jpg, .jpeg, .png, .webp, .gif");
     CHECK(view(env, "/mnt/user-data/workspace/big.png") ==
           "Error: Image file is too large: 20971521 bytes. Maximum supported size is 20971520 bytes");
-    CHECK(view(env, "/mnt/user-data/workspace/t.png") == "Error: File contents do not match a supported image format");
+    CHECK(view(env, "/mnt/user-data/workspace/t.png") ==
+          "Error: File contents do not match a supported image format");
     CHECK(view(env, "/mnt/user-data/workspace/p.jpg") ==
           "Error: Image contents are image/png, but file extension indicates image/jpeg");
-    CHECK(env.call("view_image", R"({"path":"x"})").text() == "Error: argument 'image_path' must be a string");
+    CHECK(env.call("view_image", R"({"path":"x"})").text() ==
+          "Error: argument 'image_path' must be a string");
     CHECK(env.state.get<viewed_images_field>().empty());
 }
 
@@ -80,14 +87,19 @@ struct images_agent {
     dftest::temp_dir base;
     scripted_model model;
     explicit images_agent(std::vector<message> script) : model(std::move(script)) {}
-    fs::path ws() const { return base.path / "users" / "default" / "threads" / "default" / "user-data" / "workspace"; }
+    fs::path ws() const {
+        return base.path / "users" / "default" / "threads" / "default" / "user-data" / "workspace";
+    }
 };
 } // namespace
 
-TEST_CASE("viewed images go into the next request only, after the tool messages", "[middleware][view_image][inject]") {
-    images_agent t({test::calls({test::call("v1", "view_image", R"({"image_path":"/mnt/user-data/workspace/a.png"})"),
-                                 test::call("v2", "view_image", R"({"image_path":"/mnt/user-data/workspace/gone.png"})")}),
-                    ai_message("I see a red square"), ai_message("second turn")});
+TEST_CASE("viewed images go into the next request only, after the tool messages",
+          "[middleware][view_image][inject]") {
+    images_agent t(
+        {test::calls(
+             {test::call("v1", "view_image", R"({"image_path":"/mnt/user-data/workspace/a.png"})"),
+              test::call("v2", "view_image", R"({"image_path":"/mnt/user-data/workspace/gone.png"})")}),
+         ai_message("I see a red square"), ai_message("second turn")});
     dftest::write(t.ws() / "a.png", png_bytes);
     auto a = make_agent(t.model, tool_set{}, thread_data({t.base.path.string(), true}), view_image{});
     a.use_checkpointer(memory_checkpointer{});
@@ -111,13 +123,15 @@ TEST_CASE("viewed images go into the next request only, after the tool messages"
     CHECK(ctx.content[0].text == "Here are the images you've viewed:");
     CHECK(ctx.content[1].text == "\n- **/mnt/user-data/workspace/a.png** (image/png)");
     CHECK(ctx.content[2] == image_block_from_data("image/png", png_bytes));
-    for (const auto& m : r.state.messages) CHECK_FALSE(m.has_images()); // never stored
+    for (const auto& m : r.state.messages)
+        CHECK_FALSE(m.has_images()); // never stored
 
     // The next turn does not re-send them: its last ai message made no view_image call.
     auto r2 = a.invoke("and now?");
     REQUIRE(r2.ok());
     const auto reqs2 = t.model.requests();
-    for (const auto& m : reqs2.back().messages) CHECK_FALSE(m.has_images());
+    for (const auto& m : reqs2.back().messages)
+        CHECK_FALSE(m.has_images());
 }
 
 namespace {
@@ -132,8 +146,9 @@ struct rewrite_before_round_two {
 } // namespace
 
 TEST_CASE("an image that changed on disk is described, not sent", "[middleware][view_image][inject]") {
-    images_agent t({test::calls({test::call("v1", "view_image", R"({"image_path":"/mnt/user-data/workspace/a.png"})")}),
-                    ai_message("ok")});
+    images_agent t(
+        {test::calls({test::call("v1", "view_image", R"({"image_path":"/mnt/user-data/workspace/a.png"})")}),
+         ai_message("ok")});
     dftest::write(t.ws() / "a.png", png_bytes);
     auto a = make_agent(t.model, tool_set{}, thread_data({t.base.path.string(), true}), view_image{},
                         rewrite_before_round_two{t.ws() / "a.png", png_bytes + "more"});
@@ -141,12 +156,13 @@ TEST_CASE("an image that changed on disk is described, not sent", "[middleware][
     const auto reqs = t.model.requests();
     const auto& ctx = reqs[1].messages.back();
     REQUIRE(ctx.content.size() == 3);
-    CHECK(ctx.content[2].text == "  (file unavailable or changed on disk: " +
-                                     fs::weakly_canonical(t.ws() / "a.png").string() + ")");
+    CHECK(ctx.content[2].text ==
+          "  (file unavailable or changed on disk: " + fs::weakly_canonical(t.ws() / "a.png").string() + ")");
 }
 
 TEST_CASE("a view_image round that viewed nothing says so", "[middleware][view_image][inject]") {
-    images_agent t({test::calls({test::call("v1", "view_image", R"({"image_path":"/etc/x.png"})")}), ai_message("ok")});
+    images_agent t(
+        {test::calls({test::call("v1", "view_image", R"({"image_path":"/etc/x.png"})")}), ai_message("ok")});
     auto a = make_agent(t.model, tool_set{}, thread_data({t.base.path.string(), true}), view_image{});
     REQUIRE(a.invoke("x").ok());
     const auto reqs = t.model.requests();
@@ -156,8 +172,9 @@ TEST_CASE("a view_image round that viewed nothing says so", "[middleware][view_i
 }
 
 TEST_CASE("without vision support there is no view_image tool and no injection", "[middleware][view_image]") {
-    images_agent t({test::calls({test::call("v1", "view_image", R"({"image_path":"/mnt/user-data/workspace/a.png"})")}),
-                    ai_message("ok")});
+    images_agent t(
+        {test::calls({test::call("v1", "view_image", R"({"image_path":"/mnt/user-data/workspace/a.png"})")}),
+         ai_message("ok")});
     auto a = make_agent(t.model, tool_set{}, thread_data({t.base.path.string(), true}), view_image({false}));
     REQUIRE(a.invoke("x").ok());
     const auto reqs = t.model.requests();
@@ -165,26 +182,36 @@ TEST_CASE("without vision support there is no view_image tool and no injection",
     CHECK(reqs[1].messages.back().is_tool()); // "no tool named view_image", nothing injected
 }
 
-TEST_CASE("an agent with thread_data, uploads, sandbox and view_image does a whole task", "[middleware][e2e]") {
+TEST_CASE("an agent with thread_data, uploads, sandbox and view_image does a whole task",
+          "[middleware][e2e]") {
     dftest::temp_dir base;
     const fs::path data = base.path / "users" / "alice" / "threads" / "proj-1" / "user-data";
     dftest::write(data / "uploads" / "sales data.csv", "region,amount\nnorth,10\nsouth,32\n");
     dftest::write(data / "uploads" / "chart.png", png_bytes);
 
     scripted_model model({
-        test::calls({test::call("c1", "grep", R"({"description":"find","pattern":"south","path":"/mnt/user-data/uploads"})"),
-                     test::call("c2", "bash", R"({"description":"sum","command":"awk -F, 'NR>1{s+=$2} END{print s}' '/mnt/user-data/uploads/sales data.csv' > /mnt/user-data/outputs/total.txt; cat /mnt/user-data/outputs/total.txt"})"),
-                     test::call("c3", "view_image", R"({"image_path":"/mnt/user-data/uploads/chart.png"})")}),
-        test::calls({test::call("c4", "write_file", R"({"description":"report","path":"/mnt/user-data/outputs/report.md","content":"Total: 42 (see /mnt/user-data/outputs/total.txt)\n"})"),
-                     test::call("c5", "present_files", R"({"filepaths":["/mnt/user-data/outputs/report.md"]})")}),
+        test::calls(
+            {test::call("c1", "grep",
+                        R"({"description":"find","pattern":"south","path":"/mnt/user-data/uploads"})"),
+             test::call(
+                 "c2", "bash",
+                 R"({"description":"sum","command":"awk -F, 'NR>1{s+=$2} END{print s}' '/mnt/user-data/uploads/sales data.csv' > /mnt/user-data/outputs/total.txt; cat /mnt/user-data/outputs/total.txt"})"),
+             test::call("c3", "view_image", R"({"image_path":"/mnt/user-data/uploads/chart.png"})")}),
+        test::calls(
+            {test::call(
+                 "c4", "write_file",
+                 R"({"description":"report","path":"/mnt/user-data/outputs/report.md","content":"Total: 42 (see /mnt/user-data/outputs/total.txt)\n"})"),
+             test::call("c5", "present_files", R"({"filepaths":["/mnt/user-data/outputs/report.md"]})")}),
         ai_message("The total is 42."),
         test::calls({test::call("c7", "ls", R"({"description":"look","path":"/mnt/user-data/outputs"})"),
-                     test::call("c8", "read_file", R"({"description":"check","path":"/mnt/user-data/outputs/report.md"})")}),
+                     test::call("c8", "read_file",
+                                R"({"description":"check","path":"/mnt/user-data/outputs/report.md"})")}),
         ai_message("Done."),
     });
     sandbox_options so;
     so.allow_host_bash = true;
-    auto a = make_agent(model, tool_set{}, thread_data({base.path.string(), true}), uploads{}, sandbox(so), view_image{});
+    auto a = make_agent(model, tool_set{}, thread_data({base.path.string(), true}), uploads{}, sandbox(so),
+                        view_image{});
     a.use_checkpointer(memory_checkpointer{});
     run_config cfg;
     cfg.thread_id = "proj-1";
@@ -196,16 +223,19 @@ TEST_CASE("an agent with thread_data, uploads, sandbox and view_image does a who
     const auto reqs = model.requests();
     REQUIRE(reqs.size() == 3);
     const std::string first_user = reqs[0].messages[0].text();
-    CHECK_THAT(first_user, Catch::StartsWith("<current_uploads>\nThe following files were uploaded in this message:\n\n"
-                                             "- chart.png (0.0 KB)\n  Path: /mnt/user-data/uploads/chart.png\n\n"
-                                             "- sales data.csv (0.0 KB)\n  Path: /mnt/user-data/uploads/sales data.csv\n"));
+    CHECK_THAT(first_user, Catch::StartsWith(
+                               "<current_uploads>\nThe following files were uploaded in this message:\n\n"
+                               "- chart.png (0.0 KB)\n  Path: /mnt/user-data/uploads/chart.png\n\n"
+                               "- sales data.csv (0.0 KB)\n  Path: /mnt/user-data/uploads/sales data.csv\n"));
     CHECK_THAT(first_user, Catch::EndsWith("</current_uploads>\n\nSum the sales and show me the chart"));
-    CHECK(reqs[0].tool_names == std::vector<std::string>{"bash", "ls", "read_file", "write_file", "str_replace", "glob",
-                                                         "grep", "present_files", "view_image"});
+    CHECK(reqs[0].tool_names == std::vector<std::string>{"bash", "ls", "read_file", "write_file",
+                                                         "str_replace", "glob", "grep", "present_files",
+                                                         "view_image"});
 
     const auto& round1 = reqs[1].messages;
     REQUIRE(round1.size() == 6);
-    CHECK(round1[2].text() == "Found 1 matches under /mnt/user-data/uploads\n/mnt/user-data/uploads/sales data.csv:3: south,32");
+    CHECK(round1[2].text() ==
+          "Found 1 matches under /mnt/user-data/uploads\n/mnt/user-data/uploads/sales data.csv:3: south,32");
     CHECK(round1[3].text() == "42\n");
     CHECK(round1[4].text() == "Successfully read image");
     CHECK(round1[5].has_images());
@@ -231,8 +261,10 @@ TEST_CASE("an agent with thread_data, uploads, sandbox and view_image does a who
     CHECK(turn2.back().text() == "What is in outputs?");
     CHECK(r2.state.get<uploaded_files_field>()->empty());
     const auto& turn2_tools = all[4].messages;
-    CHECK(turn2_tools[turn2_tools.size() - 2].text() == "/mnt/user-data/outputs/report.md\n/mnt/user-data/outputs/total.txt");
+    CHECK(turn2_tools[turn2_tools.size() - 2].text() ==
+          "/mnt/user-data/outputs/report.md\n/mnt/user-data/outputs/total.txt");
     CHECK(turn2_tools.back().text() == "Total: 42 (see /mnt/user-data/outputs/total.txt)\n"); // virtual again
     CHECK(r2.state.get<sandbox_field>()->sandbox_id == "local:alice:proj-1");
-    for (const auto& m : r2.state.messages) CHECK_FALSE(m.has_images());
+    for (const auto& m : r2.state.messages)
+        CHECK_FALSE(m.has_images());
 }

@@ -22,23 +22,21 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string joined(const std::vector<std::string>& pieces)
-{
+std::string joined(const std::vector<std::string>& pieces) {
     std::string out;
-    for (const auto& p : pieces) out += p;
+    for (const auto& p : pieces)
+        out += p;
     return out;
 }
 
-model_response assemble(std::string_view bytes, std::size_t cut, const stream_handler* h = nullptr)
-{
+model_response assemble(std::string_view bytes, std::size_t cut, const stream_handler* h = nullptr) {
     anthropic_stream_assembler a(h);
     a.feed(bytes.substr(0, cut));
     a.feed(bytes.substr(cut));
     return a.finish();
 }
 
-anthropic_config config_for(const scripted_http_server& server)
-{
+anthropic_config config_for(const scripted_http_server& server) {
     ::setenv("AGENTWARE_TEST_ANTHROPIC_KEY", "sk-ant-test-secret", 1);
     anthropic_config c;
     c.base_url = server.base_url("");
@@ -51,16 +49,17 @@ anthropic_config config_for(const scripted_http_server& server)
 
 } // namespace
 
-TEST_CASE("anthropic request: system, turns, tool use and results, images, thinking", "[anthropic][format]")
-{
-    message thinking_ai = ai_message("Let me look.", {tool_call{"toolu_1", "get_weather", json::object{{"city", "Paris"}}}});
+TEST_CASE("anthropic request: system, turns, tool use and results, images, thinking", "[anthropic][format]") {
+    message thinking_ai =
+        ai_message("Let me look.", {tool_call{"toolu_1", "get_weather", json::object{{"city", "Paris"}}}});
     thinking_ai.reasoning = "weather needed";
     thinking_ai.metadata[anthropic_signature_key] = "sig==";
     message unsigned_ai = ai_message("plain");
     unsigned_ai.reasoning = "no signature: not sent";
     std::vector<message> history{
         system_message("Extra rules."),
-        human_message({text_block("What is in this image?"), image_block("data:image/png;base64,iVBORw0KGgo="),
+        human_message({text_block("What is in this image?"),
+                       image_block("data:image/png;base64,iVBORw0KGgo="),
                        image_block("https://example.com/a.jpg")}),
         thinking_ai,
         tool_message("toolu_1", "get_weather", "18C"),
@@ -71,7 +70,9 @@ TEST_CASE("anthropic request: system, turns, tool use and results, images, think
     chat_request r;
     r.messages = cow_vector<message>(history);
     r.system_prompt = "You are terse.";
-    std::vector<tool_schema> tools{{"get_weather", "Weather by city", json::parse(R"({"type":"object","properties":{"city":{"type":"string"}}})").as_object()}};
+    std::vector<tool_schema> tools{
+        {"get_weather", "Weather by city",
+         json::parse(R"({"type":"object","properties":{"city":{"type":"string"}}})").as_object()}};
     r.tools = cow_vector<tool_schema>(tools);
     r.settings.tool_choice = "required";
     r.settings.parallel_tool_calls = false;
@@ -105,27 +106,30 @@ TEST_CASE("anthropic request: system, turns, tool use and results, images, think
     CHECK(body == want);
 }
 
-TEST_CASE("anthropic response: thinking, text, tool use and usage", "[anthropic][format]")
-{
+TEST_CASE("anthropic response: thinking, text, tool use and usage", "[anthropic][format]") {
     const model_response r = parse_anthropic_response(anthropic_answer);
     CHECK(r.ai.reasoning == "The user wants weather.");
-    CHECK(r.ai.metadata.at(anthropic_signature_key) == "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds");
+    CHECK(r.ai.metadata.at(anthropic_signature_key) ==
+          "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds");
     CHECK(r.ai.text() == "I'll check the weather.");
     REQUIRE(r.ai.tool_calls.size() == 1);
-    CHECK(r.ai.tool_calls[0] == tool_call{"toolu_01A09q90qw90lq917835lq9", "get_weather", json::object{{"location", "San Francisco, CA"}}});
+    CHECK(r.ai.tool_calls[0] == tool_call{"toolu_01A09q90qw90lq917835lq9", "get_weather",
+                                          json::object{{"location", "San Francisco, CA"}}});
     CHECK(r.usage == token_usage{482, 91, 573});
     CHECK(r.ai.metadata.at("finish_reason") == "tool_use");
 
-    for (const char* bad : {"", "[]", R"({"type":"message"})", R"({"content":[1]})", R"({"content":[{"type":"text","text":3}]})"}) {
+    for (const char* bad : {"", "[]", R"({"type":"message"})", R"({"content":[1]})",
+                            R"({"content":[{"type":"text","text":3}]})"}) {
         INFO(bad);
         CHECK_THROWS_AS(parse_anthropic_response(bad), model_error);
     }
-    const model_response invalid = parse_anthropic_response(R"({"content":[{"type":"tool_use","id":"t","name":"f","input":"oops"}]})");
+    const model_response invalid =
+        parse_anthropic_response(R"({"content":[{"type":"tool_use","id":"t","name":"f","input":"oops"}]})");
     CHECK(invalid.ai.invalid_tool_calls.size() == 1);
 }
 
-TEST_CASE("anthropic stream: events assemble the same message at every split; cuts fail", "[anthropic][stream]")
-{
+TEST_CASE("anthropic stream: events assemble the same message at every split; cuts fail",
+          "[anthropic][stream]") {
     const std::string bytes = joined(anthropic_sse_pieces(anthropic_stream_events()));
     std::string text, thinking;
     stream_handler h{[&](std::string_view d) { text += d; }, [&](std::string_view d) { thinking += d; }};
@@ -139,7 +143,8 @@ TEST_CASE("anthropic stream: events assemble the same message at every split; cu
     CHECK(whole.ai.tool_calls[0].args == json::object{{"location", "San Francisco, CA"}});
     CHECK(whole.usage == token_usage{472, 89, 561});
 
-    for (std::size_t i = 0; i <= bytes.size(); ++i) CHECK(assemble(bytes, i).ai == whole.ai);
+    for (std::size_t i = 0; i <= bytes.size(); ++i)
+        CHECK(assemble(bytes, i).ai == whole.ai);
     for (std::size_t cut = 0; cut + 3 < bytes.size(); ++cut) {
         anthropic_stream_assembler a;
         a.feed(std::string_view(bytes).substr(0, cut));
@@ -147,24 +152,25 @@ TEST_CASE("anthropic stream: events assemble the same message at every split; cu
     }
 }
 
-TEST_CASE("anthropic stream: error events and broken events", "[anthropic][stream]")
-{
+TEST_CASE("anthropic stream: error events and broken events", "[anthropic][stream]") {
     anthropic_stream_assembler a;
     try {
-        a.feed("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
+        a.feed(
+            "event: error\ndata: "
+            "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
         FAIL("no error");
     } catch (const model_error& e) {
         CHECK(e.kind() == model_error_kind::server);
         CHECK(e.provider_message() == "Overloaded");
     }
     anthropic_stream_assembler b;
-    CHECK_THROWS_AS(b.feed("data: {\"type\":\"content_block_delta\",\"delta\":{}}\n\n"), model_error); // no index
+    CHECK_THROWS_AS(b.feed("data: {\"type\":\"content_block_delta\",\"delta\":{}}\n\n"),
+                    model_error); // no index
     anthropic_stream_assembler c;
     CHECK_THROWS_AS(c.feed("data: nope\n\n"), model_error);
 }
 
-TEST_CASE("anthropic client: plain and streamed answers, headers, errors", "[client][anthropic]")
-{
+TEST_CASE("anthropic client: plain and streamed answers, headers, errors", "[client][anthropic]") {
     scripted_http_server server;
     anthropic_chat_model model(config_for(server));
     chat_request r;
@@ -188,10 +194,13 @@ TEST_CASE("anthropic client: plain and streamed answers, headers, errors", "[cli
     CHECK(text == "Okay, checking \xE2\x98\x80.");
 
     // 529 overloaded is retried; a too-long prompt is its own kind and is not.
-    server.push(scripted_response::json(R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})", 529));
+    server.push(scripted_response::json(
+        R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})", 529));
     server.push(scripted_response::json(anthropic_answer));
     CHECK_NOTHROW(model.invoke(r));
-    server.push(scripted_response::json(R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}})", 400));
+    server.push(scripted_response::json(
+        R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}})",
+        400));
     try {
         (void)model.invoke(r);
         FAIL("no error");
@@ -199,7 +208,8 @@ TEST_CASE("anthropic client: plain and streamed answers, headers, errors", "[cli
         CHECK(e.kind() == model_error_kind::context_length_exceeded);
         CHECK(e.provider_message() == "prompt is too long: 208310 tokens > 200000 maximum");
     }
-    server.push(scripted_response::json(R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})", 401));
+    server.push(scripted_response::json(
+        R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})", 401));
     try {
         (void)model.invoke(r);
         FAIL("no error");

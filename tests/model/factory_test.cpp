@@ -25,8 +25,7 @@ using namespace agentware::test;
 
 namespace {
 
-std::string configuration_error(auto&& f)
-{
+std::string configuration_error(auto&& f) {
     try {
         f();
     } catch (const model_error& e) {
@@ -38,11 +37,12 @@ std::string configuration_error(auto&& f)
 }
 
 struct echo_model {
-    model_response invoke(const chat_request& r) { return {ai_message("echo: " + r.messages.back().text()), {1, 2, 3}}; }
+    model_response invoke(const chat_request& r) {
+        return {ai_message("echo: " + r.messages.back().text()), {1, 2, 3}};
+    }
 };
 
-chat_request ask(std::string text)
-{
+chat_request ask(std::string text) {
     chat_request r;
     r.messages = cow_vector<message>(std::vector<message>{human_message(std::move(text))});
     return r;
@@ -50,8 +50,7 @@ chat_request ask(std::string text)
 
 } // namespace
 
-TEST_CASE("factory: models from JSON, built by name, talking to their servers", "[factory]")
-{
+TEST_CASE("factory: models from JSON, built by name, talking to their servers", "[factory]") {
     scripted_http_server server;
     ::setenv("AGENTWARE_TEST_FACTORY_KEY", "k-123456", 1);
     const std::string config = fmt::format(R"({{"models":[
@@ -112,41 +111,53 @@ TEST_CASE("factory: models from JSON, built by name, talking to their servers", 
     fast.target<openai_chat_model>()->close_idle_connections();
 }
 
-TEST_CASE("factory: clear errors for unknown names, providers, fields and thinking", "[factory]")
-{
+TEST_CASE("factory: clear errors for unknown names, providers, fields and thinking", "[factory]") {
     const auto registry = model_registry::from_json_text(
         R"({"models":[{"name":"a","model":"m1","api_key_env":""},{"name":"b","provider":"ollama","model":"llama3"}]})");
     CHECK(registry.find("").info.name == "a");
     CHECK(registry.find("b").info.provider == "ollama");
     CHECK(configuration_error([&] { (void)registry.find("c"); }) == "unknown model \"c\" (configured: a, b)");
-    CHECK(configuration_error([&] { (void)registry.create_chat_model("b", true); }).find("does not support thinking") != std::string::npos);
+    CHECK(configuration_error([&] {
+              (void)registry.create_chat_model("b", true);
+          }).find("does not support thinking") != std::string::npos);
 
-    const std::string provider = configuration_error(
-        [] { (void)model_registry::from_json_text(R"({"models":[{"name":"x","provider":"gemini","model":"g"}]})"); });
+    const std::string provider = configuration_error([] {
+        (void)model_registry::from_json_text(R"({"models":[{"name":"x","provider":"gemini","model":"g"}]})");
+    });
     CHECK(provider.find("unknown provider \"gemini\"") != std::string::npos);
     CHECK(provider.find("openai, anthropic, deepseek") != std::string::npos);
-    CHECK(configuration_error([] { (void)model_registry::from_json_text(R"({"models":[{"name":"x","model":"m","temprature":1}]})"); })
-              .find("unknown field \"temprature\"") != std::string::npos);
-    CHECK(configuration_error([] { (void)model_registry::from_json_text(R"({"models":[{"name":"x"}]})"); })
-              .find("\"model\"") != std::string::npos);
-    CHECK(configuration_error([] { (void)model_registry::from_json_text(R"({"models":[{"name":"x","model":"m"},{"name":"x","model":"n"}]})"); })
-              .find("used twice") != std::string::npos);
-    CHECK(configuration_error([] { (void)model_registry::from_json_text("[1,"); }).find("JSON") != std::string::npos);
-    CHECK(configuration_error([] { (void)model_registry::from_file("/nonexistent/agentware.json"); }).find("/nonexistent") != std::string::npos);
-    CHECK(configuration_error([] { (void)model_registry().create_chat_model("x"); }) == "no models are configured");
+    CHECK(configuration_error([] {
+              (void)model_registry::from_json_text(R"({"models":[{"name":"x","model":"m","temprature":1}]})");
+          }).find("unknown field \"temprature\"") != std::string::npos);
+    CHECK(configuration_error([] {
+              (void)model_registry::from_json_text(R"({"models":[{"name":"x"}]})");
+          }).find("\"model\"") != std::string::npos);
+    CHECK(configuration_error([] {
+              (void)model_registry::from_json_text(
+                  R"({"models":[{"name":"x","model":"m"},{"name":"x","model":"n"}]})");
+          }).find("used twice") != std::string::npos);
+    CHECK(configuration_error([] { (void)model_registry::from_json_text("[1,"); }).find("JSON") !=
+          std::string::npos);
+    CHECK(configuration_error([] {
+              (void)model_registry::from_file("/nonexistent/agentware.json");
+          }).find("/nonexistent") != std::string::npos);
+    CHECK(configuration_error([] { (void)model_registry().create_chat_model("x"); }) ==
+          "no models are configured");
 
     // The API key variable named in the configuration must be set; the error names the variable.
     ::unsetenv("AGENTWARE_TEST_MISSING_KEY");
     const auto needs_key = model_registry::from_json_text(
         R"({"models":[{"name":"k","model":"m","api_key_env":"AGENTWARE_TEST_MISSING_KEY"}]})");
-    CHECK(configuration_error([&] { (void)needs_key.create_chat_model("k"); }).find("AGENTWARE_TEST_MISSING_KEY") != std::string::npos);
+    CHECK(configuration_error([&] {
+              (void)needs_key.create_chat_model("k");
+          }).find("AGENTWARE_TEST_MISSING_KEY") != std::string::npos);
 }
 
-TEST_CASE("factory: with no configuration, the environment names one model", "[factory]")
-{
+TEST_CASE("factory: with no configuration, the environment names one model", "[factory]") {
     ::unsetenv("AGENTWARE_CONFIG");
     ::unsetenv("AGENTWARE_MODEL");
-    CHECK(configuration_error([] { (void)create_chat_model(); }).find("AGENTWARE_MODEL") != std::string::npos);
+    CHECK(configuration_error([] { (void)create_chat_model(); }).find("AGENTWARE_MODEL") !=
+          std::string::npos);
     ::setenv("AGENTWARE_MODEL", "qwen2.5:7b", 1);
     ::setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1", 1);
     ::unsetenv("OPENAI_API_KEY");
@@ -159,8 +170,7 @@ TEST_CASE("factory: with no configuration, the environment names one model", "[f
     ::unsetenv("OPENAI_BASE_URL");
 }
 
-TEST_CASE("any_chat_model: wraps a blocking-only model for the async loop too", "[any_chat_model]")
-{
+TEST_CASE("any_chat_model: wraps a blocking-only model for the async loop too", "[any_chat_model]") {
     any_chat_model m(echo_model{}, model_info{"echo", "test", "echo-1"});
     CHECK(m.invoke(ask("x")).ai.text() == "echo: x");
     CHECK(m.info().name == "echo");
@@ -171,13 +181,13 @@ TEST_CASE("any_chat_model: wraps a blocking-only model for the async loop too", 
     boost::asio::io_context io;
     std::string got;
     const chat_request r = ask("y");
-    boost::asio::co_spawn(io, m.async_invoke(r), [&](std::exception_ptr, model_response resp) { got = resp.ai.text(); });
+    boost::asio::co_spawn(io, m.async_invoke(r),
+                          [&](std::exception_ptr, model_response resp) { got = resp.ai.text(); });
     io.run();
     CHECK(got == "echo: y");
 }
 
-TEST_CASE("token counter: estimates, and the provider's usage where reported", "[tokens]")
-{
+TEST_CASE("token counter: estimates, and the provider's usage where reported", "[tokens]") {
     const token_counter counter;
     CHECK(counter.estimate("") == 0);
     CHECK(counter.estimate("abcd") == 1);
@@ -190,7 +200,8 @@ TEST_CASE("token counter: estimates, and the provider's usage where reported", "
     CHECK(estimated == (3 + 10) + (3 + 20));
 
     message answer = ai_message(std::string(40, 'a'));
-    answer.metadata["usage"] = json::object{{"input_tokens", 1000}, {"output_tokens", 50}, {"total_tokens", 1050}};
+    answer.metadata["usage"] =
+        json::object{{"input_tokens", 1000}, {"output_tokens", 50}, {"total_tokens", 1050}};
     history.push_back(answer);
     history.push_back(human_message(std::string(8, 'q')));
     CHECK(counter.count(history) == 1050 + 3 + 2);

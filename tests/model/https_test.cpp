@@ -32,8 +32,7 @@ struct tls_fixture {
     ~tls_fixture() { std::filesystem::remove(ca_file); }
 };
 
-openai_config https_config(const scripted_http_server& server)
-{
+openai_config https_config(const scripted_http_server& server) {
     openai_config c;
     c.base_url = server.base_url();
     c.model = "m";
@@ -44,8 +43,7 @@ openai_config https_config(const scripted_http_server& server)
     return c;
 }
 
-chat_request hello()
-{
+chat_request hello() {
     chat_request r;
     r.messages = cow_vector<message>(std::vector<message>{human_message("hello")});
     return r;
@@ -53,8 +51,7 @@ chat_request hello()
 
 } // namespace
 
-TEST_CASE("https: a trusted certificate, SNI, and keep-alive over TLS", "[client][https]")
-{
+TEST_CASE("https: a trusted certificate, SNI, and keep-alive over TLS", "[client][https]") {
     tls_fixture tls;
     scripted_http_server server(&tls.identity);
     openai_config c = https_config(server);
@@ -62,8 +59,10 @@ TEST_CASE("https: a trusted certificate, SNI, and keep-alive over TLS", "[client
     openai_chat_model model(c);
 
     server.push(scripted_response::json(openai_plain_answer));
-    server.push(scripted_response::sse({"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"secure\"},\"finish_reason\":\"stop\"}]}\n\n",
-                                        "data: [DONE]\n\n"}));
+    server.push(scripted_response::sse(
+        {"data: "
+         "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"secure\"},\"finish_reason\":\"stop\"}]}\n\n",
+         "data: [DONE]\n\n"}));
     CHECK(model.invoke(hello()).ai.text() == "Hello! How can I help?");
     chat_request r = hello();
     std::string streamed;
@@ -75,8 +74,8 @@ TEST_CASE("https: a trusted certificate, SNI, and keep-alive over TLS", "[client
     CHECK(server.requests().at(0).header("host") == "localhost:" + std::to_string(server.port()));
 }
 
-TEST_CASE("https: an untrusted certificate fails the handshake; verification can be turned off", "[client][https]")
-{
+TEST_CASE("https: an untrusted certificate fails the handshake; verification can be turned off",
+          "[client][https]") {
     tls_fixture tls;
     scripted_http_server server(&tls.identity);
     {

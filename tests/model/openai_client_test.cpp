@@ -33,8 +33,7 @@ namespace {
 constexpr const char* key_variable = "AGENTWARE_TEST_OPENAI_KEY";
 constexpr const char* test_key = "sk-test-0123456789abcdef";
 
-openai_config config_for(const scripted_http_server& server)
-{
+openai_config config_for(const scripted_http_server& server) {
     ::setenv(key_variable, test_key, 1);
     openai_config c;
     c.base_url = server.base_url();
@@ -48,16 +47,14 @@ openai_config config_for(const scripted_http_server& server)
     return c;
 }
 
-chat_request hello()
-{
+chat_request hello() {
     chat_request r;
     r.messages = cow_vector<message>(std::vector<message>{human_message("hello")});
     return r;
 }
 
 /// The error a call throws.
-model_error error_of(openai_chat_model& m, const chat_request& r)
-{
+model_error error_of(openai_chat_model& m, const chat_request& r) {
     try {
         (void)m.invoke(r);
     } catch (const model_error& e) {
@@ -67,24 +64,23 @@ model_error error_of(openai_chat_model& m, const chat_request& r)
     throw std::logic_error("unreachable");
 }
 
-std::vector<std::string> sse_pieces(const std::vector<std::string>& datas)
-{
+std::vector<std::string> sse_pieces(const std::vector<std::string>& datas) {
     std::vector<std::string> out;
-    for (const auto& d : datas) out.push_back("data: " + d + "\n\n");
+    for (const auto& d : datas)
+        out.push_back("data: " + d + "\n\n");
     return out;
 }
 
-std::string joined_sse(const std::vector<std::string>& datas)
-{
+std::string joined_sse(const std::vector<std::string>& datas) {
     std::string out;
-    for (const auto& p : sse_pieces(datas)) out += p;
+    for (const auto& p : sse_pieces(datas))
+        out += p;
     return out;
 }
 
 } // namespace
 
-TEST_CASE("openai client: a plain answer, and the request it sent", "[client][openai]")
-{
+TEST_CASE("openai client: a plain answer, and the request it sent", "[client][openai]") {
     scripted_http_server server;
     server.push(scripted_response::json(openai_plain_answer));
     openai_chat_model model(config_for(server));
@@ -109,8 +105,7 @@ TEST_CASE("openai client: a plain answer, and the request it sent", "[client][op
     CHECK_FALSE(body.as_object().contains("stream"));
 }
 
-TEST_CASE("openai client: a streamed answer arrives in deltas and is assembled", "[client][openai][stream]")
-{
+TEST_CASE("openai client: a streamed answer arrives in deltas and is assembled", "[client][openai][stream]") {
     scripted_http_server server;
     auto response = scripted_response::sse(sse_pieces(openai_stream_chunks()));
     response.delay_between = 2ms;
@@ -134,8 +129,8 @@ TEST_CASE("openai client: a streamed answer arrives in deltas and is assembled",
     CHECK(server.requests().at(0).header("accept") == "text/event-stream");
 }
 
-TEST_CASE("openai client: a server that ignores stream still feeds the callback", "[client][openai][stream]")
-{
+TEST_CASE("openai client: a server that ignores stream still feeds the callback",
+          "[client][openai][stream]") {
     scripted_http_server server;
     server.push(scripted_response::json(openai_plain_answer));
     openai_chat_model model(config_for(server));
@@ -146,12 +141,13 @@ TEST_CASE("openai client: a server that ignores stream still feeds the callback"
     CHECK(text == "Hello! How can I help?");
 }
 
-TEST_CASE("openai client: keep-alive reuses one connection", "[client][openai]")
-{
+TEST_CASE("openai client: keep-alive reuses one connection", "[client][openai]") {
     scripted_http_server server;
-    for (int i = 0; i < 3; ++i) server.push(scripted_response::json(openai_plain_answer));
+    for (int i = 0; i < 3; ++i)
+        server.push(scripted_response::json(openai_plain_answer));
     openai_chat_model model(config_for(server));
-    for (int i = 0; i < 3; ++i) CHECK(model.invoke(hello()).ai.text() == "Hello! How can I help?");
+    for (int i = 0; i < 3; ++i)
+        CHECK(model.invoke(hello()).ai.text() == "Hello! How can I help?");
     CHECK(server.connections() == 1);
 
     // A kept-alive connection the server closed is replaced without an error.
@@ -162,12 +158,15 @@ TEST_CASE("openai client: keep-alive reuses one connection", "[client][openai]")
     CHECK(server.connections() == 2);
 }
 
-TEST_CASE("openai client: 429 with Retry-After, then success", "[client][openai][retry]")
-{
+TEST_CASE("openai client: 429 with Retry-After, then success", "[client][openai][retry]") {
     scripted_http_server server;
-    server.push(scripted_response::json(R"({"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}})", 429)
-                    .header("Retry-After", "0.05"));
-    server.push(scripted_response::json(R"({"error":{"message":"slow down"}})", 429).header("retry-after-ms", "30"));
+    server.push(
+        scripted_response::json(
+            R"({"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}})",
+            429)
+            .header("Retry-After", "0.05"));
+    server.push(
+        scripted_response::json(R"({"error":{"message":"slow down"}})", 429).header("retry-after-ms", "30"));
     server.push(scripted_response::json(openai_plain_answer));
     openai_config c = config_for(server);
     c.retry.initial_backoff = 2s; // would be far too slow: the server's delay must win
@@ -180,10 +179,10 @@ TEST_CASE("openai client: 429 with Retry-After, then success", "[client][openai]
     CHECK(took < 1500ms);
 }
 
-TEST_CASE("openai client: a Retry-After beyond the limit ends the retries", "[client][openai][retry]")
-{
+TEST_CASE("openai client: a Retry-After beyond the limit ends the retries", "[client][openai][retry]") {
     scripted_http_server server;
-    server.push(scripted_response::json(R"({"error":{"message":"quota"}})", 429).header("Retry-After", "3600"));
+    server.push(
+        scripted_response::json(R"({"error":{"message":"quota"}})", 429).header("Retry-After", "3600"));
     openai_chat_model model(config_for(server));
     const model_error e = error_of(model, hello());
     CHECK(e.kind() == model_error_kind::rate_limited);
@@ -191,8 +190,8 @@ TEST_CASE("openai client: a Retry-After beyond the limit ends the retries", "[cl
     CHECK(server.request_count() == 1);
 }
 
-TEST_CASE("openai client: 500 twice, then success; 5xx past the retry budget fails", "[client][openai][retry]")
-{
+TEST_CASE("openai client: 500 twice, then success; 5xx past the retry budget fails",
+          "[client][openai][retry]") {
     scripted_http_server server;
     server.push(scripted_response::json(R"({"error":{"message":"boom"}})", 500));
     server.push(scripted_response::json("<html>bad gateway</html>", 502));
@@ -201,7 +200,8 @@ TEST_CASE("openai client: 500 twice, then success; 5xx past the retry budget fai
     CHECK(model.invoke(hello()).ai.text() == "Hello! How can I help?");
     CHECK(server.request_count() == 3);
 
-    for (int i = 0; i < 4; ++i) server.push(scripted_response::json(R"({"error":{"message":"still down"}})", 503));
+    for (int i = 0; i < 4; ++i)
+        server.push(scripted_response::json(R"({"error":{"message":"still down"}})", 503));
     const model_error e = error_of(model, hello());
     CHECK(e.kind() == model_error_kind::server);
     CHECK(e.http_status() == 503);
@@ -209,13 +209,14 @@ TEST_CASE("openai client: 500 twice, then success; 5xx past the retry budget fai
     CHECK(server.request_count() == 3 + 4);
 }
 
-TEST_CASE("openai client: 401, 400, 404 and context length are not retried", "[client][openai][errors]")
-{
+TEST_CASE("openai client: 401, 400, 404 and context length are not retried", "[client][openai][errors]") {
     scripted_http_server server;
     openai_chat_model model(config_for(server));
 
-    server.push(scripted_response::json(std::string(R"({"error":{"message":"Incorrect API key provided: )") + test_key +
-                                        R"(.","type":"invalid_request_error","code":"invalid_api_key"}})", 401));
+    server.push(scripted_response::json(std::string(R"({"error":{"message":"Incorrect API key provided: )") +
+                                            test_key +
+                                            R"(.","type":"invalid_request_error","code":"invalid_api_key"}})",
+                                        401));
     model_error e = error_of(model, hello());
     CHECK(e.kind() == model_error_kind::authentication);
     CHECK(e.http_status() == 401);
@@ -223,23 +224,27 @@ TEST_CASE("openai client: 401, 400, 404 and context length are not retried", "[c
     CHECK(e.provider_message().find(test_key) == std::string::npos);
     CHECK(server.request_count() == 1);
 
-    server.push(scripted_response::json(R"({"error":{"message":"Invalid value for 'temperature'","type":"invalid_request_error","param":"temperature","code":null}})", 400));
+    server.push(scripted_response::json(
+        R"({"error":{"message":"Invalid value for 'temperature'","type":"invalid_request_error","param":"temperature","code":null}})",
+        400));
     e = error_of(model, hello());
     CHECK(e.kind() == model_error_kind::bad_request);
     CHECK(e.provider_message() == "Invalid value for 'temperature'");
     CHECK(std::string(e.what()) == "openai: HTTP 400 (bad_request): Invalid value for 'temperature'");
 
-    server.push(scripted_response::json(R"({"error":"model \"nope\" not found, try pulling it first"})", 404));
+    server.push(
+        scripted_response::json(R"({"error":"model \"nope\" not found, try pulling it first"})", 404));
     CHECK(error_of(model, hello()).kind() == model_error_kind::bad_request);
 
-    server.push(scripted_response::json(R"({"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}})", 400));
+    server.push(scripted_response::json(
+        R"({"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}})",
+        400));
     e = error_of(model, hello());
     CHECK(e.kind() == model_error_kind::context_length_exceeded);
     CHECK(server.request_count() == 4);
 }
 
-TEST_CASE("openai client: a stalled server times out", "[client][openai][timeout]")
-{
+TEST_CASE("openai client: a stalled server times out", "[client][openai][timeout]") {
     scripted_http_server server;
     openai_config c = config_for(server);
     c.retry = retry_policy::none();
@@ -254,7 +259,8 @@ TEST_CASE("openai client: a stalled server times out", "[client][openai][timeout
     CHECK(std::chrono::steady_clock::now() - start < 2s);
 
     // A stream that goes silent part-way times out too, and no half message comes back.
-    auto stream = scripted_response::sse(sse_pieces({R"({"choices":[{"index":0,"delta":{"content":"partial"}}]})", "[DONE]"}));
+    auto stream = scripted_response::sse(
+        sse_pieces({R"({"choices":[{"index":0,"delta":{"content":"partial"}}]})", "[DONE]"}));
     stream.delay_between = 1s;
     server.push(stream);
     chat_request r = hello();
@@ -267,8 +273,7 @@ TEST_CASE("openai client: a stalled server times out", "[client][openai][timeout
     CHECK(std::chrono::steady_clock::now() - start < 900ms);
 }
 
-TEST_CASE("openai client: the total timeout bounds a slow stream", "[client][openai][timeout]")
-{
+TEST_CASE("openai client: the total timeout bounds a slow stream", "[client][openai][timeout]") {
     scripted_http_server server;
     openai_config c = config_for(server);
     c.retry = retry_policy::none();
@@ -285,8 +290,8 @@ TEST_CASE("openai client: the total timeout bounds a slow stream", "[client][ope
     CHECK(std::string(e.what()).find("total timeout") != std::string::npos);
 }
 
-TEST_CASE("openai client: a connection dropped mid-stream is an error, never a half message", "[client][openai][stream]")
-{
+TEST_CASE("openai client: a connection dropped mid-stream is an error, never a half message",
+          "[client][openai][stream]") {
     scripted_http_server server;
     openai_chat_model model(config_for(server));
     auto stream = scripted_response::sse(sse_pieces(openai_stream_chunks()));
@@ -306,8 +311,8 @@ TEST_CASE("openai client: a connection dropped mid-stream is an error, never a h
     CHECK(model.invoke(r).ai.tool_calls.size() == 2);
 }
 
-TEST_CASE("openai client: a server that keeps the body open after [DONE] does not hold the call", "[client][openai][stream]")
-{
+TEST_CASE("openai client: a server that keeps the body open after [DONE] does not hold the call",
+          "[client][openai][stream]") {
     scripted_http_server server;
     openai_chat_model model(config_for(server));
     auto lingering = scripted_response::sse({joined_sse(openai_stream_chunks()), ": still here\n\n"});
@@ -324,8 +329,8 @@ TEST_CASE("openai client: a server that keeps the body open after [DONE] does no
     CHECK(server.connections() == 2);
 }
 
-TEST_CASE("openai client: a stream cut at every byte offset fails or returns the whole answer", "[client][openai][stream]")
-{
+TEST_CASE("openai client: a stream cut at every byte offset fails or returns the whole answer",
+          "[client][openai][stream]") {
     scripted_http_server server;
     openai_config c = config_for(server);
     c.retry = retry_policy::none();
@@ -335,11 +340,11 @@ TEST_CASE("openai client: a stream cut at every byte offset fails or returns the
         R"({"id":"x","choices":[{"index":0,"delta":{"role":"assistant","content":"H\u00e9"}}]})",
         R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{\"a\""}}]}}]})",
         R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]}}]})",
-        R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
-        "[DONE]"};
+        R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})", "[DONE]"};
     const auto pieces = sse_pieces(chunks);
     std::size_t encoded = 5; // the final "0\r\n\r\n"
-    for (const auto& p : pieces) encoded += fmt::format("{:x}\r\n", p.size()).size() + p.size() + 2;
+    for (const auto& p : pieces)
+        encoded += fmt::format("{:x}\r\n", p.size()).size() + p.size() + 2;
 
     chat_request r = hello();
     r.stream.on_text = [](std::string_view) {};
@@ -356,7 +361,8 @@ TEST_CASE("openai client: a stream cut at every byte offset fails or returns the
             CHECK(a.ai.tool_calls[0].args == json::object{{"a", 1}});
         } catch (const model_error& e) {
             ++failures;
-            const bool expected = e.kind() == model_error_kind::connection || e.kind() == model_error_kind::invalid_response;
+            const bool expected =
+                e.kind() == model_error_kind::connection || e.kind() == model_error_kind::invalid_response;
             CHECK(expected);
         }
     }
@@ -365,8 +371,8 @@ TEST_CASE("openai client: a stream cut at every byte offset fails or returns the
     CHECK(server.request_count() == encoded);
 }
 
-TEST_CASE("openai client: invalid JSON and unexpected shapes are invalid_response", "[client][openai][errors]")
-{
+TEST_CASE("openai client: invalid JSON and unexpected shapes are invalid_response",
+          "[client][openai][errors]") {
     scripted_http_server server;
     openai_chat_model model(config_for(server));
     server.push(scripted_response::json("{\"choices\": [ {\"message\": "));
@@ -376,15 +382,17 @@ TEST_CASE("openai client: invalid JSON and unexpected shapes are invalid_respons
 
     chat_request r = hello();
     r.stream.on_text = [](std::string_view) {};
-    server.push(scripted_response::sse({"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n", "data: {oops\n\n"}));
+    server.push(scripted_response::sse(
+        {"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n", "data: {oops\n\n"}));
     CHECK(error_of(model, r).kind() == model_error_kind::invalid_response);
-    server.push(scripted_response::sse({"data: {\"error\":{\"message\":\"prompt is too long\",\"type\":\"invalid_request_error\"}}\n\n"}));
+    server.push(scripted_response::sse(
+        {"data: {\"error\":{\"message\":\"prompt is too long\",\"type\":\"invalid_request_error\"}}\n\n"}));
     CHECK(error_of(model, r).kind() == model_error_kind::context_length_exceeded);
     CHECK(server.pending() == 0);
 }
 
-TEST_CASE("openai client: connection refused is retried, then a connection error", "[client][openai][errors]")
-{
+TEST_CASE("openai client: connection refused is retried, then a connection error",
+          "[client][openai][errors]") {
     unsigned short port = 0;
     {
         scripted_http_server gone;
@@ -403,8 +411,7 @@ TEST_CASE("openai client: connection refused is retried, then a connection error
     CHECK(std::string(e.what()).find("127.0.0.1") != std::string::npos);
 }
 
-TEST_CASE("openai client: configuration errors name what is missing", "[client][openai][config]")
-{
+TEST_CASE("openai client: configuration errors name what is missing", "[client][openai][config]") {
     ::unsetenv("AGENTWARE_TEST_UNSET_KEY");
     openai_config c;
     c.model = "m";
@@ -423,8 +430,8 @@ TEST_CASE("openai client: configuration errors name what is missing", "[client][
     CHECK_NOTHROW(openai_chat_model(c)); // local servers need no key
 }
 
-TEST_CASE("openai client: cancel() from another thread stops a blocking call promptly", "[client][openai][cancel]")
-{
+TEST_CASE("openai client: cancel() from another thread stops a blocking call promptly",
+          "[client][openai][cancel]") {
     scripted_http_server server;
     openai_chat_model model(config_for(server));
     scripted_response stall;
@@ -461,8 +468,7 @@ TEST_CASE("openai client: cancel() from another thread stops a blocking call pro
     stopper.join();
 }
 
-TEST_CASE("openai client: many concurrent async calls share one io_context", "[client][openai][async]")
-{
+TEST_CASE("openai client: many concurrent async calls share one io_context", "[client][openai][async]") {
     scripted_http_server server;
     constexpr int calls = 8;
     for (int i = 0; i < calls; ++i) {
@@ -477,20 +483,22 @@ TEST_CASE("openai client: many concurrent async calls share one io_context", "[c
     std::vector<chat_request> requests(calls, hello());
     for (int i = 0; i < calls; ++i) {
         requests[i].stream.on_text = [&texts, i](std::string_view d) { texts[i] += d; };
-        boost::asio::co_spawn(io, model.async_invoke(requests[i]), [&](std::exception_ptr e, model_response r) {
-            CHECK(e == nullptr);
-            CHECK(r.ai.tool_calls.size() == 2);
-            ++done;
-        });
+        boost::asio::co_spawn(io, model.async_invoke(requests[i]),
+                              [&](std::exception_ptr e, model_response r) {
+                                  CHECK(e == nullptr);
+                                  CHECK(r.ai.tool_calls.size() == 2);
+                                  ++done;
+                              });
     }
     io.run();
     CHECK(done == calls);
-    for (const auto& t : texts) CHECK(t == "Caf\xC3\xA9 time \xE2\x98\x83.");
+    for (const auto& t : texts)
+        CHECK(t == "Caf\xC3\xA9 time \xE2\x98\x83.");
     model.close_idle_connections();
 }
 
-TEST_CASE("openai client: Asio cancellation of the awaiting coroutine cancels the call", "[client][openai][async][cancel]")
-{
+TEST_CASE("openai client: Asio cancellation of the awaiting coroutine cancels the call",
+          "[client][openai][async][cancel]") {
     scripted_http_server server;
     scripted_response stall;
     stall.stall = true;
@@ -501,9 +509,11 @@ TEST_CASE("openai client: Asio cancellation of the awaiting coroutine cancels th
     std::exception_ptr error;
     const chat_request r = hello();
     boost::asio::co_spawn(io, model.async_invoke(r),
-                          boost::asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, model_response) { error = e; }));
+                          boost::asio::bind_cancellation_slot(
+                              signal.slot(), [&](std::exception_ptr e, model_response) { error = e; }));
     boost::asio::steady_timer timer(io, 50ms);
-    timer.async_wait([&](boost::system::error_code) { signal.emit(boost::asio::cancellation_type::terminal); });
+    timer.async_wait(
+        [&](boost::system::error_code) { signal.emit(boost::asio::cancellation_type::terminal); });
     const auto start = std::chrono::steady_clock::now();
     io.run();
     CHECK(std::chrono::steady_clock::now() - start < 250ms);
@@ -516,8 +526,7 @@ TEST_CASE("openai client: Asio cancellation of the awaiting coroutine cancels th
     model.close_idle_connections();
 }
 
-TEST_CASE("openai client: HTTPS goes through HTTPS_PROXY with CONNECT", "[client][openai][proxy]")
-{
+TEST_CASE("openai client: HTTPS goes through HTTPS_PROXY with CONNECT", "[client][openai][proxy]") {
     scripted_http_server proxy;
     proxy.push(scripted_response::json("", 403));
     ::setenv(key_variable, test_key, 1);
@@ -544,8 +553,7 @@ TEST_CASE("openai client: HTTPS goes through HTTPS_PROXY with CONNECT", "[client
     CHECK(detail::no_proxy_covers("*", "anything"));
 }
 
-TEST_CASE("retry policy: backoff grows, is capped and jittered; Retry-After forms", "[retry]")
-{
+TEST_CASE("retry policy: backoff grows, is capped and jittered; Retry-After forms", "[retry]") {
     retry_policy p;
     p.initial_backoff = 100ms;
     p.max_backoff = 1000ms;
@@ -561,13 +569,13 @@ TEST_CASE("retry policy: backoff grows, is capped and jittered; Retry-After form
     CHECK(detail::parse_retry_after(" 0.25 ") == std::chrono::milliseconds(250));
     CHECK(detail::parse_retry_after("0") == std::chrono::milliseconds(0));
     CHECK(detail::parse_retry_after("150", true) == std::chrono::milliseconds(150));
-    CHECK(detail::parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == std::chrono::milliseconds(0)); // in the past
+    CHECK(detail::parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") ==
+          std::chrono::milliseconds(0)); // in the past
     CHECK_FALSE(detail::parse_retry_after("soon"));
     CHECK_FALSE(detail::parse_retry_after("-1"));
 }
 
-TEST_CASE("urls: parts, default ports, IPv6, paths", "[transport]")
-{
+TEST_CASE("urls: parts, default ports, IPv6, paths", "[transport]") {
     const auto u = detail::parse_url("https://api.openai.com/v1/");
     CHECK(u.host == "api.openai.com");
     CHECK(u.port == "443");

@@ -18,8 +18,8 @@ using namespace agentware::test;
 
 namespace {
 
-model_response assemble(const std::string& bytes, std::vector<std::size_t> cuts = {}, const stream_handler* h = nullptr)
-{
+model_response assemble(const std::string& bytes, std::vector<std::size_t> cuts = {},
+                        const stream_handler* h = nullptr) {
     openai_stream_assembler a(h);
     std::size_t from = 0;
     for (std::size_t cut : cuts) {
@@ -30,8 +30,7 @@ model_response assemble(const std::string& bytes, std::vector<std::size_t> cuts 
     return a.finish();
 }
 
-model_error_kind kind_of(auto&& f)
-{
+model_error_kind kind_of(auto&& f) {
     try {
         f();
     } catch (const model_error& e) {
@@ -43,17 +42,19 @@ model_error_kind kind_of(auto&& f)
 
 } // namespace
 
-TEST_CASE("openai request: messages, system prompt, tools and settings", "[openai][format]")
-{
-    std::vector<message> history{human_message("hi"), ai_message("", {tool_call{"c1", "f", json::object{{"a", 1}}}}),
-                                 tool_message("c1", "f", "42"),
-                                 human_message({text_block("what is this?"), image_block("https://x/y.png", "low")})};
+TEST_CASE("openai request: messages, system prompt, tools and settings", "[openai][format]") {
+    std::vector<message> history{
+        human_message("hi"), ai_message("", {tool_call{"c1", "f", json::object{{"a", 1}}}}),
+        tool_message("c1", "f", "42"),
+        human_message({text_block("what is this?"), image_block("https://x/y.png", "low")})};
     history[1].reasoning = "hmm";
     chat_request r;
     r.messages = cow_vector<message>(history);
     r.system_prompt = "be brief";
-    std::vector<tool_schema> tools{{"f", "does f", json::parse(R"({"type":"object","properties":{"a":{"type":"integer"}}})").as_object()},
-                                   {"g", "", {}}};
+    std::vector<tool_schema> tools{
+        {"f", "does f",
+         json::parse(R"({"type":"object","properties":{"a":{"type":"integer"}}})").as_object()},
+        {"g", "", {}}};
     r.tools = cow_vector<tool_schema>(tools);
     r.settings.temperature = 0.5;
     r.settings.max_tokens = 100;
@@ -95,8 +96,8 @@ TEST_CASE("openai request: messages, system prompt, tools and settings", "[opena
     CHECK_FALSE(body2.contains("stream"));
 }
 
-TEST_CASE("openai request: no tools means no parallel_tool_calls; plain tool_choice values", "[openai][format]")
-{
+TEST_CASE("openai request: no tools means no parallel_tool_calls; plain tool_choice values",
+          "[openai][format]") {
     chat_request r;
     r.settings.parallel_tool_calls = true;
     r.settings.tool_choice = "required";
@@ -106,8 +107,7 @@ TEST_CASE("openai request: no tools means no parallel_tool_calls; plain tool_cho
     CHECK(body.at("messages").as_array().empty());
 }
 
-TEST_CASE("openai response: a plain answer with usage", "[openai][format]")
-{
+TEST_CASE("openai response: a plain answer with usage", "[openai][format]") {
     const model_response r = parse_openai_response(openai_plain_answer);
     CHECK(r.ai.is_ai());
     CHECK(r.ai.text() == "Hello! How can I help?");
@@ -117,8 +117,8 @@ TEST_CASE("openai response: a plain answer with usage", "[openai][format]")
     CHECK(r.ai.metadata.at("usage").at("total_tokens") == 29);
 }
 
-TEST_CASE("openai response: tool calls, with unparsable arguments kept as invalid calls", "[openai][format]")
-{
+TEST_CASE("openai response: tool calls, with unparsable arguments kept as invalid calls",
+          "[openai][format]") {
     const model_response r = parse_openai_response(openai_tool_answer);
     REQUIRE(r.ai.tool_calls.size() == 1);
     CHECK(r.ai.tool_calls[0] == tool_call{"call_1", "get_weather", json::object{{"city", "Paris"}}});
@@ -127,12 +127,12 @@ TEST_CASE("openai response: tool calls, with unparsable arguments kept as invali
     CHECK(r.ai.content.empty());
 }
 
-TEST_CASE("openai response: bad bodies are invalid_response errors", "[openai][format]")
-{
-    for (const char* body : {"", "{", "[]", "null", R"({"choices":[]})", R"({"choices":[1]})", R"({"choices":[{}]})",
-                             R"({"choices":[{"message":{"role":"user","content":"x"}}]})",
-                             R"({"choices":[{"message":{"role":"assistant","content":7}}]})",
-                             R"({"choices":[{"message":{"role":"assistant","tool_calls":[{"function":{}}]}}]})"}) {
+TEST_CASE("openai response: bad bodies are invalid_response errors", "[openai][format]") {
+    for (const char* body :
+         {"", "{", "[]", "null", R"({"choices":[]})", R"({"choices":[1]})", R"({"choices":[{}]})",
+          R"({"choices":[{"message":{"role":"user","content":"x"}}]})",
+          R"({"choices":[{"message":{"role":"assistant","content":7}}]})",
+          R"({"choices":[{"message":{"role":"assistant","tool_calls":[{"function":{}}]}}]})"}) {
         INFO(body);
         CHECK(kind_of([&] { parse_openai_response(body); }) == model_error_kind::invalid_response);
     }
@@ -140,8 +140,7 @@ TEST_CASE("openai response: bad bodies are invalid_response errors", "[openai][f
     CHECK(parse_openai_response(R"({"choices":[{"message":{"content":"ok"}}]})").ai.text() == "ok");
 }
 
-TEST_CASE("openai stream: text, reasoning and tool calls spread over chunks", "[openai][stream]")
-{
+TEST_CASE("openai stream: text, reasoning and tool calls spread over chunks", "[openai][stream]") {
     std::string text, reasoning;
     stream_handler h{[&](std::string_view d) { text += d; }, [&](std::string_view d) { reasoning += d; }};
     const model_response r = assemble(sse_body(openai_stream_chunks()), {}, &h);
@@ -158,8 +157,7 @@ TEST_CASE("openai stream: text, reasoning and tool calls spread over chunks", "[
 }
 
 TEST_CASE("openai stream: every split gives the same message; every cut gives an error or the whole message",
-          "[openai][stream]")
-{
+          "[openai][stream]") {
     const std::string bytes = sse_body(openai_stream_chunks());
     const model_response whole = assemble(bytes);
     for (std::size_t i = 0; i <= bytes.size(); ++i) {
@@ -183,28 +181,40 @@ TEST_CASE("openai stream: every split gives the same message; every cut gives an
     CHECK(errors > bytes.size() / 2);
 }
 
-TEST_CASE("openai stream: error events and malformed chunks are typed errors", "[openai][stream]")
-{
+TEST_CASE("openai stream: error events and malformed chunks are typed errors", "[openai][stream]") {
     CHECK(kind_of([] { assemble("data: {not json}\n\n"); }) == model_error_kind::invalid_response);
     CHECK(kind_of([] { assemble("data: [1]\n\n"); }) == model_error_kind::invalid_response);
-    CHECK(kind_of([] { assemble(R"(data: {"choices":[{"delta":{"content":5}}]})"
-                                "\n\n"); }) == model_error_kind::invalid_response);
-    CHECK(kind_of([] { assemble(R"(data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]})"
-                                "\n\ndata: [DONE]\n\n"); }) == model_error_kind::invalid_response); // no name
-    CHECK(kind_of([] { assemble("data: {\"error\":{\"message\":\"This model's maximum context length is 8192 tokens\",\"code\":\"context_length_exceeded\"}}\n\n"); }) ==
-          model_error_kind::context_length_exceeded);
-    CHECK(kind_of([] { assemble("event: error\ndata: {\"error\":{\"message\":\"overloaded\"}}\n\n"); }) == model_error_kind::server);
+    CHECK(kind_of([] {
+              assemble(R"(data: {"choices":[{"delta":{"content":5}}]})"
+                       "\n\n");
+          }) == model_error_kind::invalid_response);
+    CHECK(
+        kind_of([] {
+            assemble(
+                R"(data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":"tool_calls"}]})"
+                "\n\ndata: [DONE]\n\n");
+        }) == model_error_kind::invalid_response); // no name
+    CHECK(kind_of([] {
+              assemble("data: {\"error\":{\"message\":\"This model's maximum context length is 8192 "
+                       "tokens\",\"code\":\"context_length_exceeded\"}}\n\n");
+          }) == model_error_kind::context_length_exceeded);
+    CHECK(kind_of([] { assemble("event: error\ndata: {\"error\":{\"message\":\"overloaded\"}}\n\n"); }) ==
+          model_error_kind::server);
     CHECK(kind_of([] { assemble(""); }) == model_error_kind::invalid_response);
 }
 
-TEST_CASE("openai stream: tool-call deltas without an index, and text after [DONE] ignored", "[openai][stream]")
-{
+TEST_CASE("openai stream: tool-call deltas without an index, and text after [DONE] ignored",
+          "[openai][stream]") {
     const std::string bytes =
-        R"(data: {"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{\"x\""}}]}}]})" "\n\n"
-        R"(data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":":1}"}}]}}]})" "\n\n"
-        R"(data: {"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"g","arguments":{"y":2}}}]}}]})" "\n\n"
+        R"(data: {"choices":[{"delta":{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{\"x\""}}]}}]})"
+        "\n\n"
+        R"(data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":":1}"}}]}}]})"
+        "\n\n"
+        R"(data: {"choices":[{"delta":{"tool_calls":[{"id":"b","function":{"name":"g","arguments":{"y":2}}}]}}]})"
+        "\n\n"
         "data: [DONE]\n\n"
-        R"(data: {"choices":[{"delta":{"content":"late"}}]})" "\n\n";
+        R"(data: {"choices":[{"delta":{"content":"late"}}]})"
+        "\n\n";
     const model_response r = assemble(bytes);
     REQUIRE(r.ai.tool_calls.size() == 2);
     CHECK(r.ai.tool_calls[0] == tool_call{"a", "f", json::object{{"x", 1}}});
@@ -212,9 +222,9 @@ TEST_CASE("openai stream: tool-call deltas without an index, and text after [DON
     CHECK(r.ai.content.empty());
 }
 
-TEST_CASE("provider errors: kinds by status, provider message, context length, key redaction", "[errors]")
-{
-    const model_error e401 = detail::http_error("openai", 401,
+TEST_CASE("provider errors: kinds by status, provider message, context length, key redaction", "[errors]") {
+    const model_error e401 = detail::http_error(
+        "openai", 401,
         R"({"error":{"message":"Incorrect API key provided: sk-secret-123456.","type":"invalid_request_error","code":"invalid_api_key"}})",
         "sk-secret-123456");
     CHECK(e401.kind() == model_error_kind::authentication);
@@ -222,11 +232,20 @@ TEST_CASE("provider errors: kinds by status, provider message, context length, k
     CHECK(e401.provider_message() == "Incorrect API key provided: [redacted].");
     CHECK(std::string(e401.what()).find("sk-secret") == std::string::npos);
 
-    CHECK(detail::http_error("x", 400, R"({"error":{"message":"This model's maximum context length is 4097 tokens.","code":"context_length_exceeded"}})", "").kind() ==
-          model_error_kind::context_length_exceeded);
-    CHECK(detail::http_error("x", 400, R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}})", "").kind() ==
-          model_error_kind::context_length_exceeded);
-    CHECK(detail::http_error("x", 400, R"({"error":"model 'x' not found"})", "").provider_message() == "model 'x' not found");
+    CHECK(
+        detail::http_error(
+            "x", 400,
+            R"({"error":{"message":"This model's maximum context length is 4097 tokens.","code":"context_length_exceeded"}})",
+            "")
+            .kind() == model_error_kind::context_length_exceeded);
+    CHECK(
+        detail::http_error(
+            "x", 400,
+            R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}})",
+            "")
+            .kind() == model_error_kind::context_length_exceeded);
+    CHECK(detail::http_error("x", 400, R"({"error":"model 'x' not found"})", "").provider_message() ==
+          "model 'x' not found");
     CHECK(detail::http_error("x", 404, "<html>nope</html>", "").kind() == model_error_kind::bad_request);
     CHECK(detail::http_error("x", 429, "{}", "").kind() == model_error_kind::rate_limited);
     CHECK(detail::http_error("x", 503, "", "").kind() == model_error_kind::server);

@@ -45,11 +45,12 @@ inline const std::string openai_tool_answer = R"({
 
 /// The data payloads of a streamed answer with reasoning, text and two tool
 /// calls whose arguments are spread over many chunks, then usage and [DONE].
-inline std::vector<std::string> openai_stream_chunks()
-{
-    const std::string head = R"({"id":"chatcmpl-s1","object":"chat.completion.chunk","created":1,"model":"deepseek-reasoner","choices":[)";
+inline std::vector<std::string> openai_stream_chunks() {
+    const std::string head =
+        R"({"id":"chatcmpl-s1","object":"chat.completion.chunk","created":1,"model":"deepseek-reasoner","choices":[)";
     auto chunk = [&](const std::string& delta, const std::string& finish = "null") {
-        return head + R"({"index":0,"delta":)" + delta + R"(,"logprobs":null,"finish_reason":)" + finish + "}]}";
+        return head + R"({"index":0,"delta":)" + delta + R"(,"logprobs":null,"finish_reason":)" + finish +
+               "}]}";
     };
     return {
         chunk(R"({"role":"assistant","content":"","reasoning_content":""})"),
@@ -57,9 +58,11 @@ inline std::vector<std::string> openai_stream_chunks()
         chunk(R"({"reasoning_content":"think."})"),
         chunk(R"({"content":"Caf\u00e9 "})"),
         chunk(R"({"content":"time \u2603."})"),
-        chunk(R"({"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]})"),
+        chunk(
+            R"({"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]})"),
         chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]})"),
-        chunk(R"({"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{}"}}]})"),
+        chunk(
+            R"({"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{}"}}]})"),
         chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"ty\": \"Par"}}]})"),
         chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"is\"}"}}]})"),
         chunk(R"({})", R"("tool_calls")"),
@@ -70,10 +73,10 @@ inline std::vector<std::string> openai_stream_chunks()
 
 /// The chunks as an SSE body ("data: ...\n\n" each), with a comment line
 /// and CRLF endings in places, as real servers mix them.
-inline std::string sse_body(const std::vector<std::string>& datas)
-{
+inline std::string sse_body(const std::vector<std::string>& datas) {
     std::string out = ": OPENROUTER PROCESSING\n\n";
-    for (std::size_t i = 0; i < datas.size(); ++i) out += "data: " + datas[i] + (i % 3 == 1 ? "\r\n\r\n" : "\n\n");
+    for (std::size_t i = 0; i < datas.size(); ++i)
+        out += "data: " + datas[i] + (i % 3 == 1 ? "\r\n\r\n" : "\n\n");
     return out;
 }
 

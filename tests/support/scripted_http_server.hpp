@@ -45,8 +45,8 @@ struct scripted_response {
     int status = 200;
     std::string content_type = "application/json";
     std::vector<std::pair<std::string, std::string>> headers;
-    std::vector<std::string> parts;   ///< the body, written piece by piece
-    bool chunked = false;             ///< Transfer-Encoding: chunked, one chunk per part
+    std::vector<std::string> parts;             ///< the body, written piece by piece
+    bool chunked = false;                       ///< Transfer-Encoding: chunked, one chunk per part
     std::chrono::milliseconds delay_before{0};  ///< before the status line
     std::chrono::milliseconds delay_between{0}; ///< between body pieces
     /// Close the connection after this many bytes of the encoded body (chunk framing included).
@@ -54,24 +54,21 @@ struct scripted_response {
     bool stall = false; ///< read the request and never answer
     bool close = false; ///< "Connection: close" and close after answering
 
-    static scripted_response json(std::string body, int status = 200)
-    {
+    static scripted_response json(std::string body, int status = 200) {
         scripted_response r;
         r.status = status;
         r.parts = {std::move(body)};
         return r;
     }
     /// A chunked text/event-stream body, one chunk per piece.
-    static scripted_response sse(std::vector<std::string> pieces)
-    {
+    static scripted_response sse(std::vector<std::string> pieces) {
         scripted_response r;
         r.content_type = "text/event-stream";
         r.chunked = true;
         r.parts = std::move(pieces);
         return r;
     }
-    scripted_response& header(std::string name, std::string value)
-    {
+    scripted_response& header(std::string name, std::string value) {
         headers.emplace_back(std::move(name), std::move(value));
         return *this;
     }
@@ -85,8 +82,7 @@ struct recorded_request {
     std::string sni; ///< the TLS server name the client sent (HTTPS only)
 
     boost::json::value json() const { return boost::json::parse(body); }
-    std::string header(const std::string& name) const
-    {
+    std::string header(const std::string& name) const {
         const auto it = headers.find(name);
         return it == headers.end() ? std::string() : it->second;
     }
@@ -101,8 +97,7 @@ struct tls_identity {
 class scripted_http_server {
 public:
     explicit scripted_http_server(const tls_identity* tls = nullptr)
-        : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0})
-    {
+        : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
         if (tls != nullptr) {
             ssl_.emplace(boost::asio::ssl::context::tls_server);
             ssl_->use_certificate_chain(boost::asio::buffer(tls->cert_pem));
@@ -118,38 +113,32 @@ public:
 
     ~scripted_http_server() { stop(); }
 
-    void stop()
-    {
+    void stop() {
         if (!thread_.joinable()) return;
         io_.stop();
         thread_.join();
     }
 
     unsigned short port() const noexcept { return port_; }
-    std::string base_url(const std::string& path = "/v1") const
-    {
+    std::string base_url(const std::string& path = "/v1") const {
         return (ssl_ ? "https://localhost:" : "http://127.0.0.1:") + std::to_string(port_) + path;
     }
 
-    void push(scripted_response r)
-    {
+    void push(scripted_response r) {
         std::lock_guard lock(mutex_);
         script_.push_back(std::move(r));
     }
 
-    std::vector<recorded_request> requests() const
-    {
+    std::vector<recorded_request> requests() const {
         std::lock_guard lock(mutex_);
         return requests_;
     }
-    std::size_t request_count() const
-    {
+    std::size_t request_count() const {
         std::lock_guard lock(mutex_);
         return requests_.size();
     }
     std::size_t connections() const noexcept { return connections_; }
-    std::size_t pending() const
-    {
+    std::size_t pending() const {
         std::lock_guard lock(mutex_);
         return script_.size();
     }
@@ -157,51 +146,53 @@ public:
 private:
     using tcp = boost::asio::ip::tcp;
 
-    boost::asio::awaitable<void> accept_loop()
-    {
+    boost::asio::awaitable<void> accept_loop() {
         for (;;) {
             boost::system::error_code ec;
-            tcp::socket socket = co_await acceptor_.async_accept(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+            tcp::socket socket =
+                co_await acceptor_.async_accept(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
             if (ec) co_return;
             ++connections_;
             boost::asio::co_spawn(io_, session(std::move(socket)), boost::asio::detached);
         }
     }
 
-    scripted_response next(recorded_request r)
-    {
+    scripted_response next(recorded_request r) {
         std::lock_guard lock(mutex_);
         requests_.push_back(std::move(r));
-        if (script_.empty()) return scripted_response::json(R"({"error":{"message":"no scripted response left"}})", 500);
+        if (script_.empty())
+            return scripted_response::json(R"({"error":{"message":"no scripted response left"}})", 500);
         scripted_response out = std::move(script_.front());
         script_.pop_front();
         return out;
     }
 
-    static std::string head_of(const scripted_response& r)
-    {
+    static std::string head_of(const scripted_response& r) {
         namespace http = boost::beast::http;
         std::string head_out = "HTTP/1.1 " + std::to_string(r.status) + " " +
-                   std::string(http::obsolete_reason(static_cast<http::status>(r.status))) + "\r\n";
+                               std::string(http::obsolete_reason(static_cast<http::status>(r.status))) +
+                               "\r\n";
         head_out += "Content-Type: " + r.content_type + "\r\n";
-        for (const auto& [name, value] : r.headers) head_out += name + ": " + value + "\r\n";
+        for (const auto& [name, value] : r.headers)
+            head_out += name + ": " + value + "\r\n";
         if (r.close) head_out += "Connection: close\r\n";
         if (r.chunked) {
             head_out += "Transfer-Encoding: chunked\r\n";
         } else {
             std::size_t total = 0;
-            for (const auto& p : r.parts) total += p.size();
+            for (const auto& p : r.parts)
+                total += p.size();
             head_out += "Content-Length: " + std::to_string(total) + "\r\n";
         }
         head_out += "\r\n";
         return head_out;
     }
 
-    static std::vector<std::string> encoded_parts(const scripted_response& r)
-    {
+    static std::vector<std::string> encoded_parts(const scripted_response& r) {
         std::vector<std::string> out;
         for (const auto& p : r.parts) {
-            if (!r.chunked) out.push_back(p);
+            if (!r.chunked)
+                out.push_back(p);
             else if (!p.empty()) {
                 char size[32];
                 std::snprintf(size, sizeof size, "%zx\r\n", p.size());
@@ -215,14 +206,12 @@ private:
     static tcp::socket& raw(tcp::socket& s) { return s; }
     static tcp::socket& raw(boost::asio::ssl::stream<tcp::socket>& s) { return s.next_layer(); }
     static std::string server_name(tcp::socket&) { return {}; }
-    static std::string server_name(boost::asio::ssl::stream<tcp::socket>& s)
-    {
+    static std::string server_name(boost::asio::ssl::stream<tcp::socket>& s) {
         const char* name = SSL_get_servername(s.native_handle(), TLSEXT_NAMETYPE_host_name);
         return name == nullptr ? std::string() : std::string(name);
     }
 
-    boost::asio::awaitable<void> session(tcp::socket socket)
-    {
+    boost::asio::awaitable<void> session(tcp::socket socket) {
         if (!ssl_) {
             co_await serve(socket);
             co_return;
@@ -236,8 +225,7 @@ private:
     }
 
     template <class Stream>
-    boost::asio::awaitable<void> serve(Stream& socket)
-    {
+    boost::asio::awaitable<void> serve(Stream& socket) {
         namespace asio = boost::asio;
         namespace http = boost::beast::http;
         boost::beast::flat_buffer buffer;
@@ -271,7 +259,8 @@ private:
                 co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
             }
             const std::string head = head_of(r);
-            co_await asio::async_write(socket, asio::buffer(head), asio::redirect_error(asio::use_awaitable, ec));
+            co_await asio::async_write(socket, asio::buffer(head),
+                                       asio::redirect_error(asio::use_awaitable, ec));
             if (ec) co_return;
             std::size_t written = 0;
             bool first = true;

@@ -20,8 +20,7 @@ struct test_certificate {
     std::string key_pem;
 };
 
-inline test_certificate make_test_certificate()
-{
+inline test_certificate make_test_certificate() {
     auto fail = [](const char* what) { return std::runtime_error(std::string("test certificate: ") + what); };
     std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(EVP_EC_gen("P-256"), &EVP_PKEY_free);
     if (!key) throw fail("key generation failed");
@@ -32,7 +31,8 @@ inline test_certificate make_test_certificate()
     X509_gmtime_adj(X509_getm_notAfter(cert.get()), 3600);
     X509_set_pubkey(cert.get(), key.get());
     X509_NAME* name = X509_get_subject_name(cert.get());
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("localhost"),
+                               -1, -1, 0);
     X509_set_issuer_name(cert.get(), name);
 
     X509V3_CTX ctx;
@@ -57,7 +57,8 @@ inline test_certificate make_test_certificate()
     };
     test_certificate out;
     out.cert_pem = pem([&](BIO* b) { PEM_write_bio_X509(b, cert.get()); });
-    out.key_pem = pem([&](BIO* b) { PEM_write_bio_PrivateKey(b, key.get(), nullptr, nullptr, 0, nullptr, nullptr); });
+    out.key_pem =
+        pem([&](BIO* b) { PEM_write_bio_PrivateKey(b, key.get(), nullptr, nullptr, 0, nullptr, nullptr); });
     return out;
 }
 

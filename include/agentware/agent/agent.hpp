@@ -15,6 +15,7 @@
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/run.hpp>
 #include <agentware/agent/runtime.hpp>
+#include <agentware/agent/wrap.hpp>
 #include <agentware/core/pipeline.hpp>
 #include <agentware/model/async_chat_model.hpp>
 #include <agentware/model/chat_model.hpp>
@@ -51,7 +52,7 @@ namespace agentware {
 struct agent_options {
     std::string system_prompt; ///< lent to each round's request: change it only while no run is in progress
     model_settings settings;
-    std::size_t max_parallel_tools = 4; ///< threads that run one round's tool calls side by side
+    std::size_t max_parallel_tools = 4;  ///< threads that run one round's tool calls side by side
     bool validate_tool_arguments = true; ///< check arguments against each tool's schema first
 };
 
@@ -117,14 +118,16 @@ public:
     /// with `async_invoke` is awaited, and so is an asynchronous tool's
     /// `async_call`; blocking tools run on the agent's pool while the coroutine
     /// waits. So a few threads can keep thousands of runs waiting.
-    boost::asio::awaitable<run_result> async_run(state_type& state, agent_input input, run_config config = {}) {
+    boost::asio::awaitable<run_result> async_run(state_type& state, agent_input input,
+                                                 run_config config = {}) {
         run_result result;
         runtime rt = start(state, std::move(input), config, result);
         detail::tool_round<state_type> round;
         try {
             for (auto step = first_step(state, rt, result); step != detail::loop_step::end;)
-                step = step == detail::loop_step::tools ? co_await async_run_tools(state, rt, config, result, round)
-                                                        : co_await async_model_round(state, rt, config, result);
+                step = step == detail::loop_step::tools
+                           ? co_await async_run_tools(state, rt, config, result, round)
+                           : co_await async_model_round(state, rt, config, result);
         } catch (...) {
             fail(result, std::current_exception());
         }
@@ -132,7 +135,8 @@ public:
         co_return result;
     }
 
-    boost::asio::awaitable<invoke_result<state_type>> async_invoke(agent_input input, run_config config = {}) {
+    boost::asio::awaitable<invoke_result<state_type>> async_invoke(agent_input input,
+                                                                   run_config config = {}) {
         invoke_result<state_type> out;
         if (!load_state(config, out)) co_return out;
         static_cast<run_result&>(out) = co_await async_run(out.state, std::move(input), config);
@@ -147,7 +151,8 @@ private:
     void add_middleware_tools() {
         pipeline_.for_each_enabled([this](auto& m) {
             if constexpr (requires { m.tools(); })
-                for (auto& t : m.tools()) tools_.add(std::shared_ptr<tool_interface>(t));
+                for (auto& t : m.tools())
+                    tools_.add(std::shared_ptr<tool_interface>(t));
         });
     }
 
@@ -167,9 +172,11 @@ private:
     };
 
     runtime start(state_type& state, agent_input input, const run_config& config, run_result& result) {
-        runtime rt{config.thread_id, config.run_id.empty() ? make_message_id() : config.run_id, config.context, 0};
+        runtime rt{config.thread_id, config.run_id.empty() ? make_message_id() : config.run_id,
+                   config.context, 0};
         result.first_new_message = state.messages.size();
-        for (auto& m : input.messages) detail::append_message(state.messages, std::move(m));
+        for (auto& m : input.messages)
+            detail::append_message(state.messages, std::move(m));
         return rt;
     }
 
@@ -221,7 +228,8 @@ private:
     void notify(const run_config& config, std::string_view node, const runtime& rt, const state_type& state,
                 std::size_t first) {
         if (config.on_update)
-            config.on_update(agent_update{node, rt.round, std::span<const message>(state.messages).subspan(first)});
+            config.on_update(
+                agent_update{node, rt.round, std::span<const message>(state.messages).subspan(first)});
     }
 
     model_request<state_type> make_request(state_type& state, runtime& rt, const run_config& config) {
@@ -255,8 +263,8 @@ private:
     }
 
     // After the model call: record the answer, run after_model, decide.
-    detail::loop_step leave_round(state_type& state, runtime& rt, const run_config& config, run_result& result,
-                                  model_response&& response) {
+    detail::loop_step leave_round(state_type& state, runtime& rt, const run_config& config,
+                                  run_result& result, model_response&& response) {
         result.usage += response.usage;
         result.rounds = rt.round;
         std::size_t first = state.messages.size();
@@ -273,13 +281,14 @@ private:
         return detail::loop_step::end;
     }
 
-    detail::loop_step model_round(state_type& state, runtime& rt, const run_config& config, run_result& result,
-                                  detail::run_buffers<state_type>& buffers) {
+    detail::loop_step model_round(state_type& state, runtime& rt, const run_config& config,
+                                  run_result& result, detail::run_buffers<state_type>& buffers) {
         if (auto step = enter_round(state, rt, config, result)) return *step;
         model_response response = [&] {
             if constexpr (Pipeline::template declares<hooks::wrap_model_call_t>) {
                 auto req = make_request(state, rt, config);
-                return pipeline_.wrap_model_call(req, [this](model_request<state_type>& r) { return model_.invoke(r); });
+                return pipeline_.wrap_model_call(
+                    req, [this](model_request<state_type>& r) { return model_.invoke(r); });
             } else {
                 // No hook can change the request, and what it borrows (the
                 // history, the tools) is the same every round: one serves the run.
@@ -290,8 +299,8 @@ private:
         return leave_round(state, rt, config, result, std::move(response));
     }
 
-    boost::asio::awaitable<detail::loop_step> async_model_round(state_type& state, runtime& rt,
-                                                                const run_config& config, run_result& result) {
+    boost::asio::awaitable<detail::loop_step>
+    async_model_round(state_type& state, runtime& rt, const run_config& config, run_result& result) {
         if (auto step = enter_round(state, rt, config, result)) co_return *step;
         auto req = make_request(state, rt, config);
         // The terminal copies the request into the model coroutine's frame
@@ -308,7 +317,7 @@ private:
             co_return model_.invoke(request);
     }
 
-    tool_result call_through_chain(tool_request<state_type>& req) {
+    tool_response call_through_chain(tool_request<state_type>& req) {
         return pipeline_.wrap_tool_call(req, [this](tool_request<state_type>& r) {
             return detail::call_tool(r, tools_, options_.validate_tool_arguments);
         });
@@ -320,8 +329,9 @@ private:
         detail::collect_tool_calls(state, rt, tools_, round);
     }
 
-    detail::loop_step merge_tools(state_type& state, runtime& rt, const run_config& config, run_result& result,
-                                  detail::tool_round<state_type>& round, std::size_t first) {
+    detail::loop_step merge_tools(state_type& state, runtime& rt, const run_config& config,
+                                  run_result& result, detail::tool_round<state_type>& round,
+                                  std::size_t first) {
         bool ended = false;
         std::exception_ptr failure = detail::merge_tool_results(state, round, ended);
         notify(config, "tools", rt, state, first);
@@ -363,11 +373,12 @@ private:
     }
 
     // A member coroutine, not a lambda: its parameters live in its own frame.
-    boost::asio::awaitable<void> async_call_into(std::optional<tool_result>& out, tool_request<state_type>& req) {
+    boost::asio::awaitable<void> async_call_into(std::optional<tool_response>& out,
+                                                 tool_request<state_type>& req) {
         out = co_await async_call_through_chain(req);
     }
 
-    boost::asio::awaitable<tool_result> async_call_through_chain(tool_request<state_type>& req) {
+    boost::asio::awaitable<tool_response> async_call_through_chain(tool_request<state_type>& req) {
         // Wrap hooks run on the caller's executor; the blocking tool runs on the pool.
         co_return co_await pipeline_.wrap_tool_call(req, [this](tool_request<state_type>& r) {
             return async_call_tool(tool_request<state_type>(r));
@@ -377,14 +388,14 @@ private:
     // An asynchronous tool is awaited here, on the caller's executor (so are
     // calls answered without running: an unknown tool, bad arguments); a
     // blocking one runs on the pool, so that it holds no executor's thread.
-    boost::asio::awaitable<tool_result> async_call_tool(tool_request<state_type> r) {
+    boost::asio::awaitable<tool_response> async_call_tool(tool_request<state_type> r) {
         if (!r.tool || r.tool->is_async())
             co_return co_await detail::async_call_tool(r, tools_, options_.validate_tool_arguments);
         co_return co_await boost::asio::co_spawn(pool_->get(), call_tool_on_pool(std::move(r)),
                                                  boost::asio::use_awaitable);
     }
 
-    boost::asio::awaitable<tool_result> call_tool_on_pool(tool_request<state_type> r) {
+    boost::asio::awaitable<tool_response> call_tool_on_pool(tool_request<state_type> r) {
         co_return detail::call_tool(r, tools_, options_.validate_tool_arguments);
     }
 
@@ -408,12 +419,14 @@ private:
             std::vector<op_type> ops;
             ops.reserve(calls.size());
             for (auto& slot : calls)
-                ops.push_back(boost::asio::co_spawn(ex, async_call_into(slot.result, slot.request), boost::asio::deferred));
-            auto [order, errors] = co_await boost::asio::experimental::make_parallel_group(std::move(ops))
-                                       .async_wait(boost::asio::experimental::wait_for_all(),
-                                                   boost::asio::use_awaitable);
+                ops.push_back(boost::asio::co_spawn(ex, async_call_into(slot.result, slot.request),
+                                                    boost::asio::deferred));
+            auto [order, errors] =
+                co_await boost::asio::experimental::make_parallel_group(std::move(ops))
+                    .async_wait(boost::asio::experimental::wait_for_all(), boost::asio::use_awaitable);
             (void)order;
-            for (std::size_t i = 0; i < calls.size(); ++i) calls[i].failure = errors[i];
+            for (std::size_t i = 0; i < calls.size(); ++i)
+                calls[i].failure = errors[i];
         }
         co_return merge_tools(state, rt, config, result, round, first);
     }
@@ -435,7 +448,8 @@ auto make_agent(Model model, tool_set tools, Middlewares... middlewares) {
     if constexpr (sizeof...(Middlewares) == 0)
         return agent<Model, pipeline_t>(std::move(model), std::move(tools));
     else
-        return agent<Model, pipeline_t>(std::move(model), std::move(tools), pipeline_t(std::move(middlewares)...));
+        return agent<Model, pipeline_t>(std::move(model), std::move(tools),
+                                        pipeline_t(std::move(middlewares)...));
 }
 
 } // namespace agentware

@@ -5,7 +5,7 @@
 // each with access to the state and the run.
 
 #include <agentware/agent/runtime.hpp>
-#include <agentware/detail/cow.hpp>
+#include <agentware/core/cow.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/model/chat_model.hpp>
 #include <agentware/state/update.hpp>
@@ -39,7 +39,7 @@ struct tool_request {
 
 /// What one tool call produced: the tool message answering it, changes to the
 /// state, and whether the run ends after this round.
-struct tool_result {
+struct tool_response {
     message msg;
     state_update update;
     bool end_run = false;

@@ -30,11 +30,16 @@ enum class stop_reason {
 
 constexpr std::string_view to_string(stop_reason r) noexcept {
     switch (r) {
-        case stop_reason::finished: return "finished";
-        case stop_reason::ended_by_hook: return "ended_by_hook";
-        case stop_reason::ended_by_tool: return "ended_by_tool";
-        case stop_reason::recursion_limit: return "recursion_limit";
-        case stop_reason::error: return "error";
+    case stop_reason::finished:
+        return "finished";
+    case stop_reason::ended_by_hook:
+        return "ended_by_hook";
+    case stop_reason::ended_by_tool:
+        return "ended_by_tool";
+    case stop_reason::recursion_limit:
+        return "recursion_limit";
+    case stop_reason::error:
+        return "error";
     }
     return "unknown";
 }
@@ -54,7 +59,7 @@ struct run_config {
     std::size_t recursion_limit = 100; ///< passes through the loop before the run stops with an error
     boost::json::object context;       ///< starts the runtime's context (user_id, flags, ...)
     std::function<void(const agent_update&)> on_update; ///< each step, as it happens
-    stream_handler stream;             ///< model text deltas, when the model streams
+    stream_handler stream;                              ///< model text deltas, when the model streams
 };
 
 /// What a run did. The state itself (all messages, the new ones included) is
@@ -70,7 +75,9 @@ struct run_result {
     /// (DeerFlow's `stop_reason` such as "loop_capped", the sandbox id, ...).
     boost::json::object context;
 
-    bool ok() const noexcept { return reason != stop_reason::error && reason != stop_reason::recursion_limit; }
+    bool ok() const noexcept {
+        return reason != stop_reason::error && reason != stop_reason::recursion_limit;
+    }
 };
 
 /// A run's result together with the thread's state after it.
@@ -80,7 +87,8 @@ struct invoke_result : run_result {
 
     /// The messages this run added, its input included.
     std::span<const message> new_messages() const noexcept {
-        std::size_t first = first_new_message <= state.messages.size() ? first_new_message : state.messages.size();
+        std::size_t first =
+            first_new_message <= state.messages.size() ? first_new_message : state.messages.size();
         return std::span<const message>(state.messages).subspan(first);
     }
     /// The text of the last ai message, or "" when there is none.

@@ -8,7 +8,7 @@
 //   static void merge(value_type& current, value_type&& update);
 // the rule that folds an update into the current value (without one, the
 // update replaces the value). A middleware lists its fields as
-//   using state = agentware::fields<artifacts, viewed_images>;
+//   using state_fields = agentware::fields<artifacts, viewed_images>;
 // and the pipeline unites the lists of all its middlewares.
 
 #include <agentware/core/type_list.hpp>
@@ -27,9 +27,8 @@ concept state_field = requires {
 };
 
 template <class F>
-concept field_with_merge = state_field<F> && requires(typename F::value_type& v) {
-    F::merge(v, std::move(v));
-};
+concept field_with_merge =
+    state_field<F> && requires(typename F::value_type& v) { F::merge(v, std::move(v)); };
 
 /// The list of fields a middleware adds to the agent state.
 template <state_field... Fs>
@@ -55,10 +54,21 @@ struct declared_fields {
     using type = type_list<>;
 };
 template <class M>
-    requires requires { typename M::state; }
+    requires requires { typename M::state_fields; }
 struct declared_fields<M> {
-    using type = typename M::state;
+    using type = typename M::state_fields;
 };
+
+template <class T>
+inline constexpr bool is_field_list = false;
+template <class... Fs>
+inline constexpr bool is_field_list<type_list<Fs...>> = true;
+
+// The spelling of earlier versions, `using state = fields<...>`, shadowed the
+// `state` parameter of every hook; it is refused with a message rather than
+// silently ignored.
+template <class M>
+concept declares_fields_as_state = requires { typename M::state; } && is_field_list<typename M::state>;
 
 template <class List>
 struct fields_have_distinct_names;
@@ -75,7 +85,7 @@ struct fields_have_distinct_names<type_list<Fs...>> {
 
 } // namespace detail
 
-/// The fields a middleware type declares (`using state = fields<...>`), or none.
+/// The fields a middleware type declares (`using state_fields = fields<...>`), or none.
 template <class M>
 using declared_fields_t = typename detail::declared_fields<M>::type;
 

@@ -24,9 +24,8 @@ namespace detail {
 
 // A node hook may return nothing, an unconditional jump, or an optional jump.
 template <class R>
-concept node_hook_return =
-    std::is_void_v<R> || std::same_as<std::remove_cvref_t<R>, jump_to> ||
-    std::same_as<std::remove_cvref_t<R>, hook_result>;
+concept node_hook_return = std::is_void_v<R> || std::same_as<std::remove_cvref_t<R>, jump_to> ||
+                           std::same_as<std::remove_cvref_t<R>, hook_result>;
 
 } // namespace detail
 
@@ -41,63 +40,66 @@ enum class hook_shape { node, wrap };
 
 // One descriptor per hook kind. A macro, because the member name is the only
 // thing that differs and C++ cannot name a member by a compile-time string.
-#define AGENTWARE_DETAIL_DEFINE_HOOK(NAME, SHAPE, CALL_TEXT)                                     \
-    namespace agentware {                                                                        \
-    namespace detail {                                                                           \
-    struct NAME##_name_probe {                                                                   \
-        int NAME;                                                                                \
-    };                                                                                           \
-    template <class M>                                                                           \
-    struct NAME##_lookup final : M, NAME##_name_probe {};                                        \
-    }                                                                                            \
-    /** True when `M` has a member named NAME, whatever its signature. */                       \
-    template <class M>                                                                           \
-    concept declares_##NAME = std::is_class_v<M> && !std::is_final_v<M> &&                       \
-                              !requires { &detail::NAME##_lookup<M>::NAME; };                    \
-    namespace hooks {                                                                            \
-    struct NAME##_t {                                                                            \
-        static constexpr std::string_view name = #NAME;                                          \
-        static constexpr hook_shape shape = hook_shape::SHAPE;                                   \
-        template <class M>                                                                       \
-        static constexpr bool declared_by = declares_##NAME<M>;                                  \
-        template <class M, class... Args>                                                        \
-        static constexpr bool callable_with =                                                    \
-            requires(M& m, Args&&... args) { m.NAME(std::forward<Args>(args)...); };             \
-        template <class M, class... Args>                                                        \
-        static constexpr decltype(auto) call(M& m, Args&&... args) {                             \
-            return m.NAME(std::forward<Args>(args)...);                                          \
-        }                                                                                        \
-        /* Instantiated only for a middleware that declares NAME but cannot be called; */        \
-        /* the compiler prints `Middleware` in the instantiation context. */                    \
-        template <class Middleware>                                                              \
-        struct signature_error {                                                                 \
-            static_assert(detail::always_false<Middleware>,                                      \
-                          "agentware::pipeline: this middleware declares the hook `" #NAME       \
-                          "`, but the pipeline cannot call it as " CALL_TEXT                     \
-                          ". Fix the signature of " #NAME " in the middleware type named "       \
-                          "in the instantiation notes, or rename the member.");                  \
-        };                                                                                       \
-        template <class Middleware>                                                              \
-        struct return_type_error {                                                               \
-            static_assert(detail::always_false<Middleware>,                                      \
-                          "agentware::pipeline: the hook `" #NAME                                \
-                          "` of the middleware named in the instantiation notes returns a type the pipeline cannot "  \
-                          "use. Node hooks return void, agentware::jump_to or "                  \
-                          "agentware::hook_result; wrap hooks return what `next` returns (in "   \
-                          "async_invoke: an awaitable, so a wrap hook that looks at the "        \
-                          "response must be a coroutine there).");                               \
-        };                                                                                       \
-    };                                                                                           \
-    inline constexpr NAME##_t NAME{};                                                            \
-    }                                                                                            \
+#define AGENTWARE_DETAIL_DEFINE_HOOK(NAME, SHAPE, CALL_TEXT)                                                 \
+    namespace agentware {                                                                                    \
+    namespace detail {                                                                                       \
+    struct NAME##_name_probe {                                                                               \
+        int NAME;                                                                                            \
+    };                                                                                                       \
+    template <class M>                                                                                       \
+    struct NAME##_lookup final : M, NAME##_name_probe {};                                                    \
+    }                                                                                                        \
+    /** True when `M` has a member named NAME, whatever its signature. */                                    \
+    template <class M>                                                                                       \
+    concept declares_##NAME =                                                                                \
+        std::is_class_v<M> && !std::is_final_v<M> && !requires { &detail::NAME##_lookup<M>::NAME; };         \
+    namespace hooks {                                                                                        \
+    struct NAME##_t {                                                                                        \
+        static constexpr std::string_view name = #NAME;                                                      \
+        static constexpr hook_shape shape = hook_shape::SHAPE;                                               \
+        template <class M>                                                                                   \
+        static constexpr bool declared_by = declares_##NAME<M>;                                              \
+        template <class M, class... Args>                                                                    \
+        static constexpr bool callable_with =                                                                \
+            requires(M& m, Args&&... args) { m.NAME(std::forward<Args>(args)...); };                         \
+        template <class M, class... Args>                                                                    \
+        static constexpr decltype(auto) call(M& m, Args&&... args) {                                         \
+            return m.NAME(std::forward<Args>(args)...);                                                      \
+        }                                                                                                    \
+        /* Instantiated only for a middleware that declares NAME but cannot be called; */                    \
+        /* the compiler prints `Middleware` in the instantiation context. */                                 \
+        template <class Middleware>                                                                          \
+        struct signature_error {                                                                             \
+            static_assert(detail::always_false<Middleware>,                                                  \
+                          "agentware::pipeline: this middleware declares the hook `" #NAME                   \
+                          "`, but the pipeline cannot call it as " CALL_TEXT ". Fix the signature of " #NAME \
+                          " in the middleware type named "                                                   \
+                          "in the instantiation notes, or rename the member.");                              \
+        };                                                                                                   \
+        template <class Middleware>                                                                          \
+        struct return_type_error {                                                                           \
+            static_assert(                                                                                   \
+                detail::always_false<Middleware>,                                                            \
+                "agentware::pipeline: the hook `" #NAME                                                      \
+                "` of the middleware named in the instantiation notes returns a type the pipeline cannot "   \
+                "use. Node hooks return void, agentware::jump_to or "                                        \
+                "agentware::hook_result; wrap hooks return what `next` returns (in "                         \
+                "async_invoke: an awaitable, so a wrap hook that looks at the "                              \
+                "response must be a coroutine there).");                                                     \
+        };                                                                                                   \
+    };                                                                                                       \
+    inline constexpr NAME##_t NAME{};                                                                        \
+    }                                                                                                        \
     }
 
 AGENTWARE_DETAIL_DEFINE_HOOK(before_agent, node, "`before_agent(state&, runtime&)` or `before_agent(state&)`")
 AGENTWARE_DETAIL_DEFINE_HOOK(before_model, node, "`before_model(state&, runtime&)` or `before_model(state&)`")
 AGENTWARE_DETAIL_DEFINE_HOOK(after_model, node, "`after_model(state&, runtime&)` or `after_model(state&)`")
 AGENTWARE_DETAIL_DEFINE_HOOK(after_agent, node, "`after_agent(state&, runtime&)` or `after_agent(state&)`")
-AGENTWARE_DETAIL_DEFINE_HOOK(wrap_model_call, wrap, "`wrap_model_call(request&, next)` where `next(request&)` returns the response")
-AGENTWARE_DETAIL_DEFINE_HOOK(wrap_tool_call, wrap, "`wrap_tool_call(request&, next)` where `next(request&)` returns the result")
+AGENTWARE_DETAIL_DEFINE_HOOK(wrap_model_call, wrap,
+                             "`wrap_model_call(request&, next)` where `next(request&)` returns the response")
+AGENTWARE_DETAIL_DEFINE_HOOK(wrap_tool_call, wrap,
+                             "`wrap_tool_call(request&, next)` where `next(request&)` returns the result")
 
 #undef AGENTWARE_DETAIL_DEFINE_HOOK
 
@@ -105,9 +107,8 @@ namespace agentware {
 
 /// A middleware is a class that declares at least one of the six hooks.
 template <class M>
-concept middleware = declares_before_agent<M> || declares_before_model<M> ||
-                     declares_after_model<M> || declares_after_agent<M> ||
-                     declares_wrap_model_call<M> || declares_wrap_tool_call<M>;
+concept middleware = declares_before_agent<M> || declares_before_model<M> || declares_after_model<M> ||
+                     declares_after_agent<M> || declares_wrap_model_call<M> || declares_wrap_tool_call<M>;
 
 /// True when `M`'s node hook `Hook` can be called with this state and runtime.
 template <class M, class Hook, class State, class Runtime>

@@ -19,9 +19,12 @@ using hook_result = std::optional<jump_to>;
 
 constexpr std::string_view to_string(jump_to j) noexcept {
     switch (j) {
-        case jump_to::end: return "end";
-        case jump_to::model: return "model";
-        case jump_to::tools: return "tools";
+    case jump_to::end:
+        return "end";
+    case jump_to::model:
+        return "model";
+    case jump_to::tools:
+        return "tools";
     }
     return "?";
 }

@@ -22,16 +22,18 @@ namespace agentware {
 /// middlewares in their arguments, so the compiler's message reads as the rule.
 template <class Middleware>
 struct middleware_must_be_last_in_the_pipeline {
-    static_assert(detail::always_false<Middleware>,
-                  "agentware::pipeline: ordering rule broken: the middleware in this error's template argument must be "
-                  "the last of the pipeline (it declares must_be_last)");
+    static_assert(
+        detail::always_false<Middleware>,
+        "agentware::pipeline: ordering rule broken: the middleware in this error's template argument must be "
+        "the last of the pipeline (it declares must_be_last)");
 };
 
 template <class Middleware, class MustComeBefore>
 struct middleware_must_come_after {
-    static_assert(detail::always_false<Middleware>,
-                  "agentware::pipeline: ordering rule broken: the first middleware in this error's template arguments "
-                  "must come after the second one in the pipeline (it lists it in must_come_after)");
+    static_assert(
+        detail::always_false<Middleware>,
+        "agentware::pipeline: ordering rule broken: the first middleware in this error's template arguments "
+        "must come after the second one in the pipeline (it lists it in must_come_after)");
 };
 
 namespace detail {
@@ -64,7 +66,8 @@ consteval bool check_comes_after(type_list<Earlier...>) {
         } else {
             return true;
         }
-    }() && ... && true);
+    }() && ... &&
+            true);
 }
 
 template <class... Ms, std::size_t... Is>
@@ -77,7 +80,8 @@ consteval bool check_placement(std::index_sequence<Is...>) {
             ok = false;
         }
         return check_comes_after<Is, self, Ms...>(typename must_come_after_of<self>::type{}) && ok;
-    }() && ... && true);
+    }() && ... &&
+            true);
 }
 
 /// True when every placement rule of Ms... holds; otherwise a compile error

@@ -22,10 +22,20 @@ namespace agentware {
 
 template <class Middleware>
 struct pipeline_slot_is_not_a_middleware {
-    static_assert(detail::always_false<Middleware>,
-                  "agentware::pipeline: the type in this error's template argument declares none of the hooks "
-                  "before_agent, before_model, after_model, after_agent, wrap_model_call, "
-                  "wrap_tool_call (a middleware must declare at least one, and must not be final)");
+    static_assert(
+        detail::always_false<Middleware>,
+        "agentware::pipeline: the type in this error's template argument declares none of the hooks "
+        "before_agent, before_model, after_model, after_agent, wrap_model_call, "
+        "wrap_tool_call (a middleware must declare at least one, and must not be final)");
+};
+
+template <class Middleware>
+struct middleware_names_its_fields_state {
+    static_assert(
+        detail::always_false<Middleware>,
+        "agentware::pipeline: the middleware in this error's template argument declares its state "
+        "fields as `using state = fields<...>`; name the alias `state_fields` (a member named `state` "
+        "shadows the `state` parameter of its hooks)");
 };
 
 namespace detail {
@@ -34,6 +44,8 @@ template <class Slot>
 consteval bool check_slot() {
     if constexpr (!middleware<slot_middleware_t<Slot>>)
         (void)sizeof(pipeline_slot_is_not_a_middleware<slot_middleware_t<Slot>>);
+    if constexpr (declares_fields_as_state<slot_middleware_t<Slot>>)
+        (void)sizeof(middleware_names_its_fields_state<slot_middleware_t<Slot>>);
     return true;
 }
 
@@ -104,7 +116,8 @@ public:
     using middleware_types = type_list<slot_middleware_t<Slots>...>;
 
     /// The state fields all middlewares declare, each once, in first-declared order.
-    using state_fields = detail::list_unique_t<detail::list_concat_t<declared_fields_t<slot_middleware_t<Slots>>...>>;
+    using state_fields =
+        detail::list_unique_t<detail::list_concat_t<declared_fields_t<slot_middleware_t<Slots>>...>>;
     static_assert(detail::fields_have_distinct_names<state_fields>::value,
                   "agentware::pipeline: two different state field types declared by the "
                   "middlewares have the same name");
@@ -172,11 +185,13 @@ public:
     }
     template <class State, class Runtime>
     constexpr hook_result after_model(State& state, Runtime& rt) {
-        return run_node<hooks::after_model_t>(detail::reversed(std::index_sequence_for<Slots...>{}), state, rt);
+        return run_node<hooks::after_model_t>(detail::reversed(std::index_sequence_for<Slots...>{}), state,
+                                              rt);
     }
     template <class State, class Runtime>
     constexpr hook_result after_agent(State& state, Runtime& rt) {
-        return run_node<hooks::after_agent_t>(detail::reversed(std::index_sequence_for<Slots...>{}), state, rt);
+        return run_node<hooks::after_agent_t>(detail::reversed(std::index_sequence_for<Slots...>{}), state,
+                                              rt);
     }
 
     /// Runs `terminal(request)` (the model call) inside every `wrap_model_call`,
@@ -196,7 +211,8 @@ private:
 
     template <class M>
     static consteval std::size_t index_of() {
-        static_assert(contains<M>, "agentware::pipeline::slot/get: this middleware type is not in the pipeline");
+        static_assert(contains<M>,
+                      "agentware::pipeline::slot/get: this middleware type is not in the pipeline");
         return detail::index_in<M, slot_middleware_t<Slots>...>();
     }
     template <class M>
@@ -242,8 +258,8 @@ private:
                 if constexpr (!Hook::template callable_with<M, Request&, next_t&>) {
                     (void)sizeof(typename Hook::template signature_error<M>);
                     return std::invoke(terminal, request);
-                } else if constexpr (!std::is_convertible_v<decltype(Hook::call(std::declval<M&>(), request, next)),
-                                                             result_t>) {
+                } else if constexpr (!std::is_convertible_v<
+                                         decltype(Hook::call(std::declval<M&>(), request, next)), result_t>) {
                     (void)sizeof(typename Hook::template return_type_error<M>);
                     return std::invoke(terminal, request);
                 } else if constexpr (is_optional_slot_v<slot_t>) {

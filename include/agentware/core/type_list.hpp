@@ -32,7 +32,8 @@ template <class T, class... Ms>
 consteval std::size_t index_in() {
     constexpr bool hits[] = {std::is_same_v<T, Ms>..., true};
     std::size_t i = 0;
-    while (!hits[i]) ++i;
+    while (!hits[i])
+        ++i;
     return i;
 }
 
@@ -64,9 +65,9 @@ struct list_unique_impl<Done, type_list<>> {
 };
 template <class... Done, class T, class... Todo>
 struct list_unique_impl<type_list<Done...>, type_list<T, Todo...>>
-    : list_unique_impl<std::conditional_t<(std::is_same_v<T, Done> || ...), type_list<Done...>,
-                                          type_list<Done..., T>>,
-                       type_list<Todo...>> {};
+    : list_unique_impl<
+          std::conditional_t<(std::is_same_v<T, Done> || ...), type_list<Done...>, type_list<Done..., T>>,
+          type_list<Todo...>> {};
 
 template <class List>
 using list_unique_t = typename list_unique_impl<type_list<>, List>::type;

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef AGENTWARE_MESSAGE_ADD_MESSAGES_HPP
+#define AGENTWARE_MESSAGE_ADD_MESSAGES_HPP
 // The merge rule for the message list of the agent state (LangGraph's add_messages).
 
 #include <agentware/message/id.hpp>
@@ -26,8 +27,7 @@ class message_index {
 public:
     explicit message_index(const std::vector<message>& list) : list_(list) {}
 
-    std::optional<std::size_t> find(const std::string& id)
-    {
+    std::optional<std::size_t> find(const std::string& id) {
         if (!map_ && ++lookups_ > linear_lookups && list_.size() > short_list) build();
         if (map_) {
             const auto it = map_->find(id);
@@ -40,18 +40,17 @@ public:
     }
 
     /// Call after pushing a message onto the list.
-    void appended()
-    {
+    void appended() {
         if (map_) (*map_)[list_.back().id] = list_.size() - 1;
     }
 
 private:
-    void build()
-    {
+    void build() {
         map_.emplace();
         map_->reserve(list_.size());
         // Later duplicates overwrite earlier ones, as the backward search would find them.
-        for (std::size_t i = 0; i < list_.size(); ++i) (*map_)[list_[i].id] = i;
+        for (std::size_t i = 0; i < list_.size(); ++i)
+            (*map_)[list_[i].id] = i;
     }
 
     static constexpr std::size_t linear_lookups = 8;
@@ -65,8 +64,7 @@ private:
 /// Throws if a remove marker names no message; runs before anything changes so
 /// a rejected update leaves the list untouched.
 inline void check_removals(const std::vector<message>& base, const std::vector<message>& updates,
-                           std::size_t first)
-{
+                           std::size_t first) {
     const bool any = std::any_of(updates.begin() + static_cast<std::ptrdiff_t>(first), updates.end(),
                                  [](const message& m) { return m.is_remove(); });
     if (!any) return;
@@ -79,7 +77,9 @@ inline void check_removals(const std::vector<message>& base, const std::vector<m
             if (!m.id.empty()) added.insert(m.id);
             continue;
         }
-        if (m.id.empty()) throw std::invalid_argument("add_messages: a remove marker needs the id of the message to remove");
+        if (m.id.empty())
+            throw std::invalid_argument(
+                "add_messages: a remove marker needs the id of the message to remove");
         if (!added.count(m.id) && !existing.find(m.id))
             throw std::invalid_argument("add_messages: cannot remove message \"" + m.id +
                                         "\": no message has that id");
@@ -105,8 +105,7 @@ inline void check_removals(const std::vector<message>& base, const std::vector<m
 /// back, O(distance from the end); past 8 such searches on a list longer than
 /// 32 a hash index is built once, bounding the whole call by O(n + u) expected.
 /// Removals add one O(n) compaction pass.
-inline void add_messages(std::vector<message>& into, std::vector<message> updates)
-{
+inline void add_messages(std::vector<message>& into, std::vector<message> updates) {
     std::size_t first = 0;
     bool clear = false;
     for (std::size_t i = updates.size(); i-- > 0;) {
@@ -151,3 +150,5 @@ inline void add_messages(std::vector<message>& into, std::vector<message> update
 }
 
 } // namespace agentware
+
+#endif

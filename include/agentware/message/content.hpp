@@ -1,4 +1,5 @@
-#pragma once
+#ifndef AGENTWARE_MESSAGE_CONTENT_HPP
+#define AGENTWARE_MESSAGE_CONTENT_HPP
 // A piece of message content: text or an image (URL or inline data URL).
 
 #include <agentware/message/detail/base64.hpp>
@@ -15,8 +16,7 @@ namespace detail {
 /// copies a short string's inline buffer with a call to memcpy, even an empty
 /// one; most of a message's strings are empty, and the agent loop moves
 /// messages every round.
-inline std::string take_string(std::string& s) noexcept
-{
+inline std::string take_string(std::string& s) noexcept {
     if (s.empty()) return {};
     return std::move(s);
 }
@@ -34,15 +34,11 @@ struct content_block {
 
     content_block() = default;
     content_block(kind k, std::string text_, std::string image_url_, std::string detail_) noexcept
-        : type(k), text(std::move(text_)), image_url(std::move(image_url_)), detail(std::move(detail_))
-    {
-    }
+        : type(k), text(std::move(text_)), image_url(std::move(image_url_)), detail(std::move(detail_)) {}
     content_block(const content_block&) = default;
     content_block(content_block&& o) noexcept
         : type(o.type), text(detail::take_string(o.text)), image_url(detail::take_string(o.image_url)),
-          detail(detail::take_string(o.detail))
-    {
-    }
+          detail(detail::take_string(o.detail)) {}
     content_block& operator=(const content_block&) = default;
     content_block& operator=(content_block&&) = default;
 
@@ -53,22 +49,19 @@ struct content_block {
 };
 
 /// A text block.
-inline content_block text_block(std::string text)
-{
+inline content_block text_block(std::string text) {
     return content_block{content_block::kind::text, std::move(text), {}, {}};
 }
 
 /// An image block referring to `url` (http(s) or data URL).
-inline content_block image_block(std::string url, std::string detail_level = {})
-{
+inline content_block image_block(std::string url, std::string detail_level = {}) {
     return content_block{content_block::kind::image, {}, std::move(url), std::move(detail_level)};
 }
 
 /// An image block carrying the image inline as `data:<mime>;base64,<bytes>`,
 /// for images a provider cannot fetch (local files, screenshots).
 inline content_block image_block_from_data(std::string_view mime, std::string_view bytes,
-                                           std::string detail_level = {})
-{
+                                           std::string detail_level = {}) {
     std::string url = "data:";
     url += mime;
     url += ";base64,";
@@ -77,3 +70,5 @@ inline content_block image_block_from_data(std::string_view mime, std::string_vi
 }
 
 } // namespace agentware
+
+#endif

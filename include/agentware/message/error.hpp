@@ -1,4 +1,5 @@
-#pragma once
+#ifndef AGENTWARE_MESSAGE_ERROR_HPP
+#define AGENTWARE_MESSAGE_ERROR_HPP
 // The exception thrown when JSON handed to the message layer is not a message.
 
 #include <stdexcept>
@@ -17,3 +18,5 @@ public:
 };
 
 } // namespace agentware
+
+#endif

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef AGENTWARE_MESSAGE_ID_HPP
+#define AGENTWARE_MESSAGE_ID_HPP
 // Unique ids for messages and for tool calls whose model omitted one.
 
 #include <atomic>
@@ -14,8 +15,7 @@ namespace detail {
 
 /// A bijective 64-bit mixer (xor-shift and odd multiplications, each
 /// invertible): distinct inputs give distinct, random-looking outputs.
-constexpr std::uint64_t mix64(std::uint64_t z) noexcept
-{
+constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
@@ -23,14 +23,11 @@ constexpr std::uint64_t mix64(std::uint64_t z) noexcept
 
 /// Chosen once per process so ids from different processes (e.g. a thread
 /// restored from a checkpoint) are unlikely to meet.
-inline std::uint64_t process_id_salt() noexcept
-{
+inline std::uint64_t process_id_salt() noexcept {
     static const std::uint64_t salt = [] {
-        std::uint64_t seed = static_cast<std::uint64_t>(
-            std::chrono::system_clock::now().time_since_epoch().count());
-        seed ^= static_cast<std::uint64_t>(
-                    std::chrono::steady_clock::now().time_since_epoch().count())
-                << 1;
+        std::uint64_t seed =
+            static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+        seed ^= static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) << 1;
         try {
             std::random_device device;
             seed ^= (static_cast<std::uint64_t>(device()) << 32) ^ device();
@@ -44,28 +41,24 @@ inline std::uint64_t process_id_salt() noexcept
 
 /// A value never returned before in this process: the counter makes the
 /// input distinct and mix64 keeps it distinct. Lock-free, one relaxed add.
-inline std::uint64_t next_unique_id_bits() noexcept
-{
+inline std::uint64_t next_unique_id_bits() noexcept {
     static std::atomic<std::uint64_t> counter{0};
     return mix64(process_id_salt() + counter.fetch_add(1, std::memory_order_relaxed));
 }
 
 /// Per-thread generator for id characters that need not be unique, only
 /// unpredictable-looking; seeded once per thread from a unique value.
-inline std::mt19937_64& id_random_engine()
-{
+inline std::mt19937_64& id_random_engine() {
     thread_local std::mt19937_64 engine{next_unique_id_bits()};
     return engine;
 }
 
-inline constexpr char alnum_digits[] =
-    "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+inline constexpr char alnum_digits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /// Writes the 11 base-62 digits of `bits`, most significant first. Done in
 /// three 32-bit chunks (62^5 < 2^32): ids are made twice per agent round, and
 /// eleven 64-bit divisions were a measurable part of it.
-inline void write_base62_11(char* out, std::uint64_t bits) noexcept
-{
+inline void write_base62_11(char* out, std::uint64_t bits) noexcept {
     constexpr std::uint64_t chunk = 62ULL * 62 * 62 * 62 * 62;
     const auto write5 = [](char* at, std::uint32_t v) {
         for (int i = 4; i >= 0; --i) {
@@ -81,8 +74,7 @@ inline void write_base62_11(char* out, std::uint64_t bits) noexcept
 
 /// A bijective mixer of 44-bit values: xor-shifts and odd multiplications
 /// modulo 2^44, each invertible.
-constexpr std::uint64_t mix44(std::uint64_t z) noexcept
-{
+constexpr std::uint64_t mix44(std::uint64_t z) noexcept {
     constexpr std::uint64_t mask = (std::uint64_t{1} << 44) - 1;
     z &= mask;
     z = ((z ^ (z >> 22)) * 0xbf58476d1ce4e5b9ULL) & mask;
@@ -103,13 +95,10 @@ public:
     /// `size` is how many ids a block gives (at most 2^20, all of them).
     /// constexpr, so a thread_local block needs no initialisation guard.
     explicit constexpr message_id_block(std::uint32_t size = std::uint32_t{1} << count_bits) noexcept
-        : size_(size)
-    {
-    }
+        : size_(size) {}
 
     /// Writes the next id, "msg-" and 11 base-62 digits, into `out` (15 characters).
-    void next(char* out) noexcept
-    {
+    void next(char* out) noexcept {
         if (left_ == 0) take_block();
         --left_;
         std::memcpy(out, id_, sizeof id_);
@@ -124,8 +113,7 @@ public:
     }
 
 private:
-    void take_block() noexcept
-    {
+    void take_block() noexcept {
         static std::atomic<std::uint64_t> blocks{0};
         const std::uint64_t block = mix44(process_id_salt() + blocks.fetch_add(1, std::memory_order_relaxed));
         std::memcpy(id_, "msg-", 4);
@@ -139,8 +127,7 @@ private:
 };
 
 /// Writes the calling thread's next message id (15 characters) into `out`.
-inline void next_message_id(char* out) noexcept
-{
+inline void next_message_id(char* out) noexcept {
     thread_local message_id_block block;
     block.next(out);
 }
@@ -148,8 +135,7 @@ inline void next_message_id(char* out) noexcept
 } // namespace detail
 
 /// Makes `id` a new message id (see make_message_id), in place.
-inline void assign_message_id(std::string& id)
-{
+inline void assign_message_id(std::string& id) {
     char next[15];
     detail::next_message_id(next);
     id = std::string(next, sizeof next);
@@ -161,8 +147,7 @@ inline void assign_message_id(std::string& id)
 /// processes are unlikely to meet (see detail::message_id_block). Fifteen
 /// characters: short enough for the string's inline buffer, so making an id
 /// does not allocate.
-inline std::string make_message_id()
-{
+inline std::string make_message_id() {
     std::string id;
     assign_message_id(id);
     return id;
@@ -171,8 +156,7 @@ inline std::string make_message_id()
 /// A new tool call id in OpenAI's style, "call_" followed by 24 letters and
 /// digits, for models that omit ids. The first 11 characters encode a unique
 /// value (62^11 > 2^64, so the encoding is injective); the rest are random.
-inline std::string make_tool_call_id()
-{
+inline std::string make_tool_call_id() {
     std::string id = "call_";
     id.resize(5 + 24);
     detail::write_base62_11(id.data() + 5, detail::next_unique_id_bits());
@@ -186,3 +170,5 @@ inline std::string make_tool_call_id()
 }
 
 } // namespace agentware
+
+#endif

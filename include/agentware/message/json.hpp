@@ -1,4 +1,5 @@
-#pragma once
+#ifndef AGENTWARE_MESSAGE_JSON_HPP
+#define AGENTWARE_MESSAGE_JSON_HPP
 // Messages as JSON: the OpenAI chat-completions format, plus a few extra fields
 // so that an agent state survives a save/load round trip unchanged.
 //
@@ -41,25 +42,29 @@ struct wire_options {
 
 namespace detail {
 
-inline std::string_view json_kind_name(const boost::json::value& v) noexcept
-{
+inline std::string_view json_kind_name(const boost::json::value& v) noexcept {
     switch (v.kind()) {
-    case boost::json::kind::null: return "null";
-    case boost::json::kind::bool_: return "bool";
+    case boost::json::kind::null:
+        return "null";
+    case boost::json::kind::bool_:
+        return "bool";
     case boost::json::kind::int64:
     case boost::json::kind::uint64:
-    case boost::json::kind::double_: return "number";
-    case boost::json::kind::string: return "string";
-    case boost::json::kind::array: return "array";
-    case boost::json::kind::object: return "object";
+    case boost::json::kind::double_:
+        return "number";
+    case boost::json::kind::string:
+        return "string";
+    case boost::json::kind::array:
+        return "array";
+    case boost::json::kind::object:
+        return "object";
     }
     return "value";
 }
 
 /// What an error message shows of a wrong value: strings by (short) value,
 /// anything else by kind, so errors never carry large payloads.
-inline std::string describe_json(const boost::json::value& v)
-{
+inline std::string describe_json(const boost::json::value& v) {
     if (const auto* s = v.if_string()) return quoted_excerpt(*s, 40);
     return std::string(json_kind_name(v));
 }
@@ -70,37 +75,31 @@ struct json_place {
     std::string_view owner;
     std::string path;
 
-    std::string field(std::string_view key) const
-    {
+    std::string field(std::string_view key) const {
         return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
     }
     json_place member(std::string_view key) const { return {owner, field(key)}; }
-    json_place element(std::string_view key, std::size_t i) const
-    {
+    json_place element(std::string_view key, std::size_t i) const {
         return {owner, fmt::format("{}[{}]", field(key), i)};
     }
 
-    [[noreturn]] void fail(std::string_view key, std::string_view why) const
-    {
+    [[noreturn]] void fail(std::string_view key, std::string_view why) const {
         throw message_format_error(fmt::format("{}: field \"{}\" {}", owner, field(key), why));
     }
     /// An error about the value at `path` itself.
-    [[noreturn]] void fail_here(std::string_view why) const
-    {
+    [[noreturn]] void fail_here(std::string_view why) const {
         if (path.empty()) throw message_format_error(fmt::format("{}: {}", owner, why));
         throw message_format_error(fmt::format("{}: field \"{}\" {}", owner, path, why));
     }
 };
 
-inline const boost::json::object& expect_object(const boost::json::value& v, const json_place& at)
-{
+inline const boost::json::object& expect_object(const boost::json::value& v, const json_place& at) {
     if (const auto* o = v.if_object()) return *o;
     at.fail_here(fmt::format("must be a JSON object (got {})", describe_json(v)));
 }
 
 /// The string at `key`; "" when missing or null. Any other type is an error.
-inline std::string read_string(const boost::json::object& o, std::string_view key, const json_place& at)
-{
+inline std::string read_string(const boost::json::object& o, std::string_view key, const json_place& at) {
     const boost::json::value* v = o.if_contains(key);
     if (v == nullptr || v->is_null()) return {};
     if (const auto* s = v->if_string()) return std::string(*s);
@@ -109,30 +108,32 @@ inline std::string read_string(const boost::json::object& o, std::string_view ke
 
 /// The string at `key`, which must be present.
 inline std::string read_required_string(const boost::json::object& o, std::string_view key,
-                                        const json_place& at)
-{
+                                        const json_place& at) {
     const boost::json::value* v = o.if_contains(key);
     if (v == nullptr) at.fail(key, "is missing");
     if (const auto* s = v->if_string()) return std::string(*s);
     at.fail(key, fmt::format("must be a string (got {})", describe_json(*v)));
 }
 
-inline std::string_view role_wire_name(role r) noexcept
-{
+inline std::string_view role_wire_name(role r) noexcept {
     switch (r) {
-    case role::system: return "system";
-    case role::human: return "user";
-    case role::ai: return "assistant";
-    case role::tool: return "tool";
-    case role::remove: return "remove";
+    case role::system:
+        return "system";
+    case role::human:
+        return "user";
+    case role::ai:
+        return "assistant";
+    case role::tool:
+        return "tool";
+    case role::remove:
+        return "remove";
     }
     return "user";
 }
 
 /// Reads a role name. Besides the four OpenAI roles it accepts "developer"
 /// (OpenAI's newer name for system) and "remove" (our marker's own form).
-inline role read_role(const boost::json::value& v, const json_place& at, std::string_view key)
-{
+inline role read_role(const boost::json::value& v, const json_place& at, std::string_view key) {
     constexpr std::string_view expected = "must be one of system, user, assistant, tool";
     const auto* s = v.if_string();
     if (s == nullptr) at.fail(key, fmt::format("{} (got {})", expected, describe_json(v)));
@@ -145,8 +146,7 @@ inline role read_role(const boost::json::value& v, const json_place& at, std::st
     at.fail(key, fmt::format("{} (got {})", expected, describe_json(v)));
 }
 
-inline tool_status read_status(const boost::json::value& v, const json_place& at, std::string_view key)
-{
+inline tool_status read_status(const boost::json::value& v, const json_place& at, std::string_view key) {
     if (const auto* s = v.if_string()) {
         // "success" is LangChain's spelling of ok.
         if (*s == "ok" || *s == "success") return tool_status::ok;
@@ -155,8 +155,7 @@ inline tool_status read_status(const boost::json::value& v, const json_place& at
     at.fail(key, fmt::format("must be \"ok\" or \"error\" (got {})", describe_json(v)));
 }
 
-inline content_block read_content_part(const boost::json::value& v, const json_place& at)
-{
+inline content_block read_content_part(const boost::json::value& v, const json_place& at) {
     if (const auto* s = v.if_string()) return text_block(std::string(*s));
     const boost::json::object& part = expect_object(v, at);
     const std::string type = read_required_string(part, "type", at);
@@ -170,12 +169,12 @@ inline content_block read_content_part(const boost::json::value& v, const json_p
         return image_block(read_required_string(image_obj, "url", image_at),
                            read_string(image_obj, "detail", image_at));
     }
-    at.fail("type", fmt::format("must be \"text\" or \"image_url\" (got {})", describe_json(part.at("type"))));
+    at.fail("type",
+            fmt::format("must be \"text\" or \"image_url\" (got {})", describe_json(part.at("type"))));
 }
 
 /// Content may be a string, an array of parts, null or absent. "" means no content.
-inline std::vector<content_block> read_content(const boost::json::object& o, const json_place& at)
-{
+inline std::vector<content_block> read_content(const boost::json::object& o, const json_place& at) {
     std::vector<content_block> blocks;
     const boost::json::value* v = o.if_contains("content");
     if (v == nullptr || v->is_null()) return blocks;
@@ -184,15 +183,15 @@ inline std::vector<content_block> read_content(const boost::json::object& o, con
         return blocks;
     }
     const auto* parts = v->if_array();
-    if (parts == nullptr) at.fail("content", fmt::format("must be a string, an array or null (got {})", describe_json(*v)));
+    if (parts == nullptr)
+        at.fail("content", fmt::format("must be a string, an array or null (got {})", describe_json(*v)));
     blocks.reserve(parts->size());
     for (std::size_t i = 0; i < parts->size(); ++i)
         blocks.push_back(read_content_part((*parts)[i], at.element("content", i)));
     return blocks;
 }
 
-inline bool is_blank(std::string_view text) noexcept
-{
+inline bool is_blank(std::string_view text) noexcept {
     return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
 
@@ -206,8 +205,7 @@ struct parsed_arguments {
 /// Turns "arguments" into an object. OpenAI sends a JSON text string; accepted
 /// too: an object (some local servers), "" / whitespace / "null" / absent for
 /// no arguments, and a doubly encoded string holding an object text.
-inline parsed_arguments read_arguments(const boost::json::value* v)
-{
+inline parsed_arguments read_arguments(const boost::json::value* v) {
     parsed_arguments out;
     if (v == nullptr || v->is_null()) return out;
     if (const auto* o = v->if_object()) {
@@ -246,8 +244,7 @@ inline parsed_arguments read_arguments(const boost::json::value* v)
 
 /// Reads one element of "tool_calls" into m.tool_calls or, when its arguments
 /// are unusable, into m.invalid_tool_calls. A missing id gets a fresh one.
-inline void read_tool_call(const boost::json::value& v, const json_place& at, message& m)
-{
+inline void read_tool_call(const boost::json::value& v, const json_place& at, message& m) {
     const boost::json::object& call = expect_object(v, at);
     if (const boost::json::value* type = call.if_contains("type"); type != nullptr && !type->is_null()) {
         const auto* s = type->if_string();
@@ -267,26 +264,25 @@ inline void read_tool_call(const boost::json::value& v, const json_place& at, me
     if (arguments.error.empty())
         m.tool_calls.push_back(tool_call{std::move(id), std::move(name), std::move(arguments.args)});
     else
-        m.invalid_tool_calls.push_back(invalid_tool_call{std::move(id), std::move(name),
-                                                         std::move(arguments.raw), std::move(arguments.error)});
+        m.invalid_tool_calls.push_back(invalid_tool_call{
+            std::move(id), std::move(name), std::move(arguments.raw), std::move(arguments.error)});
 }
 
 /// Our own lossless form of an invalid tool call.
-inline invalid_tool_call read_invalid_tool_call(const boost::json::value& v, const json_place& at)
-{
+inline invalid_tool_call read_invalid_tool_call(const boost::json::value& v, const json_place& at) {
     const boost::json::object& o = expect_object(v, at);
     return invalid_tool_call{read_string(o, "id", at), read_string(o, "name", at),
                              read_string(o, "raw_args", at), read_string(o, "error", at)};
 }
 
 template <class F>
-void for_each_element(const boost::json::object& o, std::string_view key, const json_place& at, F&& read)
-{
+void for_each_element(const boost::json::object& o, std::string_view key, const json_place& at, F&& read) {
     const boost::json::value* v = o.if_contains(key);
     if (v == nullptr || v->is_null()) return;
     const auto* items = v->if_array();
     if (items == nullptr) at.fail(key, fmt::format("must be an array (got {})", describe_json(*v)));
-    for (std::size_t i = 0; i < items->size(); ++i) read((*items)[i], at.element(key, i));
+    for (std::size_t i = 0; i < items->size(); ++i)
+        read((*items)[i], at.element(key, i));
 }
 
 /// Reads a message from the wire or the state form. Tolerated provider
@@ -295,8 +291,7 @@ void for_each_element(const boost::json::object& o, std::string_view key, const 
 /// forms read_arguments lists; a non-empty "refusal" is kept in
 /// metadata["refusal"] so a refused reply is not silently empty. Unknown
 /// fields are ignored.
-inline message read_message(const boost::json::value& v, std::string_view owner)
-{
+inline message read_message(const boost::json::value& v, std::string_view owner) {
     const json_place at{owner, {}};
     const boost::json::object& o = expect_object(v, at);
 
@@ -315,11 +310,13 @@ inline message read_message(const boost::json::value& v, std::string_view owner)
             m.reasoning = std::string(r->get_string());
     }
 
-    for_each_element(o, "tool_calls", at,
-                     [&](const boost::json::value& call, const json_place& call_at) { read_tool_call(call, call_at, m); });
-    for_each_element(o, "invalid_tool_calls", at, [&](const boost::json::value& call, const json_place& call_at) {
-        m.invalid_tool_calls.push_back(read_invalid_tool_call(call, call_at));
+    for_each_element(o, "tool_calls", at, [&](const boost::json::value& call, const json_place& call_at) {
+        read_tool_call(call, call_at, m);
     });
+    for_each_element(o, "invalid_tool_calls", at,
+                     [&](const boost::json::value& call, const json_place& call_at) {
+                         m.invalid_tool_calls.push_back(read_invalid_tool_call(call, call_at));
+                     });
 
     m.tool_call_id = read_string(o, "tool_call_id", at);
     if (m.type == role::tool && m.tool_call_id.empty())
@@ -330,17 +327,18 @@ inline message read_message(const boost::json::value& v, std::string_view owner)
 
     if (const auto* metadata = o.if_contains("metadata"); metadata != nullptr && !metadata->is_null()) {
         const auto* object = metadata->if_object();
-        if (object == nullptr) at.fail("metadata", fmt::format("must be an object (got {})", describe_json(*metadata)));
+        if (object == nullptr)
+            at.fail("metadata", fmt::format("must be an object (got {})", describe_json(*metadata)));
         m.metadata = *object;
     }
-    if (const auto* refusal = o.if_contains("refusal");
-        refusal != nullptr && refusal->is_string() && !refusal->get_string().empty() && !m.metadata.contains("refusal"))
+    if (const auto* refusal = o.if_contains("refusal"); refusal != nullptr && refusal->is_string() &&
+                                                        !refusal->get_string().empty() &&
+                                                        !m.metadata.contains("refusal"))
         m.metadata["refusal"] = *refusal;
     return m;
 }
 
-inline boost::json::object content_part_to_json(const content_block& block)
-{
+inline boost::json::object content_part_to_json(const content_block& block) {
     boost::json::object part;
     if (block.is_text()) {
         part["type"] = "text";
@@ -359,8 +357,7 @@ inline boost::json::object content_part_to_json(const content_block& block)
 /// provider accepts); no content as "" (or null where OpenAI itself uses null);
 /// anything else as an array of parts, which keeps e.g. one empty text block
 /// distinguishable from no content.
-inline boost::json::value content_to_json(const std::vector<content_block>& content, bool null_when_empty)
-{
+inline boost::json::value content_to_json(const std::vector<content_block>& content, bool null_when_empty) {
     if (content.empty()) {
         if (null_when_empty) return nullptr;
         return boost::json::string();
@@ -369,12 +366,12 @@ inline boost::json::value content_to_json(const std::vector<content_block>& cont
         return boost::json::string(content.front().text);
     boost::json::array parts;
     parts.reserve(content.size());
-    for (const content_block& block : content) parts.push_back(content_part_to_json(block));
+    for (const content_block& block : content)
+        parts.push_back(content_part_to_json(block));
     return parts;
 }
 
-inline boost::json::object tool_call_to_json(const tool_call& call)
-{
+inline boost::json::object tool_call_to_json(const tool_call& call) {
     boost::json::object function;
     function["name"] = call.name;
     function["arguments"] = boost::json::serialize(call.args);
@@ -385,8 +382,7 @@ inline boost::json::object tool_call_to_json(const tool_call& call)
     return out;
 }
 
-inline boost::json::object invalid_tool_call_to_json(const invalid_tool_call& call)
-{
+inline boost::json::object invalid_tool_call_to_json(const invalid_tool_call& call) {
     boost::json::object out;
     out["id"] = call.id;
     out["name"] = call.name;
@@ -397,11 +393,11 @@ inline boost::json::object invalid_tool_call_to_json(const invalid_tool_call& ca
 
 enum class json_form { state, wire };
 
-inline boost::json::object message_to_json(const message& m, json_form form, const wire_options& options)
-{
+inline boost::json::object message_to_json(const message& m, json_form form, const wire_options& options) {
     const bool wire = form == json_form::wire;
     if (wire && m.is_remove())
-        throw std::invalid_argument("to_openai_wire: a remove marker is an instruction to add_messages, not a message");
+        throw std::invalid_argument(
+            "to_openai_wire: a remove marker is an instruction to add_messages, not a message");
 
     boost::json::object o;
     o["role"] = role_wire_name(m.type);
@@ -421,7 +417,8 @@ inline boost::json::object message_to_json(const message& m, json_form form, con
     if (write_calls) {
         boost::json::array calls;
         calls.reserve(m.tool_calls.size() + (wire_invalid ? m.invalid_tool_calls.size() : 0));
-        for (const tool_call& call : m.tool_calls) calls.push_back(tool_call_to_json(call));
+        for (const tool_call& call : m.tool_calls)
+            calls.push_back(tool_call_to_json(call));
         if (wire_invalid)
             for (const invalid_tool_call& call : m.invalid_tool_calls)
                 calls.push_back(boost::json::object{
@@ -438,7 +435,8 @@ inline boost::json::object message_to_json(const message& m, json_form form, con
     if (!m.invalid_tool_calls.empty()) {
         boost::json::array calls;
         calls.reserve(m.invalid_tool_calls.size());
-        for (const invalid_tool_call& call : m.invalid_tool_calls) calls.push_back(invalid_tool_call_to_json(call));
+        for (const invalid_tool_call& call : m.invalid_tool_calls)
+            calls.push_back(invalid_tool_call_to_json(call));
         o["invalid_tool_calls"] = std::move(calls);
     }
     if (m.is_tool() || !m.tool_call_id.empty()) o["tool_call_id"] = m.tool_call_id;
@@ -452,48 +450,40 @@ inline boost::json::object message_to_json(const message& m, json_form form, con
 // --- Boost.JSON conversions (found by argument-dependent lookup) -------------
 
 /// role <-> "system", "user", "assistant", "tool" ("remove" for the marker).
-inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, role r)
-{
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, role r) {
     jv = detail::role_wire_name(r);
 }
 
-inline role tag_invoke(boost::json::value_to_tag<role>, const boost::json::value& jv)
-{
+inline role tag_invoke(boost::json::value_to_tag<role>, const boost::json::value& jv) {
     return detail::read_role(jv, detail::json_place{"role", {}}, "role");
 }
 
 /// tool_status <-> "ok", "error" ("success" is read as ok).
-inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, tool_status s)
-{
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, tool_status s) {
     jv = s == tool_status::error ? "error" : "ok";
 }
 
-inline tool_status tag_invoke(boost::json::value_to_tag<tool_status>, const boost::json::value& jv)
-{
+inline tool_status tag_invoke(boost::json::value_to_tag<tool_status>, const boost::json::value& jv) {
     return detail::read_status(jv, detail::json_place{"tool_status", {}}, "status");
 }
 
 /// content_block <-> an OpenAI content part.
-inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const content_block& block)
-{
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const content_block& block) {
     jv = detail::content_part_to_json(block);
 }
 
-inline content_block tag_invoke(boost::json::value_to_tag<content_block>, const boost::json::value& jv)
-{
+inline content_block tag_invoke(boost::json::value_to_tag<content_block>, const boost::json::value& jv) {
     return detail::read_content_part(jv, detail::json_place{"content_block", {}});
 }
 
 /// tool_call <-> an OpenAI tool call (arguments as JSON text). Reading a call
 /// whose arguments are unusable throws here, since a tool_call cannot hold
 /// them; inside a message such a call becomes an invalid_tool_call instead.
-inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const tool_call& call)
-{
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const tool_call& call) {
     jv = detail::tool_call_to_json(call);
 }
 
-inline tool_call tag_invoke(boost::json::value_to_tag<tool_call>, const boost::json::value& jv)
-{
+inline tool_call tag_invoke(boost::json::value_to_tag<tool_call>, const boost::json::value& jv) {
     const detail::json_place at{"tool_call", {}};
     message holder;
     detail::read_tool_call(jv, at, holder);
@@ -503,25 +493,22 @@ inline tool_call tag_invoke(boost::json::value_to_tag<tool_call>, const boost::j
 }
 
 /// invalid_tool_call <-> {"id","name","raw_args","error"} (not an OpenAI type).
-inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const invalid_tool_call& call)
-{
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const invalid_tool_call& call) {
     jv = detail::invalid_tool_call_to_json(call);
 }
 
-inline invalid_tool_call tag_invoke(boost::json::value_to_tag<invalid_tool_call>, const boost::json::value& jv)
-{
+inline invalid_tool_call tag_invoke(boost::json::value_to_tag<invalid_tool_call>,
+                                    const boost::json::value& jv) {
     return detail::read_invalid_tool_call(jv, detail::json_place{"invalid_tool_call", {}});
 }
 
 /// message <-> the lossless state form: the OpenAI message plus "id", "name",
 /// "invalid_tool_calls", "tool_call_id", "status":"error" and "metadata" when set.
-inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const message& m)
-{
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const message& m) {
     jv = detail::message_to_json(m, detail::json_form::state, {});
 }
 
-inline message tag_invoke(boost::json::value_to_tag<message>, const boost::json::value& jv)
-{
+inline message tag_invoke(boost::json::value_to_tag<message>, const boost::json::value& jv) {
     return detail::read_message(jv, "message");
 }
 
@@ -530,25 +517,24 @@ inline message tag_invoke(boost::json::value_to_tag<message>, const boost::json:
 /// The message as an OpenAI chat-completions request message: only fields the
 /// API accepts (no id, status, metadata; invalid tool calls are dropped).
 /// Throws std::invalid_argument for a remove marker.
-inline boost::json::value to_openai_wire(const message& m, const wire_options& options = {})
-{
+inline boost::json::value to_openai_wire(const message& m, const wire_options& options = {}) {
     return detail::message_to_json(m, detail::json_form::wire, options);
 }
 
 /// The "messages" array of a chat-completions request.
-inline boost::json::array to_openai_wire(const std::vector<message>& messages, const wire_options& options = {})
-{
+inline boost::json::array to_openai_wire(const std::vector<message>& messages,
+                                         const wire_options& options = {}) {
     boost::json::array out;
     out.reserve(messages.size());
-    for (const message& m : messages) out.push_back(detail::message_to_json(m, detail::json_form::wire, options));
+    for (const message& m : messages)
+        out.push_back(detail::message_to_json(m, detail::json_form::wire, options));
     return out;
 }
 
 /// Parses a JSON array of messages (either form). Invalid JSON or a malformed
 /// message throws message_format_error naming the offset or the field, e.g.
 /// `messages: not valid JSON: syntax error at offset 3`.
-inline std::vector<message> parse_messages(std::string_view json_text)
-{
+inline std::vector<message> parse_messages(std::string_view json_text) {
     // The stream parser reports how far it got, which locates the error. The
     // depth limit is raised from Boost's 32 so that deeply nested metadata
     // written by to_json_string can be read back.
@@ -558,11 +544,14 @@ inline std::vector<message> parse_messages(std::string_view json_text)
     boost::json::error_code ec;
     const std::size_t offset = parser.write(json_text.data(), json_text.size(), ec);
     if (!ec) parser.finish(ec);
-    if (ec) throw message_format_error(fmt::format("messages: not valid JSON: {} at offset {}", ec.message(), offset));
+    if (ec)
+        throw message_format_error(
+            fmt::format("messages: not valid JSON: {} at offset {}", ec.message(), offset));
     const boost::json::value parsed = parser.release();
     const auto* items = parsed.if_array();
     if (items == nullptr)
-        throw message_format_error(fmt::format("messages: must be a JSON array (got {})", detail::describe_json(parsed)));
+        throw message_format_error(
+            fmt::format("messages: must be a JSON array (got {})", detail::describe_json(parsed)));
 
     std::vector<message> out;
     out.reserve(items->size());
@@ -572,15 +561,15 @@ inline std::vector<message> parse_messages(std::string_view json_text)
 }
 
 /// The messages as a JSON array text in the lossless state form.
-inline std::string to_json_string(const std::vector<message>& messages)
-{
+inline std::string to_json_string(const std::vector<message>& messages) {
     return boost::json::serialize(boost::json::value_from(messages));
 }
 
 /// One message as JSON text in the lossless state form.
-inline std::string to_json_string(const message& m)
-{
+inline std::string to_json_string(const message& m) {
     return boost::json::serialize(boost::json::value_from(m));
 }
 
 } // namespace agentware
+
+#endif

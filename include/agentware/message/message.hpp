@@ -1,4 +1,5 @@
-#pragma once
+#ifndef AGENTWARE_MESSAGE_MESSAGE_HPP
+#define AGENTWARE_MESSAGE_MESSAGE_HPP
 // The message type shared by the agent state, the model clients and the tools.
 
 #include <agentware/message/content.hpp>
@@ -56,15 +57,15 @@ struct message_id_chars {
 /// state a plain vector; fields a role does not use stay empty.
 struct message {
     role type = role::human;
-    std::string id;                   ///< set by add_messages when empty
-    std::string name;                 ///< participant name; the tool's name on tool messages
+    std::string id;   ///< set by add_messages when empty
+    std::string name; ///< participant name; the tool's name on tool messages
     std::vector<content_block> content;
-    std::string reasoning;            ///< model's reasoning text (reasoning_content)
+    std::string reasoning;                             ///< model's reasoning text (reasoning_content)
     std::vector<tool_call> tool_calls;                 ///< ai only
     std::vector<invalid_tool_call> invalid_tool_calls; ///< ai only
-    std::string tool_call_id;         ///< tool only: the call this answers
-    tool_status status = tool_status::ok; ///< tool only
-    boost::json::object metadata;     ///< provider extras: finish_reason, usage, ...
+    std::string tool_call_id;                          ///< tool only: the call this answers
+    tool_status status = tool_status::ok;              ///< tool only
+    boost::json::object metadata;                      ///< provider extras: finish_reason, usage, ...
 
     message() = default;
     message(const message&) = default;
@@ -76,8 +77,7 @@ struct message {
     message& operator=(message&&) = default;
 
     /// The text blocks concatenated (images are skipped).
-    std::string text() const
-    {
+    std::string text() const {
         std::string out;
         for (const content_block& block : content)
             if (block.is_text()) out += block.text;
@@ -94,8 +94,7 @@ struct message {
 
     bool has_tool_calls() const noexcept { return !tool_calls.empty(); }
 
-    bool has_images() const noexcept
-    {
+    bool has_images() const noexcept {
         for (const content_block& block : content)
             if (block.is_image()) return true;
         return false;
@@ -107,13 +106,13 @@ private:
     /// Member by member, skipping the copy of empty strings (see detail::take_string).
     /// A new member must be added here too; the size check below is the reminder.
     message(message&& o, const detail::message_id_chars* new_id) noexcept
-        : type(o.type), id(new_id ? std::string(new_id->chars, sizeof new_id->chars) : detail::take_string(o.id)),
+        : type(o.type),
+          id(new_id ? std::string(new_id->chars, sizeof new_id->chars) : detail::take_string(o.id)),
           name(detail::take_string(o.name)), content(std::move(o.content)),
           reasoning(detail::take_string(o.reasoning)), tool_calls(std::move(o.tool_calls)),
-          invalid_tool_calls(std::move(o.invalid_tool_calls)), tool_call_id(detail::take_string(o.tool_call_id)),
-          status(o.status), metadata(std::move(o.metadata))
-    {
-    }
+          invalid_tool_calls(std::move(o.invalid_tool_calls)),
+          tool_call_id(detail::take_string(o.tool_call_id)), status(o.status),
+          metadata(std::move(o.metadata)) {}
 };
 
 namespace detail {
@@ -137,8 +136,7 @@ namespace detail {
 
 /// Empty text means no content at all, so that factories given "" do not
 /// create an empty block (which would not survive the JSON string form).
-inline std::vector<content_block> text_content(std::string text)
-{
+inline std::vector<content_block> text_content(std::string text) {
     std::vector<content_block> blocks;
     if (!text.empty()) blocks.push_back(text_block(std::move(text)));
     return blocks;
@@ -146,32 +144,28 @@ inline std::vector<content_block> text_content(std::string text)
 
 } // namespace detail
 
-inline message system_message(std::string text)
-{
+inline message system_message(std::string text) {
     message m;
     m.type = role::system;
     m.content = detail::text_content(std::move(text));
     return m;
 }
 
-inline message human_message(std::string text)
-{
+inline message human_message(std::string text) {
     message m;
     m.type = role::human;
     m.content = detail::text_content(std::move(text));
     return m;
 }
 
-inline message human_message(std::vector<content_block> content)
-{
+inline message human_message(std::vector<content_block> content) {
     message m;
     m.type = role::human;
     m.content = std::move(content);
     return m;
 }
 
-inline message ai_message(std::string text, std::vector<tool_call> calls = {})
-{
+inline message ai_message(std::string text, std::vector<tool_call> calls = {}) {
     message m;
     m.type = role::ai;
     m.content = detail::text_content(std::move(text));
@@ -181,8 +175,7 @@ inline message ai_message(std::string text, std::vector<tool_call> calls = {})
 
 /// The result of tool call `tool_call_id` of tool `name`.
 inline message tool_message(std::string tool_call_id, std::string name, std::string content_text,
-                            tool_status status = tool_status::ok)
-{
+                            tool_status status = tool_status::ok) {
     message m;
     m.type = role::tool;
     m.tool_call_id = std::move(tool_call_id);
@@ -193,8 +186,7 @@ inline message tool_message(std::string tool_call_id, std::string name, std::str
 }
 
 /// Marker for add_messages: delete the message with this id.
-inline message remove_message(std::string id)
-{
+inline message remove_message(std::string id) {
     message m;
     m.type = role::remove;
     m.id = std::move(id);
@@ -202,9 +194,8 @@ inline message remove_message(std::string id)
 }
 
 /// Marker for add_messages: delete every message before it.
-inline message remove_all_messages()
-{
-    return remove_message(std::string(remove_all_id));
-}
+inline message remove_all_messages() { return remove_message(std::string(remove_all_id)); }
 
 } // namespace agentware
+
+#endif

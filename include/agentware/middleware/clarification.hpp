@@ -13,11 +13,11 @@
 // model learns they were skipped and may repeat them once the user answered.
 
 #include <agentware/agent/requests.hpp>
+#include <agentware/agent/wrap.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/hash.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/middleware/detail/text.hpp>
-#include <agentware/middleware/detail/wrap_forms.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 
@@ -42,11 +42,11 @@ namespace agentware {
 
 struct clarification_options {
     std::string tool_name = "ask_clarification";
-    bool provide_tool = true;        ///< add the tool to the agent (off when you bring your own)
-    bool skip_batched_calls = true;  ///< calls batched with a clarification do not run (DeerFlow #4906)
+    bool provide_tool = true;       ///< add the tool to the agent (off when you bring your own)
+    bool skip_batched_calls = true; ///< calls batched with a clarification do not run (DeerFlow #4906)
     std::size_t max_fields = 16;
     std::size_t max_field_options = 24;
-    std::size_t max_text = 200;      ///< names, labels, placeholders, field options (code points)
+    std::size_t max_text = 200; ///< names, labels, placeholders, field options (code points)
     std::size_t max_fields_json_bytes = 16384;
 };
 
@@ -62,17 +62,21 @@ struct clarification {
     static constexpr bool must_be_last = true;
 
     static constexpr std::string_view disabled_text =
-        "Clarification is disabled in this context — the human is not present to answer synchronously. Do not ask "
+        "Clarification is disabled in this context — the human is not present to answer synchronously. Do "
+        "not ask "
         "for confirmation. Proceed with your best judgment, carry out the requested action, and state any "
         "assumptions you made in your final response.";
     static constexpr std::string_view tool_body_text = "Clarification request processed by middleware";
     static constexpr std::string_view form_footer = "Please reply with a value for each field.";
     static constexpr std::string_view skipped_text =
-        "[Not executed: this call was batched with ask_clarification, so it was skipped while the user is asked. "
+        "[Not executed: this call was batched with ask_clarification, so it was skipped while the user is "
+        "asked. "
         "Call it again after the user answers, if it is still needed.]";
     static constexpr std::string_view tool_description =
-        "Ask the user for clarification when information is missing, a requirement is ambiguous, several approaches "
-        "are possible, an action is risky, or you want to suggest something. The run stops until the user answers.";
+        "Ask the user for clarification when information is missing, a requirement is ambiguous, several "
+        "approaches "
+        "are possible, an action is risky, or you want to suggest something. The run stops until the user "
+        "answers.";
 
     clarification_options options;
 
@@ -83,44 +87,51 @@ struct clarification {
     /// this middleware (the call is answered here), so it only says so.
     std::vector<std::shared_ptr<tool_interface>> tools() const {
         if (!options.provide_tool) return {};
-        return {share_tool(make_tool(options.tool_name, std::string(tool_description), tool_parameters(),
-                                     [](const boost::json::object&) { return std::string(tool_body_text); }))};
+        return {
+            share_tool(make_tool(options.tool_name, std::string(tool_description), tool_parameters(),
+                                 [](const boost::json::object&) { return std::string(tool_body_text); }))};
     }
 
     /// A non-interactive run (context `non_interactive`) is not offered the tool.
     auto wrap_model_call(auto& req, auto&& next) {
         if (req.rt && detail::mw::flag(req.rt->context, "non_interactive")) {
             const auto& tools = req.tools.get();
-            if (std::any_of(tools.begin(), tools.end(), [&](const tool_schema& t) { return t.name == options.tool_name; })) {
+            if (std::any_of(tools.begin(), tools.end(),
+                            [&](const tool_schema& t) { return t.name == options.tool_name; })) {
                 auto& edited = req.tools.edit();
-                edited.erase(std::remove_if(edited.begin(), edited.end(),
-                                            [&](const tool_schema& t) { return t.name == options.tool_name; }),
-                             edited.end());
+                edited.erase(
+                    std::remove_if(edited.begin(), edited.end(),
+                                   [&](const tool_schema& t) { return t.name == options.tool_name; }),
+                    edited.end());
             }
         }
         return next(req);
     }
 
     auto wrap_tool_call(auto& req, auto&& next) -> decltype(next(req)) {
-        using result_t = decltype(next(req));
         const bool disabled = req.rt && (detail::mw::flag(req.rt->context, "disable_clarification") ||
                                          detail::mw::flag(req.rt->context, "non_interactive"));
         if (req.call->name != options.tool_name) {
-            if (!disabled && options.skip_batched_calls && req.state && batched_with_clarification(*req.state, *req.call))
-                return detail::mw::in_form_of<result_t>(tool_result{
-                    tool_message(req.call->id, req.call->name, std::string(skipped_text), tool_status::error), {}, false});
+            if (!disabled && options.skip_batched_calls && req.state &&
+                batched_with_clarification(*req.state, *req.call))
+                return short_circuit(
+                    req, next,
+                    tool_response{tool_message(req.call->id, req.call->name, std::string(skipped_text),
+                                               tool_status::error),
+                                  {},
+                                  false});
             return next(req);
         }
         if (disabled) {
             message m = tool_message(req.call->id, options.tool_name, std::string(disabled_text));
             m.id = request_id_for(req.call->id, disabled_text);
-            return detail::mw::in_form_of<result_t>(tool_result{std::move(m), {}, false});
+            return short_circuit(req, next, tool_response{std::move(m), {}, false});
         }
         clarification_request cr = build(req.call->args, req.call->id);
         message m = tool_message(req.call->id, options.tool_name, std::move(cr.text));
         m.id = std::move(cr.request_id);
         m.metadata["human_input"] = std::move(cr.payload);
-        return detail::mw::in_form_of<result_t>(tool_result{std::move(m), {}, true});
+        return short_circuit(req, next, tool_response{std::move(m), {}, true});
     }
 
     // --- the formatting, public for UIs and tests ---
@@ -146,8 +157,10 @@ struct clarification {
         if (v.is_string()) {
             boost::system::error_code ec;
             boost::json::value parsed = boost::json::parse(v.get_string(), ec);
-            if (ec) raw.emplace_back(v.get_string());
-            else collect_leaves(parsed, raw);
+            if (ec)
+                raw.emplace_back(v.get_string());
+            else
+                collect_leaves(parsed, raw);
         } else {
             collect_leaves(v, raw);
         }
@@ -173,10 +186,12 @@ struct clarification {
         const auto* arr = list->if_array();
         if (!arr || arr->empty() || arr->size() > options.max_fields) return std::nullopt;
         static constexpr std::array<std::string_view, 13> reserved{
-            "__proto__",        "constructor",      "prototype",        "toString",         "toLocaleString",
-            "valueOf",          "hasOwnProperty",   "isPrototypeOf",    "propertyIsEnumerable",
-            "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__"};
-        static constexpr std::array<std::string_view, 7> types{"text",         "textarea", "number",  "select",
+            "__proto__",        "constructor",      "prototype",
+            "toString",         "toLocaleString",   "valueOf",
+            "hasOwnProperty",   "isPrototypeOf",    "propertyIsEnumerable",
+            "__defineGetter__", "__defineSetter__", "__lookupGetter__",
+            "__lookupSetter__"};
+        static constexpr std::array<std::string_view, 7> types{"text",         "textarea", "number", "select",
                                                                "multi_select", "checkbox", "date"};
         boost::json::array out;
         std::set<std::string> names;
@@ -186,7 +201,8 @@ struct clarification {
             const auto* name_v = f->if_contains("name");
             if (!name_v || !name_v->is_string()) return std::nullopt;
             std::string name(detail::mw::trim(name_v->get_string()));
-            if (name.empty() || detail::mw::code_points(name) > options.max_text || !names.insert(name).second ||
+            if (name.empty() || detail::mw::code_points(name) > options.max_text ||
+                !names.insert(name).second ||
                 std::find(reserved.begin(), reserved.end(), name) != reserved.end())
                 return std::nullopt;
             std::string label(detail::mw::trim(detail::mw::string_at(*f, "label")));
@@ -198,17 +214,20 @@ struct clarification {
             if (type == "select" || type == "multi_select") {
                 if (const auto* o = f->if_contains("options")) opts = normalize_options(*o);
                 if (opts.size() > options.max_field_options) opts.resize(options.max_field_options);
-                for (auto& o : opts) o = detail::mw::cap(o, options.max_text);
+                for (auto& o : opts)
+                    o = detail::mw::cap(o, options.max_text);
                 if (opts.empty()) type = "text";
             }
-            boost::json::object field{{"name", name}, {"label", label}, {"type", type}, {"required", required_of(*f)}};
+            boost::json::object field{
+                {"name", name}, {"label", label}, {"type", type}, {"required", required_of(*f)}};
             std::string placeholder(detail::mw::trim(detail::mw::string_at(*f, "placeholder")));
             if (!placeholder.empty()) field["placeholder"] = detail::mw::cap(placeholder, options.max_text);
             if (!opts.empty()) {
                 boost::json::array oa;
                 for (std::size_t i = 0; i < opts.size(); ++i)
-                    oa.push_back(boost::json::object{
-                        {"id", fmt::format("{}-option-{}", name, i + 1)}, {"label", opts[i]}, {"value", opts[i]}});
+                    oa.push_back(boost::json::object{{"id", fmt::format("{}-option-{}", name, i + 1)},
+                                                     {"label", opts[i]},
+                                                     {"value", opts[i]}});
                 field["options"] = std::move(oa);
             }
             out.push_back(std::move(field));
@@ -246,7 +265,8 @@ struct clarification {
                 if (const auto* fo = f.if_contains("options")) {
                     std::string labels;
                     for (const auto& o : fo->as_array())
-                        labels += (labels.empty() ? "" : " / ") + detail::mw::string_at(o.as_object(), "label");
+                        labels +=
+                            (labels.empty() ? "" : " / ") + detail::mw::string_at(o.as_object(), "label");
                     line += " — options: " + labels;
                 }
                 if (detail::mw::string_at(f, "type") == "multi_select") line += " (multiple allowed)";
@@ -256,10 +276,12 @@ struct clarification {
             lines.emplace_back(form_footer);
         } else if (!opts.empty()) {
             lines.emplace_back();
-            for (std::size_t i = 0; i < opts.size(); ++i) lines.push_back(fmt::format("  {}. {}", i + 1, opts[i]));
+            for (std::size_t i = 0; i < opts.size(); ++i)
+                lines.push_back(fmt::format("  {}. {}", i + 1, opts[i]));
         }
         std::string text;
-        for (std::size_t i = 0; i < lines.size(); ++i) text += (i ? "\n" : "") + lines[i];
+        for (std::size_t i = 0; i < lines.size(); ++i)
+            text += (i ? "\n" : "") + lines[i];
 
         clarification_request out;
         out.request_id = request_id_for(tool_call_id, text);
@@ -272,13 +294,16 @@ struct clarification {
         p["question"] = question;
         p["input_mode"] = fields ? "form" : (!opts.empty() ? "choice_with_other" : "free_text");
         if (!detail::mw::is_blank(tool_call_id)) p["tool_call_id"] = tool_call_id;
-        if (context) p["context"] = context->is_null() ? boost::json::value() : boost::json::value(detail::mw::python_str(*context));
+        if (context)
+            p["context"] = context->is_null() ? boost::json::value()
+                                              : boost::json::value(detail::mw::python_str(*context));
         if (fields) {
             p["fields"] = std::move(*fields);
         } else if (!opts.empty()) {
             boost::json::array oa;
             for (std::size_t i = 0; i < opts.size(); ++i)
-                oa.push_back(boost::json::object{{"id", fmt::format("option-{}", i + 1)}, {"label", opts[i]}, {"value", opts[i]}});
+                oa.push_back(boost::json::object{
+                    {"id", fmt::format("option-{}", i + 1)}, {"label", opts[i]}, {"value", opts[i]}});
             p["options"] = std::move(oa);
         }
         out.text = std::move(text);
@@ -310,9 +335,11 @@ struct clarification {
 private:
     static void collect_leaves(const boost::json::value& v, std::vector<std::string>& out) {
         if (const auto* o = v.if_object()) {
-            for (const auto& kv : *o) collect_leaves(kv.value(), out);
+            for (const auto& kv : *o)
+                collect_leaves(kv.value(), out);
         } else if (const auto* a = v.if_array()) {
-            for (const auto& e : *a) collect_leaves(e, out);
+            for (const auto& e : *a)
+                collect_leaves(e, out);
         } else if (!v.is_null()) {
             out.push_back(detail::mw::python_str(v));
         }
@@ -325,7 +352,8 @@ private:
             if (s[i] == '<') {
                 std::size_t j = i + 1;
                 if (j < s.size() && s[j] == '/') ++j;
-                const bool letter = j < s.size() && ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z'));
+                const bool letter =
+                    j < s.size() && ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z'));
                 const std::size_t close = s.find('>', j);
                 if (letter && close != std::string_view::npos) {
                     i = close + 1;

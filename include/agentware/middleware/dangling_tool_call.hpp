@@ -32,28 +32,34 @@
 namespace agentware {
 
 struct dangling_tool_call_options {
-    std::size_t max_error_detail = 500;                               ///< parser errors quoted in placeholders
-    std::string unknown_tool_name = "unknown_tool";                   ///< for calls with a blank name
+    std::size_t max_error_detail = 500;             ///< parser errors quoted in placeholders
+    std::string unknown_tool_name = "unknown_tool"; ///< for calls with a blank name
     std::string synthetic_id_prefix = "deerflow_synthetic_tool_call_"; ///< for calls with a blank id
 };
 
 struct dangling_tool_call {
     using options_type = dangling_tool_call_options;
 
-    static constexpr std::string_view interrupted_text = "[Tool call was interrupted and did not return a result.]";
+    static constexpr std::string_view interrupted_text =
+        "[Tool call was interrupted and did not return a result.]";
     static constexpr std::string_view invalid_name_text =
-        "[Tool call could not be executed because its name was missing or empty. Use one of the available tool "
+        "[Tool call could not be executed because its name was missing or empty. Use one of the available "
+        "tool "
         "names when retrying.]";
     static constexpr std::string_view invalid_args_text =
         "[Tool call could not be executed because its arguments were invalid.]";
     static constexpr std::string_view invalid_args_with_error_format =
         "[Tool call could not be executed because its arguments were invalid: {}]";
     static constexpr std::string_view write_file_invalid_args_text =
-        "[write_file failed before execution: the tool-call arguments were not valid JSON, so no file was written. "
+        "[write_file failed before execution: the tool-call arguments were not valid JSON, so no file was "
+        "written. "
         "This often happens when the model tries to write a very large Markdown file in a single tool call, "
-        "especially when `content` contains unescaped quotes, inline JSON, backslashes, or code fences. Do not retry "
-        "the same large `write_file` payload for this artifact; provide the report/content directly as normal "
-        "assistant text in your next response. If a file write is still needed later, split the file into smaller "
+        "especially when `content` contains unescaped quotes, inline JSON, backslashes, or code fences. Do "
+        "not retry "
+        "the same large `write_file` payload for this artifact; provide the report/content directly as "
+        "normal "
+        "assistant text in your next response. If a file write is still needed later, split the file into "
+        "smaller "
         "sections instead of one large payload.";
 
     dangling_tool_call_options options;
@@ -112,12 +118,15 @@ private:
                 pending.push_back(c.id);
             }
             for (const auto& c : m.invalid_tool_calls) {
-                if (detail::mw::is_blank(c.id) || detail::mw::is_blank(c.name) || !args_are_object(c.raw_args)) return false;
+                if (detail::mw::is_blank(c.id) || detail::mw::is_blank(c.name) ||
+                    !args_are_object(c.raw_args))
+                    return false;
                 pending.push_back(c.id);
             }
             for (; i < msgs.size() && msgs[i].is_tool(); ++i) {
                 auto it = pending.begin();
-                while (it != pending.end() && *it != msgs[i].tool_call_id) ++it;
+                while (it != pending.end() && *it != msgs[i].tool_call_id)
+                    ++it;
                 if (it == pending.end()) return false;
                 pending.erase(it);
             }
@@ -141,9 +150,11 @@ private:
             message& m = msgs[i];
             if (m.is_ai()) {
                 open.clear(); // results never answer an earlier turn
-                auto relabel = [&](std::string& id, const std::string& name, std::string_view source, std::size_t pos) {
+                auto relabel = [&](std::string& id, const std::string& name, std::string_view source,
+                                   std::size_t pos) {
                     if (!detail::mw::is_blank(id)) return;
-                    std::string synthetic = fmt::format("{}{}_{}_{}", opts.synthetic_id_prefix, i, source, pos);
+                    std::string synthetic =
+                        fmt::format("{}{}_{}_{}", opts.synthetic_id_prefix, i, source, pos);
                     open.push_back(open_call{id, synthetic, name});
                     id = std::move(synthetic);
                 };
@@ -160,13 +171,15 @@ private:
             const std::size_t malformed_calls = open.size();
             std::vector<std::size_t> candidates;
             for (std::size_t k = 0; k < open.size(); ++k) {
-                const bool contradicts =
-                    !detail::mw::is_blank(m.name) && !detail::mw::is_blank(open[k].name) && m.name != open[k].name;
+                const bool contradicts = !detail::mw::is_blank(m.name) &&
+                                         !detail::mw::is_blank(open[k].name) && m.name != open[k].name;
                 if (open[k].original_id == m.tool_call_id && !contradicts) candidates.push_back(k);
             }
             std::optional<std::size_t> claim;
-            if (candidates.size() == 1) claim = candidates.front();
-            else if (candidates.size() > 1 && malformed_results == malformed_calls) claim = candidates.front();
+            if (candidates.size() == 1)
+                claim = candidates.front();
+            else if (candidates.size() > 1 && malformed_results == malformed_calls)
+                claim = candidates.front();
             if (claim) {
                 m.tool_call_id = open[*claim].synthetic_id;
                 open.erase(open.begin() + static_cast<std::ptrdiff_t>(*claim));
@@ -197,17 +210,19 @@ private:
 
     static std::string placeholder_text(const declared_call& d, const dangling_tool_call_options& opts) {
         switch (d.problem) {
-            case defect::invalid_name: return std::string(invalid_name_text);
-            case defect::invalid_args: {
-                const bool has_error = !d.error.empty();
-                std::string err = detail::mw::cap_with_ellipsis(d.error, opts.max_error_detail);
-                if (d.name == "write_file")
-                    return std::string(write_file_invalid_args_text) + (has_error ? " Parser error: " + err : "") +
-                           "]";
-                if (has_error) return fmt::format(fmt::runtime(invalid_args_with_error_format), err);
-                return std::string(invalid_args_text);
-            }
-            case defect::none: break;
+        case defect::invalid_name:
+            return std::string(invalid_name_text);
+        case defect::invalid_args: {
+            const bool has_error = !d.error.empty();
+            std::string err = detail::mw::cap_with_ellipsis(d.error, opts.max_error_detail);
+            if (d.name == "write_file")
+                return std::string(write_file_invalid_args_text) +
+                       (has_error ? " Parser error: " + err : "") + "]";
+            if (has_error) return fmt::format(fmt::runtime(invalid_args_with_error_format), err);
+            return std::string(invalid_args_text);
+        }
+        case defect::none:
+            break;
         }
         return std::string(interrupted_text);
     }
@@ -225,12 +240,15 @@ private:
 
     // Steps 2 and 3: every declared call is followed by its first queued
     // result, or by a placeholder; results of no declared call are dropped.
-    static std::vector<message> rebuild(const std::vector<message>& msgs, const dangling_tool_call_options& opts) {
+    static std::vector<message> rebuild(const std::vector<message>& msgs,
+                                        const dangling_tool_call_options& opts) {
         std::set<std::string, std::less<>> declared_ids;
         for (const auto& m : msgs)
             if (m.is_ai()) {
-                for (const auto& c : m.tool_calls) declared_ids.insert(c.id);
-                for (const auto& c : m.invalid_tool_calls) declared_ids.insert(c.id);
+                for (const auto& c : m.tool_calls)
+                    declared_ids.insert(c.id);
+                for (const auto& c : m.invalid_tool_calls)
+                    declared_ids.insert(c.id);
             }
         std::unordered_map<std::string, std::deque<std::size_t>> results;
         for (std::size_t i = 0; i < msgs.size(); ++i)

@@ -58,8 +58,9 @@ struct thread_paths {
     friend bool operator==(const thread_paths&, const thread_paths&) = default;
 
     friend void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const thread_paths& p) {
-        jv = boost::json::object{
-            {"workspace_path", p.workspace_path}, {"uploads_path", p.uploads_path}, {"outputs_path", p.outputs_path}};
+        jv = boost::json::object{{"workspace_path", p.workspace_path},
+                                 {"uploads_path", p.uploads_path},
+                                 {"outputs_path", p.outputs_path}};
     }
     friend thread_paths tag_invoke(boost::json::value_to_tag<thread_paths>, const boost::json::value& jv) {
         const auto& o = detail::json_object_of(jv, "thread_data");
@@ -83,7 +84,8 @@ struct sandbox_state {
     friend sandbox_state tag_invoke(boost::json::value_to_tag<sandbox_state>, const boost::json::value& jv) {
         const auto& o = detail::json_object_of(jv, "sandbox");
         sandbox_state s;
-        if (const auto* id = o.if_contains("sandbox_id"); id && !id->is_null()) s.sandbox_id = std::string(id->as_string());
+        if (const auto* id = o.if_contains("sandbox_id"); id && !id->is_null())
+            s.sandbox_id = std::string(id->as_string());
         return s;
     }
 };
@@ -105,7 +107,8 @@ struct uploaded_file {
         const auto& o = detail::json_object_of(jv, "uploaded_files entry");
         uploaded_file f;
         f.filename = detail::json_string_at(o, "filename");
-        if (const auto* s = o.if_contains("size"); s && !s->is_null()) f.size = boost::json::value_to<std::uint64_t>(*s);
+        if (const auto* s = o.if_contains("size"); s && !s->is_null())
+            f.size = boost::json::value_to<std::uint64_t>(*s);
         f.path = detail::json_string_at(o, "path");
         f.extension = detail::json_string_at(o, "extension");
         return f;
@@ -130,7 +133,8 @@ public:
 
     viewed_image_map() = default;
     viewed_image_map(std::initializer_list<entry> es) {
-        for (const auto& e : es) insert_or_assign(e.first, e.second);
+        for (const auto& e : es)
+            insert_or_assign(e.first, e.second);
     }
 
     /// Adds the image, or replaces the entry of the same path in place.
@@ -162,14 +166,16 @@ public:
                 {"mime_type", img.mime_type}, {"size", img.size}, {"actual_path", img.actual_path}};
         jv = std::move(o);
     }
-    friend viewed_image_map tag_invoke(boost::json::value_to_tag<viewed_image_map>, const boost::json::value& jv) {
+    friend viewed_image_map tag_invoke(boost::json::value_to_tag<viewed_image_map>,
+                                       const boost::json::value& jv) {
         const auto& o = detail::json_object_of(jv, "viewed_images");
         viewed_image_map m;
         for (const auto& kv : o) {
             const auto& e = detail::json_object_of(kv.value(), "viewed_images entry");
             viewed_image img;
             img.mime_type = detail::json_string_at(e, "mime_type");
-            if (const auto* s = e.if_contains("size"); s && !s->is_null()) img.size = boost::json::value_to<std::uint64_t>(*s);
+            if (const auto* s = e.if_contains("size"); s && !s->is_null())
+                img.size = boost::json::value_to<std::uint64_t>(*s);
             img.actual_path = detail::json_string_at(e, "actual_path");
             m.insert_or_assign(std::string(kv.key()), std::move(img));
         }
@@ -205,8 +211,8 @@ struct sandbox_field {
         auto repr = [](const std::optional<std::string>& id) {
             return id ? fmt::format("'{}'", *id) : std::string("None");
         };
-        throw state_error(
-            fmt::format("Conflicting sandbox state updates: {} != {}", repr(current->sandbox_id), repr(update->sandbox_id)));
+        throw state_error(fmt::format("Conflicting sandbox state updates: {} != {}",
+                                      repr(current->sandbox_id), repr(update->sandbox_id)));
     }
 };
 
@@ -245,7 +251,8 @@ struct viewed_images_field {
             current.clear();
             return;
         }
-        for (const auto& [path, img] : update) current.insert_or_assign(path, img);
+        for (const auto& [path, img] : update)
+            current.insert_or_assign(path, img);
     }
 };
 

@@ -8,9 +8,9 @@
 // middleware is configured fail-open: a broken policy must not open the door.
 
 #include <agentware/agent/requests.hpp>
+#include <agentware/agent/wrap.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
-#include <agentware/middleware/detail/wrap_forms.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value_from.hpp>
@@ -97,7 +97,8 @@ struct allowlist_provider {
             return guardrail_decision::denied("oap.tool_not_allowed",
                                               fmt::format("tool '{}' not in allowlist", r.tool_name));
         if (listed(denied_tools))
-            return guardrail_decision::denied("oap.tool_not_allowed", fmt::format("tool '{}' is denied", r.tool_name));
+            return guardrail_decision::denied("oap.tool_not_allowed",
+                                              fmt::format("tool '{}' is denied", r.tool_name));
         return guardrail_decision::allowed();
     }
 };
@@ -123,10 +124,10 @@ struct guardrail {
     guardrail_options options;
 
     guardrail() = default;
-    explicit guardrail(Provider p, guardrail_options o = {}) : provider(std::move(p)), options(std::move(o)) {}
+    explicit guardrail(Provider p, guardrail_options o = {})
+        : provider(std::move(p)), options(std::move(o)) {}
 
     auto wrap_tool_call(auto& req, auto&& next) -> decltype(next(req)) {
-        using result_t = decltype(next(req));
         std::optional<guardrail_decision> decision;
         try {
             decision = guardrail_decision(provider.evaluate(make_request(req)));
@@ -135,7 +136,7 @@ struct guardrail {
             decision = guardrail_decision::denied(std::string(error_code), std::string(fail_closed_message));
         }
         if (decision->allow) return next(req);
-        return detail::mw::in_form_of<result_t>(denial(*req.call, *decision));
+        return short_circuit(req, next, denial(*req.call, *decision));
     }
 
     /// The provider's question for this call. Throws std::invalid_argument when
@@ -171,17 +172,17 @@ struct guardrail {
     }
 
     /// The tool message a denied call gets.
-    static tool_result denial(const tool_call& call, const guardrail_decision& d) {
+    static tool_response denial(const tool_call& call, const guardrail_decision& d) {
         std::string code(default_code), why(default_message);
         if (!d.reasons.empty()) {
             if (!d.reasons.front().code.empty()) code = d.reasons.front().code;
             if (!d.reasons.front().message.empty()) why = d.reasons.front().message;
         }
-        return tool_result{tool_message(call.id.empty() ? std::string(missing_id) : call.id, call.name,
-                                        fmt::format(fmt::runtime(denial_format), call.name, code, why),
-                                        tool_status::error),
-                           {},
-                           false};
+        return tool_response{tool_message(call.id.empty() ? std::string(missing_id) : call.id, call.name,
+                                          fmt::format(fmt::runtime(denial_format), call.name, code, why),
+                                          tool_status::error),
+                             {},
+                             false};
     }
 
 private:
@@ -199,7 +200,8 @@ private:
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const guardrail_reason& r) {
     jv = boost::json::object{{"code", r.code}, {"message", r.message}};
 }
-inline guardrail_reason tag_invoke(boost::json::value_to_tag<guardrail_reason>, const boost::json::value& jv) {
+inline guardrail_reason tag_invoke(boost::json::value_to_tag<guardrail_reason>,
+                                   const boost::json::value& jv) {
     const auto& o = jv.as_object();
     return guardrail_reason{detail::mw::string_at(o, "code"), detail::mw::string_at(o, "message")};
 }
@@ -209,7 +211,8 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
     o["metadata"] = d.metadata;
     jv = std::move(o);
 }
-inline guardrail_decision tag_invoke(boost::json::value_to_tag<guardrail_decision>, const boost::json::value& jv) {
+inline guardrail_decision tag_invoke(boost::json::value_to_tag<guardrail_decision>,
+                                     const boost::json::value& jv) {
     const auto& o = jv.as_object();
     guardrail_decision d;
     d.allow = o.at("allow").as_bool();

@@ -64,19 +64,20 @@ struct tool_frequency_limit {
 };
 
 struct loop_detection_options {
-    std::size_t warn_threshold = 3;       ///< layer 1: same call set this often in the window -> warning
-    std::size_t hard_limit = 5;           ///< layer 1: ... -> hard stop
-    std::size_t window_size = 20;         ///< layer 1: answers remembered per thread
+    std::size_t warn_threshold = 3; ///< layer 1: same call set this often in the window -> warning
+    std::size_t hard_limit = 5;     ///< layer 1: ... -> hard stop
+    std::size_t window_size = 20;   ///< layer 1: answers remembered per thread
     std::size_t max_tracked_threads = 100;
     std::size_t tool_freq_warn = 30;       ///< layer 2: calls of one tool -> warning
     std::size_t tool_freq_hard_limit = 50; ///< layer 2: ... -> hard stop
     std::map<std::string, tool_frequency_limit, std::less<>> tool_freq_overrides; ///< e.g. bash: {150, 300}
     std::vector<std::string> batch_friendly_tools; ///< never counted by any layer (DeerFlow PR 2591)
-    bool detect_cycles = true;          ///< layer 3
-    std::size_t cycle_warn = 3;         ///< layer 3: full repetitions of a cycle -> warning
-    std::size_t cycle_hard_limit = 4;   ///< layer 3: ... -> hard stop
-    std::size_t max_cycle_length = 4;   ///< layer 3: longest cycle looked for (answers per lap)
-    std::string disable_context_key = "disable_loop_detection"; ///< a run whose context sets it is not watched
+    bool detect_cycles = true;                     ///< layer 3
+    std::size_t cycle_warn = 3;                    ///< layer 3: full repetitions of a cycle -> warning
+    std::size_t cycle_hard_limit = 4;              ///< layer 3: ... -> hard stop
+    std::size_t max_cycle_length = 4;              ///< layer 3: longest cycle looked for (answers per lap)
+    std::string disable_context_key =
+        "disable_loop_detection"; ///< a run whose context sets it is not watched
 
     /// Throws std::invalid_argument (DeerFlow's texts) when the thresholds make no sense.
     void validate() const {
@@ -92,7 +93,8 @@ struct loop_detection_options {
         if (hard_limit < warn_threshold)
             throw std::invalid_argument("hard_limit must be greater than or equal to warn_threshold");
         if (tool_freq_hard_limit < tool_freq_warn)
-            throw std::invalid_argument("tool_freq_hard_limit must be greater than or equal to tool_freq_warn");
+            throw std::invalid_argument(
+                "tool_freq_hard_limit must be greater than or equal to tool_freq_warn");
         for (const auto& [name, limit] : tool_freq_overrides) {
             positive(limit.warn, "warn");
             positive(limit.hard_limit, "hard_limit");
@@ -109,24 +111,32 @@ struct loop_detection_options {
 
 struct loop_detection {
     static constexpr std::string_view warning_text =
-        "[LOOP DETECTED] You are repeating the same tool calls. Stop calling tools and produce your final answer "
+        "[LOOP DETECTED] You are repeating the same tool calls. Stop calling tools and produce your final "
+        "answer "
         "now. If you cannot complete the task, summarize what you accomplished so far.";
     static constexpr std::string_view tool_freq_warning_format =
-        "[LOOP DETECTED] You have called {} {} times without producing a final answer. Stop calling tools and "
-        "produce your final answer now. If you cannot complete the task, summarize what you accomplished so far.";
+        "[LOOP DETECTED] You have called {} {} times without producing a final answer. Stop calling tools "
+        "and "
+        "produce your final answer now. If you cannot complete the task, summarize what you accomplished so "
+        "far.";
     static constexpr std::string_view hard_stop_text =
-        "[FORCED STOP] Repeated tool calls exceeded the safety limit. Producing final answer with results collected "
+        "[FORCED STOP] Repeated tool calls exceeded the safety limit. Producing final answer with results "
+        "collected "
         "so far.";
     static constexpr std::string_view tool_freq_hard_stop_format =
-        "[FORCED STOP] Tool {} called {} times — exceeded the per-tool safety limit. Producing final answer with "
+        "[FORCED STOP] Tool {} called {} times — exceeded the per-tool safety limit. Producing final answer "
+        "with "
         "results collected so far.";
     // Layer 3 is ours, so are its texts (in the style of the others).
     static constexpr std::string_view cycle_warning_format =
-        "[LOOP DETECTED] You are cycling through the same tools ({}) without producing a final answer. Stop calling "
-        "tools and produce your final answer now. If you cannot complete the task, summarize what you accomplished "
+        "[LOOP DETECTED] You are cycling through the same tools ({}) without producing a final answer. Stop "
+        "calling "
+        "tools and produce your final answer now. If you cannot complete the task, summarize what you "
+        "accomplished "
         "so far.";
     static constexpr std::string_view cycle_hard_stop_format =
-        "[FORCED STOP] Tool calls cycled through {} {} times — exceeded the safety limit. Producing final answer "
+        "[FORCED STOP] Tool calls cycled through {} {} times — exceeded the safety limit. Producing final "
+        "answer "
         "with results collected so far.";
     static constexpr std::string_view warning_name = "loop_warning";
     static constexpr std::string_view stop_reason_value = "loop_capped";
@@ -134,7 +144,8 @@ struct loop_detection {
     static constexpr std::size_t max_stop_reasons = 1000;
 
     loop_detection() : loop_detection(loop_detection_options{}) {}
-    explicit loop_detection(loop_detection_options o) : options_(std::move(o)), shared_(std::make_shared<tracker>()) {
+    explicit loop_detection(loop_detection_options o)
+        : options_(std::move(o)), shared_(std::make_shared<tracker>()) {
         options_.validate();
         freq_window_ = std::max(options_.window_size, options_.tool_freq_hard_limit);
         for (const auto& [name, limit] : options_.tool_freq_overrides)
@@ -150,10 +161,12 @@ struct loop_detection {
     static std::string hash_tool_calls(const std::vector<tool_call>& calls) {
         std::vector<std::string> parts;
         parts.reserve(calls.size());
-        for (const auto& c : calls) parts.push_back(c.name + ":" + call_key(c));
+        for (const auto& c : calls)
+            parts.push_back(c.name + ":" + call_key(c));
         std::sort(parts.begin(), parts.end());
         boost::json::array a;
-        for (auto& p : parts) a.emplace_back(p);
+        for (auto& p : parts)
+            a.emplace_back(p);
         return detail::mw::fnv1a_64_hex(detail::mw::canonical_json(a));
     }
 
@@ -171,7 +184,7 @@ struct loop_detection {
                                (end - 1) / 200);
         }
         if (c.name == "write_file" || c.name == "str_replace") return detail::mw::canonical_json(args);
-        static constexpr std::array<std::string_view, 7> salient{"path", "url",  "query", "command",
+        static constexpr std::array<std::string_view, 7> salient{"path",    "url",  "query", "command",
                                                                  "pattern", "glob", "cmd"};
         boost::json::object picked;
         for (auto k : salient)
@@ -188,7 +201,9 @@ struct loop_detection {
         auto& p = shared_->pending;
         const std::string& thread = thread_of(rt);
         p.erase(std::remove_if(p.begin(), p.end(),
-                               [&](const auto& e) { return e.first.thread_id == thread && e.first.run_id != rt.run_id; }),
+                               [&](const auto& e) {
+                                   return e.first.thread_id == thread && e.first.run_id != rt.run_id;
+                               }),
                 p.end());
     }
 
@@ -205,7 +220,8 @@ struct loop_detection {
         {
             std::lock_guard lock(shared_->mutex);
             verdict v = detect(thread_of(rt), counted);
-            if (v.warning) queue_warning(detail::mw::run_key{thread_of(rt), rt.run_id}, std::move(*v.warning));
+            if (v.warning)
+                queue_warning(detail::mw::run_key{thread_of(rt), rt.run_id}, std::move(*v.warning));
             if (v.hard_stop) {
                 record_stop_reason(rt.run_id);
                 stop = std::move(v.hard_stop);
@@ -224,10 +240,12 @@ struct loop_detection {
     /// at the end of this request (after the tool results), never stored.
     auto wrap_model_call(auto& req, auto&& next) {
         if (req.rt) {
-            std::vector<std::string> warnings = take_warnings(detail::mw::run_key{thread_of(*req.rt), req.rt->run_id});
+            std::vector<std::string> warnings =
+                take_warnings(detail::mw::run_key{thread_of(*req.rt), req.rt->run_id});
             if (!warnings.empty()) {
                 std::string text;
-                for (const auto& w : warnings) text += (text.empty() ? "" : "\n\n") + w;
+                for (const auto& w : warnings)
+                    text += (text.empty() ? "" : "\n\n") + w;
                 message m = human_message(std::move(text));
                 m.name = std::string(warning_name);
                 req.messages.edit().push_back(std::move(m));
@@ -274,12 +292,12 @@ struct loop_detection {
 
 private:
     struct thread_track {
-        std::deque<std::string> hashes;           // layer 1 window
+        std::deque<std::string> hashes; // layer 1 window
         std::set<std::string, std::less<>> warned_hashes;
-        std::deque<std::string> names;            // layer 2 window
+        std::deque<std::string> names; // layer 2 window
         std::unordered_map<std::string, std::size_t> name_counts;
         std::set<std::string, std::less<>> warned_names;
-        std::deque<std::string> rounds;           // layer 3: one tool-name signature per answer
+        std::deque<std::string> rounds; // layer 3: one tool-name signature per answer
         std::set<std::string, std::less<>> warned_cycles;
         std::list<std::string>::iterator lru;
     };
@@ -289,7 +307,7 @@ private:
         std::list<std::string> lru; // most recent first
         std::unordered_map<std::string, thread_track> threads;
         std::deque<std::pair<detail::mw::run_key, std::vector<std::string>>> pending; // oldest first
-        std::deque<std::pair<std::string, std::string>> stop_reasons;              // run id -> reason
+        std::deque<std::pair<std::string, std::string>> stop_reasons;                 // run id -> reason
     };
 
     struct verdict {
@@ -312,7 +330,8 @@ private:
         const auto* v = args.if_contains(key);
         if (!v || !detail::mw::truthy(*v)) return std::nullopt;
         if (v->is_int64()) return v->get_int64();
-        if (v->is_uint64()) return static_cast<std::int64_t>(std::min<std::uint64_t>(v->get_uint64(), INT64_MAX));
+        if (v->is_uint64())
+            return static_cast<std::int64_t>(std::min<std::uint64_t>(v->get_uint64(), INT64_MAX));
         if (v->is_bool()) return 1;
         if (v->is_double() && std::isfinite(v->get_double()) && std::fabs(v->get_double()) < 9e18)
             return static_cast<std::int64_t>(v->get_double());
@@ -349,20 +368,25 @@ private:
         // Layer 1: the same call set again.
         const std::string hash = hash_tool_calls(calls);
         t.hashes.push_back(hash);
-        while (t.hashes.size() > options_.window_size) t.hashes.pop_front();
+        while (t.hashes.size() > options_.window_size)
+            t.hashes.pop_front();
         for (auto it = t.warned_hashes.begin(); it != t.warned_hashes.end();)
-            it = std::find(t.hashes.begin(), t.hashes.end(), *it) == t.hashes.end() ? t.warned_hashes.erase(it)
-                                                                                    : std::next(it);
+            it = std::find(t.hashes.begin(), t.hashes.end(), *it) == t.hashes.end()
+                     ? t.warned_hashes.erase(it)
+                     : std::next(it);
         const auto count = static_cast<std::size_t>(std::count(t.hashes.begin(), t.hashes.end(), hash));
 
         // Layer 3 keeps its history on every answer, so a cycle is seen whole.
         std::string signature;
         if (options_.detect_cycles) {
             std::set<std::string> names;
-            for (const auto& c : calls) names.insert(c.name);
-            for (const auto& n : names) signature += (signature.empty() ? "" : "+") + n;
+            for (const auto& c : calls)
+                names.insert(c.name);
+            for (const auto& n : names)
+                signature += (signature.empty() ? "" : "+") + n;
             t.rounds.push_back(signature);
-            while (t.rounds.size() > cycle_window_) t.rounds.pop_front();
+            while (t.rounds.size() > cycle_window_)
+                t.rounds.pop_front();
         }
 
         if (count >= options_.hard_limit) return {std::nullopt, std::string(hard_stop_text)};
@@ -409,12 +433,14 @@ private:
         const std::size_t n = r.size();
         for (std::size_t p = 2; p <= options_.max_cycle_length && 2 * p <= n; ++p) {
             bool distinct = false;
-            for (std::size_t i = n - p + 1; i < n && !distinct; ++i) distinct = r[i] != r[n - p];
+            for (std::size_t i = n - p + 1; i < n && !distinct; ++i)
+                distinct = r[i] != r[n - p];
             if (!distinct) continue;
             std::size_t laps = 1;
             while ((laps + 1) * p <= n) {
                 bool same = true;
-                for (std::size_t i = 0; i < p && same; ++i) same = r[n - (laps + 1) * p + i] == r[n - p + i];
+                for (std::size_t i = 0; i < p && same; ++i)
+                    same = r[n - (laps + 1) * p + i] == r[n - p + i];
                 if (!same) break;
                 ++laps;
             }
@@ -424,7 +450,8 @@ private:
             auto smallest = std::min_element(lap.begin(), lap.end());
             std::rotate(lap.begin(), smallest, lap.end());
             std::string shown;
-            for (const auto& s : lap) shown += (shown.empty() ? "" : " → ") + s;
+            for (const auto& s : lap)
+                shown += (shown.empty() ? "" : " → ") + s;
             if (laps >= options_.cycle_hard_limit)
                 return {std::nullopt, fmt::format(fmt::runtime(cycle_hard_stop_format), shown, laps)};
             if (laps >= options_.cycle_warn) {
@@ -443,7 +470,8 @@ private:
         auto it = std::find_if(p.begin(), p.end(), [&](const auto& e) { return e.first == key; });
         if (it == p.end()) {
             p.emplace_back(key, std::vector<std::string>{});
-            while (p.size() > 2 * options_.max_tracked_threads) p.pop_front();
+            while (p.size() > 2 * options_.max_tracked_threads)
+                p.pop_front();
             it = std::prev(p.end());
         }
         auto& list = it->second;
@@ -468,7 +496,8 @@ private:
         auto it = std::find_if(s.begin(), s.end(), [&](const auto& e) { return e.first == run_id; });
         if (it != s.end()) s.erase(it);
         s.emplace_back(run_id, std::string(stop_reason_value));
-        while (s.size() > max_stop_reasons) s.pop_front();
+        while (s.size() > max_stop_reasons)
+            s.pop_front();
     }
 
     loop_detection_options options_;

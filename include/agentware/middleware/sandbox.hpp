@@ -31,7 +31,7 @@ namespace agentware {
 /// to carry it into the state (DeerFlow needs one because its tools write a
 /// state snapshot that is not persisted).
 struct sandbox {
-    using state = fields<thread_data_field, sandbox_field, artifacts_field>;
+    using state_fields = fields<thread_data_field, sandbox_field, artifacts_field>;
     using must_come_after = type_list<thread_data>;
 
     explicit sandbox(sandbox_options options = {}, any_sandbox_provider provider = {})
@@ -47,7 +47,7 @@ struct sandbox {
     template <class State>
     void before_agent(State& state, runtime& rt) {
         if (ctx_->options.lazy_init) return;
-        auto& sb = state.template get<sandbox_field>();
+        auto& sb = get<sandbox_field>(state);
         if (sb && sb->sandbox_id) return;
         const std::string thread_id = detail::context_thread_id(&rt.context, rt.thread_id);
         const std::string user_id = detail::context_user_id(&rt.context);
@@ -59,7 +59,7 @@ struct sandbox {
     /// tool named in context["sandbox_id"].
     template <class State>
     void after_agent(State& state, runtime& rt) {
-        if (const auto& sb = state.template get<sandbox_field>(); sb && sb->sandbox_id) {
+        if (const auto& sb = get<sandbox_field>(state); sb && sb->sandbox_id) {
             ctx_->provider.release(*sb->sandbox_id);
         } else if (const auto* id = rt.context.if_contains("sandbox_id"); id && id->is_string()) {
             ctx_->provider.release(id->get_string());

@@ -92,14 +92,18 @@ private:
     template <class P>
     struct model final : concept_t {
         explicit model(P p) : provider(std::move(p)) {}
-        std::string acquire(std::string_view t, std::string_view u) override { return provider.acquire(t, u); }
+        std::string acquire(std::string_view t, std::string_view u) override {
+            return provider.acquire(t, u);
+        }
         void release(std::string_view id) override { provider.release(id); }
         P provider;
     };
     template <class P>
     struct ref_model final : concept_t {
         explicit ref_model(std::shared_ptr<P> p) : provider(std::move(p)) {}
-        std::string acquire(std::string_view t, std::string_view u) override { return provider->acquire(t, u); }
+        std::string acquire(std::string_view t, std::string_view u) override {
+            return provider->acquire(t, u);
+        }
         void release(std::string_view id) override { provider->release(id); }
         std::shared_ptr<P> provider;
     };

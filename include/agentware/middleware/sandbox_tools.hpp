@@ -81,8 +81,10 @@ struct sandbox_options {
 namespace detail {
 
 inline constexpr std::string_view text_host_bash_disabled =
-    "Error: Host bash execution is disabled for LocalSandboxProvider because it is not a secure sandbox boundary. "
-    "Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: true only in a fully "
+    "Error: Host bash execution is disabled for LocalSandboxProvider because it is not a secure sandbox "
+    "boundary. "
+    "Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: true only in a "
+    "fully "
     "trusted local environment.";
 
 inline constexpr std::string_view description_parameter =
@@ -120,11 +122,13 @@ inline tool_output error_output(std::string text) { return tool_output::error(st
 
 /// Why `host` cannot be read as a file (missing, or a directory), in the
 /// words the model sees (`shown` is the path as the model wrote it); nullopt when it can.
-inline std::optional<std::string> not_a_regular_file(const std::filesystem::path& host, std::string_view shown) {
+inline std::optional<std::string> not_a_regular_file(const std::filesystem::path& host,
+                                                     std::string_view shown) {
     std::error_code ec;
     const auto st = std::filesystem::status(host, ec);
     if (!std::filesystem::exists(st)) return fmt::format("Error: File not found: {}", shown);
-    if (std::filesystem::is_directory(st)) return fmt::format("Error: Path is a directory, not a file: {}", shown);
+    if (std::filesystem::is_directory(st))
+        return fmt::format("Error: Path is a directory, not a file: {}", shown);
     return std::nullopt;
 }
 
@@ -133,8 +137,8 @@ struct arg_error {
     std::string text;
 };
 
-inline std::optional<std::string> string_arg(const boost::json::object& args, std::string_view key, bool required,
-                                             std::optional<arg_error>& err) {
+inline std::optional<std::string> string_arg(const boost::json::object& args, std::string_view key,
+                                             bool required, std::optional<arg_error>& err) {
     const auto* v = args.if_contains(key);
     if (!v || v->is_null()) {
         if (required && !err) err = arg_error{fmt::format("Error: missing required argument '{}'", key)};
@@ -182,8 +186,8 @@ struct sandbox_call {
     bool newly_acquired = false;
 };
 
-inline std::optional<std::string> prepare_call(sandbox_tool_context& ctx, const tool_runtime& rt, sandbox_call& call,
-                                               bool acquire) {
+inline std::optional<std::string> prepare_call(sandbox_tool_context& ctx, const tool_runtime& rt,
+                                               sandbox_call& call, bool acquire) {
     const auto* td = rt.field<thread_data_field>();
     if (!td || !*td) return fmt::format("Error: {}", text_thread_data_missing);
     call.paths = &**td;
@@ -208,8 +212,8 @@ inline std::optional<std::string> prepare_call(sandbox_tool_context& ctx, const 
 
 /// Runs one tool body with the shared preamble and error net.
 template <class Body>
-tool_output sandbox_tool_call(sandbox_tool_context& ctx, const boost::json::object& args, const tool_runtime& rt,
-                              bool acquire, Body&& body) {
+tool_output sandbox_tool_call(sandbox_tool_context& ctx, const boost::json::object& args,
+                              const tool_runtime& rt, bool acquire, Body&& body) {
     sandbox_call call;
     tool_output out;
     try {
@@ -222,7 +226,8 @@ tool_output sandbox_tool_call(sandbox_tool_context& ctx, const boost::json::obje
     return out;
 }
 
-inline std::optional<std::string> read_whole_file(const std::filesystem::path& p, std::string& out, int& err) {
+inline std::optional<std::string> read_whole_file(const std::filesystem::path& p, std::string& out,
+                                                  int& err) {
     std::ifstream in(p, std::ios::binary);
     if (!in) {
         err = errno;
@@ -261,7 +266,8 @@ inline std::string path_error(std::string_view error) { return fmt::format("Erro
 
 inline bool allowed_absolute_path(std::string_view p) {
     if (has_path_prefix(p, virtual_user_data)) return true;
-    for (std::string_view prefix : {"/bin/", "/usr/bin/", "/usr/sbin/", "/sbin/", "/opt/homebrew/bin/", "/dev/"})
+    for (std::string_view prefix :
+         {"/bin/", "/usr/bin/", "/usr/sbin/", "/sbin/", "/opt/homebrew/bin/", "/dev/"})
         if (p.starts_with(prefix)) return true;
     return false;
 }
@@ -271,7 +277,8 @@ inline bool allowed_absolute_path(std::string_view p) {
 /// absolute path under /mnt/user-data or a system binary directory.
 inline std::optional<std::string> screen_command(const std::string& command) {
     static const std::regex file_url(R"(file://)", std::regex::icase);
-    if (std::regex_search(command, file_url)) return std::string("Error: Unsafe file:// URL in command. Use paths under /mnt/user-data");
+    if (std::regex_search(command, file_url))
+        return std::string("Error: Unsafe file:// URL in command. Use paths under /mnt/user-data");
     static const std::regex url(R"([A-Za-z][A-Za-z0-9+.-]*://[^\s'"]*)");
     const std::string without_urls = std::regex_replace(command, url, " ");
     static const std::regex dotdot(R"((^|[\s/'"=:;|&<>()])\.\.($|[\s/'"`;|&<>()]))");
@@ -288,8 +295,10 @@ inline std::optional<std::string> screen_command(const std::string& command) {
     }
     if (!unsafe.empty()) {
         std::string list;
-        for (const auto& p : unsafe) list += (list.empty() ? "" : ", ") + p;
-        return fmt::format("Error: Unsafe absolute paths in command: {}. Use paths under /mnt/user-data", list);
+        for (const auto& p : unsafe)
+            list += (list.empty() ? "" : ", ") + p;
+        return fmt::format("Error: Unsafe absolute paths in command: {}. Use paths under /mnt/user-data",
+                           list);
     }
     return std::nullopt;
 }
@@ -321,11 +330,12 @@ inline std::string assemble_command_output(const command_outcome& r, std::chrono
     }
     if (r.timed_out) {
         const auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
-        std::string note = fmt::format(
-            "Command timed out after {} {} and was terminated. To run a long-lived process such as a web server, "
-            "start it in the background and redirect its output, e.g. `your-command > "
-            "/mnt/user-data/workspace/server.log 2>&1 &`.",
-            secs, secs == 1 ? "second" : "seconds");
+        std::string note =
+            fmt::format("Command timed out after {} {} and was terminated. To run a long-lived process such "
+                        "as a web server, "
+                        "start it in the background and redirect its output, e.g. `your-command > "
+                        "/mnt/user-data/workspace/server.log 2>&1 &`.",
+                        secs, secs == 1 ? "second" : "seconds");
         output = output.empty() ? note : output + "\n" + note;
     } else if (r.exit_code != 0) {
         output += fmt::format("\nExit Code: {}", r.exit_code);
@@ -333,33 +343,40 @@ inline std::string assemble_command_output(const command_outcome& r, std::chrono
     return output.empty() ? "(no output)" : output;
 }
 
-inline tool_output bash_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+inline tool_output bash_body(sandbox_tool_context& ctx, const boost::json::object& args,
+                             const sandbox_call& call) {
     std::optional<arg_error> err;
     auto command = string_arg(args, "command", true, err);
     if (err) return error_output(err->text);
-    if (command->find('\0') != std::string::npos) return error_output("Error: command contains a NUL character");
+    if (command->find('\0') != std::string::npos)
+        return error_output("Error: command contains a NUL character");
     if (auto problem = screen_command(*command)) return error_output(std::move(*problem));
     const thread_paths& td = *call.paths;
     const std::string host_command =
         fmt::format("cd {} && {}", shell_quote(td.workspace_path), virtual_to_host_text(*command, td));
-    const auto outcome =
-        run_command(find_shell(), host_command, ctx.options.bash_command_timeout, ctx.options.bash_capture_max_bytes);
-    if (!outcome.failure.empty()) return error_output(fmt::format("Error: could not run the command: {}", outcome.failure));
-    std::string output = mask_host_paths(assemble_command_output(outcome, ctx.options.bash_command_timeout), td);
+    const auto outcome = run_command(find_shell(), host_command, ctx.options.bash_command_timeout,
+                                     ctx.options.bash_capture_max_bytes);
+    if (!outcome.failure.empty())
+        return error_output(fmt::format("Error: could not run the command: {}", outcome.failure));
+    std::string output =
+        mask_host_paths(assemble_command_output(outcome, ctx.options.bash_command_timeout), td);
     return tool_output(middle_truncate(output, ctx.options.bash_output_max_chars));
 }
 
 // ---- ls ---------------------------------------------------------------------
 
-inline tool_output ls_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+inline tool_output ls_body(sandbox_tool_context& ctx, const boost::json::object& args,
+                           const sandbox_call& call) {
     std::optional<arg_error> err;
     auto path = string_arg(args, "path", true, err);
     if (err) return error_output(err->text);
     auto r = resolve_model_path(*path, call.paths, path_access::read);
     if (!r.ok()) return error_output(path_error(r.error));
     std::error_code ec;
-    if (!std::filesystem::is_directory(r.host, ec)) return error_output(fmt::format("Error: Directory not found: {}", *path));
-    if (::access(r.host.c_str(), R_OK | X_OK) != 0) return error_output(fmt::format("Error: Permission denied: {}", *path));
+    if (!std::filesystem::is_directory(r.host, ec))
+        return error_output(fmt::format("Error: Directory not found: {}", *path));
+    if (::access(r.host.c_str(), R_OK | X_OK) != 0)
+        return error_output(fmt::format("Error: Permission denied: {}", *path));
     std::string out;
     walk_tree(r.host, *call.paths, 2, [&](const walk_entry& e) {
         std::string virt = to_virtual_path(e.path, *call.paths);
@@ -370,13 +387,14 @@ inline tool_output ls_body(sandbox_tool_context& ctx, const boost::json::object&
         return true;
     });
     if (out.empty()) return tool_output("(empty)");
-    return tool_output(head_truncate(out, ctx.options.ls_output_max_chars,
-                                     "Use a more specific path to see fewer results"));
+    return tool_output(
+        head_truncate(out, ctx.options.ls_output_max_chars, "Use a more specific path to see fewer results"));
 }
 
 // ---- read_file ----------------------------------------------------------------
 
-inline tool_output read_file_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+inline tool_output read_file_body(sandbox_tool_context& ctx, const boost::json::object& args,
+                                  const sandbox_call& call) {
     std::optional<arg_error> err;
     auto path = string_arg(args, "path", true, err);
     auto start = int_arg(args, "start_line", err);
@@ -396,11 +414,12 @@ inline tool_output read_file_body(sandbox_tool_context& ctx, const boost::json::
         return error_output(fmt::format("Error: File not found: {}", *path));
     }
     if (!is_utf8_text(content))
-        return error_output(fmt::format(
-            "Error: cannot read '{}' as text — it appears to be a binary file (e.g. .xlsx, .pdf, or an image). "
-            "read_file only supports UTF-8 text. Use bash with a suitable library instead (pandas/openpyxl for "
-            "spreadsheets), or view_image for images.",
-            *path));
+        return error_output(fmt::format("Error: cannot read '{}' as text — it appears to be a binary file "
+                                        "(e.g. .xlsx, .pdf, or an image). "
+                                        "read_file only supports UTF-8 text. Use bash with a suitable "
+                                        "library instead (pandas/openpyxl for "
+                                        "spreadsheets), or view_image for images.",
+                                        *path));
     if (ctx.was_written(call.sandbox_id, r.host)) content = mask_host_paths(content, *call.paths);
     if (content.empty()) return tool_output("(empty)");
     if (start || end) {
@@ -414,10 +433,12 @@ inline tool_output read_file_body(sandbox_tool_context& ctx, const boost::json::
             rest.remove_prefix(len);
         }
         const auto first = static_cast<std::size_t>(start.value_or(1));
-        const auto last = std::min<std::size_t>(end ? static_cast<std::size_t>(*end) : lines.size(), lines.size());
+        const auto last =
+            std::min<std::size_t>(end ? static_cast<std::size_t>(*end) : lines.size(), lines.size());
         if (first > lines.size()) return tool_output("(start_line exceeds file length)");
         std::string selected;
-        for (std::size_t i = first - 1; i < last; ++i) selected += lines[i];
+        for (std::size_t i = first - 1; i < last; ++i)
+            selected += lines[i];
         content = std::move(selected);
         if (content.empty()) return tool_output("(empty)");
     }
@@ -429,7 +450,8 @@ inline tool_output read_file_body(sandbox_tool_context& ctx, const boost::json::
 
 inline std::string bounded_error(std::string text) { return excerpt(text, 2000); }
 
-inline tool_output write_file_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+inline tool_output write_file_body(sandbox_tool_context& ctx, const boost::json::object& args,
+                                   const sandbox_call& call) {
     std::optional<arg_error> err;
     auto path = string_arg(args, "path", true, err);
     auto content = string_arg(args, "content", true, err);
@@ -437,12 +459,14 @@ inline tool_output write_file_body(sandbox_tool_context& ctx, const boost::json:
     if (err) return error_output(err->text);
     const std::size_t max = ctx.options.write_file_max_bytes;
     if (!append && max > 0 && content->size() > max)
-        return error_output(fmt::format(
-            "Error: write_file content ({} bytes) exceeds the {}-byte single-call limit. Split the content into "
-            "smaller pieces: either (a) write the first section now, then use `str_replace` for further edits, or "
-            "(b) call write_file again with append=True carrying the next section. See SIZE POLICY in the tool "
-            "docstring or issue #3189 for the rationale.",
-            content->size(), max));
+        return error_output(fmt::format("Error: write_file content ({} bytes) exceeds the {}-byte "
+                                        "single-call limit. Split the content into "
+                                        "smaller pieces: either (a) write the first section now, then use "
+                                        "`str_replace` for further edits, or "
+                                        "(b) call write_file again with append=True carrying the next "
+                                        "section. See SIZE POLICY in the tool "
+                                        "docstring or issue #3189 for the rationale.",
+                                        content->size(), max));
     auto r = resolve_model_path(*path, call.paths, path_access::write);
     if (!r.ok()) return error_output(path_error(r.error));
     std::error_code ec;
@@ -450,17 +474,22 @@ inline tool_output write_file_body(sandbox_tool_context& ctx, const boost::json:
         return error_output(fmt::format("Error: Path is a directory, not a file: {}", *path));
     std::lock_guard lock(path_lock(r.host));
     std::filesystem::create_directories(r.host.parent_path(), ec);
-    if (ec) return error_output(bounded_error(fmt::format("Error: Failed to write file '{}': OSError: {}", *path, ec.message())));
+    if (ec)
+        return error_output(
+            bounded_error(fmt::format("Error: Failed to write file '{}': OSError: {}", *path, ec.message())));
     const int e = write_file_nofollow(r.host, virtual_to_host_text(*content, *call.paths), append);
-    if (e == EACCES || e == EPERM) return error_output(fmt::format("Error: Permission denied writing to file: {}", *path));
+    if (e == EACCES || e == EPERM)
+        return error_output(fmt::format("Error: Permission denied writing to file: {}", *path));
     if (e == ELOOP) return error_output(path_error(text_path_traversal));
     if (e != 0)
-        return error_output(bounded_error(fmt::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
+        return error_output(bounded_error(
+            fmt::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
     ctx.remember_written(call.sandbox_id, r.host);
     return tool_output("OK");
 }
 
-inline tool_output str_replace_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+inline tool_output str_replace_body(sandbox_tool_context& ctx, const boost::json::object& args,
+                                    const sandbox_call& call) {
     std::optional<arg_error> err;
     auto path = string_arg(args, "path", true, err);
     auto old_str = string_arg(args, "old_str", true, err);
@@ -483,16 +512,19 @@ inline tool_output str_replace_body(sandbox_tool_context& ctx, const boost::json
         to = virtual_to_host_text(to, *call.paths);
     }
     std::size_t pos = content.find(from);
-    if (pos == std::string::npos) return error_output(fmt::format("Error: String to replace not found in file: {}", *path));
+    if (pos == std::string::npos)
+        return error_output(fmt::format("Error: String to replace not found in file: {}", *path));
     while (pos != std::string::npos) {
         content.replace(pos, from.size(), to);
         if (!all) break;
         pos = content.find(from, pos + to.size());
     }
     const int e = write_file_nofollow(r.host, content, false);
-    if (e == EACCES || e == EPERM) return error_output(fmt::format("Error: Permission denied writing to file: {}", *path));
+    if (e == EACCES || e == EPERM)
+        return error_output(fmt::format("Error: Permission denied writing to file: {}", *path));
     if (e != 0)
-        return error_output(bounded_error(fmt::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
+        return error_output(bounded_error(
+            fmt::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
     return tool_output("OK");
 }
 
@@ -503,7 +535,8 @@ inline std::size_t clamp_results(std::optional<std::int64_t> asked, std::size_t 
     return std::min(n, cap);
 }
 
-inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::object& args,
+                             const sandbox_call& call) {
     std::optional<arg_error> err;
     auto pattern = string_arg(args, "pattern", true, err);
     auto path = string_arg(args, "path", true, err);
@@ -514,7 +547,8 @@ inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::objec
     auto r = resolve_model_path(*path, call.paths, path_access::read);
     if (!r.ok()) return error_output(path_error(r.error));
     std::error_code ec;
-    if (!std::filesystem::is_directory(r.host, ec)) return error_output(fmt::format("Error: Directory not found: {}", *path));
+    if (!std::filesystem::is_directory(r.host, ec))
+        return error_output(fmt::format("Error: Directory not found: {}", *path));
     std::vector<std::string> found;
     bool truncated = false;
     walk_tree(r.host, *call.paths, 0, [&](const walk_entry& e) {
@@ -528,9 +562,11 @@ inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::objec
         return true;
     });
     if (found.empty()) return tool_output(fmt::format("No files matched under {}", *path));
-    std::string out = fmt::format("Found {} paths under {}{}", found.size(), *path,
-                                  truncated ? fmt::format(" (showing first {})", found.size()) : std::string());
-    for (std::size_t i = 0; i < found.size(); ++i) out += fmt::format("\n{}. {}", i + 1, found[i]);
+    std::string out =
+        fmt::format("Found {} paths under {}{}", found.size(), *path,
+                    truncated ? fmt::format(" (showing first {})", found.size()) : std::string());
+    for (std::size_t i = 0; i < found.size(); ++i)
+        out += fmt::format("\n{}. {}", i + 1, found[i]);
     if (truncated) out += "\nResults truncated. Narrow the path or pattern to see fewer matches.";
     return tool_output(std::move(out));
 }
@@ -542,7 +578,8 @@ inline std::string ascii_lower(std::string_view s) {
     return out;
 }
 
-inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::object& args, const sandbox_call& call) {
+inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::object& args,
+                             const sandbox_call& call) {
     std::optional<arg_error> err;
     auto pattern = string_arg(args, "pattern", true, err);
     auto path = string_arg(args, "path", true, err);
@@ -594,8 +631,9 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
             if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
             // std::regex recurses per character: very long lines are matched on their start only.
             const std::string probe(line.substr(0, utf8_offset(line, 10000)));
-            const bool match = re ? std::regex_search(probe, *re)
-                                  : (case_sensitive ? probe : ascii_lower(probe)).find(needle) != std::string::npos;
+            const bool match =
+                re ? std::regex_search(probe, *re)
+                   : (case_sensitive ? probe : ascii_lower(probe)).find(needle) != std::string::npos;
             if (!match) continue;
             if (hits.size() == max) {
                 truncated = true;
@@ -616,9 +654,11 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
         });
     }
     if (hits.empty()) return tool_output(fmt::format("No matches found under {}", *path));
-    std::string out = fmt::format("Found {} matches under {}{}", hits.size(), *path,
-                                  truncated ? fmt::format(" (showing first {})", hits.size()) : std::string());
-    for (const auto& h : hits) out += "\n" + h;
+    std::string out =
+        fmt::format("Found {} matches under {}{}", hits.size(), *path,
+                    truncated ? fmt::format(" (showing first {})", hits.size()) : std::string());
+    for (const auto& h : hits)
+        out += "\n" + h;
     if (truncated) out += "\nResults truncated. Narrow the path or add a glob filter.";
     return tool_output(std::move(out));
 }
@@ -627,12 +667,16 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
 
 inline tool_output present_files_body(const boost::json::object& args, const sandbox_call& call) {
     const auto* list = args.if_contains("filepaths");
-    if (!list || !list->is_array()) return error_output("Error: argument 'filepaths' must be a list of paths");
+    if (!list || !list->is_array())
+        return error_output("Error: argument 'filepaths' must be a list of paths");
     const auto outputs = std::filesystem::path(weakly_canonical_string(call.paths->outputs_path));
     std::vector<std::string> normalized;
     for (const auto& v : list->get_array()) {
         const std::string p = v.is_string() ? std::string(v.get_string()) : boost::json::serialize(v);
-        auto reject = [&] { return error_output(fmt::format("Error: Only files in /mnt/user-data/outputs can be presented: {}", p)); };
+        auto reject = [&] {
+            return error_output(
+                fmt::format("Error: Only files in /mnt/user-data/outputs can be presented: {}", p));
+        };
         if (!v.is_string() || p.find('\0') != std::string::npos) return reject();
         std::filesystem::path host;
         if (has_path_prefix(p, virtual_user_data)) {
@@ -646,8 +690,8 @@ inline tool_output present_files_body(const boost::json::object& args, const san
             if (ec) return reject();
         }
         if (!is_within(host, outputs) || host == outputs) return reject();
-        normalized.push_back(fmt::format("{}/{}", virtual_outputs,
-                                         std::filesystem::relative(host, outputs).generic_string()));
+        normalized.push_back(
+            fmt::format("{}/{}", virtual_outputs, std::filesystem::relative(host, outputs).generic_string()));
     }
     tool_output out("Successfully presented files");
     out.update.set<artifacts_field>(normalized);
@@ -659,31 +703,37 @@ inline tool_output present_files_body(const boost::json::object& args, const san
 /// The sandbox's tools for these options and provider: bash (only when
 /// allow_host_bash), ls, read_file, write_file, str_replace, glob, grep and
 /// present_files.
-inline std::vector<std::shared_ptr<tool_interface>> make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx,
-                                                                       bool include_disabled_bash = false) {
+inline std::vector<std::shared_ptr<tool_interface>>
+make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool include_disabled_bash = false) {
     using detail::description_parameter;
     std::vector<std::shared_ptr<tool_interface>> tools;
     auto add = [&](std::string name, std::string description, std::string properties, std::string required,
                    bool acquire, auto body) {
-        std::string schema = fmt::format(R"({{"type":"object","properties":{{{},{}}},"required":["description"{}]}})",
-                                         description_parameter, properties, required);
-        tools.push_back(share_tool(make_tool(
-            std::move(name), std::move(description), schema,
-            [ctx, acquire, body](const boost::json::object& args, const tool_runtime& rt) {
-                return detail::sandbox_tool_call(*ctx, args, rt, acquire,
-                                                 [&](const boost::json::object& a, const detail::sandbox_call& c) {
-                                                     return body(*ctx, a, c);
-                                                 });
-            })));
+        std::string schema =
+            fmt::format(R"({{"type":"object","properties":{{{},{}}},"required":["description"{}]}})",
+                        description_parameter, properties, required);
+        tools.push_back(share_tool(
+            make_tool(std::move(name), std::move(description), schema,
+                      [ctx, acquire, body](const boost::json::object& args, const tool_runtime& rt) {
+                          return detail::sandbox_tool_call(
+                              *ctx, args, rt, acquire,
+                              [&](const boost::json::object& a, const detail::sandbox_call& c) {
+                                  return body(*ctx, a, c);
+                              });
+                      })));
     };
     if (ctx->options.allow_host_bash || include_disabled_bash) {
         add("bash",
-            "Execute a bash command in the sandbox. The working directory is /mnt/user-data/workspace; use paths "
-            "under /mnt/user-data. Long-running processes must be started in the background with their output "
+            "Execute a bash command in the sandbox. The working directory is /mnt/user-data/workspace; use "
+            "paths "
+            "under /mnt/user-data. Long-running processes must be started in the background with their "
+            "output "
             "redirected to a file.",
             R"("command":{"type":"string","description":"The bash command to run."})", R"(,"command")", true,
-            [](detail::sandbox_tool_context& c, const boost::json::object& a, const detail::sandbox_call& call) {
-                if (!c.options.allow_host_bash) return detail::error_output(std::string(detail::text_host_bash_disabled));
+            [](detail::sandbox_tool_context& c, const boost::json::object& a,
+               const detail::sandbox_call& call) {
+                if (!c.options.allow_host_bash)
+                    return detail::error_output(std::string(detail::text_host_bash_disabled));
                 return detail::bash_body(c, a, call);
             });
     }
@@ -691,20 +741,23 @@ inline std::vector<std::shared_ptr<tool_interface>> make_sandbox_tools(std::shar
         R"("path":{"type":"string","description":"Absolute virtual path of the directory, e.g. /mnt/user-data/workspace."})",
         R"(,"path")", true, &detail::ls_body);
     add("read_file",
-        "Read a UTF-8 text file. Use start_line and end_line (1-based, inclusive) to read part of a long file.",
+        "Read a UTF-8 text file. Use start_line and end_line (1-based, inclusive) to read part of a long "
+        "file.",
         R"("path":{"type":"string","description":"Absolute virtual path of the file."},)"
         R"("start_line":{"type":"integer","description":"First line to read (1-based)."},)"
         R"("end_line":{"type":"integer","description":"Last line to read (inclusive)."})",
         R"(,"path")", true, &detail::read_file_body);
     add("write_file",
-        "Write text to a file, creating parent directories. SIZE POLICY: one call writes at most 80 KiB; write "
+        "Write text to a file, creating parent directories. SIZE POLICY: one call writes at most 80 KiB; "
+        "write "
         "larger files in sections with append=true, or edit them with str_replace.",
         R"("path":{"type":"string","description":"Absolute virtual path of the file."},)"
         R"("content":{"type":"string","description":"The text to write."},)"
         R"("append":{"type":"boolean","description":"Append instead of replacing the file.","default":false})",
         R"(,"path","content")", true, &detail::write_file_body);
     add("str_replace",
-        "Replace text in a file: the first occurrence of old_str, or every one with replace_all. Read the file "
+        "Replace text in a file: the first occurrence of old_str, or every one with replace_all. Read the "
+        "file "
         "first and quote old_str exactly.",
         R"("path":{"type":"string","description":"Absolute virtual path of the file."},)"
         R"("old_str":{"type":"string","description":"The exact text to replace."},)"
@@ -727,12 +780,14 @@ inline std::vector<std::shared_ptr<tool_interface>> make_sandbox_tools(std::shar
         R"(,"pattern","path")", true, &detail::grep_body);
     tools.push_back(share_tool(make_tool(
         "present_files",
-        "Present files to the user as results of the task. Only files under /mnt/user-data/outputs can be presented.",
+        "Present files to the user as results of the task. Only files under /mnt/user-data/outputs can be "
+        "presented.",
         R"({"type":"object","properties":{"filepaths":{"type":"array","items":{"type":"string"},)"
         R"("description":"Virtual paths of the files, under /mnt/user-data/outputs."}},"required":["filepaths"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
             const auto* td = rt.field<thread_data_field>();
-            if (!td || !*td) return detail::error_output("Error: Thread outputs path is not available in runtime state");
+            if (!td || !*td)
+                return detail::error_output("Error: Thread outputs path is not available in runtime state");
             return detail::sandbox_tool_call(*ctx, args, rt, false,
                                              [](const boost::json::object& a, const detail::sandbox_call& c) {
                                                  return detail::present_files_body(a, c);

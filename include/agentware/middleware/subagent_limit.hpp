@@ -29,23 +29,28 @@
 namespace agentware {
 
 struct subagent_limit_options {
-    std::size_t max_concurrent = 3;          ///< task calls kept per model answer, clamped to [1, max_concurrent_ceiling]
-    std::size_t max_total = 6;               ///< task calls kept per run, clamped to [1, max_total_ceiling]
-    std::size_t max_concurrent_ceiling = 4;  ///< DeerFlow's fixed 4; raise it for large fan-out (DeerFlow #4993)
-    std::size_t max_total_ceiling = 50;      ///< DeerFlow's fixed 50; likewise
+    std::size_t max_concurrent =
+        3;                     ///< task calls kept per model answer, clamped to [1, max_concurrent_ceiling]
+    std::size_t max_total = 6; ///< task calls kept per run, clamped to [1, max_total_ceiling]
+    std::size_t max_concurrent_ceiling =
+        4;                              ///< DeerFlow's fixed 4; raise it for large fan-out (DeerFlow #4993)
+    std::size_t max_total_ceiling = 50; ///< DeerFlow's fixed 50; likewise
     std::string task_tool_name = "task";
-    bool limits_from_context = true; ///< a run's context may set `max_concurrent_subagents` / `max_total_subagents`
+    bool limits_from_context =
+        true; ///< a run's context may set `max_concurrent_subagents` / `max_total_subagents`
 };
 
 struct subagent_limit {
-    static constexpr std::string_view limit_note =
-        "[SUBAGENT LIMIT REACHED] The subagent delegation limit for this run has been reached. Continue using the "
-        "subagent results already collected, execute remaining simple work directly, or summarize the remaining "
-        "work instead of launching more subagents.";
+    static constexpr std::string_view limit_note = "[SUBAGENT LIMIT REACHED] The subagent delegation limit "
+                                                   "for this run has been reached. Continue using the "
+                                                   "subagent results already collected, execute remaining "
+                                                   "simple work directly, or summarize the remaining "
+                                                   "work instead of launching more subagents.";
     static constexpr std::string_view stop_reason_value = "subagent_limit_capped";
 
     subagent_limit() : subagent_limit(subagent_limit_options{}) {}
-    explicit subagent_limit(subagent_limit_options o) : options_(std::move(o)), ledger_(std::make_shared<ledger>()) {}
+    explicit subagent_limit(subagent_limit_options o)
+        : options_(std::move(o)), ledger_(std::make_shared<ledger>()) {}
 
     const subagent_limit_options& options() const noexcept { return options_; }
 
@@ -66,7 +71,8 @@ struct subagent_limit {
         message* ai = detail::mw::last_ai_with_calls(state);
         if (!ai) return;
         const auto is_task = [&](const tool_call& c) { return c.name == options_.task_tool_name; };
-        const auto tasks = static_cast<std::size_t>(std::count_if(ai->tool_calls.begin(), ai->tool_calls.end(), is_task));
+        const auto tasks =
+            static_cast<std::size_t>(std::count_if(ai->tool_calls.begin(), ai->tool_calls.end(), is_task));
         if (tasks == 0) return;
 
         const std::size_t max_total = effective_max_total(rt);

@@ -35,7 +35,8 @@ namespace detail {
 /// UTC now as ISO 8601 with microseconds and "+00:00" (Python's isoformat()).
 inline std::string utc_now_iso() {
     const auto now = std::chrono::system_clock::now();
-    const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
+    const auto micros =
+        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
     return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06}+00:00",
                        std::chrono::time_point_cast<std::chrono::seconds>(now), micros);
 }
@@ -47,7 +48,7 @@ inline std::string utc_now_iso() {
 /// before any path is built: a bad one throws std::invalid_argument from
 /// before_agent, which stops the run with that error and touches no file.
 struct thread_data {
-    using state = fields<thread_data_field>;
+    using state_fields = fields<thread_data_field>;
 
     thread_data_options options;
 
@@ -63,15 +64,17 @@ struct thread_data {
     template <class State>
     void before_agent(State& state, runtime& rt) const {
         const std::string thread_id = detail::context_thread_id(&rt.context, rt.thread_id);
-        if (thread_id.empty()) throw std::invalid_argument("Thread ID is required in runtime context or config.configurable");
+        if (thread_id.empty())
+            throw std::invalid_argument("Thread ID is required in runtime context or config.configurable");
         const std::string user_id = detail::context_user_id(&rt.context);
         thread_paths paths = paths_for(thread_id, user_id);
         if (!options.lazy_init) {
             detail::ensure_thread_dirs(paths);
             std::filesystem::create_directories(
-                detail::thread_dir(detail::resolve_base_dir(options.base_dir), user_id, thread_id) / "acp-workspace");
+                detail::thread_dir(detail::resolve_base_dir(options.base_dir), user_id, thread_id) /
+                "acp-workspace");
         }
-        state.template get<thread_data_field>() = std::move(paths);
+        get<thread_data_field>(state) = std::move(paths);
 
         if (!state.messages.empty() && state.messages.back().is_human()) {
             message& last = state.messages.back();

@@ -9,10 +9,10 @@
 // so later middlewares and the UI can react without parsing the text again.
 
 #include <agentware/agent/requests.hpp>
+#include <agentware/agent/wrap.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/middleware/detail/text.hpp>
-#include <agentware/middleware/detail/wrap_forms.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
@@ -38,8 +38,8 @@ namespace agentware {
 
 /// How a tool result reads: what kind of problem, if any, and what the model should do next.
 struct tool_result_meta {
-    std::string status;                  ///< "success", "partial_success" or "error"
-    std::string error_type;              ///< "none", "partial", or auth, rate_limited, transient, config, ...
+    std::string status;     ///< "success", "partial_success" or "error"
+    std::string error_type; ///< "none", "partial", or auth, rate_limited, transient, config, ...
     bool recoverable_by_model = true;
     std::string recommended_next_action; ///< continue, rewrite_query, try_alternative, summarize, stop
     std::string source;                  ///< "exception", "tool_return" or "content_analysis"
@@ -54,10 +54,10 @@ struct tool_result_meta {
 };
 
 struct tool_error_handling_options {
-    std::size_t max_detail = 500;           ///< exception text longer than this is cut to 497 + "..."
-    std::string task_tool_name = "task";     ///< its failures read like a subagent result
-    std::string meta_key = "tool_meta";      ///< where the classification goes in the message metadata
-    bool classify_results = true;            ///< stamp successful calls' results too
+    std::size_t max_detail = 500;        ///< exception text longer than this is cut to 497 + "..."
+    std::string task_tool_name = "task"; ///< its failures read like a subagent result
+    std::string meta_key = "tool_meta";  ///< where the classification goes in the message metadata
+    bool classify_results = true;        ///< stamp successful calls' results too
 };
 
 namespace detail::mw {
@@ -74,11 +74,21 @@ struct error_rule {
 inline constexpr std::array<error_rule, 8> error_rules{{
     {{"401", "403", "unauthorized", "authentication", "invalid api key"}, "auth", false, "stop"},
     {{"rate limit", "rate limited", "rate_limit", {}, {}}, "rate_limited", false, "summarize"},
-    {{"timeout", "timed out", "connection", "network error", "temporarily unavailable"}, "transient", false,
+    {{"timeout", "timed out", "connection", "network error", "temporarily unavailable"},
+     "transient",
+     false,
      "try_alternative"},
-    {{"not configured", "not installed", "missing required", "disabled", "no api key"}, "config", false, "stop"},
-    {{"permission denied", "access denied", "path traversal", "forbidden", {}}, "permission", true, "try_alternative"},
-    {{"no results found", "no content found", "no images found", "no results", {}}, "no_results", true,
+    {{"not configured", "not installed", "missing required", "disabled", "no api key"},
+     "config",
+     false,
+     "stop"},
+    {{"permission denied", "access denied", "path traversal", "forbidden", {}},
+     "permission",
+     true,
+     "try_alternative"},
+    {{"no results found", "no content found", "no images found", "no results", {}},
+     "no_results",
+     true,
      "rewrite_query"},
     {{"not found", "no such file", "does not exist", "404", {}}, "not_found", true, "rewrite_query"},
     {{"unexpected error", "internal error", "500", {}, {}}, "internal", false, "stop"},
@@ -112,10 +122,14 @@ inline tool_result_meta classify_tool_error(std::string_view text) {
     for (const auto& rule : detail::mw::error_rules)
         for (std::string_view k : rule.keywords) {
             if (k.empty()) continue;
-            const bool hit = detail::mw::is_numeric(k) ? detail::mw::contains_word(low, k) : low.find(k) != std::string::npos;
+            const bool hit = detail::mw::is_numeric(k) ? detail::mw::contains_word(low, k)
+                                                       : low.find(k) != std::string::npos;
             if (hit)
-                return tool_result_meta{"error", std::string(rule.error_type), rule.recoverable,
-                                        std::string(rule.next_action), {}};
+                return tool_result_meta{"error",
+                                        std::string(rule.error_type),
+                                        rule.recoverable,
+                                        std::string(rule.next_action),
+                                        {}};
         }
     return tool_result_meta{"error", "unknown", true, "try_alternative", {}};
 }
@@ -126,7 +140,8 @@ namespace detail::mw {
 inline bool error_sentinel(const boost::json::value& v) {
     if (!truthy(v)) return true;
     if (!v.is_string()) return false;
-    static constexpr std::array<std::string_view, 8> none{"none", "null", "false", "no", "ok", "success", "n/a", ""};
+    static constexpr std::array<std::string_view, 8> none{"none", "null",    "false", "no",
+                                                          "ok",   "success", "n/a",   ""};
     const std::string s = lower(trim(v.get_string()));
     for (auto n : none)
         if (s == n) return true;
@@ -143,9 +158,10 @@ inline std::optional<boost::json::object> parse_object(std::string_view text) {
 // "404 Not Found", "Bad Gateway": a first line that is an HTTP error status.
 inline bool http_error_title(std::string_view line) {
     static constexpr std::array<std::string_view, 12> titles{
-        "bad request",        "unauthorized",     "forbidden",       "not found",
-        "method not allowed", "request timeout",  "gone",            "too many requests",
-        "internal server error", "bad gateway",   "service unavailable", "gateway timeout"};
+        "bad request", "unauthorized",        "forbidden",
+        "not found",   "method not allowed",  "request timeout",
+        "gone",        "too many requests",   "internal server error",
+        "bad gateway", "service unavailable", "gateway timeout"};
     std::string low = lower(trim(line));
     if (low.size() >= 4 && (low[0] == '4' || low[0] == '5') && is_numeric(low.substr(0, 3)) && low[3] == ' ')
         low = std::string(trim(std::string_view(low).substr(4)));
@@ -185,18 +201,19 @@ inline tool_result_meta classify_tool_result(const message& m) {
         }
         return as_error(classify_tool_error(text), "tool_return");
     }
-    if (error_prefix) return as_error(classify_tool_error(std::string_view(text).substr(6)), "tool_return"); // 2
+    if (error_prefix)
+        return as_error(classify_tool_error(std::string_view(text).substr(6)), "tool_return"); // 2
     if (auto o = detail::mw::parse_object(text)) // 3: a JSON object with a truthy "error"
         if (const auto* e = o->if_contains("error"); e && !detail::mw::error_sentinel(*e))
             return as_error(classify_tool_error(detail::mw::python_str(*e)), "tool_return");
     if (m.name == "web_fetch") { // 4: a fetched page that is an HTTP error page
         std::string_view first = detail::mw::first_nonempty_line(text);
-        if (detail::mw::http_error_title(first)) return as_error(classify_tool_error(first), "content_analysis");
+        if (detail::mw::http_error_title(first))
+            return as_error(classify_tool_error(first), "content_analysis");
     }
-    static constexpr std::array<std::string_view, 7> partial{"partial results",  "limited results",
-                                                            "truncated",        "results may be incomplete",
-                                                            "no results found", "no content found",
-                                                            "no images found"};
+    static constexpr std::array<std::string_view, 7> partial{
+        "partial results",  "limited results",  "truncated",      "results may be incomplete",
+        "no results found", "no content found", "no images found"};
     const std::string low = detail::mw::lower(text);
     for (auto p : partial) // 5
         if (low.find(p) != std::string::npos)
@@ -205,9 +222,10 @@ inline tool_result_meta classify_tool_result(const message& m) {
 }
 
 struct tool_error_handling {
-    static constexpr std::string_view error_format =
-        "Error: Tool '{}' failed with {}: {}. Continue with available context, or choose an alternative tool.";
-    static constexpr std::string_view continue_hint = " Continue with available context, or choose an alternative tool.";
+    static constexpr std::string_view error_format = "Error: Tool '{}' failed with {}: {}. Continue with "
+                                                     "available context, or choose an alternative tool.";
+    static constexpr std::string_view continue_hint =
+        " Continue with available context, or choose an alternative tool.";
     static constexpr std::string_view unknown_tool = "unknown_tool";
     static constexpr std::string_view missing_id = "missing_tool_call_id";
 
@@ -217,13 +235,13 @@ struct tool_error_handling {
     explicit tool_error_handling(tool_error_handling_options o) : options(std::move(o)) {}
 
     auto wrap_tool_call(auto& req, auto&& next) -> decltype(next(req)) {
-        return detail::mw::forward_and_map(
-            req, next, [this](tool_result r) { return stamp(std::move(r)); },
+        return map_response(
+            req, next, [this](tool_response r) { return stamp(std::move(r)); },
             [this, call = req.call](std::exception_ptr e) { return failure(*call, e); });
     }
 
     /// The result for a call whose chain threw `e`.
-    tool_result failure(const tool_call& call, std::exception_ptr e) const {
+    tool_response failure(const tool_call& call, std::exception_ptr e) const {
         std::string type = "unknown exception", what;
         try {
             std::rethrow_exception(e);
@@ -242,7 +260,8 @@ struct tool_error_handling {
         if (call.name == options.task_tool_name) {
             std::string error = type + ": " + detail_text;
             std::string text = "Task failed. Error: " + error;
-            if (!detail::mw::ends_with(text, ".") && !detail::mw::ends_with(text, "!") && !detail::mw::ends_with(text, "?"))
+            if (!detail::mw::ends_with(text, ".") && !detail::mw::ends_with(text, "!") &&
+                !detail::mw::ends_with(text, "?"))
                 text += '.';
             text += continue_hint;
             m = tool_message(call.id.empty() ? std::string(missing_id) : call.id, name, std::move(text),
@@ -251,18 +270,20 @@ struct tool_error_handling {
             m.metadata["subagent_error"] = error;
         } else {
             m = tool_message(call.id.empty() ? std::string(missing_id) : call.id, name,
-                             fmt::format(fmt::runtime(error_format), name, type, detail_text), tool_status::error);
+                             fmt::format(fmt::runtime(error_format), name, type, detail_text),
+                             tool_status::error);
         }
         tool_result_meta meta = classify_tool_error(detail_text);
         meta.source = "exception";
         m.metadata[options.meta_key] = meta.to_json();
-        return tool_result{std::move(m), {}, false};
+        return tool_response{std::move(m), {}, false};
     }
 
     /// Classifies a plain result; results that change the state or end the
     /// run (DeerFlow's `Command`s) and already classified ones are left alone.
-    tool_result stamp(tool_result r) const {
-        if (!options.classify_results || !r.update.empty() || r.end_run || r.msg.metadata.contains(options.meta_key))
+    tool_response stamp(tool_response r) const {
+        if (!options.classify_results || !r.update.empty() || r.end_run ||
+            r.msg.metadata.contains(options.meta_key))
             return r;
         r.msg.metadata[options.meta_key] = classify_tool_result(r.msg).to_json();
         return r;

@@ -55,20 +55,24 @@ struct upload_outline {
 
 inline std::string trim(std::string_view s) {
     std::size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+    while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
+        ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
+        --e;
     return std::string(s.substr(b, e - b));
 }
 
 inline std::string lower_extension(const std::filesystem::path& p) {
     std::string ext = p.extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : ext)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return ext;
 }
 
 // Outline from the converted "<stem>.md" next to an upload: Markdown headings
 // (at most 50), or, without any, the first 5 non-empty lines.
-inline upload_outline read_upload_outline(const std::filesystem::path& uploads_dir, const std::string& filename) {
+inline upload_outline read_upload_outline(const std::filesystem::path& uploads_dir,
+                                          const std::string& filename) {
     upload_outline out;
     const auto md = uploads_dir / (std::filesystem::path(filename).stem().string() + ".md");
     std::error_code ec;
@@ -125,7 +129,8 @@ inline std::set<std::string> names_shown_before(const std::vector<message>& mess
         const auto open = text.find("<current_uploads>");
         if (open == std::string::npos) continue;
         const auto close = text.find("</current_uploads>", open);
-        std::string_view block = std::string_view(text).substr(open, close == std::string::npos ? std::string::npos : close - open);
+        std::string_view block = std::string_view(text).substr(
+            open, close == std::string::npos ? std::string::npos : close - open);
         std::size_t start = 0;
         while (start < block.size()) {
             std::size_t nl = block.find('\n', start);
@@ -150,7 +155,7 @@ inline std::set<std::string> names_shown_before(const std::vector<message>& mess
 /// present on disk are listed; the path is always rebuilt as
 /// /mnt/user-data/uploads/{filename}.
 struct uploads {
-    using state = fields<thread_data_field, uploaded_files_field>;
+    using state_fields = fields<thread_data_field, uploaded_files_field>;
     using must_come_after = type_list<thread_data>;
 
     uploads_options options;
@@ -163,12 +168,12 @@ struct uploads {
 
     template <class State>
     void before_agent(State& state, runtime&) const {
-        auto& recorded = state.template get<uploaded_files_field>();
+        auto& recorded = get<uploaded_files_field>(state);
         if (state.messages.empty() || !state.messages.back().is_human()) {
             recorded = std::vector<uploaded_file>{};
             return;
         }
-        const auto& td = state.template get<thread_data_field>();
+        const auto& td = get<thread_data_field>(state);
         std::optional<std::filesystem::path> dir;
         if (td && !td->uploads_path.empty()) dir = td->uploads_path;
 
@@ -181,7 +186,8 @@ struct uploads {
         const std::string original = last.text();
         if (const auto* o = last.metadata.if_contains("original_user_content"); !o || !o->is_string())
             last.metadata["original_user_content"] = original;
-        const bool plain_text = last.content.size() <= 1 && (last.content.empty() || last.content[0].is_text());
+        const bool plain_text =
+            last.content.size() <= 1 && (last.content.empty() || last.content[0].is_text());
         if (plain_text) {
             last.content = {text_block(block + "\n\n" + original)};
         } else {
@@ -193,7 +199,8 @@ struct uploads {
     std::string format_block(const std::vector<uploaded_file>& files,
                              const std::optional<std::filesystem::path>& dir) const {
         const std::size_t n_context = std::min(files.size(), options.max_files_per_context_section);
-        std::vector<std::string> lines{"<current_uploads>", "The following files were uploaded in this message:", ""};
+        std::vector<std::string> lines{"<current_uploads>",
+                                       "The following files were uploaded in this message:", ""};
         for (std::size_t i = 0; i < n_context; ++i) {
             const auto& f = files[i];
             const std::string name = detail::neutralize_untrusted_tags(f.filename);
@@ -202,12 +209,15 @@ struct uploads {
             if (dir) {
                 auto outline = detail::read_upload_outline(*dir, f.filename);
                 if (!outline.headings.empty()) {
-                    lines.push_back("  Document outline (use `read_file` with line ranges to read sections):");
+                    lines.push_back(
+                        "  Document outline (use `read_file` with line ranges to read sections):");
                     for (const auto& [line, title] : outline.headings)
-                        lines.push_back(fmt::format("    L{}: {}", line, detail::neutralize_untrusted_tags(title)));
+                        lines.push_back(
+                            fmt::format("    L{}: {}", line, detail::neutralize_untrusted_tags(title)));
                     if (outline.truncated)
-                        lines.push_back(fmt::format("    ... (showing first {} headings; use `read_file` to explore further)",
-                                                    outline.headings.size()));
+                        lines.push_back(fmt::format(
+                            "    ... (showing first {} headings; use `read_file` to explore further)",
+                            outline.headings.size()));
                 } else if (!outline.preview.empty()) {
                     lines.push_back("  No structural headings detected. Document begins with:");
                     for (const auto& p : outline.preview)
@@ -227,29 +237,38 @@ struct uploads {
             std::vector<std::pair<std::string, std::size_t>> counts;
             for (std::size_t i = n_context; i < files.size(); ++i) {
                 std::string ext = files[i].extension.empty() ? "(no extension)" : files[i].extension;
-                auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == ext; });
+                auto it =
+                    std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == ext; });
                 if (it == counts.end())
                     counts.emplace_back(std::move(ext), 1);
                 else
                     ++it->second;
             }
-            std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+            std::stable_sort(counts.begin(), counts.end(),
+                             [](const auto& a, const auto& b) { return a.second > b.second; });
             std::string types;
-            for (const auto& [ext, count] : counts) types += fmt::format("{}{} {}", types.empty() ? "" : ", ", count, ext);
+            for (const auto& [ext, count] : counts)
+                types += fmt::format("{}{} {}", types.empty() ? "" : ", ", count, ext);
             lines.push_back(fmt::format("... ({} more file(s) from this message omitted from this context.)",
                                         files.size() - n_context));
-            lines.push_back(fmt::format("  Omitted file types: {}", detail::neutralize_untrusted_tags(types)));
-            lines.push_back("  Use `glob(pattern='**/*', path='/mnt/user-data/uploads/')` to list all uploads.");
-            lines.push_back("  Use `grep(pattern='keyword', path='/mnt/user-data/uploads/')` to search across uploads.");
+            lines.push_back(
+                fmt::format("  Omitted file types: {}", detail::neutralize_untrusted_tags(types)));
+            lines.push_back(
+                "  Use `glob(pattern='**/*', path='/mnt/user-data/uploads/')` to list all uploads.");
+            lines.push_back(
+                "  Use `grep(pattern='keyword', path='/mnt/user-data/uploads/')` to search across uploads.");
             lines.push_back("");
         }
         for (const char* l :
              {"To work with these files:",
-              "- Read from the file first — use the outline line numbers and `read_file` to locate relevant sections.",
+              "- Read from the file first — use the outline line numbers and `read_file` to locate relevant "
+              "sections.",
               "- Use `grep` to search for keywords when you are not sure which section to look at",
               "  (e.g. `grep(pattern='revenue', path='/mnt/user-data/uploads/')`).",
-              "- Use `glob` to find files by name pattern", "  (e.g. `glob(pattern='**/*.md', path='/mnt/user-data/uploads/')`).",
-              "- Only fall back to web search if the file content is clearly insufficient to answer the question.",
+              "- Use `glob` to find files by name pattern",
+              "  (e.g. `glob(pattern='**/*.md', path='/mnt/user-data/uploads/')`).",
+              "- Only fall back to web search if the file content is clearly insufficient to answer the "
+              "question.",
               "</current_uploads>"})
             lines.emplace_back(l);
         std::string out;
@@ -264,7 +283,8 @@ private:
     static std::optional<std::uint64_t> regular_file_size(const std::filesystem::path& p) {
         std::error_code ec;
         // symlink_status: a link in the uploads directory is not an upload
-        if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec)) || ec) return std::nullopt;
+        if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(p, ec)) || ec)
+            return std::nullopt;
         auto size = std::filesystem::file_size(p, ec);
         if (ec) return std::nullopt;
         return size;
@@ -293,13 +313,17 @@ private:
                 const auto* fn = o->if_contains("filename");
                 if (!fn || !fn->is_string()) continue;
                 std::string name(fn->get_string());
-                if (!detail::is_plain_file_name(name) || detail::is_staging_upload(name) || !seen.insert(name).second)
+                if (!detail::is_plain_file_name(name) || detail::is_staging_upload(name) ||
+                    !seen.insert(name).second)
                     continue;
                 std::uint64_t size = 0;
                 if (const auto* s = o->if_contains("size")) {
-                    if (s->is_uint64()) size = s->get_uint64();
-                    else if (s->is_int64() && s->get_int64() > 0) size = static_cast<std::uint64_t>(s->get_int64());
-                    else if (s->is_double() && s->get_double() > 0) size = static_cast<std::uint64_t>(s->get_double());
+                    if (s->is_uint64())
+                        size = s->get_uint64();
+                    else if (s->is_int64() && s->get_int64() > 0)
+                        size = static_cast<std::uint64_t>(s->get_int64());
+                    else if (s->is_double() && s->get_double() > 0)
+                        size = static_cast<std::uint64_t>(s->get_double());
                 }
                 if (dir && !regular_file_size(*dir / name)) continue;
                 files.push_back(make_entry(std::move(name), size));
@@ -315,7 +339,8 @@ private:
         std::sort(names.begin(), names.end());
         for (auto& name : names) {
             if (detail::is_staging_upload(name) || shown.count(name)) continue;
-            if (auto size = regular_file_size(*dir / name)) files.push_back(make_entry(std::move(name), *size));
+            if (auto size = regular_file_size(*dir / name))
+                files.push_back(make_entry(std::move(name), *size));
         }
         return files;
     }

@@ -50,9 +50,12 @@ inline constexpr std::string_view view_image_context_prefix = "view-image-contex
 /// The image type the first bytes announce ("" when none of the four).
 inline std::string_view sniff_image_mime(std::string_view bytes) noexcept {
     if (bytes.size() >= 3 && bytes.substr(0, 3) == "\xFF\xD8\xFF") return "image/jpeg";
-    if (bytes.size() >= 8 && bytes.substr(0, 8) == std::string_view("\x89PNG\r\n\x1A\n", 8)) return "image/png";
-    if (bytes.size() >= 12 && bytes.substr(0, 4) == "RIFF" && bytes.substr(8, 4) == "WEBP") return "image/webp";
-    if (bytes.size() >= 6 && (bytes.substr(0, 6) == "GIF87a" || bytes.substr(0, 6) == "GIF89a")) return "image/gif";
+    if (bytes.size() >= 8 && bytes.substr(0, 8) == std::string_view("\x89PNG\r\n\x1A\n", 8))
+        return "image/png";
+    if (bytes.size() >= 12 && bytes.substr(0, 4) == "RIFF" && bytes.substr(8, 4) == "WEBP")
+        return "image/webp";
+    if (bytes.size() >= 6 && (bytes.substr(0, 6) == "GIF87a" || bytes.substr(0, 6) == "GIF89a"))
+        return "image/gif";
     return {};
 }
 
@@ -94,20 +97,22 @@ inline tool_output view_image_call(const view_image_options& opts, const boost::
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     const std::string_view expected = image_mime_for_extension(ext);
     if (expected.empty())
-        return fail(fmt::format("Error: Unsupported image format: {}. Supported formats: .jpg, .jpeg, .png, .webp, .gif",
-                                ext));
+        return fail(fmt::format(
+            "Error: Unsupported image format: {}. Supported formats: .jpg, .jpeg, .png, .webp, .gif", ext));
     const std::uint64_t size = fs::file_size(r.host, ec);
     if (ec) return fail(fmt::format("Error: Image file not found: {}", path));
     if (size > opts.max_image_bytes)
-        return fail(fmt::format("Error: Image file is too large: {} bytes. Maximum supported size is {} bytes", size,
-                                opts.max_image_bytes));
+        return fail(
+            fmt::format("Error: Image file is too large: {} bytes. Maximum supported size is {} bytes", size,
+                        opts.max_image_bytes));
     auto bytes = read_bytes(r.host);
     if (!bytes) return fail(fmt::format("Error: Image file not found: {}", path));
     if (bytes->size() != size) return fail("Error: Image file changed during read");
     const std::string_view detected = sniff_image_mime(*bytes);
     if (detected.empty()) return fail("Error: File contents do not match a supported image format");
     if (detected != expected)
-        return fail(fmt::format("Error: Image contents are {}, but file extension indicates {}", detected, expected));
+        return fail(
+            fmt::format("Error: Image contents are {}, but file extension indicates {}", detected, expected));
     tool_output out("Successfully read image");
     viewed_image_map update;
     update.insert_or_assign(path, viewed_image{std::string(expected), size, r.host.string()});
@@ -118,7 +123,8 @@ inline tool_output view_image_call(const view_image_options& opts, const boost::
 inline bool is_view_image_context(const message& m) {
     if (!m.is_human()) return false;
     if (m.id.starts_with(view_image_context_prefix)) return true;
-    if (const auto* flag = m.metadata.if_contains("deerflow_view_image_context"); flag && flag->is_bool() && flag->get_bool())
+    if (const auto* flag = m.metadata.if_contains("deerflow_view_image_context");
+        flag && flag->is_bool() && flag->get_bool())
         return true;
     const std::string text = m.text();
     return text.find("Here are the images you've viewed") != std::string::npos ||
@@ -137,7 +143,8 @@ inline bool should_inject_images(const std::vector<message>& messages) {
     if (ai == messages.size()) return false;
     const message& m = messages[ai];
     bool viewed = false;
-    for (const auto& c : m.tool_calls) viewed = viewed || c.name == "view_image";
+    for (const auto& c : m.tool_calls)
+        viewed = viewed || c.name == "view_image";
     if (!viewed) return false;
     for (const auto& c : m.tool_calls) {
         bool answered = false;
@@ -167,7 +174,8 @@ inline message image_context_message(const viewed_image_map& images, std::uint64
             if (bytes && bytes->size() == img.size)
                 blocks.push_back(image_block_from_data(img.mime_type, *bytes));
             else
-                blocks.push_back(text_block(fmt::format("  (file unavailable or changed on disk: {})", img.actual_path)));
+                blocks.push_back(
+                    text_block(fmt::format("  (file unavailable or changed on disk: {})", img.actual_path)));
         }
     }
     message m = human_message(std::move(blocks));
@@ -181,7 +189,7 @@ inline message image_context_message(const viewed_image_map& images, std::uint64
 
 /// Brings the view_image tool and shows viewed images to the model.
 struct view_image {
-    using state = fields<thread_data_field, viewed_images_field>;
+    using state_fields = fields<thread_data_field, viewed_images_field>;
 
     view_image_options options;
 
@@ -192,8 +200,8 @@ struct view_image {
     /// the ai/tool pairing of the history stays as it is.
     auto wrap_model_call(auto& req, auto&& next) {
         if (options.supports_vision && req.state && detail::should_inject_images(req.messages.get()))
-            req.messages.edit().push_back(detail::image_context_message(
-                req.state->template get<viewed_images_field>(), options.max_image_bytes));
+            req.messages.edit().push_back(
+                detail::image_context_message(get<viewed_images_field>(*req.state), options.max_image_bytes));
         return next(req);
     }
 
@@ -202,7 +210,8 @@ struct view_image {
         auto opts = options;
         return {share_tool(make_tool(
             "view_image",
-            "Read an image file (png, jpeg, gif or webp) from /mnt/user-data so that you can see it. Use it only "
+            "Read an image file (png, jpeg, gif or webp) from /mnt/user-data so that you can see it. Use it "
+            "only "
             "for images you need to look at.",
             R"({"type":"object","properties":{"image_path":{"type":"string","description":"Absolute virtual path of the image, under /mnt/user-data/workspace, uploads or outputs."}},"required":["image_path"]})",
             [opts](const boost::json::object& args, const tool_runtime& rt) {

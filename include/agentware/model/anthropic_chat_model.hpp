@@ -25,10 +25,11 @@ namespace agentware {
 
 struct anthropic_config {
     std::string provider = "anthropic";
-    std::string base_url = "https://api.anthropic.com"; ///< "/v1/messages" is appended ("/messages" after a "/v1")
+    std::string base_url =
+        "https://api.anthropic.com"; ///< "/v1/messages" is appended ("/messages" after a "/v1")
     std::string model;
     std::string api_key_env = "ANTHROPIC_API_KEY";
-    std::string api_version = "2023-06-01"; ///< the anthropic-version header
+    std::string api_version = "2023-06-01";                   ///< the anthropic-version header
     std::vector<std::pair<std::string, std::string>> headers; ///< e.g. anthropic-beta
     model_settings defaults;
     anthropic_wire_options wire;
@@ -50,8 +51,7 @@ struct anthropic_protocol {
 
     using stream_assembler = anthropic_stream_assembler;
 
-    http_request_spec make_request(const chat_request& request, bool stream) const
-    {
+    http_request_spec make_request(const chat_request& request, bool stream) const {
         chat_request merged = request;
         merged.settings = merge_settings(defaults, request.settings);
         http_request_spec spec;
@@ -61,11 +61,14 @@ struct anthropic_protocol {
         spec.headers.emplace_back("Accept", stream ? "text/event-stream" : "application/json");
         spec.headers.emplace_back("anthropic-version", api_version);
         if (!secret.empty()) spec.headers.emplace_back("x-api-key", secret);
-        for (const auto& h : headers) spec.headers.push_back(h);
+        for (const auto& h : headers)
+            spec.headers.push_back(h);
         return spec;
     }
 
-    model_response parse_body(std::string_view body) const { return parse_anthropic_response(body, provider); }
+    model_response parse_body(std::string_view body) const {
+        return parse_anthropic_response(body, provider);
+    }
 };
 
 } // namespace detail
@@ -73,22 +76,31 @@ struct anthropic_protocol {
 /// A Claude model over the Messages API. Copies share one connection pool.
 class anthropic_chat_model {
 public:
-    explicit anthropic_chat_model(anthropic_config config)
-    {
-        if (config.model.empty()) throw model_error(model_error_kind::configuration, "anthropic_config: the model id is empty");
+    explicit anthropic_chat_model(anthropic_config config) {
+        if (config.model.empty())
+            throw model_error(model_error_kind::configuration, "anthropic_config: the model id is empty");
         std::string secret = detail::read_api_key(config.api_key_env, config.model);
         const std::string path = detail::parse_url(config.base_url).path;
-        detail::anthropic_protocol protocol{config.provider, config.model, secret, config.api_version,
+        detail::anthropic_protocol protocol{config.provider,
+                                            config.model,
+                                            secret,
+                                            config.api_version,
                                             path.ends_with("/v1") ? "/messages" : "/v1/messages",
-                                            config.headers, config.defaults, config.wire};
-        core_ = std::make_shared<detail::client_core<detail::anthropic_protocol>>(std::move(protocol), config.base_url,
-                                                                                 std::move(secret), config.http, config.retry);
+                                            config.headers,
+                                            config.defaults,
+                                            config.wire};
+        core_ = std::make_shared<detail::client_core<detail::anthropic_protocol>>(
+            std::move(protocol), config.base_url, std::move(secret), config.http, config.retry);
         config_ = std::make_shared<const anthropic_config>(std::move(config));
     }
 
     model_response invoke(const chat_request& request) { return core_->invoke(request, nullptr); }
-    model_response invoke(const chat_request& request, std::stop_token stop) { return core_->invoke(request, &stop); }
-    boost::asio::awaitable<model_response> async_invoke(const chat_request& request) { return core_->call(request, nullptr); }
+    model_response invoke(const chat_request& request, std::stop_token stop) {
+        return core_->invoke(request, &stop);
+    }
+    boost::asio::awaitable<model_response> async_invoke(const chat_request& request) {
+        return core_->call(request, nullptr);
+    }
     void cancel() { core_->cancel_all(); }
     void close_idle_connections() { core_->transport().close_idle_connections(); }
     const anthropic_config& config() const noexcept { return *config_; }

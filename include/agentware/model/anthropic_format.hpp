@@ -40,42 +40,43 @@ inline constexpr std::string_view anthropic_signature_key = "thinking_signature"
 namespace detail {
 
 /// An image block in Anthropic's form: inline base64 from a data URL, or a URL source.
-inline boost::json::object anthropic_image(const content_block& b)
-{
+inline boost::json::object anthropic_image(const content_block& b) {
     const std::string_view url = b.image_url;
     if (url.starts_with("data:")) {
         const std::size_t semi = url.find(';');
         const std::size_t comma = url.find(',');
         if (semi != std::string_view::npos && comma != std::string_view::npos && semi < comma) {
-            return boost::json::object{
-                {"type", "image"},
-                {"source", boost::json::object{{"type", "base64"},
-                                               {"media_type", url.substr(5, semi - 5)},
-                                               {"data", url.substr(comma + 1)}}}};
+            return boost::json::object{{"type", "image"},
+                                       {"source", boost::json::object{{"type", "base64"},
+                                                                      {"media_type", url.substr(5, semi - 5)},
+                                                                      {"data", url.substr(comma + 1)}}}};
         }
     }
-    return boost::json::object{{"type", "image"}, {"source", boost::json::object{{"type", "url"}, {"url", url}}}};
+    return boost::json::object{{"type", "image"},
+                               {"source", boost::json::object{{"type", "url"}, {"url", url}}}};
 }
 
-inline void append_content(boost::json::array& out, const std::vector<content_block>& content)
-{
+inline void append_content(boost::json::array& out, const std::vector<content_block>& content) {
     for (const content_block& b : content) {
-        if (b.is_image()) out.push_back(anthropic_image(b));
-        else if (!b.text.empty()) out.push_back(boost::json::object{{"type", "text"}, {"text", b.text}}); // empty text is rejected
+        if (b.is_image())
+            out.push_back(anthropic_image(b));
+        else if (!b.text.empty())
+            out.push_back(boost::json::object{{"type", "text"}, {"text", b.text}}); // empty text is rejected
     }
 }
 
-inline boost::json::array anthropic_blocks(const message& m)
-{
+inline boost::json::array anthropic_blocks(const message& m) {
     boost::json::array blocks;
     if (m.is_ai()) {
         // Thinking goes back only with its signature; without one the API refuses it.
         if (const auto* sig = m.metadata.if_contains(anthropic_signature_key);
             !m.reasoning.empty() && sig != nullptr && sig->is_string())
-            blocks.push_back(boost::json::object{{"type", "thinking"}, {"thinking", m.reasoning}, {"signature", *sig}});
+            blocks.push_back(
+                boost::json::object{{"type", "thinking"}, {"thinking", m.reasoning}, {"signature", *sig}});
         append_content(blocks, m.content);
         for (const tool_call& c : m.tool_calls)
-            blocks.push_back(boost::json::object{{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", c.args}});
+            blocks.push_back(
+                boost::json::object{{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", c.args}});
     } else if (m.is_tool()) {
         boost::json::object result{{"type", "tool_result"}, {"tool_use_id", m.tool_call_id}};
         if (m.has_images()) {
@@ -93,8 +94,7 @@ inline boost::json::array anthropic_blocks(const message& m)
     return blocks;
 }
 
-inline token_usage read_anthropic_usage(const boost::json::value* v, token_usage u = {})
-{
+inline token_usage read_anthropic_usage(const boost::json::value* v, token_usage u = {}) {
     if (v == nullptr || !v->is_object()) return u;
     const auto& o = v->get_object();
     // Cached prompt tokens are billed apart but are still prompt tokens.
@@ -106,12 +106,14 @@ inline token_usage read_anthropic_usage(const boost::json::value* v, token_usage
     return u;
 }
 
-inline boost::json::object anthropic_tool_choice(const model_settings& s)
-{
+inline boost::json::object anthropic_tool_choice(const model_settings& s) {
     boost::json::object choice;
-    if (s.tool_choice.empty() || s.tool_choice == "auto") choice["type"] = "auto";
-    else if (s.tool_choice == "required") choice["type"] = "any";
-    else if (s.tool_choice == "none") choice["type"] = "none";
+    if (s.tool_choice.empty() || s.tool_choice == "auto")
+        choice["type"] = "auto";
+    else if (s.tool_choice == "required")
+        choice["type"] = "any";
+    else if (s.tool_choice == "none")
+        choice["type"] = "none";
     else {
         choice["type"] = "tool";
         choice["name"] = s.tool_choice;
@@ -126,9 +128,8 @@ inline boost::json::object anthropic_tool_choice(const model_settings& s)
 /// history join the system prompt (the API has no system role); consecutive
 /// messages of one role are merged into one turn, with tool results as
 /// tool_result blocks of a user turn.
-inline boost::json::object make_anthropic_request(const chat_request& request, std::string_view model, bool stream,
-                                                  const anthropic_wire_options& options = {})
-{
+inline boost::json::object make_anthropic_request(const chat_request& request, std::string_view model,
+                                                  bool stream, const anthropic_wire_options& options = {}) {
     boost::json::object body;
     body["model"] = model;
     const model_settings& s = request.settings;
@@ -148,7 +149,8 @@ inline boost::json::object make_anthropic_request(const chat_request& request, s
         const std::string_view r = m.is_ai() ? "assistant" : "user";
         if (r == last_role) {
             auto& prev = messages.back().as_object()["content"].as_array();
-            for (auto& b : blocks) prev.push_back(std::move(b));
+            for (auto& b : blocks)
+                prev.push_back(std::move(b));
         } else {
             messages.push_back(boost::json::object{{"role", r}, {"content", std::move(blocks)}});
             last_role = r;
@@ -169,30 +171,33 @@ inline boost::json::object make_anthropic_request(const chat_request& request, s
         for (const tool_schema& t : request.tools) {
             boost::json::object tool{{"name", t.name}};
             if (!t.description.empty()) tool["description"] = t.description;
-            tool["input_schema"] = t.parameters.empty()
-                                       ? boost::json::object{{"type", "object"}, {"properties", boost::json::object{}}}
-                                       : t.parameters;
+            tool["input_schema"] =
+                t.parameters.empty()
+                    ? boost::json::object{{"type", "object"}, {"properties", boost::json::object{}}}
+                    : t.parameters;
             tools.push_back(std::move(tool));
         }
         body["tools"] = std::move(tools);
-        if (!s.tool_choice.empty() || s.parallel_tool_calls) body["tool_choice"] = detail::anthropic_tool_choice(s);
+        if (!s.tool_choice.empty() || s.parallel_tool_calls)
+            body["tool_choice"] = detail::anthropic_tool_choice(s);
     }
     if (s.temperature) body["temperature"] = *s.temperature;
     if (!s.stop.empty()) {
         boost::json::array stop;
-        for (const std::string& x : s.stop) stop.push_back(boost::json::string(x));
+        for (const std::string& x : s.stop)
+            stop.push_back(boost::json::string(x));
         body["stop_sequences"] = std::move(stop);
     }
     if (stream) body["stream"] = true;
-    for (const auto& [key, value] : s.extra_body) body[key] = value;
+    for (const auto& [key, value] : s.extra_body)
+        body[key] = value;
     return body;
 }
 
 namespace detail {
 
 /// Adds one tool_use block to m, as a tool call or, with unusable input, an invalid one.
-inline void add_tool_use(message& m, std::string id, std::string name, const boost::json::value* input)
-{
+inline void add_tool_use(message& m, std::string id, std::string name, const boost::json::value* input) {
     boost::json::object wire{{"id", std::move(id)},
                              {"function", boost::json::object{{"name", std::move(name)}}}};
     if (input != nullptr) wire["function"].as_object()["arguments"] = *input;
@@ -202,14 +207,15 @@ inline void add_tool_use(message& m, std::string id, std::string name, const boo
 } // namespace detail
 
 /// Reads a Messages API response object.
-inline model_response anthropic_response_from_json(const boost::json::value& v, std::string_view provider = "anthropic")
-{
+inline model_response anthropic_response_from_json(const boost::json::value& v,
+                                                   std::string_view provider = "anthropic") {
     const auto* o = v.if_object();
     if (o == nullptr) throw detail::invalid_response(provider, "the body is not a JSON object");
     if (const auto* t = o->if_contains("type"); t != nullptr && t->is_string() && t->get_string() == "error")
         throw detail::stream_error(provider, v, {});
     const auto* content = o->if_contains("content");
-    if (content == nullptr || !content->is_array()) throw detail::invalid_response(provider, "no \"content\" array");
+    if (content == nullptr || !content->is_array())
+        throw detail::invalid_response(provider, "no \"content\" array");
 
     model_response r;
     message& m = r.ai;
@@ -217,7 +223,8 @@ inline model_response anthropic_response_from_json(const boost::json::value& v, 
     try {
         for (const boost::json::value& b : content->get_array()) {
             const auto* block = b.if_object();
-            if (block == nullptr) throw detail::invalid_response(provider, "a content block is not an object");
+            if (block == nullptr)
+                throw detail::invalid_response(provider, "a content block is not an object");
             const std::string type = detail::read_string(*block, "type", {"content", {}});
             if (type == "text") {
                 std::string text = detail::read_string(*block, "text", {"content", "text"});
@@ -228,23 +235,27 @@ inline model_response anthropic_response_from_json(const boost::json::value& v, 
                     m.metadata[anthropic_signature_key] = *sig;
             } else if (type == "tool_use") {
                 detail::add_tool_use(m, detail::read_string(*block, "id", {"content", "tool_use"}),
-                                     detail::read_string(*block, "name", {"content", "tool_use"}), block->if_contains("input"));
+                                     detail::read_string(*block, "name", {"content", "tool_use"}),
+                                     block->if_contains("input"));
             }
             // redacted_thinking, server tool blocks and future types carry nothing this message type holds.
         }
     } catch (const message_format_error& e) {
         throw detail::invalid_response(provider, e.what());
     }
-    if (const auto* id = o->if_contains("id"); id != nullptr && id->is_string()) m.id = std::string(id->get_string());
-    if (const auto* sr = o->if_contains("stop_reason"); sr != nullptr && sr->is_string()) m.metadata["finish_reason"] = *sr;
-    if (const auto* model = o->if_contains("model"); model != nullptr && model->is_string()) m.metadata["model"] = *model;
+    if (const auto* id = o->if_contains("id"); id != nullptr && id->is_string())
+        m.id = std::string(id->get_string());
+    if (const auto* sr = o->if_contains("stop_reason"); sr != nullptr && sr->is_string())
+        m.metadata["finish_reason"] = *sr;
+    if (const auto* model = o->if_contains("model"); model != nullptr && model->is_string())
+        m.metadata["model"] = *model;
     r.usage = detail::read_anthropic_usage(o->if_contains("usage"));
     detail::attach_usage(r);
     return r;
 }
 
-inline model_response parse_anthropic_response(std::string_view body, std::string_view provider = "anthropic")
-{
+inline model_response parse_anthropic_response(std::string_view body,
+                                               std::string_view provider = "anthropic") {
     boost::json::error_code ec;
     const boost::json::value v = boost::json::parse(body, ec);
     if (ec) throw detail::invalid_response(provider, "the body is not valid JSON: " + ec.message());
@@ -256,56 +267,64 @@ inline model_response parse_anthropic_response(std::string_view body, std::strin
 /// after message_stop.
 class anthropic_stream_assembler {
 public:
-    explicit anthropic_stream_assembler(const stream_handler* handler = nullptr, std::string provider = "anthropic",
-                                        std::string secret = {})
+    explicit anthropic_stream_assembler(const stream_handler* handler = nullptr,
+                                        std::string provider = "anthropic", std::string secret = {})
         : handler_(handler), provider_(std::move(provider)), secret_(std::move(secret)) {}
 
-    void feed(std::string_view bytes)
-    {
+    void feed(std::string_view bytes) {
         sse_.feed(bytes, [this](const sse_event& e) { on_data(e.data); });
     }
 
     /// Handles the data of one event (its "type" field names the event, so the
     /// `event:` line is not needed).
-    void on_data(std::string_view data)
-    {
+    void on_data(std::string_view data) {
         if (done_) return;
         boost::json::error_code ec;
         const boost::json::value v = boost::json::parse(data, ec);
-        if (ec) throw detail::invalid_response(provider_, "a stream event is not valid JSON: " + ec.message());
+        if (ec)
+            throw detail::invalid_response(provider_, "a stream event is not valid JSON: " + ec.message());
         const auto* o = v.if_object();
         if (o == nullptr) throw detail::invalid_response(provider_, "a stream event is not a JSON object");
         const auto* t = o->if_contains("type");
-        if (t == nullptr || !t->is_string()) throw detail::invalid_response(provider_, "a stream event has no type");
+        if (t == nullptr || !t->is_string())
+            throw detail::invalid_response(provider_, "a stream event has no type");
         const std::string_view type = t->get_string();
         ++events_;
         if (type == "message_start") {
             const auto* msg = o->if_contains("message");
-            if (msg == nullptr || !msg->is_object()) throw detail::invalid_response(provider_, "message_start without message");
+            if (msg == nullptr || !msg->is_object())
+                throw detail::invalid_response(provider_, "message_start without message");
             const auto& mo = msg->get_object();
-            if (const auto* id = mo.if_contains("id"); id != nullptr && id->is_string()) id_ = std::string(id->get_string());
-            if (const auto* m = mo.if_contains("model"); m != nullptr && m->is_string()) model_ = std::string(m->get_string());
+            if (const auto* id = mo.if_contains("id"); id != nullptr && id->is_string())
+                id_ = std::string(id->get_string());
+            if (const auto* m = mo.if_contains("model"); m != nullptr && m->is_string())
+                model_ = std::string(m->get_string());
             usage_ = detail::read_anthropic_usage(mo.if_contains("usage"), usage_);
         } else if (type == "content_block_start") {
             block& b = block_at(*o);
             const auto* cb = o->if_contains("content_block");
-            if (cb == nullptr || !cb->is_object()) throw detail::invalid_response(provider_, "content_block_start without block");
+            if (cb == nullptr || !cb->is_object())
+                throw detail::invalid_response(provider_, "content_block_start without block");
             const auto& c = cb->get_object();
             b.type = text_of(c, "type");
-            if (b.type == "text") b.text = text_of(c, "text");
-            else if (b.type == "thinking") b.text = text_of(c, "thinking");
+            if (b.type == "text")
+                b.text = text_of(c, "text");
+            else if (b.type == "thinking")
+                b.text = text_of(c, "thinking");
             else if (b.type == "tool_use") {
                 b.id = text_of(c, "id");
                 b.name = text_of(c, "name");
                 // The start block carries "input": {} and the real input follows as JSON deltas.
-                if (const auto* in = c.if_contains("input"); in != nullptr && in->is_object() && !in->get_object().empty())
+                if (const auto* in = c.if_contains("input");
+                    in != nullptr && in->is_object() && !in->get_object().empty())
                     b.json = boost::json::serialize(*in);
             }
             if (!b.text.empty()) deliver(b.type, b.text);
         } else if (type == "content_block_delta") {
             block& b = block_at(*o);
             const auto* d = o->if_contains("delta");
-            if (d == nullptr || !d->is_object()) throw detail::invalid_response(provider_, "content_block_delta without delta");
+            if (d == nullptr || !d->is_object())
+                throw detail::invalid_response(provider_, "content_block_delta without delta");
             const auto& delta = d->get_object();
             const std::string dt = text_of(delta, "type");
             if (dt == "text_delta") {
@@ -323,7 +342,8 @@ public:
             }
         } else if (type == "message_delta") {
             if (const auto* d = o->if_contains("delta"); d != nullptr && d->is_object())
-                if (const auto* sr = d->get_object().if_contains("stop_reason"); sr != nullptr && sr->is_string())
+                if (const auto* sr = d->get_object().if_contains("stop_reason");
+                    sr != nullptr && sr->is_string())
                     stop_reason_ = std::string(sr->get_string());
             usage_ = detail::read_anthropic_usage(o->if_contains("usage"), usage_);
         } else if (type == "message_stop") {
@@ -339,8 +359,7 @@ public:
     bool finished() const noexcept { return done_; }
     bool delivered() const noexcept { return delivered_; }
 
-    model_response finish()
-    {
+    model_response finish() {
         if (!done_) {
             if (events_ == 0) throw detail::invalid_response(provider_, "the stream ended before any event");
             throw detail::invalid_response(provider_, "the stream ended before message_stop (truncated)");
@@ -353,8 +372,7 @@ public:
             for (auto& [index, b] : blocks_) {
                 if (b.type == "text") {
                     if (!b.text.empty()) m.content.push_back(text_block(std::move(b.text)));
-                }
-                else if (b.type == "thinking") {
+                } else if (b.type == "thinking") {
                     m.reasoning += b.text;
                     if (!b.signature.empty()) m.metadata[anthropic_signature_key] = b.signature;
                 } else if (b.type == "tool_use") {
@@ -377,32 +395,33 @@ private:
         std::string type, text, id, name, json, signature;
     };
 
-    std::string text_of(const boost::json::object& o, std::string_view key) const
-    {
+    std::string text_of(const boost::json::object& o, std::string_view key) const {
         const auto* v = o.if_contains(key);
         if (v == nullptr || v->is_null()) return {};
-        if (!v->is_string()) throw detail::invalid_response(provider_, fmt::format("\"{}\" is not a string", key));
+        if (!v->is_string())
+            throw detail::invalid_response(provider_, fmt::format("\"{}\" is not a string", key));
         return std::string(v->get_string());
     }
 
-    block& block_at(const boost::json::object& o)
-    {
+    block& block_at(const boost::json::object& o) {
         const auto* i = o.if_contains("index");
         boost::json::error_code ec;
         const std::int64_t index = i == nullptr ? -1 : i->to_number<std::int64_t>(ec);
-        if (i == nullptr || ec || index < 0) throw detail::invalid_response(provider_, "a block event has no valid index");
+        if (i == nullptr || ec || index < 0)
+            throw detail::invalid_response(provider_, "a block event has no valid index");
         if (blocks_.size() >= 1024 && !blocks_.contains(index))
             throw detail::invalid_response(provider_, "too many content blocks in one answer");
         return blocks_[index];
     }
 
-    void deliver(std::string_view type, std::string_view piece)
-    {
+    void deliver(std::string_view type, std::string_view piece) {
         if (piece.empty()) return;
         delivered_ = true;
         if (handler_ == nullptr) return;
-        if (type == "text" && handler_->on_text) handler_->on_text(piece);
-        else if (type == "thinking" && handler_->on_reasoning) handler_->on_reasoning(piece);
+        if (type == "text" && handler_->on_text)
+            handler_->on_text(piece);
+        else if (type == "thinking" && handler_->on_reasoning)
+            handler_->on_reasoning(piece);
     }
 
     const stream_handler* handler_;

@@ -29,7 +29,9 @@ public:
         : self_(std::make_shared<holder<M>>(std::move(model))), info_(std::move(info)) {}
 
     model_response invoke(const chat_request& request) { return self_->invoke(request); }
-    boost::asio::awaitable<model_response> async_invoke(const chat_request& request) { return self_->async_invoke(request); }
+    boost::asio::awaitable<model_response> async_invoke(const chat_request& request) {
+        return self_->async_invoke(request);
+    }
     /// Cancels the calls in flight, when the model supports it.
     void cancel() { self_->cancel(); }
 
@@ -38,8 +40,7 @@ public:
 
     /// The held model, or nullptr when it is not an M.
     template <class M>
-    M* target() noexcept
-    {
+    M* target() noexcept {
         auto* h = dynamic_cast<holder<M>*>(self_.get());
         return h ? &h->model : nullptr;
     }
@@ -56,13 +57,13 @@ private:
     struct holder final : base {
         explicit holder(M m) : model(std::move(m)) {}
         model_response invoke(const chat_request& r) override { return model.invoke(r); }
-        boost::asio::awaitable<model_response> async_invoke(const chat_request& r) override
-        {
-            if constexpr (async_chat_model<M>) return model.async_invoke(r);
-            else return blocking(r);
+        boost::asio::awaitable<model_response> async_invoke(const chat_request& r) override {
+            if constexpr (async_chat_model<M>)
+                return model.async_invoke(r);
+            else
+                return blocking(r);
         }
-        void cancel() override
-        {
+        void cancel() override {
             if constexpr (requires { model.cancel(); }) model.cancel();
         }
         boost::asio::awaitable<model_response> blocking(const chat_request& r) { co_return model.invoke(r); }

@@ -3,8 +3,8 @@
 
 // What a chat model receives and returns, and the concepts a model type meets.
 
-#include <agentware/detail/cow_string.hpp>
-#include <agentware/detail/cow_vector.hpp>
+#include <agentware/core/cow_string.hpp>
+#include <agentware/core/cow_vector.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/model/error.hpp>
 
@@ -34,11 +34,11 @@ struct model_settings {
     std::optional<double> temperature;
     std::optional<std::int64_t> max_tokens;
     std::vector<std::string> stop;
-    std::string tool_choice;                ///< "", "auto", "none", "required" or a tool name
+    std::string tool_choice; ///< "", "auto", "none", "required" or a tool name
     std::optional<bool> parallel_tool_calls;
-    std::string reasoning_effort;           ///< "", "low", "medium", "high"
-    bool thinking = false;                  ///< extended thinking, where the model supports it
-    boost::json::object extra_body;         ///< merged into the provider's request body as is
+    std::string reasoning_effort;   ///< "", "low", "medium", "high"
+    bool thinking = false;          ///< extended thinking, where the model supports it
+    boost::json::object extra_body; ///< merged into the provider's request body as is
 
     friend bool operator==(const model_settings&, const model_settings&) = default;
 };

@@ -26,16 +26,26 @@ enum class model_error_kind {
 
 constexpr std::string_view to_string(model_error_kind k) noexcept {
     switch (k) {
-        case model_error_kind::connection: return "connection";
-        case model_error_kind::timeout: return "timeout";
-        case model_error_kind::rate_limited: return "rate_limited";
-        case model_error_kind::server: return "server";
-        case model_error_kind::authentication: return "authentication";
-        case model_error_kind::bad_request: return "bad_request";
-        case model_error_kind::context_length_exceeded: return "context_length_exceeded";
-        case model_error_kind::invalid_response: return "invalid_response";
-        case model_error_kind::cancelled: return "cancelled";
-        case model_error_kind::configuration: return "configuration";
+    case model_error_kind::connection:
+        return "connection";
+    case model_error_kind::timeout:
+        return "timeout";
+    case model_error_kind::rate_limited:
+        return "rate_limited";
+    case model_error_kind::server:
+        return "server";
+    case model_error_kind::authentication:
+        return "authentication";
+    case model_error_kind::bad_request:
+        return "bad_request";
+    case model_error_kind::context_length_exceeded:
+        return "context_length_exceeded";
+    case model_error_kind::invalid_response:
+        return "invalid_response";
+    case model_error_kind::cancelled:
+        return "cancelled";
+    case model_error_kind::configuration:
+        return "configuration";
     }
     return "unknown";
 }
@@ -44,7 +54,8 @@ constexpr std::string_view to_string(model_error_kind k) noexcept {
 /// the provider's own error message when it sent one.
 class model_error : public std::runtime_error {
 public:
-    model_error(model_error_kind kind, std::string what, int http_status = 0, std::string provider_message = {})
+    model_error(model_error_kind kind, std::string what, int http_status = 0,
+                std::string provider_message = {})
         : std::runtime_error(std::move(what)), kind_(kind), http_status_(http_status),
           provider_message_(std::move(provider_message)) {}
 

@@ -56,8 +56,8 @@ struct http_options {
     /// HTTPS_PROXY / https_proxy from the environment unless NO_PROXY excludes the host.
     std::string proxy;
     bool use_environment_proxy = true;
-    bool verify_peer = true;   ///< verify the server certificate against the system store
-    std::string ca_file;       ///< an extra CA bundle in PEM (company gateways, tests)
+    bool verify_peer = true; ///< verify the server certificate against the system store
+    std::string ca_file;     ///< an extra CA bundle in PEM (company gateways, tests)
     std::size_t max_idle_connections = 8;
     std::size_t max_body_bytes = 64u << 20; ///< of a non-streamed response
 };
@@ -101,8 +101,7 @@ struct url {
 
     bool tls() const noexcept { return scheme == "https"; }
     /// The Host header: the port only when not the scheme's default.
-    std::string authority() const
-    {
+    std::string authority() const {
         const bool default_port = (tls() && port == "443") || (!tls() && port == "80");
         const std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
         return default_port ? h : h + ":" + port;
@@ -110,8 +109,7 @@ struct url {
 };
 
 /// Splits an http(s) URL. Throws model_error (configuration) for anything else.
-inline url parse_url(std::string_view text)
-{
+inline url parse_url(std::string_view text) {
     auto fail = [&](std::string_view why) -> model_error {
         return model_error(model_error_kind::configuration, fmt::format("invalid URL \"{}\": {}", text, why));
     };
@@ -119,13 +117,15 @@ inline url parse_url(std::string_view text)
     const std::size_t sep = text.find("://");
     if (sep == std::string_view::npos) throw fail("expected http:// or https://");
     u.scheme = std::string(text.substr(0, sep));
-    std::transform(u.scheme.begin(), u.scheme.end(), u.scheme.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(u.scheme.begin(), u.scheme.end(), u.scheme.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (u.scheme != "http" && u.scheme != "https") throw fail("expected http:// or https://");
     std::string_view rest = text.substr(sep + 3);
     const std::size_t slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     u.path = slash == std::string_view::npos ? std::string() : std::string(rest.substr(slash));
-    while (!u.path.empty() && u.path.back() == '/') u.path.pop_back();
+    while (!u.path.empty() && u.path.back() == '/')
+        u.path.pop_back();
     if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
         u.userinfo = std::string(authority.substr(0, at));
         authority.remove_prefix(at + 1);
@@ -147,23 +147,24 @@ inline url parse_url(std::string_view text)
     return u;
 }
 
-inline std::string env_or_empty(const char* name)
-{
+inline std::string env_or_empty(const char* name) {
     const char* v = std::getenv(name);
     return v == nullptr ? std::string() : std::string(v);
 }
 
 /// Whether NO_PROXY (a comma list of host suffixes, or "*") covers `host`.
-inline bool no_proxy_covers(std::string_view list, std::string_view host)
-{
+inline bool no_proxy_covers(std::string_view list, std::string_view host) {
     std::size_t from = 0;
     while (from <= list.size()) {
         std::size_t to = list.find(',', from);
         if (to == std::string_view::npos) to = list.size();
         std::string_view entry = list.substr(from, to - from);
-        while (!entry.empty() && entry.front() == ' ') entry.remove_prefix(1);
-        while (!entry.empty() && entry.back() == ' ') entry.remove_suffix(1);
-        if (const std::size_t colon = entry.find(':'); colon != std::string_view::npos && entry.find(':', colon + 1) == std::string_view::npos)
+        while (!entry.empty() && entry.front() == ' ')
+            entry.remove_prefix(1);
+        while (!entry.empty() && entry.back() == ' ')
+            entry.remove_suffix(1);
+        if (const std::size_t colon = entry.find(':');
+            colon != std::string_view::npos && entry.find(':', colon + 1) == std::string_view::npos)
             entry = entry.substr(0, colon);
         if (!entry.empty() && entry.front() == '.') entry.remove_prefix(1);
         if (entry == "*") return true;
@@ -176,8 +177,7 @@ inline bool no_proxy_covers(std::string_view list, std::string_view host)
 }
 
 /// The proxy an https target goes through, if any.
-inline std::optional<url> proxy_for(const url& target, const http_options& options)
-{
+inline std::optional<url> proxy_for(const url& target, const http_options& options) {
     if (!target.tls()) return std::nullopt;
     std::string proxy = options.proxy;
     if (proxy.empty() && options.use_environment_proxy) {
@@ -190,7 +190,8 @@ inline std::optional<url> proxy_for(const url& target, const http_options& optio
     if (proxy.empty()) return std::nullopt;
     if (proxy.find("://") == std::string::npos) proxy = "http://" + proxy;
     url p = parse_url(proxy);
-    if (p.tls()) throw model_error(model_error_kind::configuration, "an https:// proxy is not supported; use http://");
+    if (p.tls())
+        throw model_error(model_error_kind::configuration, "an https:// proxy is not supported; use http://");
     return p;
 }
 
@@ -200,14 +201,12 @@ class call_control : public std::enable_shared_from_this<call_control> {
 public:
     explicit call_control(asio::any_io_executor ex) : executor_(std::move(ex)) {}
 
-    void request_cancel()
-    {
+    void request_cancel() {
         cancelled_ = true;
         asio::post(executor_, [self = shared_from_this()] { self->interrupt(); });
     }
     /// Also true once Asio cancelled the awaiting coroutine (per-operation cancellation).
-    bool cancelled() const noexcept
-    {
+    bool cancelled() const noexcept {
         return cancelled_ || (asio_state_ && asio_state_->cancelled() != asio::cancellation_type::none);
     }
     /// Follows the cancellation state of the coroutine making the call.
@@ -216,15 +215,13 @@ public:
     // The I/O object to interrupt, set and cleared by the call on its executor.
     void watch(beast::tcp_stream* stream) noexcept { stream_ = stream; }
     void watch(asio::steady_timer* timer) noexcept { timer_ = timer; }
-    void unwatch() noexcept
-    {
+    void unwatch() noexcept {
         stream_ = nullptr;
         timer_ = nullptr;
     }
 
 private:
-    void interrupt()
-    {
+    void interrupt() {
         if (stream_ != nullptr) stream_->cancel();
         if (timer_ != nullptr) timer_->cancel();
     }
@@ -242,13 +239,14 @@ struct watch_guard {
     ~watch_guard() { control.unwatch(); }
 };
 
-inline model_error cancelled_error() { return model_error(model_error_kind::cancelled, "the model call was cancelled"); }
+inline model_error cancelled_error() {
+    return model_error(model_error_kind::cancelled, "the model call was cancelled");
+}
 
 /// Throws `cancelled` when the call was cancelled by the client or by Asio's
 /// per-operation cancellation of the awaiting coroutine. Not a coroutine:
 /// Asio refuses any further co_await in a cancelled coroutine.
-inline void throw_if_cancelled(const call_control& control)
-{
+inline void throw_if_cancelled(const call_control& control) {
     if (control.cancelled()) throw cancelled_error();
 }
 
@@ -270,17 +268,19 @@ struct connection {
 /// close_idle_connections) before an io_context it was used with.
 class http_transport {
 public:
-    explicit http_transport(http_options options = {}) : options_(std::move(options)), ssl_(detail::asio::ssl::context::tls_client)
-    {
+    explicit http_transport(http_options options = {})
+        : options_(std::move(options)), ssl_(detail::asio::ssl::context::tls_client) {
         ssl_.set_default_verify_paths();
         if (!options_.ca_file.empty()) {
             boost::system::error_code ec;
             ssl_.load_verify_file(options_.ca_file, ec);
             if (ec)
-                throw model_error(model_error_kind::configuration,
-                                  fmt::format("cannot load CA file \"{}\": {}", options_.ca_file, ec.message()));
+                throw model_error(
+                    model_error_kind::configuration,
+                    fmt::format("cannot load CA file \"{}\": {}", options_.ca_file, ec.message()));
         }
-        ssl_.set_verify_mode(options_.verify_peer ? detail::asio::ssl::verify_peer : detail::asio::ssl::verify_none);
+        ssl_.set_verify_mode(options_.verify_peer ? detail::asio::ssl::verify_peer
+                                                  : detail::asio::ssl::verify_none);
     }
 
     http_transport(const http_transport&) = delete;
@@ -291,15 +291,13 @@ public:
     const http_options& options() const noexcept { return options_; }
 
     /// Drops every kept-alive connection.
-    void close_idle_connections()
-    {
+    void close_idle_connections() {
         std::vector<std::unique_ptr<detail::connection>> drop;
         std::lock_guard lock(mutex_);
         drop.swap(idle_);
     }
 
-    std::size_t idle_connections() const
-    {
+    std::size_t idle_connections() const {
         std::lock_guard lock(mutex_);
         return idle_.size();
     }
@@ -308,19 +306,20 @@ public:
     /// the calling coroutine's executor and feeds the response to `sink`.
     /// Throws model_error (connection, timeout, cancelled) for transport failures.
     boost::asio::awaitable<void> post(const detail::url& target_url, const http_request_spec& request,
-                                      http_response_sink& sink, detail::call_control& control)
-    {
+                                      http_response_sink& sink, detail::call_control& control) {
         namespace asio = boost::asio;
         const auto executor = co_await asio::this_coro::executor;
         const auto deadline = detail::steady_clock::now() + options_.total_timeout;
         const std::optional<detail::url> proxy = detail::proxy_for(target_url, options_);
-        const std::string key = target_url.scheme + "://" + target_url.authority() + (proxy ? "|" + proxy->authority() : "");
+        const std::string key =
+            target_url.scheme + "://" + target_url.authority() + (proxy ? "|" + proxy->authority() : "");
 
         std::unique_ptr<detail::connection> conn = take_idle(key, executor);
         const bool reused = conn != nullptr;
         if (!conn) conn = co_await connect(target_url, proxy, key, deadline, control);
 
-        exchange_result result = co_await exchange(*conn, target_url, request, sink, deadline, control, reused);
+        exchange_result result =
+            co_await exchange(*conn, target_url, request, sink, deadline, control, reused);
         if (result == exchange_result::stale) {
             // A kept-alive connection the server had closed: nothing was sent, so try a fresh one.
             conn = co_await connect(target_url, proxy, key, deadline, control);
@@ -333,16 +332,15 @@ public:
     /// returns its result; for the blocking `invoke` of the clients. Sequential
     /// calls from one thread reuse one io_context, and so its kept-alive connections.
     template <class T, class Make>
-    T run_blocking(Make&& make)
-    {
+    T run_blocking(Make&& make) {
         return runner_.run<T>(make());
     }
 
 private:
     enum class exchange_result { reusable, done, stale };
 
-    std::unique_ptr<detail::connection> take_idle(const std::string& key, const boost::asio::any_io_executor& ex)
-    {
+    std::unique_ptr<detail::connection> take_idle(const std::string& key,
+                                                  const boost::asio::any_io_executor& ex) {
         std::lock_guard lock(mutex_);
         for (auto it = idle_.rbegin(); it != idle_.rend(); ++it) {
             if ((*it)->key == key && (*it)->executor == ex) {
@@ -354,8 +352,7 @@ private:
         return nullptr;
     }
 
-    void give_idle(std::unique_ptr<detail::connection> c)
-    {
+    void give_idle(std::unique_ptr<detail::connection> c) {
         std::unique_ptr<detail::connection> dropped;
         std::lock_guard lock(mutex_);
         if (options_.max_idle_connections == 0) return;
@@ -367,33 +364,34 @@ private:
     }
 
     /// The time left before `deadline`, at most `limit`; a timeout error when none is left.
-    static std::chrono::milliseconds budget(detail::steady_clock::time_point deadline, std::chrono::milliseconds limit,
-                                            std::chrono::milliseconds total)
-    {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - detail::steady_clock::now());
+    static std::chrono::milliseconds budget(detail::steady_clock::time_point deadline,
+                                            std::chrono::milliseconds limit,
+                                            std::chrono::milliseconds total) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - detail::steady_clock::now());
         if (left.count() <= 0)
-            throw model_error(model_error_kind::timeout, fmt::format("the call exceeded its total timeout of {} ms", total.count()));
+            throw model_error(model_error_kind::timeout,
+                              fmt::format("the call exceeded its total timeout of {} ms", total.count()));
         return std::min(left, limit);
     }
 
-    model_error io_error(const boost::system::error_code& ec, std::string_view during, std::chrono::milliseconds limit,
-                         detail::steady_clock::time_point deadline) const
-    {
+    model_error io_error(const boost::system::error_code& ec, std::string_view during,
+                         std::chrono::milliseconds limit, detail::steady_clock::time_point deadline) const {
         if (ec == boost::beast::error::timeout) {
             if (detail::steady_clock::now() >= deadline - std::chrono::milliseconds(5))
                 return model_error(model_error_kind::timeout,
-                                   fmt::format("the call exceeded its total timeout of {} ms", options_.total_timeout.count()));
-            return model_error(model_error_kind::timeout, fmt::format("timeout {} (no progress for {} ms)", during, limit.count()));
+                                   fmt::format("the call exceeded its total timeout of {} ms",
+                                               options_.total_timeout.count()));
+            return model_error(model_error_kind::timeout,
+                               fmt::format("timeout {} (no progress for {} ms)", during, limit.count()));
         }
-        return model_error(model_error_kind::connection, fmt::format("connection error {}: {}", during, ec.message()));
+        return model_error(model_error_kind::connection,
+                           fmt::format("connection error {}: {}", during, ec.message()));
     }
 
-    boost::asio::awaitable<std::unique_ptr<detail::connection>> connect(const detail::url& target,
-                                                                        const std::optional<detail::url>& proxy,
-                                                                        const std::string& key,
-                                                                        detail::steady_clock::time_point deadline,
-                                                                        detail::call_control& control)
-    {
+    boost::asio::awaitable<std::unique_ptr<detail::connection>>
+    connect(const detail::url& target, const std::optional<detail::url>& proxy, const std::string& key,
+            detail::steady_clock::time_point deadline, detail::call_control& control) {
         namespace asio = boost::asio;
         namespace beast = boost::beast;
         namespace http = boost::beast::http;
@@ -403,8 +401,8 @@ private:
         const detail::url& first_hop = proxy ? *proxy : target;
         boost::system::error_code ec;
         detail::tcp::resolver resolver(executor);
-        const auto endpoints =
-            co_await resolver.async_resolve(first_hop.host, first_hop.port, asio::redirect_error(asio::use_awaitable, ec));
+        const auto endpoints = co_await resolver.async_resolve(first_hop.host, first_hop.port,
+                                                               asio::redirect_error(asio::use_awaitable, ec));
         detail::throw_if_cancelled(control);
         if (ec)
             throw model_error(model_error_kind::connection,
@@ -424,33 +422,38 @@ private:
         if (ec) {
             if (ec == beast::error::timeout)
                 throw model_error(model_error_kind::timeout,
-                                  fmt::format("connect timeout: {}:{} did not accept within {} ms", first_hop.host,
-                                              first_hop.port, connect_limit.count()));
-            throw model_error(model_error_kind::connection,
-                              fmt::format("cannot connect to {}:{}: {}", first_hop.host, first_hop.port, ec.message()));
+                                  fmt::format("connect timeout: {}:{} did not accept within {} ms",
+                                              first_hop.host, first_hop.port, connect_limit.count()));
+            throw model_error(
+                model_error_kind::connection,
+                fmt::format("cannot connect to {}:{}: {}", first_hop.host, first_hop.port, ec.message()));
         }
         conn->plain->socket().set_option(detail::tcp::no_delay(true), ec);
 
         if (proxy) {
             // Ask the proxy for a tunnel; TLS then runs end to end through it.
-            http::request<http::empty_body> connect_request{http::verb::connect, target.host + ":" + target.port, 11};
+            http::request<http::empty_body> connect_request{http::verb::connect,
+                                                            target.host + ":" + target.port, 11};
             connect_request.set(http::field::host, target.host + ":" + target.port);
             if (!proxy->userinfo.empty())
                 connect_request.set(http::field::proxy_authorization,
                                     "Basic " + agentware::detail::base64_encode(proxy->userinfo));
             const auto limit = budget(deadline, options_.connect_timeout, options_.total_timeout);
             conn->plain->expires_after(limit);
-            co_await http::async_write(*conn->plain, connect_request, asio::redirect_error(asio::use_awaitable, ec));
+            co_await http::async_write(*conn->plain, connect_request,
+                                       asio::redirect_error(asio::use_awaitable, ec));
             http::response_parser<http::empty_body> parser;
             parser.skip(true); // a CONNECT answer has no body
-            if (!ec) co_await http::async_read(*conn->plain, conn->buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+            if (!ec)
+                co_await http::async_read(*conn->plain, conn->buffer, parser,
+                                          asio::redirect_error(asio::use_awaitable, ec));
             detail::throw_if_cancelled(control);
             if (ec) throw io_error(ec, "talking to the proxy", limit, deadline);
             const unsigned status = parser.get().result_int();
             if (status != 200)
                 throw model_error(model_error_kind::connection,
-                                  fmt::format("the proxy {} refused the tunnel to {}: HTTP {}", proxy->authority(),
-                                              target.authority(), status),
+                                  fmt::format("the proxy {} refused the tunnel to {}: HTTP {}",
+                                              proxy->authority(), target.authority(), status),
                                   static_cast<int>(status));
         }
 
@@ -460,31 +463,33 @@ private:
             control.watch(&conn->lowest());
             if (!SSL_set_tlsext_host_name(conn->tls->native_handle(), target.host.c_str()))
                 throw model_error(model_error_kind::connection, "cannot set the TLS server name");
-            if (options_.verify_peer) conn->tls->set_verify_callback(asio::ssl::host_name_verification(target.host));
+            if (options_.verify_peer)
+                conn->tls->set_verify_callback(asio::ssl::host_name_verification(target.host));
             const auto limit = budget(deadline, options_.connect_timeout, options_.total_timeout);
             conn->lowest().expires_after(limit);
-            co_await conn->tls->async_handshake(asio::ssl::stream_base::client, asio::redirect_error(asio::use_awaitable, ec));
+            co_await conn->tls->async_handshake(asio::ssl::stream_base::client,
+                                                asio::redirect_error(asio::use_awaitable, ec));
             detail::throw_if_cancelled(control);
-            if (ec) throw io_error(ec, fmt::format("in the TLS handshake with {}", target.host), limit, deadline);
+            if (ec)
+                throw io_error(ec, fmt::format("in the TLS handshake with {}", target.host), limit, deadline);
         }
         co_return conn;
     }
 
     boost::asio::awaitable<exchange_result> exchange(detail::connection& conn, const detail::url& target,
                                                      const http_request_spec& spec, http_response_sink& sink,
-                                                     detail::steady_clock::time_point deadline, detail::call_control& control,
-                                                     bool reused)
-    {
-        if (conn.tls) co_return co_await exchange_on(*conn.tls, conn, target, spec, sink, deadline, control, reused);
+                                                     detail::steady_clock::time_point deadline,
+                                                     detail::call_control& control, bool reused) {
+        if (conn.tls)
+            co_return co_await exchange_on(*conn.tls, conn, target, spec, sink, deadline, control, reused);
         co_return co_await exchange_on(*conn.plain, conn, target, spec, sink, deadline, control, reused);
     }
 
     template <class Stream>
-    boost::asio::awaitable<exchange_result> exchange_on(Stream& stream, detail::connection& conn, const detail::url& target,
-                                                        const http_request_spec& spec, http_response_sink& sink,
-                                                        detail::steady_clock::time_point deadline,
-                                                        detail::call_control& control, bool reused)
-    {
+    boost::asio::awaitable<exchange_result>
+    exchange_on(Stream& stream, detail::connection& conn, const detail::url& target,
+                const http_request_spec& spec, http_response_sink& sink,
+                detail::steady_clock::time_point deadline, detail::call_control& control, bool reused) {
         namespace asio = boost::asio;
         namespace beast = boost::beast;
         namespace http = boost::beast::http;
@@ -495,7 +500,8 @@ private:
         http::request<http::string_body> request{http::verb::post, target.path + spec.target, 11};
         request.set(http::field::host, target.authority());
         request.set(http::field::user_agent, "agentware/0.1");
-        for (const auto& [name, value] : spec.headers) request.set(name, value);
+        for (const auto& [name, value] : spec.headers)
+            request.set(name, value);
         request.body() = spec.body;
         request.prepare_payload();
         request.keep_alive(true);
@@ -518,12 +524,14 @@ private:
         parser.body_limit(boost::none); // the sink bounds what it keeps
         limit = budget(deadline, options_.first_byte_timeout, options_.total_timeout);
         conn.lowest().expires_after(limit);
-        co_await http::async_read_header(stream, conn.buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+        co_await http::async_read_header(stream, conn.buffer, parser,
+                                         asio::redirect_error(asio::use_awaitable, ec));
         detail::throw_if_cancelled(control);
         if (ec) {
             if (is_stale()) co_return exchange_result::stale;
             if (ec == http::error::end_of_stream)
-                throw model_error(model_error_kind::connection, "the server closed the connection without answering");
+                throw model_error(model_error_kind::connection,
+                                  "the server closed the connection without answering");
             throw io_error(ec, "waiting for the response", limit, deadline);
         }
 
@@ -544,14 +552,17 @@ private:
             parser.get().body().size = chunk.size();
             limit = budget(deadline, options_.first_byte_timeout, options_.total_timeout);
             conn.lowest().expires_after(limit);
-            co_await http::async_read_some(stream, conn.buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+            co_await http::async_read_some(stream, conn.buffer, parser,
+                                           asio::redirect_error(asio::use_awaitable, ec));
             detail::throw_if_cancelled(control);
             if (ec == http::error::need_buffer) ec = {};
             const std::size_t got = chunk.size() - parser.get().body().size;
             if (got != 0 && sink.on_data && !sink.on_data(std::string_view(chunk.data(), got)))
-                co_return parser.is_done() && parser.keep_alive() ? exchange_result::reusable : exchange_result::done;
+                co_return parser.is_done() && parser.keep_alive() ? exchange_result::reusable
+                                                                  : exchange_result::done;
             if (ec) {
-                if (ec == beast::error::timeout) throw io_error(ec, "reading the response (the server stalled)", limit, deadline);
+                if (ec == beast::error::timeout)
+                    throw io_error(ec, "reading the response (the server stalled)", limit, deadline);
                 throw model_error(model_error_kind::connection,
                                   fmt::format("the connection dropped mid-response: {}", ec.message()));
             }

@@ -10,8 +10,7 @@ namespace agentware {
 /// `defaults` with every field that `overrides` sets replaced: optionals that
 /// hold a value, non-empty strings and lists, extra_body keys one by one.
 /// `thinking` is on when either asks for it.
-inline model_settings merge_settings(const model_settings& defaults, const model_settings& overrides)
-{
+inline model_settings merge_settings(const model_settings& defaults, const model_settings& overrides) {
     model_settings out = defaults;
     if (overrides.temperature) out.temperature = overrides.temperature;
     if (overrides.max_tokens) out.max_tokens = overrides.max_tokens;
@@ -20,7 +19,8 @@ inline model_settings merge_settings(const model_settings& defaults, const model
     if (overrides.parallel_tool_calls) out.parallel_tool_calls = overrides.parallel_tool_calls;
     if (!overrides.reasoning_effort.empty()) out.reasoning_effort = overrides.reasoning_effort;
     out.thinking = defaults.thinking || overrides.thinking;
-    for (const auto& [key, value] : overrides.extra_body) out.extra_body[key] = value;
+    for (const auto& [key, value] : overrides.extra_body)
+        out.extra_body[key] = value;
     return out;
 }
 

@@ -30,12 +30,12 @@ struct model_config {
     std::string base_url;                   ///< empty: the provider's default
     std::optional<std::string> api_key_env; ///< unset: the provider's default; "" for none
     model_settings defaults;
-    model_settings when_thinking;           ///< applied over defaults when thinking is enabled
+    model_settings when_thinking; ///< applied over defaults when thinking is enabled
     std::vector<std::pair<std::string, std::string>> headers;
     http_options http;
     retry_policy retry;
-    bool include_reasoning = false;         ///< OpenAI-compatible: send reasoning_content back
-    bool use_max_completion_tokens = false; ///< OpenAI-compatible: max_completion_tokens
+    bool include_reasoning = false;             ///< OpenAI-compatible: send reasoning_content back
+    bool use_max_completion_tokens = false;     ///< OpenAI-compatible: max_completion_tokens
     std::int64_t thinking_budget_tokens = 4096; ///< Anthropic
 };
 
@@ -62,50 +62,45 @@ inline constexpr provider_preset provider_presets[] = {
     {"llama.cpp", "openai", "http://localhost:8080/v1", ""},
 };
 
-inline const provider_preset* find_preset(std::string_view name)
-{
+inline const provider_preset* find_preset(std::string_view name) {
     for (const auto& p : provider_presets)
         if (p.name == name) return &p;
     return nullptr;
 }
 
-inline std::string preset_names()
-{
+inline std::string preset_names() {
     std::string out;
-    for (const auto& p : provider_presets) out += (out.empty() ? "" : ", ") + std::string(p.name);
+    for (const auto& p : provider_presets)
+        out += (out.empty() ? "" : ", ") + std::string(p.name);
     return out;
 }
 
-[[noreturn]] inline void config_fail(std::string_view where, std::string_view why)
-{
-    throw model_error(model_error_kind::configuration, fmt::format("model configuration: {}: {}", where, why));
+[[noreturn]] inline void config_fail(std::string_view where, std::string_view why) {
+    throw model_error(model_error_kind::configuration,
+                      fmt::format("model configuration: {}: {}", where, why));
 }
 
 struct config_reader {
     const boost::json::object& o;
     std::string where;
 
-    const boost::json::value* get(std::string_view key) const
-    {
+    const boost::json::value* get(std::string_view key) const {
         const auto* v = o.if_contains(key);
         return v == nullptr || v->is_null() ? nullptr : v;
     }
-    std::string string(std::string_view key, std::string fallback = {}) const
-    {
+    std::string string(std::string_view key, std::string fallback = {}) const {
         const auto* v = get(key);
         if (v == nullptr) return fallback;
         if (!v->is_string()) config_fail(where, fmt::format("\"{}\" must be a string", key));
         return std::string(v->get_string());
     }
-    bool boolean(std::string_view key, bool fallback) const
-    {
+    bool boolean(std::string_view key, bool fallback) const {
         const auto* v = get(key);
         if (v == nullptr) return fallback;
         if (!v->is_bool()) config_fail(where, fmt::format("\"{}\" must be true or false", key));
         return v->get_bool();
     }
-    std::int64_t integer(std::string_view key, std::int64_t fallback) const
-    {
+    std::int64_t integer(std::string_view key, std::int64_t fallback) const {
         const auto* v = get(key);
         if (v == nullptr) return fallback;
         boost::json::error_code ec;
@@ -113,36 +108,35 @@ struct config_reader {
         if (ec || n < 0) config_fail(where, fmt::format("\"{}\" must be a non-negative integer", key));
         return n;
     }
-    std::chrono::milliseconds millis(std::string_view key, std::chrono::milliseconds fallback) const
-    {
+    std::chrono::milliseconds millis(std::string_view key, std::chrono::milliseconds fallback) const {
         return std::chrono::milliseconds(integer(key, fallback.count()));
     }
-    const boost::json::object* object(std::string_view key) const
-    {
+    const boost::json::object* object(std::string_view key) const {
         const auto* v = get(key);
         if (v == nullptr) return nullptr;
         if (!v->is_object()) config_fail(where, fmt::format("\"{}\" must be an object", key));
         return &v->get_object();
     }
-    void only(std::initializer_list<std::string_view> known) const
-    {
+    void only(std::initializer_list<std::string_view> known) const {
         for (const auto& [key, value] : o) {
             bool ok = false;
-            for (std::string_view k : known) ok = ok || k == key;
+            for (std::string_view k : known)
+                ok = ok || k == key;
             if (!ok) {
                 std::string list;
-                for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-                config_fail(where, fmt::format("unknown field \"{}\" (known: {})", std::string_view(key), list));
+                for (std::string_view k : known)
+                    list += (list.empty() ? "" : ", ") + std::string(k);
+                config_fail(where,
+                            fmt::format("unknown field \"{}\" (known: {})", std::string_view(key), list));
             }
         }
     }
 };
 
-inline model_settings read_settings(const boost::json::object& o, const std::string& where)
-{
+inline model_settings read_settings(const boost::json::object& o, const std::string& where) {
     const config_reader r{o, where};
-    r.only({"temperature", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "reasoning_effort", "thinking",
-            "extra_body"});
+    r.only({"temperature", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "reasoning_effort",
+            "thinking", "extra_body"});
     model_settings s;
     if (const auto* t = r.get("temperature")) {
         if (!t->is_number()) config_fail(where, "\"temperature\" must be a number");
@@ -150,13 +144,15 @@ inline model_settings read_settings(const boost::json::object& o, const std::str
     }
     if (r.get("max_tokens")) s.max_tokens = r.integer("max_tokens", 0);
     if (const auto* stop = r.get("stop")) {
-        if (stop->is_string()) s.stop.emplace_back(stop->get_string());
+        if (stop->is_string())
+            s.stop.emplace_back(stop->get_string());
         else if (stop->is_array()) {
             for (const auto& x : stop->get_array()) {
                 if (!x.is_string()) config_fail(where, "\"stop\" must hold strings");
                 s.stop.emplace_back(x.get_string());
             }
-        } else config_fail(where, "\"stop\" must be a string or an array of strings");
+        } else
+            config_fail(where, "\"stop\" must be a string or an array of strings");
     }
     s.tool_choice = r.string("tool_choice");
     if (r.get("parallel_tool_calls")) s.parallel_tool_calls = r.boolean("parallel_tool_calls", true);
@@ -166,13 +162,29 @@ inline model_settings read_settings(const boost::json::object& o, const std::str
     return s;
 }
 
-inline model_config read_model_config(const boost::json::value& v, const std::string& where)
-{
+inline model_config read_model_config(const boost::json::value& v, const std::string& where) {
     if (!v.is_object()) config_fail(where, "must be an object");
     const config_reader r{v.get_object(), where};
-    r.only({"name", "display_name", "description", "provider", "model", "base_url", "api_key_env", "supports_vision",
-            "supports_thinking", "max_input_tokens", "defaults", "when_thinking", "headers", "timeouts", "retry",
-            "proxy", "ca_file", "include_reasoning", "use_max_completion_tokens", "thinking_budget_tokens"});
+    r.only({"name",
+            "display_name",
+            "description",
+            "provider",
+            "model",
+            "base_url",
+            "api_key_env",
+            "supports_vision",
+            "supports_thinking",
+            "max_input_tokens",
+            "defaults",
+            "when_thinking",
+            "headers",
+            "timeouts",
+            "retry",
+            "proxy",
+            "ca_file",
+            "include_reasoning",
+            "use_max_completion_tokens",
+            "thinking_budget_tokens"});
     model_config c;
     c.info.name = r.string("name");
     if (c.info.name.empty()) config_fail(where, "\"name\" is missing");
@@ -228,33 +240,35 @@ public:
 
     /// Reads {"models": [ {...}, ... ]}. Throws model_error (configuration)
     /// naming the model and field at fault.
-    static model_registry from_json(const boost::json::value& v)
-    {
+    static model_registry from_json(const boost::json::value& v) {
         const auto* o = v.if_object();
         const auto* list = o ? o->if_contains("models") : nullptr;
-        if (list == nullptr || !list->is_array()) detail::config_fail("top level", "expected {\"models\": [...]}");
+        if (list == nullptr || !list->is_array())
+            detail::config_fail("top level", "expected {\"models\": [...]}");
         std::vector<model_config> models;
         for (std::size_t i = 0; i < list->get_array().size(); ++i) {
             model_config c = detail::read_model_config(list->get_array()[i], fmt::format("models[{}]", i));
             for (const auto& other : models)
-                if (other.info.name == c.info.name) detail::config_fail(fmt::format("models[{}]", i), fmt::format("the name \"{}\" is used twice", c.info.name));
+                if (other.info.name == c.info.name)
+                    detail::config_fail(fmt::format("models[{}]", i),
+                                        fmt::format("the name \"{}\" is used twice", c.info.name));
             models.push_back(std::move(c));
         }
         return model_registry(std::move(models));
     }
 
-    static model_registry from_json_text(std::string_view text)
-    {
+    static model_registry from_json_text(std::string_view text) {
         boost::json::error_code ec;
         const boost::json::value v = boost::json::parse(text, ec);
         if (ec) detail::config_fail("JSON", ec.message());
         return from_json(v);
     }
 
-    static model_registry from_file(const std::string& path)
-    {
+    static model_registry from_file(const std::string& path) {
         std::ifstream in(path, std::ios::binary);
-        if (!in) throw model_error(model_error_kind::configuration, fmt::format("cannot read the model configuration \"{}\"", path));
+        if (!in)
+            throw model_error(model_error_kind::configuration,
+                              fmt::format("cannot read the model configuration \"{}\"", path));
         std::ostringstream text;
         text << in.rdbuf();
         try {
@@ -267,13 +281,13 @@ public:
     /// One OpenAI-compatible model from the environment: AGENTWARE_MODEL (the
     /// model id, required), OPENAI_BASE_URL (default OpenAI's) and
     /// OPENAI_API_KEY (sent when set; local servers need none).
-    static model_registry from_environment()
-    {
+    static model_registry from_environment() {
         const std::string model = detail::env_or_empty("AGENTWARE_MODEL");
         if (model.empty())
-            throw model_error(model_error_kind::configuration,
-                              "no model configured: set AGENTWARE_MODEL (with OPENAI_BASE_URL and OPENAI_API_KEY) "
-                              "or give a configuration file");
+            throw model_error(
+                model_error_kind::configuration,
+                "no model configured: set AGENTWARE_MODEL (with OPENAI_BASE_URL and OPENAI_API_KEY) "
+                "or give a configuration file");
         model_config c;
         c.info.name = model;
         c.info.provider = "openai";
@@ -284,8 +298,7 @@ public:
     }
 
     /// $AGENTWARE_CONFIG when set, otherwise from_environment().
-    static model_registry load_default()
-    {
+    static model_registry load_default() {
         const std::string path = detail::env_or_empty("AGENTWARE_CONFIG");
         return path.empty() ? from_environment() : from_file(path);
     }
@@ -294,26 +307,28 @@ public:
 
     /// The model named `name`; "" means the first one. Throws model_error
     /// (configuration) listing the names that exist.
-    const model_config& find(std::string_view name) const
-    {
+    const model_config& find(std::string_view name) const {
         if (models_.empty()) throw model_error(model_error_kind::configuration, "no models are configured");
         if (name.empty()) return models_.front();
         for (const auto& m : models_)
             if (m.info.name == name) return m;
         std::string names;
-        for (const auto& m : models_) names += (names.empty() ? "" : ", ") + m.info.name;
-        throw model_error(model_error_kind::configuration, fmt::format("unknown model \"{}\" (configured: {})", name, names));
+        for (const auto& m : models_)
+            names += (names.empty() ? "" : ", ") + m.info.name;
+        throw model_error(model_error_kind::configuration,
+                          fmt::format("unknown model \"{}\" (configured: {})", name, names));
     }
 
     /// Builds the model named `name`. With thinking_enabled the model must
     /// support thinking; its when_thinking settings then apply.
-    any_chat_model create_chat_model(std::string_view name = {}, bool thinking_enabled = false) const
-    {
+    any_chat_model create_chat_model(std::string_view name = {}, bool thinking_enabled = false) const {
         const model_config& c = find(name);
         const detail::provider_preset& preset = *detail::find_preset(c.info.provider);
         if (thinking_enabled && !c.info.supports_thinking)
-            throw model_error(model_error_kind::configuration,
-                              fmt::format("model \"{}\" does not support thinking (supports_thinking is false)", c.info.name));
+            throw model_error(
+                model_error_kind::configuration,
+                fmt::format("model \"{}\" does not support thinking (supports_thinking is false)",
+                            c.info.name));
         model_settings defaults = c.defaults;
         if (thinking_enabled) {
             defaults = merge_settings(defaults, c.when_thinking);
@@ -356,8 +371,7 @@ private:
 };
 
 /// Builds a model of the default configuration (model_registry::load_default).
-inline any_chat_model create_chat_model(std::string_view name = {}, bool thinking_enabled = false)
-{
+inline any_chat_model create_chat_model(std::string_view name = {}, bool thinking_enabled = false) {
     return model_registry::load_default().create_chat_model(name, thinking_enabled);
 }
 

@@ -24,13 +24,14 @@
 namespace agentware {
 
 struct openai_config {
-    std::string provider = "openai";                  ///< names the server in error messages
+    std::string provider = "openai";                    ///< names the server in error messages
     std::string base_url = "https://api.openai.com/v1"; ///< "/chat/completions" is appended
-    std::string model;                                ///< the provider's model id
+    std::string model;                                  ///< the provider's model id
     /// The environment variable holding the API key; empty for servers that need none.
     std::string api_key_env = "OPENAI_API_KEY";
-    std::vector<std::pair<std::string, std::string>> headers; ///< extra headers (OpenRouter's HTTP-Referer, ...)
-    model_settings defaults;                          ///< under every request's own settings
+    std::vector<std::pair<std::string, std::string>>
+        headers;             ///< extra headers (OpenRouter's HTTP-Referer, ...)
+    model_settings defaults; ///< under every request's own settings
     openai_wire_options wire;
     http_options http;
     retry_policy retry;
@@ -48,8 +49,7 @@ struct openai_protocol {
 
     using stream_assembler = openai_stream_assembler;
 
-    http_request_spec make_request(const chat_request& request, bool stream) const
-    {
+    http_request_spec make_request(const chat_request& request, bool stream) const {
         chat_request merged = request;
         merged.settings = merge_settings(defaults, request.settings);
         http_request_spec spec;
@@ -58,7 +58,8 @@ struct openai_protocol {
         spec.headers.emplace_back("Content-Type", "application/json");
         spec.headers.emplace_back("Accept", stream ? "text/event-stream" : "application/json");
         if (!secret.empty()) spec.headers.emplace_back("Authorization", "Bearer " + secret);
-        for (const auto& h : headers) spec.headers.push_back(h);
+        for (const auto& h : headers)
+            spec.headers.push_back(h);
         return spec;
     }
 
@@ -74,13 +75,14 @@ class openai_chat_model {
 public:
     /// Reads the API key from `config.api_key_env`; throws model_error
     /// (configuration) when it is unset or the base URL is not http(s).
-    explicit openai_chat_model(openai_config config)
-    {
-        if (config.model.empty()) throw model_error(model_error_kind::configuration, "openai_config: the model id is empty");
+    explicit openai_chat_model(openai_config config) {
+        if (config.model.empty())
+            throw model_error(model_error_kind::configuration, "openai_config: the model id is empty");
         std::string secret = detail::read_api_key(config.api_key_env, config.model);
-        detail::openai_protocol protocol{config.provider, config.model, secret, config.headers, config.defaults, config.wire};
-        core_ = std::make_shared<detail::client_core<detail::openai_protocol>>(std::move(protocol), config.base_url,
-                                                                              std::move(secret), config.http, config.retry);
+        detail::openai_protocol protocol{config.provider, config.model,    secret,
+                                         config.headers,  config.defaults, config.wire};
+        core_ = std::make_shared<detail::client_core<detail::openai_protocol>>(
+            std::move(protocol), config.base_url, std::move(secret), config.http, config.retry);
         config_ = std::make_shared<const openai_config>(std::move(config));
     }
 
@@ -88,10 +90,14 @@ public:
     model_response invoke(const chat_request& request) { return core_->invoke(request, nullptr); }
 
     /// Like invoke; `stop` requested from another thread cancels the call.
-    model_response invoke(const chat_request& request, std::stop_token stop) { return core_->invoke(request, &stop); }
+    model_response invoke(const chat_request& request, std::stop_token stop) {
+        return core_->invoke(request, &stop);
+    }
 
     /// Runs on the awaiting coroutine's executor; many calls may share one io_context.
-    boost::asio::awaitable<model_response> async_invoke(const chat_request& request) { return core_->call(request, nullptr); }
+    boost::asio::awaitable<model_response> async_invoke(const chat_request& request) {
+        return core_->call(request, nullptr);
+    }
 
     /// Cancels every call in flight (from any thread); they throw model_error (cancelled).
     void cancel() { core_->cancel_all(); }

@@ -37,8 +37,7 @@ struct openai_wire_options {
 
 namespace detail {
 
-inline std::uint64_t read_count(const boost::json::object& o, std::string_view key)
-{
+inline std::uint64_t read_count(const boost::json::object& o, std::string_view key) {
     const auto* v = o.if_contains(key);
     if (v == nullptr) return 0;
     if (const auto* i = v->if_int64()) return *i > 0 ? static_cast<std::uint64_t>(*i) : 0;
@@ -46,8 +45,7 @@ inline std::uint64_t read_count(const boost::json::object& o, std::string_view k
     return 0;
 }
 
-inline token_usage read_openai_usage(const boost::json::value* v)
-{
+inline token_usage read_openai_usage(const boost::json::value* v) {
     token_usage u;
     if (v == nullptr || !v->is_object()) return u;
     const auto& o = v->get_object();
@@ -58,8 +56,7 @@ inline token_usage read_openai_usage(const boost::json::value* v)
     return u;
 }
 
-inline boost::json::object usage_to_json(const token_usage& u)
-{
+inline boost::json::object usage_to_json(const token_usage& u) {
     return boost::json::object{{"input_tokens", u.input_tokens},
                                {"output_tokens", u.output_tokens},
                                {"total_tokens", u.total_tokens}};
@@ -67,27 +64,24 @@ inline boost::json::object usage_to_json(const token_usage& u)
 
 /// Records usage on the message too, so that token counting can later use
 /// the provider's figures for the history up to it.
-inline void attach_usage(model_response& r)
-{
+inline void attach_usage(model_response& r) {
     if (r.usage.total_tokens != 0) r.ai.metadata["usage"] = usage_to_json(r.usage);
 }
 
-inline boost::json::object tool_to_openai(const tool_schema& t)
-{
+inline boost::json::object tool_to_openai(const tool_schema& t) {
     boost::json::object function{{"name", t.name}};
     if (!t.description.empty()) function["description"] = t.description;
-    function["parameters"] = t.parameters.empty()
-                                 ? boost::json::object{{"type", "object"}, {"properties", boost::json::object{}}}
-                                 : t.parameters;
+    function["parameters"] =
+        t.parameters.empty() ? boost::json::object{{"type", "object"}, {"properties", boost::json::object{}}}
+                             : t.parameters;
     return boost::json::object{{"type", "function"}, {"function", std::move(function)}};
 }
 
 } // namespace detail
 
 /// The body of a chat-completions request for `model`.
-inline boost::json::object make_openai_request(const chat_request& request, std::string_view model, bool stream,
-                                               const openai_wire_options& options = {})
-{
+inline boost::json::object make_openai_request(const chat_request& request, std::string_view model,
+                                               bool stream, const openai_wire_options& options = {}) {
     boost::json::object body;
     body["model"] = model;
 
@@ -106,7 +100,8 @@ inline boost::json::object make_openai_request(const chat_request& request, std:
     if (!request.tools.empty()) {
         boost::json::array tools;
         tools.reserve(request.tools.size());
-        for (const tool_schema& t : request.tools) tools.push_back(detail::tool_to_openai(t));
+        for (const tool_schema& t : request.tools)
+            tools.push_back(detail::tool_to_openai(t));
         body["tools"] = std::move(tools);
         // Only meaningful with tools; OpenAI rejects parallel_tool_calls without them.
         if (s.parallel_tool_calls) body["parallel_tool_calls"] = *s.parallel_tool_calls;
@@ -115,14 +110,16 @@ inline boost::json::object make_openai_request(const chat_request& request, std:
         if (s.tool_choice == "auto" || s.tool_choice == "none" || s.tool_choice == "required")
             body["tool_choice"] = s.tool_choice;
         else
-            body["tool_choice"] = boost::json::object{{"type", "function"},
-                                                      {"function", boost::json::object{{"name", s.tool_choice}}}};
+            body["tool_choice"] = boost::json::object{
+                {"type", "function"}, {"function", boost::json::object{{"name", s.tool_choice}}}};
     }
     if (s.temperature) body["temperature"] = *s.temperature;
-    if (s.max_tokens) body[options.use_max_completion_tokens ? "max_completion_tokens" : "max_tokens"] = *s.max_tokens;
+    if (s.max_tokens)
+        body[options.use_max_completion_tokens ? "max_completion_tokens" : "max_tokens"] = *s.max_tokens;
     if (!s.stop.empty()) {
         boost::json::array stop;
-        for (const std::string& x : s.stop) stop.push_back(boost::json::string(x));
+        for (const std::string& x : s.stop)
+            stop.push_back(boost::json::string(x));
         body["stop"] = std::move(stop);
     }
     if (!s.reasoning_effort.empty()) body["reasoning_effort"] = s.reasoning_effort;
@@ -130,25 +127,28 @@ inline boost::json::object make_openai_request(const chat_request& request, std:
         body["stream"] = true;
         if (options.stream_usage) body["stream_options"] = boost::json::object{{"include_usage", true}};
     }
-    for (const auto& [key, value] : s.extra_body) body[key] = value;
+    for (const auto& [key, value] : s.extra_body)
+        body[key] = value;
     return body;
 }
 
 /// Reads a chat-completions response object. Throws model_error
 /// (invalid_response) for an unexpected shape, or the provider's error when the
 /// body is an error object.
-inline model_response openai_response_from_json(const boost::json::value& v, std::string_view provider = "openai")
-{
+inline model_response openai_response_from_json(const boost::json::value& v,
+                                                std::string_view provider = "openai") {
     const auto* o = v.if_object();
     if (o == nullptr) throw detail::invalid_response(provider, "the body is not a JSON object");
-    if (const auto* e = o->if_contains("error"); e != nullptr && !e->is_null()) throw detail::stream_error(provider, v, {});
+    if (const auto* e = o->if_contains("error"); e != nullptr && !e->is_null())
+        throw detail::stream_error(provider, v, {});
     const auto* choices = o->if_contains("choices");
     if (choices == nullptr || !choices->is_array() || choices->get_array().empty())
         throw detail::invalid_response(provider, "no \"choices\" in the response");
     const auto* choice = choices->get_array()[0].if_object();
     if (choice == nullptr) throw detail::invalid_response(provider, "choices[0] is not an object");
     const auto* msg = choice->if_contains("message");
-    if (msg == nullptr || !msg->is_object()) throw detail::invalid_response(provider, "choices[0].message is missing");
+    if (msg == nullptr || !msg->is_object())
+        throw detail::invalid_response(provider, "choices[0].message is missing");
 
     model_response r;
     try {
@@ -162,8 +162,10 @@ inline model_response openai_response_from_json(const boost::json::value& v, std
     } catch (const message_format_error& e) {
         throw detail::invalid_response(provider, e.what());
     }
-    if (!r.ai.is_ai()) throw detail::invalid_response(provider, "choices[0].message is not an assistant message");
-    if (const auto* id = o->if_contains("id"); id != nullptr && id->is_string()) r.ai.id = std::string(id->get_string());
+    if (!r.ai.is_ai())
+        throw detail::invalid_response(provider, "choices[0].message is not an assistant message");
+    if (const auto* id = o->if_contains("id"); id != nullptr && id->is_string())
+        r.ai.id = std::string(id->get_string());
     if (const auto* fr = choice->if_contains("finish_reason"); fr != nullptr && fr->is_string())
         r.ai.metadata["finish_reason"] = *fr;
     if (const auto* model = o->if_contains("model"); model != nullptr && model->is_string())
@@ -174,8 +176,7 @@ inline model_response openai_response_from_json(const boost::json::value& v, std
 }
 
 /// Parses a whole (non-streamed) response body.
-inline model_response parse_openai_response(std::string_view body, std::string_view provider = "openai")
-{
+inline model_response parse_openai_response(std::string_view body, std::string_view provider = "openai") {
     boost::json::error_code ec;
     const boost::json::value v = boost::json::parse(body, ec);
     if (ec) throw detail::invalid_response(provider, "the body is not valid JSON: " + ec.message());
@@ -193,14 +194,12 @@ public:
         : handler_(handler), provider_(std::move(provider)), secret_(std::move(secret)) {}
 
     /// Feeds raw bytes of the event stream.
-    void feed(std::string_view bytes)
-    {
+    void feed(std::string_view bytes) {
         sse_.feed(bytes, [this](const sse_event& e) { on_event(e); });
     }
 
     /// Handles the data of one event: a JSON chunk or "[DONE]".
-    void on_data(std::string_view data)
-    {
+    void on_data(std::string_view data) {
         if (done_) return; // nothing after [DONE] counts
         if (data == "[DONE]") {
             done_ = true;
@@ -208,20 +207,21 @@ public:
         }
         boost::json::error_code ec;
         const boost::json::value v = boost::json::parse(data, ec);
-        if (ec) throw detail::invalid_response(provider_, "a streamed chunk is not valid JSON: " + ec.message());
+        if (ec)
+            throw detail::invalid_response(provider_, "a streamed chunk is not valid JSON: " + ec.message());
         on_chunk(v);
     }
 
     /// Handles one parsed chunk.
-    void on_chunk(const boost::json::value& v)
-    {
+    void on_chunk(const boost::json::value& v) {
         const auto* o = v.if_object();
         if (o == nullptr) throw detail::invalid_response(provider_, "a streamed chunk is not a JSON object");
         if (const auto* e = o->if_contains("error"); e != nullptr && !e->is_null())
             throw detail::stream_error(provider_, v, secret_);
         ++chunks_;
         if (id_.empty())
-            if (const auto* id = o->if_contains("id"); id != nullptr && id->is_string()) id_ = std::string(id->get_string());
+            if (const auto* id = o->if_contains("id"); id != nullptr && id->is_string())
+                id_ = std::string(id->get_string());
         if (model_.empty())
             if (const auto* m = o->if_contains("model"); m != nullptr && m->is_string())
                 model_ = std::string(m->get_string());
@@ -230,10 +230,12 @@ public:
 
         const auto* choices = o->if_contains("choices");
         if (choices == nullptr || choices->is_null()) return;
-        if (!choices->is_array()) throw detail::invalid_response(provider_, "\"choices\" of a chunk is not an array");
+        if (!choices->is_array())
+            throw detail::invalid_response(provider_, "\"choices\" of a chunk is not an array");
         for (const boost::json::value& c : choices->get_array()) {
             const auto* choice = c.if_object();
-            if (choice == nullptr) throw detail::invalid_response(provider_, "a chunk's choice is not an object");
+            if (choice == nullptr)
+                throw detail::invalid_response(provider_, "a chunk's choice is not an object");
             if (const auto* index = choice->if_contains("index"); index != nullptr && index->is_number()) {
                 boost::json::error_code ec;
                 if (index->to_number<std::int64_t>(ec) != 0 || ec) continue;
@@ -251,8 +253,7 @@ public:
 
     /// The assembled answer. Throws model_error (invalid_response) when the
     /// stream ended before it was complete or assembled into no valid message.
-    model_response finish()
-    {
+    model_response finish() {
         if (!complete()) {
             if (chunks_ == 0) throw detail::invalid_response(provider_, "the stream ended before any chunk");
             throw detail::invalid_response(provider_, "the stream ended before its final chunk (truncated)");
@@ -269,7 +270,8 @@ public:
             if (call.has_name) function["name"] = call.name;
             boost::json::object wire{{"id", call.id}, {"function", std::move(function)}};
             try {
-                detail::read_tool_call(wire, detail::json_place{"stream", fmt::format("tool_calls[{}]", position)}, m);
+                detail::read_tool_call(
+                    wire, detail::json_place{"stream", fmt::format("tool_calls[{}]", position)}, m);
             } catch (const message_format_error& e) {
                 throw detail::invalid_response(provider_, e.what());
             }
@@ -293,20 +295,20 @@ private:
         bool has_name = false;
     };
 
-    void on_event(const sse_event& e)
-    {
+    void on_event(const sse_event& e) {
         // OpenRouter and others send errors as a named event; anything else is data.
         if (e.type == "error") {
             boost::json::error_code ec;
             const boost::json::value v = boost::json::parse(e.data, ec);
-            if (ec) throw model_error(model_error_kind::server, provider_ + ": error in stream: " + detail::excerpt(e.data, 300));
+            if (ec)
+                throw model_error(model_error_kind::server,
+                                  provider_ + ": error in stream: " + detail::excerpt(e.data, 300));
             throw detail::stream_error(provider_, v, secret_);
         }
         on_data(e.data);
     }
 
-    std::string_view read_text(const boost::json::object& o, std::string_view key) const
-    {
+    std::string_view read_text(const boost::json::object& o, std::string_view key) const {
         const auto* v = o.if_contains(key);
         if (v == nullptr || v->is_null()) return {};
         if (!v->is_string())
@@ -314,9 +316,9 @@ private:
         return v->get_string();
     }
 
-    void read_choice(const boost::json::object& choice)
-    {
-        if (const auto* fr = choice.if_contains("finish_reason"); fr != nullptr && fr->is_string() && !fr->get_string().empty())
+    void read_choice(const boost::json::object& choice) {
+        if (const auto* fr = choice.if_contains("finish_reason");
+            fr != nullptr && fr->is_string() && !fr->get_string().empty())
             finish_reason_ = std::string(fr->get_string());
         const auto* d = choice.if_contains("delta");
         if (d == nullptr || d->is_null()) return;
@@ -330,7 +332,8 @@ private:
         }
         std::string_view reasoning = read_text(*delta, "reasoning_content");
         if (reasoning.empty()) {
-            if (const auto* r = delta->if_contains("reasoning"); r != nullptr && r->is_string()) reasoning = r->get_string();
+            if (const auto* r = delta->if_contains("reasoning"); r != nullptr && r->is_string())
+                reasoning = r->get_string();
         }
         if (!reasoning.empty()) {
             reasoning_.append(reasoning);
@@ -338,13 +341,14 @@ private:
             if (handler_ && handler_->on_reasoning) handler_->on_reasoning(reasoning);
         }
         if (const auto* calls = delta->if_contains("tool_calls"); calls != nullptr && !calls->is_null()) {
-            if (!calls->is_array()) throw detail::invalid_response(provider_, "delta.tool_calls is not an array");
-            for (const boost::json::value& c : calls->get_array()) read_call_delta(c);
+            if (!calls->is_array())
+                throw detail::invalid_response(provider_, "delta.tool_calls is not an array");
+            for (const boost::json::value& c : calls->get_array())
+                read_call_delta(c);
         }
     }
 
-    void read_call_delta(const boost::json::value& c)
-    {
+    void read_call_delta(const boost::json::value& c) {
         const auto* call = c.if_object();
         if (call == nullptr) throw detail::invalid_response(provider_, "a tool-call delta is not an object");
         const std::string_view id = read_text(*call, "id");
@@ -352,13 +356,16 @@ private:
         if (const auto* i = call->if_contains("index"); i != nullptr && !i->is_null()) {
             boost::json::error_code ec;
             index = i->to_number<std::int64_t>(ec);
-            if (ec || index < 0) throw detail::invalid_response(provider_, "a tool-call delta has an invalid index");
+            if (ec || index < 0)
+                throw detail::invalid_response(provider_, "a tool-call delta has an invalid index");
         } else {
             // Servers that omit the index: a new id starts a new call, otherwise the last call continues.
-            if (calls_.empty()) index = 0;
+            if (calls_.empty())
+                index = 0;
             else {
                 index = calls_.rbegin()->first;
-                if (!id.empty() && !calls_.rbegin()->second.id.empty() && calls_.rbegin()->second.id != id) ++index;
+                if (!id.empty() && !calls_.rbegin()->second.id.empty() && calls_.rbegin()->second.id != id)
+                    ++index;
             }
         }
         if (calls_.size() >= max_calls && !calls_.contains(index))
@@ -368,16 +375,20 @@ private:
         const auto* f = call->if_contains("function");
         if (f == nullptr || f->is_null()) return;
         const auto* fn = f->if_object();
-        if (fn == nullptr) throw detail::invalid_response(provider_, "a tool-call delta's function is not an object");
+        if (fn == nullptr)
+            throw detail::invalid_response(provider_, "a tool-call delta's function is not an object");
         if (const std::string_view name = read_text(*fn, "name"); !name.empty()) {
             // Names come whole in practice; a server that splits them still concatenates correctly.
             if (p.name != name) p.name.append(name);
             p.has_name = true;
         }
         if (const auto* a = fn->if_contains("arguments"); a != nullptr && !a->is_null()) {
-            if (a->is_string()) p.arguments.append(a->get_string());
-            else if (a->is_object()) p.arguments.append(boost::json::serialize(*a)); // some local servers
-            else throw detail::invalid_response(provider_, "a tool-call delta's arguments are not a string");
+            if (a->is_string())
+                p.arguments.append(a->get_string());
+            else if (a->is_object())
+                p.arguments.append(boost::json::serialize(*a)); // some local servers
+            else
+                throw detail::invalid_response(provider_, "a tool-call delta's arguments are not a string");
         }
     }
 

@@ -28,8 +28,7 @@ struct retry_policy {
     double jitter = 0.25; ///< each delay is scaled by a random factor in [1 - jitter, 1]
     std::chrono::milliseconds max_retry_after{60000};
 
-    static retry_policy none()
-    {
+    static retry_policy none() {
         retry_policy p;
         p.max_retries = 0;
         return p;
@@ -37,8 +36,7 @@ struct retry_policy {
 
     /// The delay before retry number `retry` (0 for the first retry).
     template <class Rng>
-    std::chrono::milliseconds backoff(int retry, Rng& rng) const
-    {
+    std::chrono::milliseconds backoff(int retry, Rng& rng) const {
         const double base = static_cast<double>(initial_backoff.count()) * std::pow(multiplier, retry);
         const double capped = std::min(base, static_cast<double>(max_backoff.count()));
         std::uniform_real_distribution<double> factor(1.0 - std::clamp(jitter, 0.0, 1.0), 1.0);
@@ -50,15 +48,18 @@ namespace detail {
 
 /// Reads a Retry-After value: delta seconds (fractions accepted, which some
 /// gateways send) or an HTTP date. Also used for OpenAI's "retry-after-ms".
-inline std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value, bool milliseconds = false)
-{
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+inline std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value,
+                                                                  bool milliseconds = false) {
+    while (!value.empty() && value.front() == ' ')
+        value.remove_prefix(1);
+    while (!value.empty() && value.back() == ' ')
+        value.remove_suffix(1);
     if (value.empty()) return std::nullopt;
     if ((value.front() >= '0' && value.front() <= '9') || value.front() == '.') {
         double amount = 0;
         const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), amount);
-        if (ec != std::errc{} || end != value.data() + value.size() || !(amount >= 0) || amount > 1e9) return std::nullopt;
+        if (ec != std::errc{} || end != value.data() + value.size() || !(amount >= 0) || amount > 1e9)
+            return std::nullopt;
         return std::chrono::milliseconds(static_cast<std::int64_t>(milliseconds ? amount : amount * 1000.0));
     }
     if (milliseconds) return std::nullopt;
@@ -68,7 +69,8 @@ inline std::optional<std::chrono::milliseconds> parse_retry_after(std::string_vi
     char weekday[4] = {};
     int day = 0, year = 0, hour = 0, minute = 0, second = 0;
     const std::string text(value);
-    if (std::sscanf(text.c_str(), "%3s, %d %3s %d %d:%d:%d GMT", weekday, &day, month, &year, &hour, &minute, &second) != 7)
+    if (std::sscanf(text.c_str(), "%3s, %d %3s %d %d:%d:%d GMT", weekday, &day, month, &year, &hour, &minute,
+                    &second) != 7)
         return std::nullopt;
     static constexpr std::string_view months = "JanFebMarAprMayJunJulAugSepOctNovDec";
     const std::size_t m = months.find(month);

@@ -43,15 +43,17 @@ public:
         auto& s = *shared_;
         if (s.opts.record_requests) {
             recorded_request r{request.messages.get(), request.system_prompt, {}, request.settings};
-            for (const auto& t : request.tools) r.tool_names.push_back(t.name);
+            for (const auto& t : request.tools)
+                r.tool_names.push_back(t.name);
             s.requests.push_back(std::move(r));
         }
         if (s.next == s.answers.size()) {
             if (!s.opts.cycle || s.answers.empty())
-                throw model_error(model_error_kind::configuration,
-                                  fmt::format("scripted_model: no scripted answer left (the script has {}, this is "
-                                              "request {})",
-                                              s.answers.size(), s.served + 1));
+                throw model_error(
+                    model_error_kind::configuration,
+                    fmt::format("scripted_model: no scripted answer left (the script has {}, this is "
+                                "request {})",
+                                s.answers.size(), s.served + 1));
             s.next = 0;
         }
         ++s.served;
@@ -60,7 +62,8 @@ public:
             std::string text = answer.text();
             if (!text.empty()) request.stream.on_text(text);
         }
-        if (request.stream.on_reasoning && !answer.reasoning.empty()) request.stream.on_reasoning(answer.reasoning);
+        if (request.stream.on_reasoning && !answer.reasoning.empty())
+            request.stream.on_reasoning(answer.reasoning);
         // Each answer is given once unless the script cycles, so it is handed
         // over rather than copied: the model costs the loop next to nothing.
         if (s.opts.cycle) return model_response{answer, {}};

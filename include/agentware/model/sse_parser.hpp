@@ -35,13 +35,13 @@ class sse_parser {
 public:
     static constexpr std::size_t default_max_event_size = 16u << 20;
 
-    explicit sse_parser(std::size_t max_event_size = default_max_event_size) : max_event_size_(max_event_size) {}
+    explicit sse_parser(std::size_t max_event_size = default_max_event_size)
+        : max_event_size_(max_event_size) {}
 
     /// Feeds the next bytes; calls `on_event(const sse_event&)` for every
     /// event completed by them. The views in the event are valid during the call only.
     template <class OnEvent>
-    void feed(std::string_view bytes, OnEvent&& on_event)
-    {
+    void feed(std::string_view bytes, OnEvent&& on_event) {
         std::size_t pos = 0;
         if (bom_pending_) pos = skip_bom(bytes);
         while (pos < bytes.size()) {
@@ -74,8 +74,7 @@ public:
     bool has_pending() const noexcept { return !line_.empty() || has_data_ || !event_type_.empty(); }
 
     /// Forgets everything buffered; the next byte starts a new stream.
-    void reset()
-    {
+    void reset() {
         line_.clear();
         data_.clear();
         event_type_.clear();
@@ -89,8 +88,7 @@ public:
 private:
     /// The first '\r' or '\n' at or after `pos`. Two memchr scans (vectorised
     /// in libc) beat a per-byte test of both characters by far.
-    static std::size_t line_end(std::string_view bytes, std::size_t pos) noexcept
-    {
+    static std::size_t line_end(std::string_view bytes, std::size_t pos) noexcept {
         const char* begin = bytes.data() + pos;
         const std::size_t size = bytes.size() - pos;
         const void* lf = std::memchr(begin, '\n', size);
@@ -100,8 +98,7 @@ private:
         return lf != nullptr ? pos + lf_at : std::string_view::npos;
     }
 
-    std::size_t skip_bom(std::string_view bytes)
-    {
+    std::size_t skip_bom(std::string_view bytes) {
         static constexpr std::string_view bom = "\xEF\xBB\xBF";
         std::size_t pos = 0;
         while (pos < bytes.size() && bom_seen_ < bom.size()) {
@@ -118,15 +115,14 @@ private:
         return pos;
     }
 
-    void append_partial(std::string_view part)
-    {
-        if (line_.size() + part.size() > max_event_size_) throw sse_error("server-sent events: line too long");
+    void append_partial(std::string_view part) {
+        if (line_.size() + part.size() > max_event_size_)
+            throw sse_error("server-sent events: line too long");
         line_.append(part);
     }
 
     template <class OnEvent>
-    void process_line(std::string_view line, OnEvent& on_event)
-    {
+    void process_line(std::string_view line, OnEvent& on_event) {
         if (line.empty()) {
             dispatch(on_event);
             return;
@@ -140,7 +136,8 @@ private:
             if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
         }
         if (field == "data") {
-            if (data_.size() + value.size() + 1 > max_event_size_) throw sse_error("server-sent events: event too large");
+            if (data_.size() + value.size() + 1 > max_event_size_)
+                throw sse_error("server-sent events: event too large");
             if (has_data_) data_.push_back('\n');
             data_.append(value);
             has_data_ = true;
@@ -153,10 +150,10 @@ private:
     }
 
     template <class OnEvent>
-    void dispatch(OnEvent& on_event)
-    {
+    void dispatch(OnEvent& on_event) {
         if (has_data_) {
-            const sse_event event{event_type_.empty() ? std::string_view("message") : std::string_view(event_type_),
+            const sse_event event{event_type_.empty() ? std::string_view("message")
+                                                      : std::string_view(event_type_),
                                   data_, last_id_};
             on_event(event);
         }

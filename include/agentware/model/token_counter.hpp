@@ -29,18 +29,20 @@ public:
     explicit token_counter(token_estimate_options options = {}) : options_(options) {}
 
     /// Tokens of a text by the estimate.
-    std::uint64_t estimate(std::string_view text) const
-    {
-        return static_cast<std::uint64_t>(std::ceil(static_cast<double>(text.size()) / options_.chars_per_token));
+    std::uint64_t estimate(std::string_view text) const {
+        return static_cast<std::uint64_t>(
+            std::ceil(static_cast<double>(text.size()) / options_.chars_per_token));
     }
 
     /// Tokens of one message by the estimate: its content, tool calls and framing.
-    std::uint64_t estimate(const message& m) const
-    {
+    std::uint64_t estimate(const message& m) const {
         std::uint64_t n = options_.tokens_per_message + estimate(m.name);
-        for (const content_block& b : m.content) n += b.is_image() ? options_.tokens_per_image : estimate(b.text);
-        for (const tool_call& c : m.tool_calls) n += estimate(c.id) + estimate(c.name) + estimate(boost::json::serialize(c.args));
-        for (const invalid_tool_call& c : m.invalid_tool_calls) n += estimate(c.name) + estimate(c.raw_args);
+        for (const content_block& b : m.content)
+            n += b.is_image() ? options_.tokens_per_image : estimate(b.text);
+        for (const tool_call& c : m.tool_calls)
+            n += estimate(c.id) + estimate(c.name) + estimate(boost::json::serialize(c.args));
+        for (const invalid_tool_call& c : m.invalid_tool_calls)
+            n += estimate(c.name) + estimate(c.raw_args);
         n += estimate(m.tool_call_id);
         return n;
     }
@@ -49,8 +51,7 @@ public:
     /// provider reported (metadata "usage", set by the model clients), its
     /// input plus output tokens stand for everything up to it, and only the
     /// messages after it are estimated.
-    std::uint64_t count(const std::vector<message>& messages) const
-    {
+    std::uint64_t count(const std::vector<message>& messages) const {
         std::size_t from = 0;
         std::uint64_t n = 0;
         for (std::size_t i = messages.size(); i-- > 0;) {
@@ -60,13 +61,13 @@ public:
                 break;
             }
         }
-        for (std::size_t i = from; i < messages.size(); ++i) n += estimate(messages[i]);
+        for (std::size_t i = from; i < messages.size(); ++i)
+            n += estimate(messages[i]);
         return n;
     }
 
     /// The input+output tokens a provider reported for this ai message, if any.
-    static std::optional<std::uint64_t> reported_tokens(const message& m)
-    {
+    static std::optional<std::uint64_t> reported_tokens(const message& m) {
         if (!m.is_ai()) return std::nullopt;
         const auto* usage = m.metadata.if_contains("usage");
         if (usage == nullptr || !usage->is_object()) return std::nullopt;
@@ -83,7 +84,9 @@ private:
 };
 
 /// The tokens of `messages` with the default counter.
-inline std::uint64_t count_tokens(const std::vector<message>& messages) { return token_counter{}.count(messages); }
+inline std::uint64_t count_tokens(const std::vector<message>& messages) {
+    return token_counter{}.count(messages);
+}
 
 } // namespace agentware
 

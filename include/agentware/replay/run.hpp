@@ -46,8 +46,8 @@ using replay_pipeline =
 /// where it has one (sandbox, guardrails, subagents, loop_detection), else the
 /// middleware's name.
 inline constexpr std::string_view feature_names[] = {
-    "thread_data", "uploads", "sandbox", "dangling_tool_call", "guardrails", "tool_error_handling",
-    "view_image", "subagents", "loop_detection", "clarification"};
+    "thread_data",         "uploads",    "sandbox",   "dangling_tool_call", "guardrails",
+    "tool_error_handling", "view_image", "subagents", "loop_detection",     "clarification"};
 
 namespace detail {
 
@@ -63,11 +63,14 @@ public:
             return;
         }
         const auto* o = v->if_object();
-        if (!o) throw scenario_error(fmt::format("features.{} must be true, false or an object of settings", name));
+        if (!o)
+            throw scenario_error(
+                fmt::format("features.{} must be true, false or an object of settings", name));
         settings_ = *o;
         on_ = true;
         if (const auto* e = o->if_contains("enabled")) {
-            if (!e->is_bool()) throw scenario_error(fmt::format("features.{}.enabled must be true or false", name));
+            if (!e->is_bool())
+                throw scenario_error(fmt::format("features.{}.enabled must be true or false", name));
             on_ = e->get_bool();
         }
     }
@@ -117,10 +120,12 @@ private:
 inline void check_feature_names(const boost::json::object& features) {
     for (const auto& kv : features) {
         bool known = false;
-        for (auto n : feature_names) known = known || kv.key() == n;
+        for (auto n : feature_names)
+            known = known || kv.key() == n;
         if (!known) {
             std::string list;
-            for (auto n : feature_names) list += (list.empty() ? "" : ", ") + std::string(n);
+            for (auto n : feature_names)
+                list += (list.empty() ? "" : ", ") + std::string(n);
             throw scenario_error(fmt::format("features: unknown feature \"{}\" (known: {})",
                                              std::string_view(kv.key()), list));
         }
@@ -138,7 +143,8 @@ inline replay_pipeline make_pipeline(const boost::json::object& features, const 
     }
     if (feature f(features, "uploads"); f.on()) {
         uploads_options o;
-        o.max_files_per_context_section = f.count("max_files_per_context_section", o.max_files_per_context_section);
+        o.max_files_per_context_section =
+            f.count("max_files_per_context_section", o.max_files_per_context_section);
         p.slot<uploads>().emplace(o);
     }
     if (feature f(features, "sandbox"); f.on()) {
@@ -153,7 +159,8 @@ inline replay_pipeline make_pipeline(const boost::json::object& features, const 
                         std::chrono::duration_cast<std::chrono::seconds>(o.bash_command_timeout).count())));
         p.slot<sandbox>().emplace(o);
     }
-    if (feature f(features, "dangling_tool_call"); f.on()) p.slot<dangling_tool_call>().emplace(dangling_tool_call_options{});
+    if (feature f(features, "dangling_tool_call"); f.on())
+        p.slot<dangling_tool_call>().emplace(dangling_tool_call_options{});
     if (feature f(features, "guardrails"); f.on()) {
         guardrail_options o;
         o.fail_closed = f.boolean("fail_closed", o.fail_closed);
@@ -199,7 +206,8 @@ inline replay_pipeline make_pipeline(const boost::json::object& features, const 
         if (auto b = f.names(f.settings(), "batch_friendly_tools")) o.batch_friendly_tools = *b;
         if (const auto* ov = f.settings().if_contains("tool_freq_overrides")) {
             const auto* oo = ov->if_object();
-            if (!oo) throw f.bad("tool_freq_overrides", "an object of {\"warn\", \"hard_limit\"} by tool name");
+            if (!oo)
+                throw f.bad("tool_freq_overrides", "an object of {\"warn\", \"hard_limit\"} by tool name");
             for (const auto& kv : *oo) {
                 feature limit(*oo, kv.key());
                 tool_frequency_limit l;
@@ -215,7 +223,8 @@ inline replay_pipeline make_pipeline(const boost::json::object& features, const 
         }
         p.slot<loop_detection>().emplace(o);
     }
-    if (feature f(features, "clarification"); f.on()) p.slot<clarification>().emplace(clarification_options{});
+    if (feature f(features, "clarification"); f.on())
+        p.slot<clarification>().emplace(clarification_options{});
     return p;
 }
 
@@ -228,9 +237,9 @@ inline void create_files(const std::vector<scenario_file>& files, const thread_p
         auto root = p.begin();
         std::string top = root == p.end() ? std::string() : root->string();
         const std::string* dir = top == "workspace" ? &dirs.workspace_path
-                                 : top == "uploads"  ? &dirs.uploads_path
-                                 : top == "outputs"  ? &dirs.outputs_path
-                                                     : nullptr;
+                                 : top == "uploads" ? &dirs.uploads_path
+                                 : top == "outputs" ? &dirs.outputs_path
+                                                    : nullptr;
         bool safe = dir && !p.is_absolute() && rel.find('\0') == std::string::npos;
         std::filesystem::path rest;
         for (auto it = std::next(root); safe && it != p.end(); ++it) {
@@ -238,9 +247,10 @@ inline void create_files(const std::vector<scenario_file>& files, const thread_p
             rest /= *it;
         }
         if (!safe || rest.empty())
-            throw scenario_error(fmt::format("files[{}]: \"{}\" must be a relative path under workspace/, uploads/ "
-                                             "or outputs/, without \"..\"",
-                                             i, rel));
+            throw scenario_error(
+                fmt::format("files[{}]: \"{}\" must be a relative path under workspace/, uploads/ "
+                            "or outputs/, without \"..\"",
+                            i, rel));
         std::filesystem::path target = std::filesystem::path(*dir) / rest;
         std::filesystem::create_directories(target.parent_path());
         std::ofstream out(target, std::ios::binary);
@@ -259,9 +269,11 @@ public:
             if (auto* id = o->if_contains("id"); id && id->is_string() && o->contains("role"))
                 *id = name_of(std::string(id->get_string()));
             if (auto* ts = o->if_contains("timestamp"); ts && ts->is_string()) *ts = "<timestamp>";
-            for (auto& kv : *o) apply(kv.value());
+            for (auto& kv : *o)
+                apply(kv.value());
         } else if (auto* a = v.if_array()) {
-            for (auto& e : *a) apply(e);
+            for (auto& e : *a)
+                apply(e);
         } else if (auto* s = v.if_string()) {
             std::string text(*s);
             bool changed = false;
@@ -286,8 +298,8 @@ private:
 inline std::string make_temp_dir() {
     std::random_device rd;
     for (int attempt = 0; attempt < 16; ++attempt) {
-        auto dir = std::filesystem::temp_directory_path() / fmt::format("agentware-replay-{:016x}",
-                                                                        (std::uint64_t(rd()) << 32) | rd());
+        auto dir = std::filesystem::temp_directory_path() /
+                   fmt::format("agentware-replay-{:016x}", (std::uint64_t(rd()) << 32) | rd());
         if (std::filesystem::create_directory(dir)) return dir.string();
     }
     throw scenario_error("could not create a temporary directory for the thread's files");
@@ -295,10 +307,13 @@ inline std::string make_temp_dir() {
 
 inline boost::json::value request_json(const recorded_request& r) {
     boost::json::array msgs;
-    if (!r.system_prompt.empty()) msgs.push_back(boost::json::object{{"role", "system"}, {"content", r.system_prompt}});
-    for (const auto& m : r.messages) msgs.push_back(to_openai_wire(m));
+    if (!r.system_prompt.empty())
+        msgs.push_back(boost::json::object{{"role", "system"}, {"content", r.system_prompt}});
+    for (const auto& m : r.messages)
+        msgs.push_back(to_openai_wire(m));
     boost::json::array tools;
-    for (const auto& t : r.tool_names) tools.emplace_back(t);
+    for (const auto& t : r.tool_names)
+        tools.emplace_back(t);
     return boost::json::object{{"messages", std::move(msgs)}, {"tools", std::move(tools)}};
 }
 
@@ -347,7 +362,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
 
     agent_options agent_opts;
     agent_opts.system_prompt = sc.system_prompt;
-    agent<scripted_model, replay_pipeline> a(scripted_model({}), tool_set{}, std::move(middleware), agent_opts);
+    agent<scripted_model, replay_pipeline> a(scripted_model({}), tool_set{}, std::move(middleware),
+                                             agent_opts);
     agent<scripted_model, replay_pipeline>::state_type state;
 
     replay_result result;
@@ -366,9 +382,10 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         run_result r = a.run(state, turn.input, cfg);
         if (r.reason == stop_reason::error && model.remaining() == 0 && model.calls() == turn.model.size() &&
             r.error.find("no scripted answer left") != std::string::npos)
-            throw scenario_error(fmt::format("turns[{}]: the model ran out of scripted answers after {} (the agent "
-                                             "asked for one more); add the ai message it should answer with",
-                                             t, turn.model.size()));
+            throw scenario_error(
+                fmt::format("turns[{}]: the model ran out of scripted answers after {} (the agent "
+                            "asked for one more); add the ai message it should answer with",
+                            t, turn.model.size()));
 
         boost::json::object turn_out;
         turn_out["stop_reason"] = to_string(r.reason);
@@ -380,7 +397,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         turn_out["messages"] = std::move(messages);
         turn_out["state"] = std::move(full);
         boost::json::array requests;
-        for (const auto& req : model.requests()) requests.push_back(detail::request_json(req));
+        for (const auto& req : model.requests())
+            requests.push_back(detail::request_json(req));
         turn_out["requests"] = std::move(requests);
         if (model.remaining() > 0) turn_out["unused_model_messages"] = model.remaining();
         boost::json::value turn_value = std::move(turn_out);
@@ -389,11 +407,14 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         // Expectations, for scenario files that double as tests.
         const auto& e = turn.expect;
         const std::string text = boost::json::serialize(turn_value);
-        auto fail = [&](std::string what) { result.failed_expectations.push_back(fmt::format("turns[{}]: {}", t, what)); };
+        auto fail = [&](std::string what) {
+            result.failed_expectations.push_back(fmt::format("turns[{}]: {}", t, what));
+        };
         if (e.stop_reason) {
             ++result.checked_expectations;
             if (*e.stop_reason != to_string(r.reason))
-                fail(fmt::format("stop_reason is \"{}\", expected \"{}\"", to_string(r.reason), *e.stop_reason));
+                fail(fmt::format("stop_reason is \"{}\", expected \"{}\"", to_string(r.reason),
+                                 *e.stop_reason));
         }
         if (e.requests) {
             ++result.checked_expectations;

@@ -30,7 +30,7 @@ public:
 
 /// A file created in the thread's directories before the first turn.
 struct scenario_file {
-    std::string path; ///< relative, under workspace/, uploads/ or outputs/
+    std::string path;    ///< relative, under workspace/, uploads/ or outputs/
     std::string content; ///< `content`, or the bytes of `content_base64`
 };
 
@@ -38,7 +38,7 @@ struct scenario_file {
 struct turn_expectation {
     std::optional<std::string> stop_reason;
     std::optional<std::size_t> requests;
-    std::vector<std::string> contains;     ///< substrings of the turn's output JSON
+    std::vector<std::string> contains; ///< substrings of the turn's output JSON
     std::vector<std::string> not_contains;
 };
 
@@ -94,7 +94,8 @@ inline std::vector<std::string> strings_at(const boost::json::object& o, std::st
     const auto* arr = v->if_array();
     if (!arr) throw scenario_error(fmt::format("{}: \"{}\" must be an array of strings", where, key));
     for (const auto& s : *arr) {
-        if (!s.is_string()) throw scenario_error(fmt::format("{}: \"{}\" must be an array of strings", where, key));
+        if (!s.is_string())
+            throw scenario_error(fmt::format("{}: \"{}\" must be an array of strings", where, key));
         out.emplace_back(s.get_string());
     }
     return out;
@@ -121,15 +122,18 @@ inline turn_expectation read_expectation(const boost::json::value& v, const std:
 inline scenario parse_scenario(const boost::json::value& jv) {
     using namespace detail;
     const auto& o = object_at(jv, "the scenario");
-    static constexpr std::string_view known[] = {"features", "thread_id", "system_prompt", "context",
-                                                 "recursion_limit", "files", "turns", "description"};
+    static constexpr std::string_view known[] = {"features", "thread_id",       "system_prompt",
+                                                 "context",  "recursion_limit", "files",
+                                                 "turns",    "description"};
     for (const auto& kv : o) {
         bool ok = false;
-        for (auto k : known) ok = ok || kv.key() == k;
+        for (auto k : known)
+            ok = ok || kv.key() == k;
         if (!ok)
-            throw scenario_error(fmt::format("the scenario has an unknown key \"{}\" (known: features, thread_id, "
-                                             "system_prompt, context, recursion_limit, files, turns, description)",
-                                             std::string_view(kv.key())));
+            throw scenario_error(
+                fmt::format("the scenario has an unknown key \"{}\" (known: features, thread_id, "
+                            "system_prompt, context, recursion_limit, files, turns, description)",
+                            std::string_view(kv.key())));
     }
     scenario s;
     if (const auto* f = o.if_contains("features")) s.features = object_at(*f, "features");
@@ -158,7 +162,8 @@ inline scenario parse_scenario(const boost::json::value& jv) {
     }
     const auto* turns = o.if_contains("turns");
     if (!turns || !turns->is_array() || turns->get_array().empty())
-        throw scenario_error("the scenario needs \"turns\": a non-empty array of {\"input\", \"model\"} objects");
+        throw scenario_error(
+            "the scenario needs \"turns\": a non-empty array of {\"input\", \"model\"} objects");
     for (std::size_t i = 0; i < turns->get_array().size(); ++i) {
         const std::string where = fmt::format("turns[{}]", i);
         const auto& t = object_at(turns->get_array()[i], where);
@@ -170,11 +175,13 @@ inline scenario parse_scenario(const boost::json::value& jv) {
         else
             turn.input = read_messages(*input, where + ".input");
         const auto* model = t.if_contains("model");
-        if (!model) throw scenario_error(where + ": \"model\" is missing (the ai messages the model answers with)");
+        if (!model)
+            throw scenario_error(where + ": \"model\" is missing (the ai messages the model answers with)");
         turn.model = read_messages(*model, where + ".model");
         for (std::size_t k = 0; k < turn.model.size(); ++k)
             if (!turn.model[k].is_ai())
-                throw scenario_error(fmt::format("{}.model[{}]: the model answers with assistant messages only", where, k));
+                throw scenario_error(
+                    fmt::format("{}.model[{}]: the model answers with assistant messages only", where, k));
         if (const auto* e = t.if_contains("expect")) turn.expect = read_expectation(*e, where + ".expect");
         s.turns.push_back(std::move(turn));
     }

@@ -69,14 +69,16 @@ public:
 
     template <class F>
     typename F::value_type& get() noexcept {
-        static_assert(has<F>, "agentware::basic_state::get: this state has no such field (no middleware of the "
-                              "pipeline declares it)");
+        static_assert(has<F>,
+                      "agentware::basic_state::get: this state has no such field (no middleware of the "
+                      "pipeline declares it)");
         return static_cast<detail::field_slot<F>&>(*this).value;
     }
     template <class F>
     const typename F::value_type& get() const noexcept {
-        static_assert(has<F>, "agentware::basic_state::get: this state has no such field (no middleware of the "
-                              "pipeline declares it)");
+        static_assert(has<F>,
+                      "agentware::basic_state::get: this state has no such field (no middleware of the "
+                      "pipeline declares it)");
         return static_cast<const detail::field_slot<F>&>(*this).value;
     }
 
@@ -108,7 +110,8 @@ public:
         boost::json::object o = s.unknown_fields;
         boost::json::array msgs;
         msgs.reserve(s.messages.size());
-        for (const message& m : s.messages) msgs.push_back(boost::json::value_from(m));
+        for (const message& m : s.messages)
+            msgs.push_back(boost::json::value_from(m));
         o["messages"] = std::move(msgs);
         ((o[Fs::name] = boost::json::value_from(s.template get<Fs>())), ...);
         jv = std::move(o);
@@ -124,7 +127,8 @@ public:
                 const auto* arr = kv.value().if_array();
                 if (!arr) throw state_error("agent state: \"messages\" must be an array");
                 s.messages.reserve(arr->size());
-                for (const auto& m : *arr) s.messages.push_back(boost::json::value_to<message>(m));
+                for (const auto& m : *arr)
+                    s.messages.push_back(boost::json::value_to<message>(m));
             } else if (!s.read_field(key, kv.value())) {
                 s.unknown_fields.emplace(key, kv.value());
             }
@@ -155,9 +159,10 @@ private:
                       : false) ||
                  ... || false);
             if (!known)
-                throw state_error(fmt::format("agent state: an update names the field \"{}\", which this agent's "
-                                              "state does not have (its fields: {})",
-                                              key, detail::field_names<Fs...>()));
+                throw state_error(
+                    fmt::format("agent state: an update names the field \"{}\", which this agent's "
+                                "state does not have (its fields: {})",
+                                key, detail::field_names<Fs...>()));
         }
         return staged;
     }
@@ -170,9 +175,21 @@ private:
     }
 
     bool read_field([[maybe_unused]] std::string_view key, [[maybe_unused]] const boost::json::value& v) {
-        return ((key == std::string_view{Fs::name} ? (get<Fs>() = convert<Fs>(v), true) : false) || ... || false);
+        return ((key == std::string_view{Fs::name} ? (get<Fs>() = convert<Fs>(v), true) : false) || ... ||
+                false);
     }
 };
+
+/// The field `F` of an agent state, as `std::get` reads a tuple: `get<artifacts>(state)`.
+/// A free function, so a generic hook (`auto& state`) needs no `template` keyword.
+template <state_field F, class Fields>
+typename F::value_type& get(basic_state<Fields>& state) noexcept {
+    return state.template get<F>();
+}
+template <state_field F, class Fields>
+const typename F::value_type& get(const basic_state<Fields>& state) noexcept {
+    return state.template get<F>();
+}
 
 /// The state type of an agent whose pipeline is `Pipeline`.
 template <class Pipeline>

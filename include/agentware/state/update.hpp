@@ -20,8 +20,8 @@ namespace agentware {
 /// value in with the field's merge rule, and folds the updates of one round's
 /// tool calls in call order, so parallel calls merge deterministically.
 struct state_update {
-    std::vector<message> messages;  ///< merged by the add_messages rule
-    boost::json::object fields;     ///< field name -> new value (or update, per the field's rule)
+    std::vector<message> messages; ///< merged by the add_messages rule
+    boost::json::object fields;    ///< field name -> new value (or update, per the field's rule)
 
     template <state_field F>
     state_update& set(const typename F::value_type& value) {

@@ -3,7 +3,7 @@
 
 #include <agentware/tool/tool.hpp>
 
-#include <boost/asio/awaitable.hpp>
+#include <agentware/detail/awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -20,11 +20,6 @@ namespace agentware {
 
 namespace detail {
 
-template <class T>
-inline constexpr bool is_awaitable_v = false;
-template <class T>
-inline constexpr bool is_awaitable_v<boost::asio::awaitable<T>> = true;
-
 /// What a tool made from a callable answers, from what the callable returned.
 template <class R>
 tool_output to_tool_output(R&& r) {
@@ -33,16 +28,18 @@ tool_output to_tool_output(R&& r) {
     else if constexpr (std::is_constructible_v<boost::json::value, R&&>)
         return tool_output(boost::json::serialize(boost::json::value(std::forward<R>(r))));
     else
-        static_assert(always_false<R>, "agentware::make_tool: the callable must return tool_output, a string or a "
-                                       "boost::json::value, or an awaitable of one");
+        static_assert(always_false<R>,
+                      "agentware::make_tool: the callable must return tool_output, a string or a "
+                      "boost::json::value, or an awaitable of one");
 }
 
 // Over the callable's awaitable only (not the tool's type), so that no
 // coroutine frame holds a user's type (GCC warns when it is in an unnamed namespace).
 template <class R>
 boost::asio::awaitable<tool_output> await_tool_output(boost::asio::awaitable<R> call) {
-    static_assert(!std::is_void_v<R>, "agentware::make_tool: an asynchronous tool's callable must return an awaitable "
-                                      "of tool_output, a string or a boost::json::value, not awaitable<void>");
+    static_assert(!std::is_void_v<R>,
+                  "agentware::make_tool: an asynchronous tool's callable must return an awaitable "
+                  "of tool_output, a string or a boost::json::value, not awaitable<void>");
     co_return to_tool_output(co_await std::move(call));
 }
 
@@ -54,7 +51,8 @@ boost::asio::awaitable<tool_output> await_tool_output(boost::asio::awaitable<R> 
 /// asynchronous tool, a `boost::asio::awaitable` of one of those.
 template <class F>
 class function_tool {
-    static constexpr bool takes_runtime = std::is_invocable_v<F&, const boost::json::object&, const tool_runtime&>;
+    static constexpr bool takes_runtime =
+        std::is_invocable_v<F&, const boost::json::object&, const tool_runtime&>;
 
     decltype(auto) invoke(const boost::json::object& args, const tool_runtime& rt) {
         if constexpr (takes_runtime)
@@ -62,9 +60,10 @@ class function_tool {
         else
             return std::invoke(fn_, args);
     }
-    using result_type = typename std::conditional_t<
-        takes_runtime, std::invoke_result<F&, const boost::json::object&, const tool_runtime&>,
-        std::invoke_result<F&, const boost::json::object&>>::type;
+    using result_type =
+        typename std::conditional_t<takes_runtime,
+                                    std::invoke_result<F&, const boost::json::object&, const tool_runtime&>,
+                                    std::invoke_result<F&, const boost::json::object&>>::type;
 
 public:
     static constexpr bool asynchronous = detail::is_awaitable_v<std::remove_cvref_t<result_type>>;
@@ -107,8 +106,8 @@ inline boost::json::object parse_parameters(std::string_view json) {
 template <class F>
     requires std::is_invocable_v<F&, const boost::json::object&> ||
              std::is_invocable_v<F&, const boost::json::object&, const tool_runtime&>
-function_tool<std::decay_t<F>> make_tool(std::string name, std::string description, boost::json::object parameters,
-                                         F&& fn) {
+function_tool<std::decay_t<F>> make_tool(std::string name, std::string description,
+                                         boost::json::object parameters, F&& fn) {
     return {tool_schema{std::move(name), std::move(description), std::move(parameters)}, std::forward<F>(fn)};
 }
 
@@ -116,8 +115,8 @@ function_tool<std::decay_t<F>> make_tool(std::string name, std::string descripti
 template <class F>
     requires std::is_invocable_v<F&, const boost::json::object&> ||
              std::is_invocable_v<F&, const boost::json::object&, const tool_runtime&>
-function_tool<std::decay_t<F>> make_tool(std::string name, std::string description, std::string_view parameters_json,
-                                         F&& fn) {
+function_tool<std::decay_t<F>> make_tool(std::string name, std::string description,
+                                         std::string_view parameters_json, F&& fn) {
     return make_tool(std::move(name), std::move(description), detail::parse_parameters(parameters_json),
                      std::forward<F>(fn));
 }

@@ -24,10 +24,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <functional>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -205,14 +205,22 @@ inline schema_type schema_type_named(std::string_view name) noexcept {
 /// "a string", "an integer", ...; empty for `none`.
 inline std::string_view type_phrase(schema_type t) noexcept {
     switch (t) {
-    case schema_type::none: return {};
-    case schema_type::object: return "an object";
-    case schema_type::array: return "an array";
-    case schema_type::string: return "a string";
-    case schema_type::integer: return "an integer";
-    case schema_type::number: return "a number";
-    case schema_type::boolean: return "a boolean";
-    case schema_type::null: return "null";
+    case schema_type::none:
+        return {};
+    case schema_type::object:
+        return "an object";
+    case schema_type::array:
+        return "an array";
+    case schema_type::string:
+        return "a string";
+    case schema_type::integer:
+        return "an integer";
+    case schema_type::number:
+        return "a number";
+    case schema_type::boolean:
+        return "a boolean";
+    case schema_type::null:
+        return "null";
     }
     return {};
 }
@@ -220,14 +228,22 @@ inline std::string_view type_phrase(schema_type t) noexcept {
 /// Whether `v` is of type `t` (never of `none`).
 inline bool has_type(const boost::json::value& v, schema_type t) noexcept {
     switch (t) {
-    case schema_type::none: return false;
-    case schema_type::object: return v.is_object();
-    case schema_type::array: return v.is_array();
-    case schema_type::string: return v.is_string();
-    case schema_type::integer: return is_json_integer(v);
-    case schema_type::number: return v.is_number();
-    case schema_type::boolean: return v.is_bool();
-    case schema_type::null: return v.is_null();
+    case schema_type::none:
+        return false;
+    case schema_type::object:
+        return v.is_object();
+    case schema_type::array:
+        return v.is_array();
+    case schema_type::string:
+        return v.is_string();
+    case schema_type::integer:
+        return is_json_integer(v);
+    case schema_type::number:
+        return v.is_number();
+    case schema_type::boolean:
+        return v.is_bool();
+    case schema_type::null:
+        return v.is_null();
     }
     return false;
 }
@@ -431,9 +447,8 @@ public:
 
     /// The keywords of `schema`, or nullptr when it is not a node of the indexed schema.
     const schema_keywords* find(const boost::json::object& schema) const noexcept {
-        auto it = std::lower_bound(nodes_.begin(), nodes_.end(), &schema, [](const node& n, const auto* p) {
-            return std::less<>()(n.schema, p);
-        });
+        auto it = std::lower_bound(nodes_.begin(), nodes_.end(), &schema,
+                                   [](const node& n, const auto* p) { return std::less<>()(n.schema, p); });
         return it != nodes_.end() && it->schema == &schema ? &it->keywords : nullptr;
     }
     std::size_t size() const noexcept { return nodes_.size(); }
@@ -454,10 +469,12 @@ private:
         };
         const auto each = [&](const boost::json::value* v) {
             if (const auto* list = v ? v->if_array() : nullptr)
-                for (const auto& item : *list) sub(&item);
+                for (const auto& item : *list)
+                    sub(&item);
         };
         if (const auto* props = kw.properties ? kw.properties->if_object() : nullptr)
-            for (const auto& entry : *props) sub(&entry.value());
+            for (const auto& entry : *props)
+                sub(&entry.value());
         sub(kw.additional_properties);
         sub(kw.items);
         each(kw.items);
@@ -475,7 +492,8 @@ private:
 /// Walks a schema and a value side by side, collecting readable problems.
 class argument_validator {
 public:
-    argument_validator(std::size_t& budget, std::size_t max_listed, const schema_index* index = nullptr) noexcept
+    argument_validator(std::size_t& budget, std::size_t max_listed,
+                       const schema_index* index = nullptr) noexcept
         : budget_(budget), max_listed_(max_listed), index_(index) {}
 
     /// `path` is the dotted location of `v` ("" for the arguments themselves);
@@ -495,8 +513,10 @@ public:
     /// (no `json::value` copy of them). Returns false, having checked nothing,
     /// when the root schema has constraints only the general walk applies
     /// (a type other than "object", enum, const or a combinator).
-    bool validate_object(const boost::json::object& schema, const boost::json::object& args, std::string& path) {
-        return with_keywords(schema, [&](const schema_keywords& kw) { return validate_object_node(kw, args, path); });
+    bool validate_object(const boost::json::object& schema, const boost::json::object& args,
+                         std::string& path) {
+        return with_keywords(schema,
+                             [&](const schema_keywords& kw) { return validate_object_node(kw, args, path); });
     }
 
     void validate(const boost::json::object& schema, const boost::json::value& v, std::string& path,
@@ -515,7 +535,8 @@ public:
 private:
     // Calls `f` with the keywords of `schema`: the index's when it has the node, else read now.
     template <class F>
-    std::invoke_result_t<F&, const schema_keywords&> with_keywords(const boost::json::object& schema, F&& f) const {
+    std::invoke_result_t<F&, const schema_keywords&> with_keywords(const boost::json::object& schema,
+                                                                   F&& f) const {
         if (const schema_keywords* known = index_ ? index_->find(schema) : nullptr) return f(*known);
         return f(schema_keywords(schema));
     }
@@ -668,8 +689,7 @@ private:
         }
     }
 
-    void check_array(const schema_keywords& kw, const boost::json::array& arr, std::string& path,
-                     int depth) {
+    void check_array(const schema_keywords& kw, const boost::json::array& arr, std::string& path, int depth) {
         if (const auto* min = kw.min_items) {
             if (const auto n = as_count(*min); n && arr.size() < *n)
                 report(subject(path) + " must have at least " + plural(*n, "item", "items") + " (got " +

@@ -31,8 +31,8 @@ struct tool_output {
     // Implicit on purpose, so a tool may return its text. The block is made in
     // place and the text moved in once: this is on every tool call's path.
     tool_output(std::string&& text) { content.emplace_back().text = std::move(text); } // NOLINT
-    tool_output(const std::string& text) : tool_output(std::string(text)) {}            // NOLINT
-    tool_output(const char* text) : tool_output(std::string(text)) {}                   // NOLINT
+    tool_output(const std::string& text) : tool_output(std::string(text)) {}           // NOLINT
+    tool_output(const char* text) : tool_output(std::string(text)) {}                  // NOLINT
 
     /// An error the model should read and react to (status error).
     static tool_output error(std::string text) {
@@ -108,8 +108,8 @@ namespace detail {
 /// A blocking tool's call as an awaitable (it runs on the awaiting thread).
 /// Not a template: a coroutine frame over a user's type in an unnamed
 /// namespace draws a warning from GCC.
-inline boost::asio::awaitable<tool_output> call_as_awaitable(tool_interface& t, const boost::json::object& args,
-                                                             const tool_runtime& rt);
+inline boost::asio::awaitable<tool_output>
+call_as_awaitable(tool_interface& t, const boost::json::object& args, const tool_runtime& rt);
 } // namespace detail
 
 /// The type-erased form the agent stores. Both calls work for every tool made
@@ -125,14 +125,14 @@ public:
     virtual const tool_schema& schema() const = 0;
     virtual tool_output call(const boost::json::object& args, const tool_runtime& rt) = 0;
     virtual bool is_async() const noexcept { return false; }
-    virtual boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) {
+    virtual boost::asio::awaitable<tool_output> async_call(const boost::json::object& args,
+                                                           const tool_runtime& rt) {
         return detail::call_as_awaitable(*this, args, rt);
     }
 };
 
-inline boost::asio::awaitable<tool_output> detail::call_as_awaitable(tool_interface& t,
-                                                                     const boost::json::object& args,
-                                                                     const tool_runtime& rt) {
+inline boost::asio::awaitable<tool_output>
+detail::call_as_awaitable(tool_interface& t, const boost::json::object& args, const tool_runtime& rt) {
     co_return t.call(args, rt);
 }
 

@@ -30,7 +30,8 @@ public:
         else
             return runner_.run(tool_.async_call(args, rt));
     }
-    boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) override {
+    boost::asio::awaitable<tool_output> async_call(const boost::json::object& args,
+                                                   const tool_runtime& rt) override {
         if constexpr (async_tool<T>)
             return tool_.async_call(args, rt);
         else
@@ -69,7 +70,8 @@ public:
         if (!t) throw std::invalid_argument("agentware::tool_set: null tool");
         const std::string& name = t->schema().name;
         if (name.empty()) throw std::invalid_argument("agentware::tool_set: a tool has an empty name");
-        if (find(name)) throw std::invalid_argument("agentware::tool_set: two tools are named \"" + name + "\"");
+        if (find(name))
+            throw std::invalid_argument("agentware::tool_set: two tools are named \"" + name + "\"");
         schemas_.push_back(t->schema());
         indexes_.emplace_back(t->schema().parameters); // the tool's own schema: it lives as long as the tool
         tools_.push_back(std::move(t));

@@ -33,9 +33,12 @@ enum class loop_step { model, tools, end };
 
 inline loop_step step_after_jump(jump_to j) noexcept {
     switch (j) {
-        case jump_to::end: return loop_step::end;
-        case jump_to::tools: return loop_step::tools;
-        case jump_to::model: return loop_step::model;
+    case jump_to::end:
+        return loop_step::end;
+    case jump_to::tools:
+        return loop_step::tools;
+    case jump_to::model:
+        return loop_step::model;
     }
     return loop_step::model;
 }
@@ -83,7 +86,8 @@ inline std::size_t last_ai_index(const std::vector<message>& messages) noexcept 
     return static_cast<std::size_t>(-1);
 }
 
-inline bool answered_after(const std::vector<message>& messages, std::size_t ai, std::string_view call_id) noexcept {
+inline bool answered_after(const std::vector<message>& messages, std::size_t ai,
+                           std::string_view call_id) noexcept {
     for (std::size_t i = ai + 1; i < messages.size(); ++i)
         if (messages[i].is_tool() && messages[i].tool_call_id == call_id) return true;
     return false;
@@ -97,7 +101,7 @@ struct tool_slot {
         : request{cow<tool_call>(call), tool, state, rt} {}
 
     tool_request<State> request;
-    std::optional<tool_result> result;
+    std::optional<tool_response> result;
     std::exception_ptr failure;
 };
 
@@ -127,8 +131,7 @@ void collect_tool_calls(State& state, const runtime& rt, const tool_set& tools, 
     std::size_t ai = last_ai_index(messages);
     if (ai == static_cast<std::size_t>(-1)) return;
     for (const tool_call& c : messages[ai].tool_calls)
-        if (!answered_after(messages, ai, c.id))
-            round.calls.emplace_back(c, tools.find(c.name), &state, &rt);
+        if (!answered_after(messages, ai, c.id)) round.calls.emplace_back(c, tools.find(c.name), &state, &rt);
 }
 
 /// Answers the calls whose arguments the model garbled with error tool
@@ -140,11 +143,12 @@ inline void answer_invalid_calls(std::vector<message>& messages) {
     for (std::size_t i = 0; i < messages[ai].invalid_tool_calls.size(); ++i) {
         const invalid_tool_call& c = messages[ai].invalid_tool_calls[i];
         if (answered_after(messages, ai, c.id)) continue;
-        message answer = tool_message(c.id, c.name,
-                                      fmt::format("Error: the arguments of this call to \"{}\" are not a valid JSON "
-                                                  "object ({}). Call the tool again with a JSON object as arguments.",
-                                                  c.name, c.error),
-                                      tool_status::error);
+        message answer =
+            tool_message(c.id, c.name,
+                         fmt::format("Error: the arguments of this call to \"{}\" are not a valid JSON "
+                                     "object ({}). Call the tool again with a JSON object as arguments.",
+                                     c.name, c.error),
+                         tool_status::error);
         append_message(messages, std::move(answer));
     }
 }
@@ -160,12 +164,12 @@ inline bool wants_tools(const std::vector<message>& messages) {
     return false;
 }
 
-inline tool_result error_result(const tool_call& call, std::string text) {
-    return tool_result{tool_message(call.id, call.name, std::move(text), tool_status::error), {}, false};
+inline tool_response error_result(const tool_call& call, std::string text) {
+    return tool_response{tool_message(call.id, call.name, std::move(text), tool_status::error), {}, false};
 }
 
-inline tool_result to_result(const tool_call& call, tool_output&& out) {
-    tool_result r; // built in place: a message is large to move
+inline tool_response to_result(const tool_call& call, tool_output&& out) {
+    tool_response r; // built in place: a message is large to move
     r.msg.type = role::tool;
     r.msg.tool_call_id = call.id;
     r.msg.name = call.name;
@@ -179,7 +183,7 @@ inline tool_result to_result(const tool_call& call, tool_output&& out) {
 /// The answer to a call that cannot run: an unknown tool, or arguments that
 /// fail its schema. Empty when the call may run.
 template <class State>
-std::optional<tool_result> refuse_call(const tool_request<State>& r, const tool_set& tools, bool validate) {
+std::optional<tool_response> refuse_call(const tool_request<State>& r, const tool_set& tools, bool validate) {
     const tool_call& call = *r.call;
     if (!r.tool)
         return error_result(call, fmt::format("Error: there is no tool named \"{}\". Available tools: {}.",
@@ -187,9 +191,10 @@ std::optional<tool_result> refuse_call(const tool_request<State>& r, const tool_
     const tool_schema& schema = r.tool->schema();
     if (validate && !schema.parameters.empty()) {
         if (auto problem = validate_arguments(schema.parameters, call.args, tools.schema_index_of(r.tool)))
-            return error_result(call, fmt::format("Error: invalid arguments for tool \"{}\": {}. Fix the arguments "
-                                                  "and call the tool again.",
-                                                  call.name, *problem));
+            return error_result(call,
+                                fmt::format("Error: invalid arguments for tool \"{}\": {}. Fix the arguments "
+                                            "and call the tool again.",
+                                            call.name, *problem));
     }
     return std::nullopt;
 }
@@ -209,7 +214,7 @@ tool_runtime runtime_for(const tool_request<State>& r) noexcept {
 /// schema, and calls it. Unknown tools and bad arguments become error tool
 /// messages the model can read; what the tool throws goes up the chain.
 template <class State>
-tool_result call_tool(const tool_request<State>& r, const tool_set& tools, bool validate) {
+tool_response call_tool(const tool_request<State>& r, const tool_set& tools, bool validate) {
     if (auto refused = refuse_call(r, tools, validate)) return std::move(*refused);
     return to_result(*r.call, r.tool->call(r.call->args, runtime_for(r)));
 }
@@ -217,8 +222,8 @@ tool_result call_tool(const tool_request<State>& r, const tool_set& tools, bool 
 /// The same, awaiting the tool's `async_call` on the caller's executor. The
 /// caller keeps `r` alive until the await completes.
 template <class State>
-boost::asio::awaitable<tool_result> async_call_tool(const tool_request<State>& r, const tool_set& tools,
-                                                     bool validate) {
+boost::asio::awaitable<tool_response> async_call_tool(const tool_request<State>& r, const tool_set& tools,
+                                                      bool validate) {
     if (auto refused = refuse_call(r, tools, validate)) co_return std::move(*refused);
     const tool_runtime trt = runtime_for(r);
     co_return to_result(*r.call, co_await r.tool->async_call(r.call->args, trt));
@@ -248,8 +253,8 @@ std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bo
     for (tool_slot<State>& slot : round.calls) {
         const tool_call& call = *slot.request.call;
         if (slot.failure) {
-            slot.result = error_result(call, fmt::format("Error: the tool \"{}\" failed: {}", call.name,
-                                                         describe(slot.failure)));
+            slot.result = error_result(
+                call, fmt::format("Error: the tool \"{}\" failed: {}", call.name, describe(slot.failure)));
             if (!first_failure) first_failure = slot.failure;
             continue;
         }
@@ -257,7 +262,7 @@ std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bo
         slot.result->msg.type = role::tool;
     }
     for (tool_slot<State>& slot : round.calls) {
-        tool_result& r = *slot.result;
+        tool_response& r = *slot.result;
         append_message(state.messages, std::move(r.msg));
         ended = ended || r.end_run;
         // An update that cannot be applied (an unknown field, a merge conflict)
@@ -274,9 +279,10 @@ std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bo
 }
 
 inline std::string recursion_message(std::size_t limit) {
-    return fmt::format("the run reached its recursion limit of {} rounds before the model gave a final answer; "
-                       "every message so far is kept (raise run_config::recursion_limit to allow more rounds)",
-                       limit);
+    return fmt::format(
+        "the run reached its recursion limit of {} rounds before the model gave a final answer; "
+        "every message so far is kept (raise run_config::recursion_limit to allow more rounds)",
+        limit);
 }
 
 } // namespace agentware::detail

@@ -1,4 +1,5 @@
-#pragma once
+#ifndef AGENTWARE_MESSAGE_DETAIL_BASE64_HPP
+#define AGENTWARE_MESSAGE_DETAIL_BASE64_HPP
 // Standard base64 (RFC 4648, "+/" alphabet, "=" padding), used for data URLs.
 
 #include <cstdint>
@@ -8,15 +9,15 @@
 
 namespace agentware::detail {
 
-inline constexpr char base64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+inline constexpr char base64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// Encodes bytes with padding.
-inline std::string base64_encode(std::string_view bytes)
-{
+inline std::string base64_encode(std::string_view bytes) {
     std::string out;
     out.reserve((bytes.size() + 2) / 3 * 4);
-    auto byte = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])); };
+    auto byte = [&](std::size_t i) {
+        return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i]));
+    };
     auto sextet = [](std::uint32_t group, int shift) { return base64_alphabet[(group >> shift) & 0x3F]; };
 
     std::size_t i = 0;
@@ -43,8 +44,7 @@ inline std::string base64_encode(std::string_view bytes)
     return out;
 }
 
-inline constexpr int base64_value(char c) noexcept
-{
+inline constexpr int base64_value(char c) noexcept {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
     if (c >= '0' && c <= '9') return c - '0' + 52;
@@ -56,15 +56,14 @@ inline constexpr int base64_value(char c) noexcept
 /// Decodes base64; std::nullopt when the text is not base64. Padding may be
 /// omitted (some encoders drop it), but a character outside the alphabet or an
 /// impossible length is rejected rather than silently skipped.
-inline std::optional<std::string> base64_decode(std::string_view text)
-{
+inline std::optional<std::string> base64_decode(std::string_view text) {
     std::size_t length = text.size();
     std::size_t padding = 0;
     while (length > 0 && text[length - 1] == '=' && padding < 2) {
         --length;
         ++padding;
     }
-    if (length % 4 == 1) return std::nullopt;              // 6 bits cannot end a byte
+    if (length % 4 == 1) return std::nullopt; // 6 bits cannot end a byte
     if (padding != 0 && (length + padding) % 4 != 0) return std::nullopt;
 
     std::string out;
@@ -85,3 +84,5 @@ inline std::optional<std::string> base64_decode(std::string_view text)
 }
 
 } // namespace agentware::detail
+
+#endif

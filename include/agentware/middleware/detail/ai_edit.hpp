@@ -10,8 +10,8 @@
 
 #include <boost/json/object.hpp>
 
-#include <cstddef>
 #include <compare>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,7 +38,8 @@ inline void append_note(message& m, std::string_view note) {
 /// says it stopped ("tool_calls" -> "stop"), as DeerFlow rewrites finish_reason.
 inline void settle_finish_reason(message& m) {
     if (!m.tool_calls.empty() || !m.invalid_tool_calls.empty()) return;
-    if (auto* fr = m.metadata.if_contains("finish_reason"); fr && fr->is_string() && fr->get_string() == "tool_calls")
+    if (auto* fr = m.metadata.if_contains("finish_reason");
+        fr && fr->is_string() && fr->get_string() == "tool_calls")
         *fr = "stop";
 }
 

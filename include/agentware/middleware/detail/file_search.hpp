@@ -76,7 +76,8 @@ inline bool wildcard_match(std::string_view pat, std::string_view s) noexcept {
         p = star_p + 1;
         i = ++star_i;
     }
-    while (p < pat.size() && pat[p] == '*') ++p;
+    while (p < pat.size() && pat[p] == '*')
+        ++p;
     return p == pat.size();
 }
 
@@ -111,12 +112,20 @@ inline bool glob_match(std::string_view pattern, std::string_view rel_path) {
 
 /// Names that ls, glob and grep skip: version control, dependency and cache
 /// directories, build output, logs and editor litter.
-inline constexpr std::string_view ignored_names[] = {
-    ".git", ".svn", ".hg", ".bzr", "node_modules", "bower_components", "__pycache__", ".venv", "venv",
-    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "dist", "build",
-    ".next", ".nuxt", ".cache", ".parcel-cache", ".turbo", "coverage", ".coverage", "htmlcov", ".gradle", ".idea",
-    ".vscode", ".DS_Store", "Thumbs.db", "*.pyc", "*.pyo", "*.log", "*.swp", "*.swo", "*~", "*.egg-info",
-    ".eggs", ".terraform", ".serverless", ".sass-cache", ".tool-results"};
+inline constexpr std::string_view ignored_names[] = {".git",          ".svn",         ".hg",
+                                                     ".bzr",          "node_modules", "bower_components",
+                                                     "__pycache__",   ".venv",        "venv",
+                                                     ".tox",          ".nox",         ".mypy_cache",
+                                                     ".pytest_cache", ".ruff_cache",  ".ipynb_checkpoints",
+                                                     "dist",          "build",        ".next",
+                                                     ".nuxt",         ".cache",       ".parcel-cache",
+                                                     ".turbo",        "coverage",     ".coverage",
+                                                     "htmlcov",       ".gradle",      ".idea",
+                                                     ".vscode",       ".DS_Store",    "Thumbs.db",
+                                                     "*.pyc",         "*.pyo",        "*.log",
+                                                     "*.swp",         "*.swo",        "*~",
+                                                     "*.egg-info",    ".eggs",        ".terraform",
+                                                     ".serverless",   ".sass-cache",  ".tool-results"};
 
 inline bool is_ignored_name(std::string_view name) noexcept {
     for (auto pat : ignored_names)
@@ -129,7 +138,7 @@ struct walk_entry {
     std::filesystem::path path; ///< host path
     std::string rel;            ///< relative to the walk's root, '/'-separated
     bool is_dir = false;
-    std::size_t depth = 1;      ///< 1 for the root's children
+    std::size_t depth = 1; ///< 1 for the root's children
 };
 
 /// Visits the tree under `root` in sorted order, depth first, down to
@@ -143,7 +152,8 @@ inline void walk_tree(const std::filesystem::path& root, const thread_paths& td,
         [&](const fs::path& dir, const std::string& rel, std::size_t depth) -> bool {
         std::error_code ec;
         std::vector<fs::directory_entry> entries;
-        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(*it);
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+            entries.push_back(*it);
         std::sort(entries.begin(), entries.end(),
                   [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
         for (const auto& e : entries) {

@@ -64,14 +64,18 @@ inline std::string sha256_hex(std::string_view data) {
     std::string msg(data);
     const std::uint64_t bit_len = static_cast<std::uint64_t>(data.size()) * 8;
     msg += static_cast<char>(0x80);
-    while (msg.size() % 64 != 56) msg += '\0';
-    for (int i = 7; i >= 0; --i) msg += static_cast<char>((bit_len >> (8 * i)) & 0xFF);
+    while (msg.size() % 64 != 56)
+        msg += '\0';
+    for (int i = 7; i >= 0; --i)
+        msg += static_cast<char>((bit_len >> (8 * i)) & 0xFF);
 
     for (std::size_t block = 0; block < msg.size(); block += 64) {
         std::uint32_t w[64];
         for (int i = 0; i < 16; ++i) {
-            const auto* p = reinterpret_cast<const unsigned char*>(msg.data() + block + 4 * static_cast<std::size_t>(i));
-            w[i] = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+            const auto* p =
+                reinterpret_cast<const unsigned char*>(msg.data() + block + 4 * static_cast<std::size_t>(i));
+            w[i] =
+                (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
         }
         for (int i = 16; i < 64; ++i) {
             std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
@@ -95,12 +99,19 @@ inline std::string sha256_hex(std::string_view data) {
             b = a;
             a = t1 + t2;
         }
-        h[0] += a; h[1] += b; h[2] += c; h[3] += d;
-        h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+        h[0] += a;
+        h[1] += b;
+        h[2] += c;
+        h[3] += d;
+        h[4] += e;
+        h[5] += f;
+        h[6] += g;
+        h[7] += hh;
     }
     unsigned char out[32];
     for (int i = 0; i < 8; ++i)
-        for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<unsigned char>((h[i] >> (24 - 8 * j)) & 0xFF);
+        for (int j = 0; j < 4; ++j)
+            out[4 * i + j] = static_cast<unsigned char>((h[i] >> (24 - 8 * j)) & 0xFF);
     return to_hex(out, 32);
 }
 

@@ -22,14 +22,22 @@ namespace agentware::detail::mw {
 /// Python truthiness: null, false, 0, "" and empty containers are false.
 inline bool truthy(const boost::json::value& v) noexcept {
     switch (v.kind()) {
-        case boost::json::kind::null: return false;
-        case boost::json::kind::bool_: return v.get_bool();
-        case boost::json::kind::int64: return v.get_int64() != 0;
-        case boost::json::kind::uint64: return v.get_uint64() != 0;
-        case boost::json::kind::double_: return v.get_double() != 0.0;
-        case boost::json::kind::string: return !v.get_string().empty();
-        case boost::json::kind::array: return !v.get_array().empty();
-        case boost::json::kind::object: return !v.get_object().empty();
+    case boost::json::kind::null:
+        return false;
+    case boost::json::kind::bool_:
+        return v.get_bool();
+    case boost::json::kind::int64:
+        return v.get_int64() != 0;
+    case boost::json::kind::uint64:
+        return v.get_uint64() != 0;
+    case boost::json::kind::double_:
+        return v.get_double() != 0.0;
+    case boost::json::kind::string:
+        return !v.get_string().empty();
+    case boost::json::kind::array:
+        return !v.get_array().empty();
+    case boost::json::kind::object:
+        return !v.get_object().empty();
     }
     return false;
 }
@@ -59,13 +67,20 @@ void read_if_present(const boost::json::object& o, std::string_view key, T& into
 /// shortest form, true/false/None as Python prints them, containers as JSON.
 inline std::string python_str(const boost::json::value& v) {
     switch (v.kind()) {
-        case boost::json::kind::null: return "None";
-        case boost::json::kind::bool_: return v.get_bool() ? "True" : "False";
-        case boost::json::kind::int64: return fmt::format("{}", v.get_int64());
-        case boost::json::kind::uint64: return fmt::format("{}", v.get_uint64());
-        case boost::json::kind::double_: return fmt::format("{}", v.get_double());
-        case boost::json::kind::string: return std::string(v.get_string());
-        default: return boost::json::serialize(v);
+    case boost::json::kind::null:
+        return "None";
+    case boost::json::kind::bool_:
+        return v.get_bool() ? "True" : "False";
+    case boost::json::kind::int64:
+        return fmt::format("{}", v.get_int64());
+    case boost::json::kind::uint64:
+        return fmt::format("{}", v.get_uint64());
+    case boost::json::kind::double_:
+        return fmt::format("{}", v.get_double());
+    case boost::json::kind::string:
+        return std::string(v.get_string());
+    default:
+        return boost::json::serialize(v);
     }
 }
 
@@ -73,7 +88,8 @@ inline void write_canonical(std::string& out, const boost::json::value& v) {
     if (const auto* o = v.if_object()) {
         std::vector<const boost::json::key_value_pair*> items;
         items.reserve(o->size());
-        for (const auto& kv : *o) items.push_back(&kv);
+        for (const auto& kv : *o)
+            items.push_back(&kv);
         std::sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->key() < b->key(); });
         out += '{';
         bool first = true;

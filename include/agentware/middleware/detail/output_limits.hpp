@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include <cstddef>
 #include <agentware/message/detail/text.hpp>
+#include <cstddef>
 
 #include <string>
 #include <string_view>

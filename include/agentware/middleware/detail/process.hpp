@@ -34,9 +34,9 @@ struct captured_stream {
 
 struct command_outcome {
     captured_stream out, err;
-    int exit_code = 0;      ///< the exit status, or minus the signal that ended it
+    int exit_code = 0; ///< the exit status, or minus the signal that ended it
     bool timed_out = false;
-    std::string failure;    ///< why the command could not be started; empty when it ran
+    std::string failure; ///< why the command could not be started; empty when it ran
 };
 
 /// The first of /bin/zsh, /bin/bash, /bin/sh that exists.
@@ -137,7 +137,8 @@ inline command_outcome run_command(const std::string& shell, const std::string& 
     };
 
     while (out_r.fd >= 0 || err_r.fd >= 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
             result.timed_out = true;
             break;
@@ -149,7 +150,8 @@ inline command_outcome run_command(const std::string& shell, const std::string& 
         // The group is dead, so the pipes close; a process that left the group
         // may still hold them, so drain only briefly.
         const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-        while ((out_r.fd >= 0 || err_r.fd >= 0) && std::chrono::steady_clock::now() < grace) poll_once(100);
+        while ((out_r.fd >= 0 || err_r.fd >= 0) && std::chrono::steady_clock::now() < grace)
+            poll_once(100);
     }
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

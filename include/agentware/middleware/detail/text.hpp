@@ -18,18 +18,23 @@ inline bool is_space(char c) noexcept {
 }
 
 inline std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    while (!s.empty() && is_space(s.front()))
+        s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back()))
+        s.remove_suffix(1);
     return s;
 }
 
 inline bool is_blank(std::string_view s) noexcept { return trim(s).empty(); }
 
-inline char ascii_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+inline char ascii_lower(char c) noexcept {
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 inline std::string lower(std::string_view s) {
     std::string out(s);
-    for (char& c : out) c = ascii_lower(c);
+    for (char& c : out)
+        c = ascii_lower(c);
     return out;
 }
 
@@ -58,7 +63,9 @@ inline std::string cap_with_ellipsis(std::string_view s, std::size_t limit) {
 }
 
 /// `s` cut to at most `limit` code points, without a marker.
-inline std::string cap(std::string_view s, std::size_t limit) { return std::string(first_code_points(s, limit)); }
+inline std::string cap(std::string_view s, std::size_t limit) {
+    return std::string(first_code_points(s, limit));
+}
 
 /// Whether `word` occurs in `text` with no letter or digit right before or after it.
 inline bool contains_word(std::string_view text, std::string_view word) noexcept {

@@ -35,13 +35,15 @@ inline constexpr std::string_view virtual_outputs = "/mnt/user-data/outputs";
 inline constexpr std::string_view text_thread_data_missing = "Thread data not available for local sandbox";
 inline constexpr std::string_view text_path_traversal = "Access denied: path traversal detected";
 inline constexpr std::string_view text_only_allowed_roots =
-    "Only paths under /mnt/user-data/, /mnt/skills/, /mnt/acp-workspace/, or configured mount paths are allowed";
+    "Only paths under /mnt/user-data/, /mnt/skills/, /mnt/acp-workspace/, or configured mount paths are "
+    "allowed";
 
 /// True for a user id DeerFlow accepts as a directory name: ^[A-Za-z0-9_\-]+$.
 inline bool is_valid_user_id(std::string_view id) noexcept {
     if (id.empty()) return false;
     for (char c : id)
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '-'))
             return false;
     return true;
 }
@@ -57,7 +59,8 @@ inline std::string context_user_id(const boost::json::object* context) {
 /// The run's thread: context["thread_id"] when it is a non-empty string, else the run's own.
 inline std::string context_thread_id(const boost::json::object* context, std::string_view fallback) {
     if (context)
-        if (const auto* v = context->if_contains("thread_id"); v && v->is_string() && !v->get_string().empty())
+        if (const auto* v = context->if_contains("thread_id");
+            v && v->is_string() && !v->get_string().empty())
             return std::string(v->get_string());
     return std::string(fallback);
 }
@@ -67,8 +70,9 @@ inline std::string context_thread_id(const boost::json::object* context, std::st
 inline void validate_ids(std::string_view thread_id, std::string_view user_id) {
     validate_thread_id(thread_id);
     if (!is_valid_user_id(user_id))
-        throw std::invalid_argument(fmt::format("invalid user id {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
-                                                quoted_excerpt(user_id, 64)));
+        throw std::invalid_argument(
+            fmt::format("invalid user id {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
+                        quoted_excerpt(user_id, 64)));
 }
 
 /// The base directory: the option, else $AGENTWARE_HOME, else ./.agentware.
@@ -93,7 +97,8 @@ inline thread_paths make_thread_paths(const std::filesystem::path& base, std::st
 /// Creates the three directories (mkdir -p); tools call it before their first
 /// use of a thread, which is what lazy initialisation defers to.
 inline void ensure_thread_dirs(const thread_paths& p) {
-    for (const auto* d : {&p.workspace_path, &p.uploads_path, &p.outputs_path}) std::filesystem::create_directories(*d);
+    for (const auto* d : {&p.workspace_path, &p.uploads_path, &p.outputs_path})
+        std::filesystem::create_directories(*d);
 }
 
 /// True when `s` starts with `prefix` at a path-segment boundary.
@@ -105,15 +110,17 @@ inline bool has_path_prefix(std::string_view s, std::string_view prefix) noexcep
 // Characters that continue a path segment: a match that is followed by one of
 // them is part of a longer sibling name ("workspace2"), not the directory.
 inline bool is_path_char(char c) noexcept {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-           c == '.';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
 }
 
 /// Replaces each `from` with its `to` where it stands as a whole path prefix
 /// (not inside a longer name). Pairs are tried longest first.
-inline std::string replace_path_prefixes(std::string_view text, std::vector<std::pair<std::string, std::string>> pairs) {
+inline std::string replace_path_prefixes(std::string_view text,
+                                         std::vector<std::pair<std::string, std::string>> pairs) {
     std::erase_if(pairs, [](const auto& p) { return p.first.empty(); });
-    std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    std::sort(pairs.begin(), pairs.end(),
+              [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
     std::string out;
     out.reserve(text.size());
     std::size_t i = 0;
@@ -139,7 +146,8 @@ inline std::string replace_path_prefixes(std::string_view text, std::vector<std:
 inline std::string common_parent(const thread_paths& p) {
     namespace fs = std::filesystem;
     const auto w = fs::path(p.workspace_path).parent_path();
-    if (w == fs::path(p.uploads_path).parent_path() && w == fs::path(p.outputs_path).parent_path()) return w.string();
+    if (w == fs::path(p.uploads_path).parent_path() && w == fs::path(p.outputs_path).parent_path())
+        return w.string();
     return {};
 }
 
@@ -176,7 +184,8 @@ inline std::string virtual_to_host_text(std::string_view text, const thread_path
     std::vector<std::pair<std::string, std::string>> pairs{{std::string(virtual_workspace), p.workspace_path},
                                                            {std::string(virtual_uploads), p.uploads_path},
                                                            {std::string(virtual_outputs), p.outputs_path}};
-    if (auto parent = common_parent(p); !parent.empty()) pairs.emplace_back(std::string(virtual_user_data), parent);
+    if (auto parent = common_parent(p); !parent.empty())
+        pairs.emplace_back(std::string(virtual_user_data), parent);
     return replace_path_prefixes(text, std::move(pairs));
 }
 
@@ -220,27 +229,35 @@ inline bool inside_thread_roots(const std::filesystem::path& canonical, const th
 inline resolved_path resolve_model_path(std::string_view path, const thread_paths* td, path_access access) {
     namespace fs = std::filesystem;
     if (!td) return {{}, std::string(text_thread_data_missing)};
-    if (path.find('\0') != std::string_view::npos) return {{}, "Access denied: path contains a NUL character"};
+    if (path.find('\0') != std::string_view::npos)
+        return {{}, "Access denied: path contains a NUL character"};
     std::string norm(path);
     std::replace(norm.begin(), norm.end(), '\\', '/');
     for (std::size_t start = 0; start <= norm.size();) {
         std::size_t slash = norm.find('/', start);
         if (slash == std::string::npos) slash = norm.size();
-        if (std::string_view(norm).substr(start, slash - start) == "..") return {{}, std::string(text_path_traversal)};
+        if (std::string_view(norm).substr(start, slash - start) == "..")
+            return {{}, std::string(text_path_traversal)};
         start = slash + 1;
     }
     if (has_path_prefix(norm, "/mnt/skills"))
-        return {{}, access == path_access::write ? fmt::format("Write access to skills path is not allowed: {}", path)
-                                                 : fmt::format("Path not available in this sandbox: {}", path)};
+        return {{},
+                access == path_access::write
+                    ? fmt::format("Write access to skills path is not allowed: {}", path)
+                    : fmt::format("Path not available in this sandbox: {}", path)};
     if (has_path_prefix(norm, "/mnt/acp-workspace"))
-        return {{}, access == path_access::write ? fmt::format("Write access to ACP workspace is not allowed: {}", path)
-                                                 : fmt::format("Path not available in this sandbox: {}", path)};
+        return {{},
+                access == path_access::write
+                    ? fmt::format("Write access to ACP workspace is not allowed: {}", path)
+                    : fmt::format("Path not available in this sandbox: {}", path)};
     if (!has_path_prefix(norm, virtual_user_data) || norm == virtual_user_data || norm == "/mnt/user-data/")
         return {{}, std::string(text_only_allowed_roots)};
 
     // Longest virtual prefix -> host directory.
     const std::pair<std::string_view, const std::string*> mapping[] = {
-        {virtual_workspace, &td->workspace_path}, {virtual_uploads, &td->uploads_path}, {virtual_outputs, &td->outputs_path}};
+        {virtual_workspace, &td->workspace_path},
+        {virtual_uploads, &td->uploads_path},
+        {virtual_outputs, &td->outputs_path}};
     fs::path host;
     for (const auto& [virt, real] : mapping)
         if (has_path_prefix(norm, virt)) host = fs::path(*real + norm.substr(virt.size()));

@@ -33,40 +33,38 @@ namespace agentware::detail {
 
 /// Reads the API key from the environment variable `variable` ("" means the
 /// server needs none). The key itself never appears in an error.
-inline std::string read_api_key(const std::string& variable, std::string_view model_name)
-{
+inline std::string read_api_key(const std::string& variable, std::string_view model_name) {
     if (variable.empty()) return {};
     const char* value = std::getenv(variable.c_str());
     if (value == nullptr || *value == '\0')
-        throw model_error(model_error_kind::configuration,
-                          fmt::format("the API key for model \"{}\" is missing: environment variable {} is not set",
-                                      model_name, variable));
+        throw model_error(
+            model_error_kind::configuration,
+            fmt::format("the API key for model \"{}\" is missing: environment variable {} is not set",
+                        model_name, variable));
     return value;
 }
 
-inline bool is_event_stream(std::string_view content_type)
-{
+inline bool is_event_stream(std::string_view content_type) {
     return contains_nocase(content_type, "text/event-stream");
 }
 
 /// The calls in flight, so that cancel() can reach them from any thread.
 class call_registry {
 public:
-    void add(const std::shared_ptr<call_control>& c)
-    {
+    void add(const std::shared_ptr<call_control>& c) {
         std::lock_guard lock(mutex_);
         std::erase_if(calls_, [](const std::weak_ptr<call_control>& w) { return w.expired(); });
         calls_.push_back(c);
     }
-    void cancel_all()
-    {
+    void cancel_all() {
         std::vector<std::shared_ptr<call_control>> live;
         {
             std::lock_guard lock(mutex_);
             for (const auto& w : calls_)
                 if (auto c = w.lock()) live.push_back(std::move(c));
         }
-        for (const auto& c : live) c->request_cancel();
+        for (const auto& c : live)
+            c->request_cancel();
     }
 
 private:
@@ -84,7 +82,8 @@ struct stop_canceller {
 template <class Protocol>
 class client_core {
 public:
-    client_core(Protocol protocol, std::string base_url, std::string secret, http_options http, retry_policy retry)
+    client_core(Protocol protocol, std::string base_url, std::string secret, http_options http,
+                retry_policy retry)
         : protocol_(std::move(protocol)), url_(parse_url(base_url)), secret_(std::move(secret)),
           retry_(retry), transport_(std::move(http)) {}
 
@@ -92,13 +91,11 @@ public:
     http_transport& transport() noexcept { return transport_; }
     void cancel_all() { registry_.cancel_all(); }
 
-    model_response invoke(const chat_request& request, const std::stop_token* stop)
-    {
+    model_response invoke(const chat_request& request, const std::stop_token* stop) {
         return transport_.template run_blocking<model_response>([&] { return call(request, stop); });
     }
 
-    boost::asio::awaitable<model_response> call(const chat_request& request, const std::stop_token* stop)
-    {
+    boost::asio::awaitable<model_response> call(const chat_request& request, const std::stop_token* stop) {
         namespace asio = boost::asio;
         const auto executor = co_await asio::this_coro::executor;
         auto control = std::make_shared<call_control>(executor);
@@ -107,7 +104,8 @@ public:
         std::optional<std::stop_callback<stop_canceller>> on_stop;
         if (stop != nullptr && stop->stop_possible()) on_stop.emplace(*stop, stop_canceller{control});
 
-        const bool stream = static_cast<bool>(request.stream.on_text) || static_cast<bool>(request.stream.on_reasoning);
+        const bool stream =
+            static_cast<bool>(request.stream.on_text) || static_cast<bool>(request.stream.on_reasoning);
         const http_request_spec spec = protocol_.make_request(request, stream);
         thread_local std::minstd_rand rng{std::random_device{}()};
 
@@ -122,8 +120,11 @@ public:
                 failure = invalid_response(protocol_.provider, e.what());
             } catch (const boost::system::system_error& e) {
                 // Asio throws operation_aborted once the awaiting coroutine is cancelled.
-                if (e.code() == asio::error::operation_aborted) failure = cancelled_error();
-                else failure = model_error(model_error_kind::connection, fmt::format("{}: {}", protocol_.provider, e.what()));
+                if (e.code() == asio::error::operation_aborted)
+                    failure = cancelled_error();
+                else
+                    failure = model_error(model_error_kind::connection,
+                                          fmt::format("{}: {}", protocol_.provider, e.what()));
             }
             throw_if_cancelled(*control);
             if (failure->kind() == model_error_kind::cancelled) throw *failure;
@@ -147,8 +148,7 @@ public:
 
 private:
     boost::asio::awaitable<model_response> attempt(const chat_request& request, const http_request_spec& spec,
-                                                   bool stream, call_control& control, bool& delivered)
-    {
+                                                   bool stream, call_control& control, bool& delivered) {
         using assembler_type = typename Protocol::stream_assembler;
         http_response_head head;
         std::optional<assembler_type> assembler;
@@ -168,7 +168,8 @@ private:
                 return !assembler->finished();
             }
             if (body.size() + data.size() > max_body)
-                throw invalid_response(protocol_.provider, fmt::format("the response exceeds {} bytes", max_body));
+                throw invalid_response(protocol_.provider,
+                                       fmt::format("the response exceeds {} bytes", max_body));
             body.append(data);
             return true;
         };
@@ -177,10 +178,12 @@ private:
             co_await transport_.post(url_, spec, sink, control);
         } catch (const model_error& e) {
             // A drop or a stall after the stream said it was complete loses nothing.
-            const bool after_end = e.kind() == model_error_kind::connection || e.kind() == model_error_kind::timeout;
+            const bool after_end =
+                e.kind() == model_error_kind::connection || e.kind() == model_error_kind::timeout;
             if (!(assembler && assembler->complete() && after_end)) {
                 if (e.kind() == model_error_kind::connection || e.kind() == model_error_kind::timeout)
-                    throw model_error(e.kind(), fmt::format("{}: {}", protocol_.provider, e.what()), head.status);
+                    throw model_error(e.kind(), fmt::format("{}: {}", protocol_.provider, e.what()),
+                                      head.status);
                 throw;
             }
         }
@@ -195,8 +198,10 @@ private:
         model_response response = protocol_.parse_body(body);
         if (stream) {
             // The server ignored "stream": hand the whole answer over at once.
-            if (!response.ai.reasoning.empty() && request.stream.on_reasoning) request.stream.on_reasoning(response.ai.reasoning);
-            if (const std::string text = response.ai.text(); !text.empty() && request.stream.on_text) request.stream.on_text(text);
+            if (!response.ai.reasoning.empty() && request.stream.on_reasoning)
+                request.stream.on_reasoning(response.ai.reasoning);
+            if (const std::string text = response.ai.text(); !text.empty() && request.stream.on_text)
+                request.stream.on_text(text);
         }
         co_return response;
     }

@@ -21,25 +21,23 @@ namespace agentware::detail {
 
 /// Replaces every occurrence of `secret` in `text` (providers sometimes echo
 /// the key they rejected).
-inline std::string redact(std::string text, std::string_view secret)
-{
+inline std::string redact(std::string text, std::string_view secret) {
     if (secret.size() < 4) return text;
     for (std::size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at))
         text.replace(at, secret.size(), "[redacted]");
     return text;
 }
 
-inline bool contains_nocase(std::string_view haystack, std::string_view needle)
-{
+inline bool contains_nocase(std::string_view haystack, std::string_view needle) {
     return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(), [](char a, char b) {
-               return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+               return std::tolower(static_cast<unsigned char>(a)) ==
+                      std::tolower(static_cast<unsigned char>(b));
            }) != haystack.end();
 }
 
 /// Providers signal an over-long prompt with a code (OpenAI, vLLM) or only in
 /// the text (Anthropic, llama.cpp, Ollama); both are checked.
-inline bool is_context_length_error(std::string_view code, std::string_view text)
-{
+inline bool is_context_length_error(std::string_view code, std::string_view text) {
     if (code == "context_length_exceeded" || code == "string_above_max_length") return true;
     for (std::string_view phrase : {"context length", "context_length", "context window", "maximum context",
                                     "prompt is too long", "too many tokens", "exceeds the available context",
@@ -49,8 +47,7 @@ inline bool is_context_length_error(std::string_view code, std::string_view text
 }
 
 /// The kind an HTTP status means.
-inline model_error_kind kind_of_status(int status) noexcept
-{
+inline model_error_kind kind_of_status(int status) noexcept {
     if (status == 429) return model_error_kind::rate_limited;
     if (status == 401 || status == 403) return model_error_kind::authentication;
     if (status == 408 || status == 409 || status >= 500) return model_error_kind::server;
@@ -64,13 +61,13 @@ struct provider_message {
     std::string code;
 };
 
-inline provider_message read_provider_message(const boost::json::value& v)
-{
+inline provider_message read_provider_message(const boost::json::value& v) {
     provider_message out;
     const auto* o = v.if_object();
     if (o == nullptr) return out;
     auto string_at = [](const boost::json::object& obj, std::string_view key) -> std::string {
-        if (const auto* s = obj.if_contains(key); s != nullptr && s->is_string()) return std::string(s->get_string());
+        if (const auto* s = obj.if_contains(key); s != nullptr && s->is_string())
+            return std::string(s->get_string());
         return {};
     };
     const boost::json::object* source = o;
@@ -88,8 +85,7 @@ inline provider_message read_provider_message(const boost::json::value& v)
     return out;
 }
 
-inline provider_message read_provider_message(std::string_view body)
-{
+inline provider_message read_provider_message(std::string_view body) {
     boost::json::error_code ec;
     const boost::json::value v = boost::json::parse(body, ec);
     if (ec) return {excerpt(body, 300), {}};
@@ -99,8 +95,8 @@ inline provider_message read_provider_message(std::string_view body)
 }
 
 /// The error for an HTTP answer with status `status` and body `body`.
-inline model_error http_error(std::string_view provider, int status, std::string_view body, std::string_view secret)
-{
+inline model_error http_error(std::string_view provider, int status, std::string_view body,
+                              std::string_view secret) {
     provider_message pm = read_provider_message(body);
     pm.text = redact(excerpt(pm.text, 2000), secret);
     model_error_kind kind = kind_of_status(status);
@@ -112,21 +108,24 @@ inline model_error http_error(std::string_view provider, int status, std::string
 }
 
 /// The error for an error object a provider sent inside a 200 stream.
-inline model_error stream_error(std::string_view provider, const boost::json::value& v, std::string_view secret)
-{
+inline model_error stream_error(std::string_view provider, const boost::json::value& v,
+                                std::string_view secret) {
     provider_message pm = read_provider_message(v);
     pm.text = redact(excerpt(pm.text, 2000), secret);
     model_error_kind kind = model_error_kind::server;
-    if (is_context_length_error(pm.code, pm.text)) kind = model_error_kind::context_length_exceeded;
-    else if (pm.code == "rate_limit_error" || pm.code == "rate_limit_exceeded") kind = model_error_kind::rate_limited;
-    else if (pm.code == "invalid_request_error") kind = model_error_kind::bad_request;
-    return model_error(kind, fmt::format("{}: error in stream ({}): {}", provider, to_string(kind), pm.text), 0,
-                       std::move(pm.text));
+    if (is_context_length_error(pm.code, pm.text))
+        kind = model_error_kind::context_length_exceeded;
+    else if (pm.code == "rate_limit_error" || pm.code == "rate_limit_exceeded")
+        kind = model_error_kind::rate_limited;
+    else if (pm.code == "invalid_request_error")
+        kind = model_error_kind::bad_request;
+    return model_error(kind, fmt::format("{}: error in stream ({}): {}", provider, to_string(kind), pm.text),
+                       0, std::move(pm.text));
 }
 
-inline model_error invalid_response(std::string_view provider, std::string_view why)
-{
-    return model_error(model_error_kind::invalid_response, fmt::format("{}: invalid response: {}", provider, why));
+inline model_error invalid_response(std::string_view provider, std::string_view why) {
+    return model_error(model_error_kind::invalid_response,
+                       fmt::format("{}: invalid response: {}", provider, why));
 }
 
 } // namespace agentware::detail

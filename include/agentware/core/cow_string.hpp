@@ -1,7 +1,7 @@
-#ifndef AGENTWARE_DETAIL_COW_STRING_HPP
-#define AGENTWARE_DETAIL_COW_STRING_HPP
+#ifndef AGENTWARE_CORE_COW_STRING_HPP
+#define AGENTWARE_CORE_COW_STRING_HPP
 
-#include <agentware/detail/cow.hpp>
+#include <agentware/core/cow.hpp>
 
 #include <compare>
 #include <concepts>
@@ -28,7 +28,7 @@ public:
     explicit cow_string(const std::string& s) noexcept : base(s) {}
     /// Owns `s`.
     cow_string(std::string&& s) : base(std::move(s)) {}          // NOLINT: a string is a prompt
-    cow_string(const char* s) : base(std::string(s ? s : "")) {}  // NOLINT
+    cow_string(const char* s) : base(std::string(s ? s : "")) {} // NOLINT
     explicit cow_string(std::string_view s) : base(std::string(s)) {}
 
     /// Replaces the text with a copy of `s`, owned (never borrowed).

@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_DETAIL_COW_HPP
-#define AGENTWARE_DETAIL_COW_HPP
+#ifndef AGENTWARE_CORE_COW_HPP
+#define AGENTWARE_CORE_COW_HPP
 
 #include <memory>
 #include <utility>

@@ -1,7 +1,7 @@
-#ifndef AGENTWARE_DETAIL_COW_VECTOR_HPP
-#define AGENTWARE_DETAIL_COW_VECTOR_HPP
+#ifndef AGENTWARE_CORE_COW_VECTOR_HPP
+#define AGENTWARE_CORE_COW_VECTOR_HPP
 
-#include <agentware/detail/cow.hpp>
+#include <agentware/core/cow.hpp>
 
 #include <cstddef>
 #include <span>

@@ -116,3 +116,11 @@ function(doc_snippets_tu page root output count_var)
     file(WRITE "${output}" "${tu}")
   endif()
 endfunction()
+
+# As a script, for one page: cmake -DPAGE=... -DOUTPUT=... -P doc_snippets.cmake
+# (the tests of the markers' error messages run it so).
+if(CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
+  get_filename_component(page_dir "${PAGE}" DIRECTORY)
+  doc_snippets_tu("${PAGE}" "${page_dir}" "${OUTPUT}" count)
+  message(STATUS "${PAGE}: ${count} snippets")
+endif()

@@ -20,17 +20,18 @@ namespace agentware {
 
 namespace detail {
 
-/// What a tool made from a callable answers, from what the callable returned.
+/// What a tool's callable may return (or, asynchronous, yield): what the model can read.
 template <class R>
+concept tool_answer =
+    std::is_convertible_v<R&&, tool_output> || std::is_constructible_v<boost::json::value, R&&>;
+
+/// What a tool made from a callable answers, from what the callable returned.
+template <tool_answer R>
 tool_output to_tool_output(R&& r) {
     if constexpr (std::is_convertible_v<R&&, tool_output>)
         return tool_output(std::forward<R>(r));
-    else if constexpr (std::is_constructible_v<boost::json::value, R&&>)
-        return tool_output(boost::json::serialize(boost::json::value(std::forward<R>(r))));
     else
-        static_assert(always_false<R>,
-                      "agentware::make_tool: the callable must return tool_output, a string or a "
-                      "boost::json::value, or an awaitable of one");
+        return tool_output(boost::json::serialize(boost::json::value(std::forward<R>(r))));
 }
 
 // Over the callable's awaitable only (not the tool's type), so that no
@@ -67,6 +68,11 @@ class function_tool {
 
 public:
     static constexpr bool asynchronous = detail::is_awaitable_v<std::remove_cvref_t<result_type>>;
+    // Checked here, where make_tool names the tool's type, not when the tool is first called.
+    static_assert(
+        detail::tool_answer<std::conditional_t<asynchronous, detail::awaited_t<result_type>, result_type>>,
+        "agentware::make_tool: the callable returns a type the model cannot read; return "
+        "tool_output, a string or a boost::json::value (an asynchronous tool: an awaitable of one)");
 
     function_tool(tool_schema schema, F fn) : schema_(std::move(schema)), fn_(std::move(fn)) {}
 

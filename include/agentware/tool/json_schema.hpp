@@ -13,6 +13,9 @@
 
 #include <agentware/core/type_list.hpp>
 
+// The macros that describe an arguments struct come with this header.
+#include <boost/describe/class.hpp>
+#include <boost/describe/enum.hpp>
 #include <boost/describe/enumerators.hpp>
 #include <boost/describe/members.hpp>
 #include <boost/describe/modifiers.hpp>

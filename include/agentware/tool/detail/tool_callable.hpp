@@ -36,7 +36,7 @@ tool_output to_tool_output(R&& r) {
 // namespace). `keep_alive` holds what the call may refer to (a typed tool's
 // converted arguments); it is the first parameter, so the last destroyed.
 template <class R>
-boost::asio::awaitable<tool_output> await_tool_output(std::shared_ptr<const void> keep_alive,
+boost::asio::awaitable<tool_output> await_tool_output([[maybe_unused]] std::shared_ptr<const void> keep_alive,
                                                       boost::asio::awaitable<R> call) {
     static_assert(!std::is_void_v<R>,
                   "agentware::make_tool: an asynchronous tool's callable must return an awaitable "

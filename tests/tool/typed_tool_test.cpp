@@ -92,6 +92,13 @@ struct derived_args : base_args {
 };
 BOOST_DESCRIBE_STRUCT(derived_args, (base_args), (force))
 
+// Its schema would be infinite: refused at compile time.
+struct tree {
+    std::string name;
+    std::vector<tree> children;
+};
+BOOST_DESCRIBE_STRUCT(tree, (), (name, children))
+
 } // namespace typed
 
 namespace {
@@ -184,6 +191,9 @@ TEST_CASE("what has no schema is known at compile time", "[tool][typed]") {
     STATIC_REQUIRE(arguments_struct<typed::add_args>);
     STATIC_REQUIRE_FALSE(arguments_struct<json::object>);
     STATIC_REQUIRE(detail::descriptions_name_members<typed::add_args>());
+    STATIC_REQUIRE(detail::members_hold<typed::tree, typed::tree>());
+    STATIC_REQUIRE_FALSE(detail::members_hold<typed::every_kind, typed::every_kind>());
+    STATIC_REQUIRE(detail::members_hold<typed::point, typed::every_kind>());
 }
 
 TEST_CASE("the generated schema drives the validator", "[tool][typed]") {

@@ -121,6 +121,33 @@ constexpr bool check_argument_member() {
     return ok;
 }
 
+template <class Target, class T, class... Seen>
+constexpr bool holds_type();
+
+/// True when a member of the struct `T` is or holds a `Target`.
+template <class Target, class T, class... Seen>
+constexpr bool members_hold() {
+    bool found = false;
+    boost::mp11::mp_for_each<argument_members<T>>(
+        [&](auto d) { found = found || holds_type<Target, member_type_t<T, decltype(d)>, T, Seen...>(); });
+    return found;
+}
+
+/// True when `T` is or holds a `Target` at any depth (through members,
+/// optionals and vectors). `Seen` are the structs on the way down, so that
+/// the search ends on types that hold themselves.
+template <class Target, class T, class... Seen>
+constexpr bool holds_type() {
+    if constexpr (std::is_same_v<T, Target>)
+        return true;
+    else if constexpr (is_optional<T>::value || is_vector<T>::value)
+        return holds_type<Target, typename T::value_type, Seen...>();
+    else if constexpr (!is_described_struct<T> || (std::is_same_v<T, Seen> || ...))
+        return false;
+    else
+        return members_hold<Target, T, Seen...>();
+}
+
 template <class T>
 concept has_member_descriptions = requires {
     { *std::begin(T::descriptions) } -> std::convertible_to<const member_description&>;
@@ -185,6 +212,10 @@ boost::json::object json_schema_of() {
         schema["type"] = "string";
         schema["enum"] = std::move(names);
     } else if constexpr (detail::is_described_struct<T>) {
+        static_assert(!detail::members_hold<T, T>(),
+                      "agentware::json_schema_of: this arguments struct holds itself (through a member, a "
+                      "std::optional or a std::vector): its schema would be infinite; take that member as "
+                      "boost::json::value and read it in the tool");
         static_assert(detail::descriptions_name_members<T>(),
                       "agentware::json_schema_of: `descriptions` of an arguments struct names a member that "
                       "its BOOST_DESCRIBE_STRUCT does not list");

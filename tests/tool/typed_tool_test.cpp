@@ -206,6 +206,11 @@ TEST_CASE("the generated schema drives the validator", "[tool][typed]") {
                                         "extra":{},"raw":[1]})")
                                   .as_object();
     CHECK_FALSE(validate_arguments(schema, good, &index));
+    // An optional member is left out, not sent as null (the reader alone would take null as absent).
+    json::object with_null = good;
+    with_null["limit"] = nullptr;
+    CHECK(validate_arguments(schema, with_null, &index) ==
+          R"(argument "limit" must be an integer (got null))");
     json::object bad = good;
     bad["units"] = "kelvin";
     bad["small"] = -1;

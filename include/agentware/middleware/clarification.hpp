@@ -14,6 +14,7 @@
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
+#include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/hash.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
@@ -48,7 +49,34 @@ struct clarification_options {
     std::size_t max_field_options = 24;
     std::size_t max_text = 200; ///< names, labels, placeholders, field options (code points)
     std::size_t max_fields_json_bytes = 16384;
+
+    static constexpr std::string_view config_section = "clarification";
+    friend bool operator==(const clarification_options&, const clarification_options&) = default;
 };
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const clarification_options& o) {
+    jv = boost::json::object{{"tool_name", o.tool_name},
+                             {"provide_tool", o.provide_tool},
+                             {"skip_batched_calls", o.skip_batched_calls},
+                             {"max_fields", o.max_fields},
+                             {"max_field_options", o.max_field_options},
+                             {"max_text", o.max_text},
+                             {"max_fields_json_bytes", o.max_fields_json_bytes}};
+}
+inline clarification_options tag_invoke(boost::json::value_to_tag<clarification_options>,
+                                        const boost::json::value& jv) {
+    json_reader r(jv, std::string(clarification_options::config_section));
+    clarification_options o;
+    r.read("tool_name", o.tool_name)
+        .read("provide_tool", o.provide_tool)
+        .read("skip_batched_calls", o.skip_batched_calls)
+        .read("max_fields", o.max_fields)
+        .read("max_field_options", o.max_field_options)
+        .read("max_text", o.max_text)
+        .read("max_fields_json_bytes", o.max_fields_json_bytes)
+        .reject_unknown_keys();
+    return o;
+}
 
 /// What a clarification call turns into: the text the model and a plain UI
 /// show, and the structured request a form-capable UI renders.

@@ -11,6 +11,7 @@
 // placeholder must sit right after its ai message, where an append-only
 // before_model update cannot put it.
 
+#include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/text.hpp>
 
@@ -35,7 +36,27 @@ struct dangling_tool_call_options {
     std::size_t max_error_detail = 500;             ///< parser errors quoted in placeholders
     std::string unknown_tool_name = "unknown_tool"; ///< for calls with a blank name
     std::string synthetic_id_prefix = "deerflow_synthetic_tool_call_"; ///< for calls with a blank id
+
+    static constexpr std::string_view config_section = "dangling_tool_call";
+    friend bool operator==(const dangling_tool_call_options&, const dangling_tool_call_options&) = default;
 };
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,
+                       const dangling_tool_call_options& o) {
+    jv = boost::json::object{{"max_error_detail", o.max_error_detail},
+                             {"unknown_tool_name", o.unknown_tool_name},
+                             {"synthetic_id_prefix", o.synthetic_id_prefix}};
+}
+inline dangling_tool_call_options tag_invoke(boost::json::value_to_tag<dangling_tool_call_options>,
+                                             const boost::json::value& jv) {
+    json_reader r(jv, std::string(dangling_tool_call_options::config_section));
+    dangling_tool_call_options o;
+    r.read("max_error_detail", o.max_error_detail)
+        .read("unknown_tool_name", o.unknown_tool_name)
+        .read("synthetic_id_prefix", o.synthetic_id_prefix)
+        .reject_unknown_keys();
+    return o;
+}
 
 struct dangling_tool_call {
     using options_type = dangling_tool_call_options;

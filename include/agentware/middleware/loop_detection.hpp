@@ -20,6 +20,7 @@
 // middleware object, shared by the concurrent runs it serves, under one mutex.
 
 #include <agentware/agent/runtime.hpp>
+#include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
 #include <agentware/middleware/detail/hash.hpp>
@@ -107,6 +108,9 @@ struct loop_detection_options {
             if (max_cycle_length < 2) throw std::invalid_argument("max_cycle_length must be >= 2");
         }
     }
+
+    static constexpr std::string_view config_section = "loop_detection";
+    friend bool operator==(const loop_detection_options&, const loop_detection_options&) = default;
 };
 
 struct loop_detection {
@@ -506,17 +510,25 @@ private:
     std::shared_ptr<tracker> shared_; // shared with copies: an agent's copies are one agent
 };
 
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const tool_frequency_limit& l) {
+    jv = boost::json::object{{"warn", l.warn}, {"hard_limit", l.hard_limit}};
+}
+inline tool_frequency_limit tag_invoke(boost::json::value_to_tag<tool_frequency_limit>,
+                                       const boost::json::value& jv) {
+    json_reader r(jv);
+    tool_frequency_limit l{r.required<std::size_t>("warn"), r.required<std::size_t>("hard_limit")};
+    r.reject_unknown_keys();
+    return l;
+}
+
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const loop_detection_options& o) {
-    boost::json::object overrides;
-    for (const auto& [name, l] : o.tool_freq_overrides)
-        overrides[name] = boost::json::object{{"warn", l.warn}, {"hard_limit", l.hard_limit}};
     jv = boost::json::object{{"warn_threshold", o.warn_threshold},
                              {"hard_limit", o.hard_limit},
                              {"window_size", o.window_size},
                              {"max_tracked_threads", o.max_tracked_threads},
                              {"tool_freq_warn", o.tool_freq_warn},
                              {"tool_freq_hard_limit", o.tool_freq_hard_limit},
-                             {"tool_freq_overrides", std::move(overrides)},
+                             {"tool_freq_overrides", boost::json::value_from(o.tool_freq_overrides)},
                              {"batch_friendly_tools", boost::json::value_from(o.batch_friendly_tools)},
                              {"detect_cycles", o.detect_cycles},
                              {"cycle_warn", o.cycle_warn},
@@ -525,32 +537,32 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
                              {"disable_context_key", o.disable_context_key}};
 }
 
-/// Reads DeerFlow's `loop_detection:` config keys (missing keys keep their defaults).
+/// Reads DeerFlow's `loop_detection:` keys (missing keys keep their defaults),
+/// then validates the thresholds as DeerFlow's configuration does.
 inline loop_detection_options tag_invoke(boost::json::value_to_tag<loop_detection_options>,
                                          const boost::json::value& jv) {
-    const auto& o = jv.as_object();
-    loop_detection_options out;
-    using detail::mw::read_if_present;
-    read_if_present(o, "warn_threshold", out.warn_threshold);
-    read_if_present(o, "hard_limit", out.hard_limit);
-    read_if_present(o, "window_size", out.window_size);
-    read_if_present(o, "max_tracked_threads", out.max_tracked_threads);
-    read_if_present(o, "tool_freq_warn", out.tool_freq_warn);
-    read_if_present(o, "tool_freq_hard_limit", out.tool_freq_hard_limit);
-    read_if_present(o, "cycle_warn", out.cycle_warn);
-    read_if_present(o, "cycle_hard_limit", out.cycle_hard_limit);
-    read_if_present(o, "max_cycle_length", out.max_cycle_length);
-    if (const auto* v = o.if_contains("tool_freq_overrides"); v && v->is_object())
-        for (const auto& kv : v->get_object()) {
-            const auto& l = kv.value().as_object();
-            out.tool_freq_overrides[std::string(kv.key())] =
-                tool_frequency_limit{boost::json::value_to<std::size_t>(l.at("warn")),
-                                     boost::json::value_to<std::size_t>(l.at("hard_limit"))};
-        }
-    read_if_present(o, "batch_friendly_tools", out.batch_friendly_tools);
-    if (const auto* v = o.if_contains("detect_cycles")) out.detect_cycles = v->as_bool();
-    read_if_present(o, "disable_context_key", out.disable_context_key);
-    return out;
+    json_reader r(jv, std::string(loop_detection_options::config_section));
+    loop_detection_options o;
+    r.read("warn_threshold", o.warn_threshold)
+        .read("hard_limit", o.hard_limit)
+        .read("window_size", o.window_size)
+        .read("max_tracked_threads", o.max_tracked_threads)
+        .read("tool_freq_warn", o.tool_freq_warn)
+        .read("tool_freq_hard_limit", o.tool_freq_hard_limit)
+        .read("tool_freq_overrides", o.tool_freq_overrides)
+        .read("batch_friendly_tools", o.batch_friendly_tools)
+        .read("detect_cycles", o.detect_cycles)
+        .read("cycle_warn", o.cycle_warn)
+        .read("cycle_hard_limit", o.cycle_hard_limit)
+        .read("max_cycle_length", o.max_cycle_length)
+        .read("disable_context_key", o.disable_context_key)
+        .reject_unknown_keys();
+    try {
+        o.validate();
+    } catch (const std::invalid_argument& e) {
+        throw json_error(r.path(), e.what());
+    }
+    return o;
 }
 
 } // namespace agentware

@@ -10,6 +10,7 @@
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
+#include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/middleware/detail/text.hpp>
@@ -58,7 +59,29 @@ struct tool_error_handling_options {
     std::string task_tool_name = "task"; ///< its failures read like a subagent result
     std::string meta_key = "tool_meta";  ///< where the classification goes in the message metadata
     bool classify_results = true;        ///< stamp successful calls' results too
+
+    static constexpr std::string_view config_section = "tool_error_handling";
+    friend bool operator==(const tool_error_handling_options&, const tool_error_handling_options&) = default;
 };
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,
+                       const tool_error_handling_options& o) {
+    jv = boost::json::object{{"max_detail", o.max_detail},
+                             {"task_tool_name", o.task_tool_name},
+                             {"meta_key", o.meta_key},
+                             {"classify_results", o.classify_results}};
+}
+inline tool_error_handling_options tag_invoke(boost::json::value_to_tag<tool_error_handling_options>,
+                                              const boost::json::value& jv) {
+    json_reader r(jv, std::string(tool_error_handling_options::config_section));
+    tool_error_handling_options o;
+    r.read("max_detail", o.max_detail)
+        .read("task_tool_name", o.task_tool_name)
+        .read("meta_key", o.meta_key)
+        .read("classify_results", o.classify_results)
+        .reject_unknown_keys();
+    return o;
+}
 
 namespace detail::mw {
 

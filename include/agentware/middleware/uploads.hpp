@@ -11,6 +11,7 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
+#include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/untrusted_text.hpp>
 #include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/fields.hpp>
@@ -43,7 +44,23 @@ struct uploads_options {
     /// When the message carries no "files" metadata: list the files that are
     /// in the uploads directory but were not shown in an earlier turn.
     bool discover_new_files = true;
+
+    static constexpr std::string_view config_section = "uploads";
+    friend bool operator==(const uploads_options&, const uploads_options&) = default;
 };
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const uploads_options& o) {
+    jv = boost::json::object{{"max_files_per_context_section", o.max_files_per_context_section},
+                             {"discover_new_files", o.discover_new_files}};
+}
+inline uploads_options tag_invoke(boost::json::value_to_tag<uploads_options>, const boost::json::value& jv) {
+    json_reader r(jv, std::string(uploads_options::config_section));
+    uploads_options o;
+    r.read("max_files_per_context_section", o.max_files_per_context_section)
+        .read("discover_new_files", o.discover_new_files)
+        .reject_unknown_keys();
+    return o;
+}
 
 namespace detail {
 

@@ -9,6 +9,7 @@
 // design of DeerFlow's PR #5014): base64 never enters the state.
 
 #include <agentware/core/fields.hpp>
+#include <agentware/json/reader.hpp>
 #include <agentware/message/content.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
@@ -41,7 +42,23 @@ struct view_image_options {
     bool supports_vision = true;
     /// Larger images are refused (and not re-sent): 20 MiB.
     std::uint64_t max_image_bytes = 20 * 1024 * 1024;
+
+    static constexpr std::string_view config_section = "view_image";
+    friend bool operator==(const view_image_options&, const view_image_options&) = default;
 };
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const view_image_options& o) {
+    jv = boost::json::object{{"supports_vision", o.supports_vision}, {"max_image_bytes", o.max_image_bytes}};
+}
+inline view_image_options tag_invoke(boost::json::value_to_tag<view_image_options>,
+                                     const boost::json::value& jv) {
+    json_reader r(jv, std::string(view_image_options::config_section));
+    view_image_options o;
+    r.read("supports_vision", o.supports_vision)
+        .read("max_image_bytes", o.max_image_bytes)
+        .reject_unknown_keys();
+    return o;
+}
 
 namespace detail {
 

@@ -67,7 +67,8 @@ inline std::string json_path(std::string_view parent, std::string_view child) {
 /// The offending value as the message shows it: its JSON text, cut short.
 inline std::string json_shown(const boost::json::value& v) {
     constexpr std::size_t max_chars = 60;
-    std::string text = boost::json::serialize(v);
+    // Boost.JSON writes 2.5 as 2.5E0; people write it as 2.5.
+    std::string text = v.is_double() ? fmt::format("{}", v.get_double()) : boost::json::serialize(v);
     if (text.size() > max_chars) {
         text.resize(max_chars);
         text += "...";

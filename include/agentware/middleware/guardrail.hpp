@@ -188,14 +188,14 @@ struct guardrail {
             const boost::json::object& ctx = req.rt->context;
             r.thread_id = req.rt->thread_id;
             r.run_id = req.rt->run_id;
-            r.is_subagent = detail::mw::flag(ctx, "is_subagent");
+            r.is_subagent = detail::flag(ctx, "is_subagent");
             const auto* internal = ctx.if_contains("is_internal");
             r.is_internal = internal && internal->is_bool() && internal->get_bool();
-            r.user_id = detail::mw::string_at(ctx, "user_id");
-            r.user_role = detail::mw::string_at(ctx, "user_role");
-            r.oauth_provider = detail::mw::string_at(ctx, "oauth_provider");
-            r.oauth_id = detail::mw::string_at(ctx, "oauth_id");
-            r.channel_user_id = detail::mw::string_at(ctx, "channel_user_id");
+            r.user_id = detail::string_at(ctx, "user_id");
+            r.user_role = detail::string_at(ctx, "user_role");
+            r.oauth_provider = detail::string_at(ctx, "oauth_provider");
+            r.oauth_id = detail::string_at(ctx, "oauth_id");
+            r.channel_user_id = detail::string_at(ctx, "channel_user_id");
             if (const auto* authz = ctx.if_contains("authz_attributes"); authz && !authz->is_null()) {
                 if (!authz->is_object())
                     throw std::invalid_argument("guardrail: context \"authz_attributes\" must be an object");
@@ -237,7 +237,7 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
 inline guardrail_reason tag_invoke(boost::json::value_to_tag<guardrail_reason>,
                                    const boost::json::value& jv) {
     const auto& o = jv.as_object();
-    return guardrail_reason{detail::mw::string_at(o, "code"), detail::mw::string_at(o, "message")};
+    return guardrail_reason{detail::string_at(o, "code"), detail::string_at(o, "message")};
 }
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const guardrail_decision& d) {
     boost::json::object o{{"allow", d.allow}, {"reasons", boost::json::value_from(d.reasons)}};
@@ -252,7 +252,7 @@ inline guardrail_decision tag_invoke(boost::json::value_to_tag<guardrail_decisio
     d.allow = o.at("allow").as_bool();
     if (const auto* rs = o.if_contains("reasons"))
         d.reasons = boost::json::value_to<std::vector<guardrail_reason>>(*rs);
-    d.policy_id = detail::mw::string_at(o, "policy_id");
+    d.policy_id = detail::string_at(o, "policy_id");
     if (const auto* md = o.if_contains("metadata"); md && md->is_object()) d.metadata = md->get_object();
     return d;
 }

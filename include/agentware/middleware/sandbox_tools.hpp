@@ -13,6 +13,7 @@
 // round acquire the same id, which the field's merge rule accepts.
 
 #include <agentware/json/reader.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/detail/file_search.hpp>
 #include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/process.hpp>
@@ -608,13 +609,6 @@ inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::objec
     return tool_output(std::move(out));
 }
 
-inline std::string ascii_lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
 inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::object& args,
                              const sandbox_call& call) {
     std::optional<arg_error> err;
@@ -636,7 +630,7 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
             return error_output(fmt::format("Error: Invalid regex pattern: {}", e.what()));
         }
     }
-    const std::string needle = case_sensitive ? *pattern : ascii_lower(*pattern);
+    const std::string needle = case_sensitive ? *pattern : lower(*pattern);
     auto r = resolve_model_path(*path, call.paths, path_access::read);
     if (!r.ok()) return error_output(path_error(r.error));
     std::error_code ec;
@@ -668,9 +662,8 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
             if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
             // std::regex recurses per character: very long lines are matched on their start only.
             const std::string probe(line.substr(0, utf8_offset(line, 10000)));
-            const bool match =
-                re ? std::regex_search(probe, *re)
-                   : (case_sensitive ? probe : ascii_lower(probe)).find(needle) != std::string::npos;
+            const bool match = re ? std::regex_search(probe, *re)
+                                  : (case_sensitive ? probe : lower(probe)).find(needle) != std::string::npos;
             if (!match) continue;
             if (hits.size() == max) {
                 truncated = true;

@@ -74,7 +74,7 @@ struct subagent_limit {
 
     template <class State>
     void after_model(State& state, runtime& rt) {
-        message* ai = detail::mw::last_ai_with_calls(state);
+        message* ai = detail::last_ai_with_calls(state);
         if (!ai) return;
         const auto is_task = [&](const tool_call& c) { return c.name == options_.task_tool_name; };
         const auto tasks =
@@ -84,7 +84,7 @@ struct subagent_limit {
         const std::size_t max_total = effective_max_total(rt);
         const std::size_t max_concurrent = effective_max_concurrent(rt);
         std::lock_guard lock(ledger_->mutex);
-        std::size_t& used = ledger_->runs[detail::mw::run_key::of(rt)];
+        std::size_t& used = ledger_->runs[detail::run_key::of(rt)];
         const std::size_t remaining = used >= max_total ? 0 : max_total - used;
         const std::size_t allowed = std::min(max_concurrent, remaining);
         if (tasks <= allowed) {
@@ -100,10 +100,10 @@ struct subagent_limit {
         }
         ai->tool_calls = std::move(calls);
         used += allowed;
-        detail::mw::settle_finish_reason(*ai);
+        detail::settle_finish_reason(*ai);
         if (remaining == 0) { // DeerFlow says so only when the budget was spent before this answer
             rt.context["stop_reason"] = stop_reason_value;
-            detail::mw::append_note(*ai, limit_note);
+            detail::append_note(*ai, limit_note);
         }
     }
 
@@ -111,13 +111,13 @@ struct subagent_limit {
     template <class State>
     void after_agent(State&, runtime& rt) {
         std::lock_guard lock(ledger_->mutex);
-        ledger_->runs.erase(detail::mw::run_key::of(rt));
+        ledger_->runs.erase(detail::run_key::of(rt));
     }
 
     /// Task calls this run has kept so far (for tests and monitoring).
     std::size_t used(const runtime& rt) const {
         std::lock_guard lock(ledger_->mutex);
-        auto it = ledger_->runs.find(detail::mw::run_key::of(rt));
+        auto it = ledger_->runs.find(detail::run_key::of(rt));
         return it == ledger_->runs.end() ? 0 : it->second;
     }
 
@@ -126,7 +126,7 @@ private:
     // its copies: an agent's copies are the same agent).
     struct ledger {
         mutable std::mutex mutex;
-        std::map<detail::mw::run_key, std::size_t> runs;
+        std::map<detail::run_key, std::size_t> runs;
     };
 
     std::size_t from_context(const runtime& rt, std::string_view key, std::size_t fallback) const {

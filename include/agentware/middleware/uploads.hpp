@@ -12,6 +12,7 @@
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/detail/untrusted_text.hpp>
 #include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/fields.hpp>
@@ -70,15 +71,6 @@ struct upload_outline {
     std::vector<std::string> preview; ///< first non-empty lines when there are no headings
 };
 
-inline std::string trim(std::string_view s) {
-    std::size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
-        ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
-        --e;
-    return std::string(s.substr(b, e - b));
-}
-
 inline std::string lower_extension(const std::filesystem::path& p) {
     std::string ext = p.extension().string();
     for (char& c : ext)
@@ -112,7 +104,7 @@ inline upload_outline read_upload_outline(const std::filesystem::path& uploads_d
             }
             out.headings.emplace_back(number, m[1].str());
         } else if (first_lines.size() < 5) {
-            if (auto t = trim(line); !t.empty()) first_lines.push_back(std::move(t));
+            if (auto t = trim(line); !t.empty()) first_lines.emplace_back(t);
         }
     }
     if (out.headings.empty()) out.preview = std::move(first_lines);

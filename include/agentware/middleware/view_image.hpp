@@ -66,13 +66,10 @@ inline constexpr std::string_view view_image_context_prefix = "view-image-contex
 
 /// The image type the first bytes announce ("" when none of the four).
 inline std::string_view sniff_image_mime(std::string_view bytes) noexcept {
-    if (bytes.size() >= 3 && bytes.substr(0, 3) == "\xFF\xD8\xFF") return "image/jpeg";
-    if (bytes.size() >= 8 && bytes.substr(0, 8) == std::string_view("\x89PNG\r\n\x1A\n", 8))
-        return "image/png";
-    if (bytes.size() >= 12 && bytes.substr(0, 4) == "RIFF" && bytes.substr(8, 4) == "WEBP")
-        return "image/webp";
-    if (bytes.size() >= 6 && (bytes.substr(0, 6) == "GIF87a" || bytes.substr(0, 6) == "GIF89a"))
-        return "image/gif";
+    if (bytes.starts_with("\xFF\xD8\xFF")) return "image/jpeg";
+    if (bytes.starts_with(std::string_view("\x89PNG\r\n\x1A\n", 8))) return "image/png";
+    if (bytes.size() >= 12 && bytes.starts_with("RIFF") && bytes.substr(8, 4) == "WEBP") return "image/webp";
+    if (bytes.starts_with("GIF87a") || bytes.starts_with("GIF89a")) return "image/gif";
     return {};
 }
 

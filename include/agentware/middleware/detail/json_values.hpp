@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace agentware::detail::mw {
+namespace agentware::detail {
 
 /// Python truthiness: null, false, 0, "" and empty containers are false.
 inline bool truthy(const boost::json::value& v) noexcept {
@@ -113,6 +113,6 @@ inline std::string canonical_json(const boost::json::value& v) {
     return out;
 }
 
-} // namespace agentware::detail::mw
+} // namespace agentware::detail
 
 #endif

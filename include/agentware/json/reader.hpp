@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -44,7 +45,8 @@ public:
     const std::string& path() const noexcept { return path_; }
     const std::string& problem() const noexcept { return problem_; }
 
-    /// The same error seen from the enclosing value at `parent` (e.g. "features").
+    /// The same error seen from the enclosing value at `parent` (e.g.
+    /// "features").
     json_error within(std::string_view parent) const;
 
 private:
@@ -124,7 +126,7 @@ T json_read_as(const boost::json::value& v, std::string_view path) {
         if (!ec) return n;
         const bool negative = (v.is_int64() && v.get_int64() < 0) || (v.is_double() && v.get_double() < 0);
         if (std::is_unsigned_v<T> && negative) detail::json_type_error(path, "a non-negative integer", v);
-        if (v.is_double() && v.get_double() != static_cast<double>(static_cast<std::int64_t>(v.get_double())))
+        if (v.is_double() && v.get_double() != std::trunc(v.get_double()))
             detail::json_type_error(path, "an integer", v);
         detail::json_type_error(path, fmt::format("an integer of at most {}", std::numeric_limits<T>::max()),
                                 v);
@@ -176,7 +178,8 @@ T json_read_as(const boost::json::value& v, std::string_view path) {
 
 /// Reads the keys of one JSON object. Every key a member function names
 /// counts as known; reject_unknown_keys() then refuses the rest, listing the
-/// known ones. A null value counts as absent (YAML's `key: null` = the default).
+/// known ones. A null value counts as absent (YAML's `key: null` = the
+/// default).
 class json_reader {
 public:
     /// Throws json_error when `v` is not an object.
@@ -199,7 +202,8 @@ public:
     }
     bool contains(std::string_view key) { return find(key) != nullptr; }
 
-    /// Sets `into` from `key` when there is a value; otherwise `into` keeps its default.
+    /// Sets `into` from `key` when there is a value; otherwise `into` keeps its
+    /// default.
     template <class T>
     json_reader& read(std::string_view key, T& into) {
         if (const auto* v = find(key)) into = json_read_as<T>(*v, path_of(key));

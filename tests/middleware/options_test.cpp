@@ -255,3 +255,16 @@ TEST_CASE("deerflow preset: a bad section, key or value is named", "[options][pr
     CHECK(error(R"({"guardrails": {"provider": {"config": {"allowed_tools": "ls"}}}})") ==
           R"(guardrails.provider.config.allowed_tools: expected an array, got "ls")");
 }
+
+TEST_CASE("state fields read their JSON with paths in errors", "[options][json_reader]") {
+    const thread_paths p{"/w", "/u", "/o"};
+    CHECK(json::value_to<thread_paths>(json::value_from(p)) == p);
+    CHECK(read_error<thread_paths>(R"({"workspace_path": 1})") ==
+          "thread_data.workspace_path: expected a string, got 1");
+    CHECK(read_error<sandbox_state>(R"({"sandbox_id": "a", "id": 2})")
+              .starts_with("sandbox.id: unknown key (known: sandbox_id)"));
+    CHECK(read_error<viewed_image_map>(R"({"/mnt/a.png": {"size": "big"}})") ==
+          R"(viewed_images./mnt/a.png.size: expected an integer, got "big")");
+    const viewed_image_map images{{"/mnt/a.png", viewed_image{"image/png", 3, "/host/a.png"}}};
+    CHECK(json::value_to<viewed_image_map>(json::value_from(images)) == images);
+}

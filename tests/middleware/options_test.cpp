@@ -228,6 +228,13 @@ TEST_CASE("deerflow preset: sections switch middlewares on and configure them", 
     CHECK_FALSE(chain.get<loop_detection>());
     CHECK(chain.get<clarification>());
 
+    // true: on with the defaults (the allowlist then allows every tool).
+    auto defaults = make_deerflow_pipeline(json::parse(R"({"guardrails": true, "loop_detection": true})"));
+    REQUIRE(defaults.get<guardrail<allowlist_provider>>());
+    CHECK(defaults.get<guardrail<allowlist_provider>>()->provider == allowlist_provider{});
+    CHECK(defaults.get<guardrail<allowlist_provider>>()->options == guardrail_options{});
+    REQUIRE(defaults.get<loop_detection>());
+
     auto none = make_deerflow_pipeline(json::object{});
     CHECK_FALSE(none.get<thread_data>());
     CHECK_FALSE(none.get<clarification>());

@@ -41,9 +41,8 @@ namespace detail {
 
 // The settings of section `name` when it is on: absent, null or false is off;
 // true is on with the defaults; an object is on (unless its `enabled` is
-// false) with its other keys, less `taken` (keys the caller reads itself).
-inline std::optional<boost::json::object> deerflow_section(json_reader& config, std::string_view name,
-                                                           std::string_view taken = {}) {
+// false) with its other keys.
+inline std::optional<boost::json::object> deerflow_section(json_reader& config, std::string_view name) {
     const auto* v = config.find(name);
     const std::string path = config.path_of(name);
     if (v == nullptr || (v->is_bool() && !v->get_bool())) return std::nullopt;
@@ -54,7 +53,6 @@ inline std::optional<boost::json::object> deerflow_section(json_reader& config, 
         if (!json_read_as<bool>(*enabled, json_path(path, "enabled"))) return std::nullopt;
         settings.erase("enabled");
     }
-    if (!taken.empty()) settings.erase(taken);
     return settings;
 }
 
@@ -95,12 +93,11 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
     detail::engage_from_section<uploads, uploads_options>(chain, sections);
     detail::engage_from_section<sandbox, sandbox_options>(chain, sections);
     detail::engage_from_section<dangling_tool_call, dangling_tool_call_options>(chain, sections);
-    if (auto settings = detail::deerflow_section(sections, guardrail_options::config_section, "provider")) {
+    if (auto settings = detail::deerflow_section(sections, guardrail_options::config_section)) {
         allowlist_provider provider;
-        if (const auto* p =
-                sections.object().at(guardrail_options::config_section).get_object().if_contains("provider");
-            p && !p->is_null())
+        if (const auto* p = settings->if_contains("provider"); p && !p->is_null())
             provider = detail::read_guardrail_provider(*p, sections.path_of("guardrails.provider"));
+        settings->erase("provider"); // the provider's, not guardrail_options'
         chain.slot<guardrail<allowlist_provider>>().emplace(
             std::move(provider),
             boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));

@@ -10,6 +10,8 @@
 // Public because a user's middleware writes its options' tag_invoke with it
 // too, and then reads and fails like the built-in ones.
 
+#include <agentware/detail/type_traits.hpp>
+
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -82,16 +84,6 @@ inline std::string json_shown(const boost::json::value& v) {
                                          const boost::json::value& got) {
     throw json_error(std::string(path), fmt::format("expected {}, got {}", expected, json_shown(got)));
 }
-
-template <class T>
-struct is_optional : std::false_type {};
-template <class T>
-struct is_optional<std::optional<T>> : std::true_type {};
-
-template <class T>
-struct is_vector : std::false_type {};
-template <class T, class A>
-struct is_vector<std::vector<T, A>> : std::true_type {};
 
 template <class T>
 struct is_string_map : std::false_type {};

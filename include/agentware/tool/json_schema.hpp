@@ -12,6 +12,7 @@
 //   boost::json::value / object / array -> any value / object / array.
 
 #include <agentware/core/type_list.hpp>
+#include <agentware/detail/type_traits.hpp>
 
 // The macros that describe an arguments struct come with this header.
 #include <boost/describe/class.hpp>
@@ -44,16 +45,6 @@ struct member_description {
 };
 
 namespace detail {
-
-template <class T>
-struct is_optional : std::false_type {};
-template <class T>
-struct is_optional<std::optional<T>> : std::true_type {};
-
-template <class T>
-struct is_vector : std::false_type {};
-template <class T, class A>
-struct is_vector<std::vector<T, A>> : std::true_type {};
 
 /// What a member holds when it is present: `T` for `std::optional<T>`.
 template <class T>

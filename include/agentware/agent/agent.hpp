@@ -44,6 +44,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace agentware {
@@ -71,12 +72,37 @@ public:
     explicit agent(Model model, tool_set tools = {}, Pipeline middleware = {}, agent_options options = {})
         : model_(std::move(model)), tools_(std::move(tools)), pipeline_(std::move(middleware)),
           options_(std::move(options)), pool_(std::make_unique<tool_pool>(options_.max_parallel_tools)) {
-        add_middleware_tools();
+        if constexpr (offer_type::any) {
+            detail::round_offer first; // a name clash among the tools shows here, not in a run
+            offered_.current(pipeline_, tools_, first);
+        }
     }
 
     Model& model() noexcept { return model_; }
     Pipeline& middleware() noexcept { return pipeline_; }
-    tool_set& tools() noexcept { return tools_; }
+    /// The agent's own tools. Change them only while no run is in progress;
+    /// the next round offers them (with those of the engaged middlewares).
+    tool_set& tools() noexcept {
+        if constexpr (offer_type::any) offered_.invalidate();
+        return tools_;
+    }
+    /// The tools a model call would be offered now: the agent's own and those
+    /// of the middlewares whose slots are engaged.
+    std::shared_ptr<const tool_set> offered_tools() {
+        if constexpr (offer_type::any) {
+            detail::round_offer now;
+            offered_.current(pipeline_, tools_, now);
+            return std::move(now.tools);
+        } else {
+            return std::shared_ptr<const tool_set>(std::shared_ptr<void>(), &tools_); // no owner: the agent's
+        }
+    }
+    /// Rebuilds the offered tools at the next round. Engaging or resetting an
+    /// optional slot is noticed by itself; replacing an engaged middleware by
+    /// another (`emplace` on an engaged slot) whose `tools()` differ is not.
+    void refresh_tools() noexcept {
+        if constexpr (offer_type::any) offered_.invalidate();
+    }
     agent_options& options() noexcept { return options_; }
 
     /// Keeps each thread's state between invocations (see `invoke`).
@@ -127,7 +153,7 @@ public:
             for (auto step = first_step(state, rt, result); step != detail::loop_step::end;)
                 step = step == detail::loop_step::tools
                            ? co_await async_run_tools(state, rt, config, result, round)
-                           : co_await async_model_round(state, rt, config, result);
+                           : co_await async_model_round(state, rt, config, result, round);
         } catch (...) {
             fail(result, std::current_exception());
         }
@@ -145,15 +171,14 @@ public:
     }
 
 private:
-    // A middleware may bring tools (view_image, ask_clarification, the sandbox's):
-    // `std::vector<std::shared_ptr<tool_interface>> tools()`. Those of engaged
-    // slots are offered with the agent's own.
-    void add_middleware_tools() {
-        pipeline_.for_each_enabled([this](auto& m) {
-            if constexpr (requires { m.tools(); })
-                for (auto& t : m.tools())
-                    tools_.add(std::shared_ptr<tool_interface>(t));
-        });
+    using offer_type = detail::offered_tools<Pipeline>;
+
+    // The tools this round offers (the run keeps the last offer in `round`).
+    const tool_set& offer(detail::tool_round<state_type>& round) {
+        if constexpr (offer_type::any)
+            return offered_.current(pipeline_, tools_, round.offer);
+        else
+            return tools_;
     }
 
     // A bounded pool for the tool calls of a round (made when first needed).
@@ -232,11 +257,12 @@ private:
                 agent_update{node, rt.round, std::span<const message>(state.messages).subspan(first)});
     }
 
-    model_request<state_type> make_request(state_type& state, runtime& rt, const run_config& config) {
+    model_request<state_type> make_request(state_type& state, runtime& rt, const run_config& config,
+                                           const tool_set& offered) {
         model_request<state_type> req;
         req.messages = cow_vector<message>(state.messages);
         req.system_prompt = cow_string(options_.system_prompt); // borrowed: hooks that edit it copy it
-        req.tools = cow_vector<tool_schema>(tools_.schemas());
+        req.tools = cow_vector<tool_schema>(offered.schemas());
         req.settings = options_.settings;
         req.stream = config.stream;
         req.state = &state;
@@ -284,25 +310,30 @@ private:
     detail::loop_step model_round(state_type& state, runtime& rt, const run_config& config,
                                   run_result& result, detail::run_buffers<state_type>& buffers) {
         if (auto step = enter_round(state, rt, config, result)) return *step;
+        const tool_set& offered = offer(buffers.tools);
         model_response response = [&] {
             if constexpr (Pipeline::template declares<hooks::wrap_model_call_t>) {
-                auto req = make_request(state, rt, config);
+                auto req = make_request(state, rt, config, offered);
                 return pipeline_.wrap_model_call(
                     req, [this](model_request<state_type>& r) { return model_.invoke(r); });
             } else {
                 // No hook can change the request, and what it borrows (the
                 // history, the tools) is the same every round: one serves the run.
-                if (!buffers.request) buffers.request = make_request(state, rt, config);
+                if (!buffers.request)
+                    buffers.request = make_request(state, rt, config, offered);
+                else if constexpr (offer_type::any)
+                    buffers.request->tools = cow_vector<tool_schema>(offered.schemas()); // slots may change
                 return model_.invoke(static_cast<const chat_request&>(*buffers.request));
             }
         }();
         return leave_round(state, rt, config, result, std::move(response));
     }
 
-    boost::asio::awaitable<detail::loop_step>
-    async_model_round(state_type& state, runtime& rt, const run_config& config, run_result& result) {
+    boost::asio::awaitable<detail::loop_step> async_model_round(state_type& state, runtime& rt,
+                                                                const run_config& config, run_result& result,
+                                                                detail::tool_round<state_type>& round) {
         if (auto step = enter_round(state, rt, config, result)) co_return *step;
-        auto req = make_request(state, rt, config);
+        auto req = make_request(state, rt, config, offer(round));
         // The terminal copies the request into the model coroutine's frame
         // (cheap: the messages are shared), so hooks may pass a request of their own.
         model_response response = co_await pipeline_.wrap_model_call(
@@ -319,14 +350,14 @@ private:
 
     tool_response call_through_chain(tool_request<state_type>& req) {
         return pipeline_.wrap_tool_call(req, [this](tool_request<state_type>& r) {
-            return detail::call_tool(r, tools_, options_.validate_tool_arguments);
+            return detail::call_tool(r, options_.validate_tool_arguments);
         });
     }
 
     // Answers garbled calls, then collects the calls to run (none: back to the model).
     void prepare_tools(state_type& state, const runtime& rt, detail::tool_round<state_type>& round) {
         detail::answer_invalid_calls(state.messages);
-        detail::collect_tool_calls(state, rt, tools_, round);
+        detail::collect_tool_calls(state, rt, offer(round), round);
     }
 
     detail::loop_step merge_tools(state_type& state, runtime& rt, const run_config& config,
@@ -390,13 +421,13 @@ private:
     // blocking one runs on the pool, so that it holds no executor's thread.
     boost::asio::awaitable<tool_response> async_call_tool(tool_request<state_type> r) {
         if (!r.tool || r.tool->is_async())
-            co_return co_await detail::async_call_tool(r, tools_, options_.validate_tool_arguments);
+            co_return co_await detail::async_call_tool(r, options_.validate_tool_arguments);
         co_return co_await boost::asio::co_spawn(pool_->get(), call_tool_on_pool(std::move(r)),
                                                  boost::asio::use_awaitable);
     }
 
     boost::asio::awaitable<tool_response> call_tool_on_pool(tool_request<state_type> r) {
-        co_return detail::call_tool(r, tools_, options_.validate_tool_arguments);
+        co_return detail::call_tool(r, options_.validate_tool_arguments);
     }
 
     boost::asio::awaitable<detail::loop_step> async_run_tools(state_type& state, runtime& rt,
@@ -435,6 +466,7 @@ private:
     tool_set tools_;
     Pipeline pipeline_;
     agent_options options_;
+    [[no_unique_address]] std::conditional_t<offer_type::any, offer_type, std::monostate> offered_;
     std::unique_ptr<tool_pool> pool_;
     std::function<std::optional<boost::json::value>(std::string_view)> load_;
     std::function<void(std::string_view, const boost::json::value&)> save_;

@@ -10,6 +10,7 @@
 #include <agentware/model/chat_model.hpp>
 #include <agentware/state/update.hpp>
 #include <agentware/tool/tool.hpp>
+#include <agentware/tool/tool_set.hpp>
 
 namespace agentware {
 
@@ -33,6 +34,7 @@ template <class State>
 struct tool_request {
     cow<tool_call> call;
     tool_interface* tool = nullptr;
+    const tool_set* tools = nullptr; ///< the tools offered in this round (the agent's and its middlewares')
     const State* state = nullptr;
     const runtime* rt = nullptr;
 };

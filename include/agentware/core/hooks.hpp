@@ -1,7 +1,7 @@
 #ifndef AGENTWARE_CORE_HOOKS_HPP
 #define AGENTWARE_CORE_HOOKS_HPP
 
-// The six hook kinds, how a middleware is seen to take part in each, and the
+// The hook kinds, how a middleware is seen to take part in each, and the
 // compile-time diagnostics for a hook the pipeline cannot call.
 //
 // Detection has two halves:
@@ -104,11 +104,26 @@ AGENTWARE_DETAIL_DEFINE_HOOK(wrap_tool_call, wrap,
 #undef AGENTWARE_DETAIL_DEFINE_HOOK
 
 namespace agentware {
-
-/// A middleware is a class that declares at least one of the six hooks.
+namespace detail {
+struct tools_name_probe {
+    int tools;
+};
 template <class M>
-concept middleware = declares_before_agent<M> || declares_before_model<M> || declares_after_model<M> ||
-                     declares_after_agent<M> || declares_wrap_model_call<M> || declares_wrap_tool_call<M>;
+struct tools_lookup final : M, tools_name_probe {};
+} // namespace detail
+
+/// True when `M` has a member named `tools`: the seventh hook, through which a
+/// middleware offers tools to the model while its slot is engaged. The agent
+/// (which knows what a tool is) checks that it can be called as `tools()`.
+template <class M>
+concept declares_tools =
+    std::is_class_v<M> && !std::is_final_v<M> && !requires { &detail::tools_lookup<M>::tools; };
+
+/// A middleware is a class that declares at least one of the seven hooks.
+template <class M>
+concept middleware =
+    declares_before_agent<M> || declares_before_model<M> || declares_after_model<M> ||
+    declares_after_agent<M> || declares_wrap_model_call<M> || declares_wrap_tool_call<M> || declares_tools<M>;
 
 /// True when `M`'s node hook `Hook` can be called with this state and runtime.
 template <class M, class Hook, class State, class Runtime>

@@ -26,7 +26,7 @@ struct pipeline_slot_is_not_a_middleware {
         detail::always_false<Middleware>,
         "agentware::pipeline: the type in this error's template argument declares none of the hooks "
         "before_agent, before_model, after_model, after_agent, wrap_model_call, "
-        "wrap_tool_call (a middleware must declare at least one, and must not be final)");
+        "wrap_tool_call, tools (a middleware must declare at least one, and must not be final)");
 };
 
 template <class Middleware>

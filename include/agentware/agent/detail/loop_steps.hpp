@@ -5,6 +5,7 @@
 // share. Nothing here walks the whole history: each step looks only at the
 // tail of the messages, so a round costs the same at any history length.
 
+#include <agentware/agent/detail/offered_tools.hpp>
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/run.hpp>
 #include <agentware/agent/runtime.hpp>
@@ -97,8 +98,9 @@ inline bool answered_after(const std::vector<message>& messages, std::size_t ai,
 /// result or, when the chain threw, why.
 template <class State>
 struct tool_slot {
-    tool_slot(const tool_call& call, tool_interface* tool, const State* state, const runtime* rt) noexcept
-        : request{cow<tool_call>(call), tool, state, rt} {}
+    tool_slot(const tool_call& call, tool_interface* tool, const tool_set* tools, const State* state,
+              const runtime* rt) noexcept
+        : request{cow<tool_call>(call), tool, tools, state, rt} {}
 
     tool_request<State> request;
     std::optional<tool_response> result;
@@ -110,6 +112,7 @@ struct tool_slot {
 template <class State>
 struct tool_round {
     std::vector<tool_slot<State>> calls;
+    round_offer offer; ///< the tools offered last (see offered_tools)
 };
 
 /// What a run keeps from round to round, so that later rounds allocate
@@ -131,7 +134,8 @@ void collect_tool_calls(State& state, const runtime& rt, const tool_set& tools, 
     std::size_t ai = last_ai_index(messages);
     if (ai == static_cast<std::size_t>(-1)) return;
     for (const tool_call& c : messages[ai].tool_calls)
-        if (!answered_after(messages, ai, c.id)) round.calls.emplace_back(c, tools.find(c.name), &state, &rt);
+        if (!answered_after(messages, ai, c.id))
+            round.calls.emplace_back(c, tools.find(c.name), &tools, &state, &rt);
 }
 
 /// Answers the calls whose arguments the model garbled with error tool
@@ -183,8 +187,9 @@ inline tool_response to_result(const tool_call& call, tool_output&& out) {
 /// The answer to a call that cannot run: an unknown tool, or arguments that
 /// fail its schema. Empty when the call may run.
 template <class State>
-std::optional<tool_response> refuse_call(const tool_request<State>& r, const tool_set& tools, bool validate) {
+std::optional<tool_response> refuse_call(const tool_request<State>& r, bool validate) {
     const tool_call& call = *r.call;
+    const tool_set& tools = *r.tools;
     if (!r.tool)
         return error_result(call, fmt::format("Error: there is no tool named \"{}\". Available tools: {}.",
                                               call.name, tools.empty() ? "none" : tools.names()));
@@ -214,17 +219,16 @@ tool_runtime runtime_for(const tool_request<State>& r) noexcept {
 /// schema, and calls it. Unknown tools and bad arguments become error tool
 /// messages the model can read; what the tool throws goes up the chain.
 template <class State>
-tool_response call_tool(const tool_request<State>& r, const tool_set& tools, bool validate) {
-    if (auto refused = refuse_call(r, tools, validate)) return std::move(*refused);
+tool_response call_tool(const tool_request<State>& r, bool validate) {
+    if (auto refused = refuse_call(r, validate)) return std::move(*refused);
     return to_result(*r.call, r.tool->call(r.call->args, runtime_for(r)));
 }
 
 /// The same, awaiting the tool's `async_call` on the caller's executor. The
 /// caller keeps `r` alive until the await completes.
 template <class State>
-boost::asio::awaitable<tool_response> async_call_tool(const tool_request<State>& r, const tool_set& tools,
-                                                      bool validate) {
-    if (auto refused = refuse_call(r, tools, validate)) co_return std::move(*refused);
+boost::asio::awaitable<tool_response> async_call_tool(const tool_request<State>& r, bool validate) {
+    if (auto refused = refuse_call(r, validate)) co_return std::move(*refused);
     const tool_runtime trt = runtime_for(r);
     co_return to_result(*r.call, co_await r.tool->async_call(r.call->args, trt));
 }

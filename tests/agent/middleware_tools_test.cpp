@@ -1,0 +1,103 @@
+// The seventh hook: tools a middleware offers while its slot is engaged.
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+using namespace agentware;
+using strings = std::vector<std::string>;
+
+namespace {
+
+// Offers `ping`, and counts how often the agent asked it for its tools.
+struct pinger {
+    std::shared_ptr<std::atomic<int>> built = std::make_shared<std::atomic<int>>(0);
+
+    std::vector<std::shared_ptr<tool_interface>> tools() const {
+        ++*built;
+        return {share_tool(make_tool("ping", "Answers pong.", boost::json::object{},
+                                     [](const boost::json::object&) { return std::string("pong"); }))};
+    }
+};
+
+// A middleware may consist of its tools alone; this one offers an `echo`.
+struct echo_kit {
+    auto tools() { return std::vector{share_tool(test::echo_tool())}; }
+};
+
+strings offered(const scripted_model& model, std::size_t i) { return model.requests().at(i).tool_names; }
+
+} // namespace
+
+TEST_CASE("an optional slot's tools are offered while it is engaged, and gone when it is reset",
+          "[agent][middleware_tools]") {
+    scripted_model model({ai_message("first"), test::calls({test::call("c1", "ping")}), ai_message("second"),
+                          test::calls({test::call("c2", "ping")}), ai_message("third")});
+    agent a(model, tool_set(test::echo_tool()), pipeline<std::optional<pinger>>{std::nullopt});
+
+    REQUIRE(a.invoke("one").ok());
+    CHECK(offered(model, 0) == strings{"echo"});
+
+    a.middleware().slot<pinger>().emplace();
+    auto two = a.invoke("two");
+    REQUIRE(two.ok());
+    CHECK(offered(model, 1) == strings{"echo", "ping"});
+    CHECK(two.state.messages.at(2).text() == "pong");
+    CHECK(two.state.messages.at(2).status == tool_status::ok);
+
+    a.middleware().slot<pinger>().reset();
+    auto three = a.invoke("three");
+    REQUIRE(three.ok());
+    CHECK(offered(model, 3) == strings{"echo"});
+    // A call to a tool that is no longer offered is answered as an unknown tool.
+    CHECK(three.state.messages.at(2).status == tool_status::error);
+    CHECK(three.state.messages.at(2).text() == "Error: there is no tool named \"ping\". Available tools: echo.");
+}
+
+TEST_CASE("a middleware's tools are built once per change of the engaged slots, not every round",
+          "[agent][middleware_tools]") {
+    pinger p;
+    auto built = p.built;
+    scripted_model model({test::calls({test::call("c1", "ping")}), test::calls({test::call("c2", "ping")}),
+                          ai_message("done")});
+    agent a(model, tool_set{}, pipeline<echo_kit, pinger>{echo_kit{}, std::move(p)});
+    const int after_construction = *built; // the construction checks the names once
+    REQUIRE(a.invoke("go").ok());
+    CHECK(*built == after_construction);
+    CHECK(offered(model, 0) == strings{"echo", "ping"});
+    CHECK(offered(model, 2) == strings{"echo", "ping"});
+
+    // Handing out the agent's own tools may change them: the next round rebuilds.
+    a.tools().add(make_tool("extra", "Nothing.", boost::json::object{},
+                            [](const boost::json::object&) { return std::string(); }));
+    CHECK(a.offered_tools()->names() == "extra, echo, ping");
+}
+
+TEST_CASE("two tools of one name among the agent's and a middleware's fail when the agent is built",
+          "[agent][middleware_tools]") {
+    scripted_model model({ai_message("never")});
+    CHECK_THROWS_WITH((agent(model, tool_set(test::echo_tool()), pipeline<echo_kit>{})),
+                      Catch::Contains("two tools are named \"echo\""));
+}
+
+TEST_CASE("the coroutine loop offers the tools of the slots engaged at each round", "[agent][middleware_tools]") {
+    scripted_model model({test::calls({test::call("c1", "ping")}), ai_message("done")});
+    agent a(model, tool_set{}, pipeline<std::optional<pinger>>{pinger{}});
+    boost::asio::io_context io;
+    std::optional<invoke_result<decltype(a)::state_type>> out;
+    boost::asio::co_spawn(io, a.async_invoke("go"), [&](std::exception_ptr e, auto r) {
+        if (!e) out = std::move(r);
+    });
+    io.run();
+    REQUIRE(out);
+    REQUIRE(out->ok());
+    CHECK(offered(model, 0) == strings{"ping"});
+    CHECK(out->state.messages.at(2).text() == "pong");
+}

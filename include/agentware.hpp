@@ -26,6 +26,7 @@
 #include <agentware/tool/tool_set.hpp>
 
 #include <agentware/agent/agent.hpp>
+#include <agentware/agent/async_loop.hpp>
 #include <agentware/agent/checkpointer.hpp>
 #include <agentware/agent/thread_id.hpp>
 #include <agentware/agent/wrap.hpp>

@@ -1,6 +1,8 @@
 // The seventh hook: tools a middleware offers while its slot is engaged.
 #include "support.hpp"
 
+#include <agentware/agent/async_loop.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <boost/asio/co_spawn.hpp>

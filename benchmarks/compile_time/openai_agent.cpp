@@ -8,7 +8,9 @@
 #include <cstdio>
 
 int main() {
-    agentware::openai_chat_model model({.model = "gpt-4o-mini"});
+    agentware::openai_config config;
+    config.model = "gpt-4o-mini";
+    agentware::openai_chat_model model(config);
     auto add = agentware::make_tool(
         "add", "Adds two integers.",
         R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]})",

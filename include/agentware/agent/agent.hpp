@@ -116,8 +116,15 @@ public:
     template <checkpointer C>
     agent& use_checkpointer(C c) {
         auto shared = std::make_shared<C>(std::move(c));
-        load_ = [shared](std::string_view id) { return shared->load(id); };
-        save_ = [shared](std::string_view id, const boost::json::value& v) { shared->save(id, v); };
+        // The state's JSON form is made here, so an agent without a checkpointer
+        // does not compile it.
+        load_ = [shared](std::string_view id) -> std::optional<state_type> {
+            if (auto saved = shared->load(id)) return boost::json::value_to<state_type>(*saved);
+            return std::nullopt;
+        };
+        save_ = [shared](std::string_view id, const state_type& s) {
+            shared->save(id, boost::json::value_from(s));
+        };
         return *this;
     }
 
@@ -229,7 +236,7 @@ private:
     bool load_state(const run_config& config, invoke_result<state_type>& out) {
         if (!load_) return true;
         try {
-            if (auto saved = load_(config.thread_id)) out.state = boost::json::value_to<state_type>(*saved);
+            if (auto saved = load_(config.thread_id)) out.state = std::move(*saved);
             return true;
         } catch (...) {
             fail(out, std::current_exception());
@@ -240,7 +247,7 @@ private:
     void save_state(const run_config& config, invoke_result<state_type>& out) {
         if (!save_) return;
         try {
-            save_(config.thread_id, boost::json::value_from(out.state));
+            save_(config.thread_id, out.state);
         } catch (...) {
             fail(out, std::current_exception());
         }
@@ -386,8 +393,8 @@ private:
     agent_options options_;
     [[no_unique_address]] std::conditional_t<offer_type::any, offer_type, std::monostate> offered_;
     std::unique_ptr<tool_pool> pool_;
-    std::function<std::optional<boost::json::value>(std::string_view)> load_;
-    std::function<void(std::string_view, const boost::json::value&)> save_;
+    std::function<std::optional<state_type>(std::string_view)> load_;
+    std::function<void(std::string_view, const state_type&)> save_;
 };
 
 /// Makes an agent from a model, tools and middlewares: the pipeline's type is

@@ -8,6 +8,7 @@ packages=(
   g++ cmake ninja-build          # toolchain
   clang-16                       # second compiler (clang 14 lacks parts of C++20)
   libclang-rt-16-dev             # its sanitizer runtimes (CI's ASan, UBSan and TSan builds)
+  clang-format-16                # the formatter CI checks every C++ file with (cmake/check-format.sh)
   libboost1.81-dev               # Hana, JSON, Beast, Asio (all used header-only)
   libfmt-dev                     # fmt 9
   libssl-dev                     # HTTPS for the model clients

@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdio>
 #include <map>
+#include <memory>
 
 using namespace agentware;
 
@@ -32,12 +34,17 @@ struct date_in_prompt {
     }
 };
 
-// Logs every tool call and how it went.
-struct tool_logger {
+// Counts tool calls and failed ones. The calls of one round run concurrently,
+// and so do their wrap hooks: hence the atomics (shared, as a middleware is copied into the agent).
+struct tool_call_counter {
+    struct counts {
+        std::atomic<int> calls{0}, failed{0};
+    };
+    std::shared_ptr<counts> seen = std::make_shared<counts>();
     tool_response wrap_tool_call(auto& request, auto&& next) {
         tool_response r = next(request);
-        fmt::print("  tool {}({}) -> {}{}\n", request.call->name, boost::json::serialize(request.call->args),
-                   r.msg.text(), r.msg.is_error() ? " [error]" : "");
+        ++seen->calls;
+        if (r.msg.is_error()) ++seen->failed;
         return r;
     }
 };
@@ -64,20 +71,31 @@ int main() {
 
     agent_options options;
     options.system_prompt = "You are a helpful assistant. Use tools for facts.";
-    agent a(model, tool_set(weather), pipeline<model_call_budget, date_in_prompt, tool_logger>{}, options);
+    tool_call_counter counter;
+    agent a(model, tool_set(weather),
+            pipeline<model_call_budget, date_in_prompt, tool_call_counter>{model_call_budget{},
+                                                                           date_in_prompt{}, counter},
+            options);
     a.use_checkpointer(memory_checkpointer{});
 
     run_config config;
     config.thread_id = "demo";
+    // Each step as it happens: the model's answer, then the round's tool results (in call order).
     config.on_update = [](const agent_update& u) {
-        for (const auto& m : u.messages)
-            if (m.is_ai()) fmt::print("[round {}] {}\n", u.round, m);
+        for (const auto& m : u.messages) {
+            if (m.is_ai()) fmt::print("[round {}] model: {}\n", u.round, m.text());
+            for (const auto& call : m.tool_calls)
+                fmt::print("  asks {}\n", call);
+            if (m.is_tool())
+                fmt::print("  tool {} -> {}{}\n", m.name, m.text(), m.is_error() ? " [error]" : "");
+        }
     };
     fmt::print("user: Which is warmer right now, Paris or Lisbon?\n");
     auto result = a.invoke("Which is warmer right now, Paris or Lisbon?", config);
     fmt::print("answer: {}\nstopped: {} after {} model calls; {} messages in thread \"{}\"\n",
                result.answer(), to_string(result.reason), result.rounds, result.state.messages.size(),
                config.thread_id);
+    fmt::print("{} tool calls, {} failed\n", counter.seen->calls.load(), counter.seen->failed.load());
     fmt::print("the model was told: {}\n", model.requests().back().system_prompt);
     return result.ok() ? 0 : 1;
 }

@@ -12,5 +12,6 @@
 #include <agentware/message/id.hpp>
 #include <agentware/message/json.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/message/provider_metadata.hpp>
 
 #endif

@@ -99,11 +99,11 @@ TEST_CASE("the third identical answer queues a warning; the fifth is a hard stop
     b.answer(same()); // warned once per hash
     CHECK(b.guard.pending_warnings("thread-1", "run-1") == strings{warning});
     message last = ai_message("Searching again.", same());
-    last.metadata["finish_reason"] = "tool_calls";
+    last.provider.set_finish_reason("tool_calls");
     const message& stopped = b.answer(last);
     CHECK(stopped.tool_calls.empty());
     CHECK(stopped.text() == "Searching again.\n\n" + hard_stop);
-    CHECK(stopped.metadata.at("finish_reason") == "stop");
+    CHECK(stopped.provider.finish_reason() == "stop");
     CHECK(b.rt.context.at("stop_reason") == "loop_capped");
     CHECK(b.guard.consume_stop_reason("run-1") == std::optional<std::string>("loop_capped"));
     CHECK_FALSE(b.guard.consume_stop_reason("run-1")); // consumed
@@ -450,7 +450,7 @@ TEST_CASE("subagent_limit caps a run's total and says so once the budget is spen
     CHECK(second.tool_calls.size() == 3);
     CHECK(b.guard.used(b.rt) == 6);
     message third = ai_message("More work.", {task("c1"), test::call("x", "bash")});
-    third.metadata["finish_reason"] = "tool_calls";
+    third.provider.set_finish_reason("tool_calls");
     const message& m = b.answer(third);
     REQUIRE(m.tool_calls.size() == 1);
     CHECK(m.tool_calls[0].name == "bash");
@@ -459,13 +459,13 @@ TEST_CASE("subagent_limit caps a run's total and says so once the budget is spen
                       "using the subagent results already collected, execute remaining simple work directly, "
                       "or summarize the "
                       "remaining work instead of launching more subagents.");
-    CHECK(m.metadata.at("finish_reason") == "tool_calls"); // calls remain
+    CHECK(m.provider.finish_reason() == "tool_calls"); // calls remain
     CHECK(b.rt.context.at("stop_reason") == "subagent_limit_capped");
     message only_tasks = ai_message("", {task("d1")});
-    only_tasks.metadata["finish_reason"] = "tool_calls";
+    only_tasks.provider.set_finish_reason("tool_calls");
     const message& d = b.answer(only_tasks);
     CHECK(d.tool_calls.empty());
-    CHECK(d.metadata.at("finish_reason") == "stop");
+    CHECK(d.provider.finish_reason() == "stop");
 }
 
 TEST_CASE("an answer that only exceeds the remaining budget is cut without a note",

@@ -116,7 +116,10 @@ TEST_CASE("anthropic response: thinking, text, tool use and usage", "[anthropic]
     CHECK(r.ai.tool_calls[0] == tool_call{"toolu_01A09q90qw90lq917835lq9", "get_weather",
                                           json::object{{"location", "San Francisco, CA"}}});
     CHECK(r.usage == token_usage{482, 91, 573});
-    CHECK(r.ai.metadata.at("finish_reason") == "tool_use");
+    CHECK(r.ai.provider.finish_reason() == "tool_use");
+    CHECK(r.ai.provider.model() == "claude-sonnet-4-20250514");
+    CHECK(r.ai.provider.usage() == r.usage);
+    CHECK(r.ai.metadata.size() == 1); // the thinking signature alone stays JSON
 
     for (const char* bad : {"", "[]", R"({"type":"message"})", R"({"content":[1]})",
                             R"({"content":[{"type":"text","text":3}]})"}) {
@@ -142,6 +145,7 @@ TEST_CASE("anthropic stream: events assemble the same message at every split; cu
     REQUIRE(whole.ai.tool_calls.size() == 1);
     CHECK(whole.ai.tool_calls[0].args == json::object{{"location", "San Francisco, CA"}});
     CHECK(whole.usage == token_usage{472, 89, 561});
+    CHECK(whole.ai.provider == provider_metadata("tool_use", "claude-sonnet-4-20250514", whole.usage));
 
     for (std::size_t i = 0; i <= bytes.size(); ++i)
         CHECK(assemble(bytes, i).ai == whole.ai);

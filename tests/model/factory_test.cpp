@@ -200,8 +200,7 @@ TEST_CASE("token counter: estimates, and the provider's usage where reported", "
     CHECK(estimated == (3 + 10) + (3 + 20));
 
     message answer = ai_message(std::string(40, 'a'));
-    answer.metadata["usage"] =
-        json::object{{"input_tokens", 1000}, {"output_tokens", 50}, {"total_tokens", 1050}};
+    answer.provider.set_usage(token_usage{1000, 50, 1050});
     history.push_back(answer);
     history.push_back(human_message(std::string(8, 'q')));
     CHECK(counter.count(history) == 1050 + 3 + 2);

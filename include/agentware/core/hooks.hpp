@@ -62,6 +62,10 @@ enum class hook_shape { node, wrap };
         template <class M, class... Args>                                                                    \
         static constexpr bool callable_with =                                                                \
             requires(M& m, Args&&... args) { m.NAME(std::forward<Args>(args)...); };                         \
+        /* What the call returns, found without instantiating the hook's body (a body */                     \
+        /* that cannot compile would add its own error to the pipeline's). */                                \
+        template <class M, class... Args>                                                                    \
+        using result_of = decltype(std::declval<M&>().NAME(std::declval<Args>()...));                        \
         template <class M, class... Args>                                                                    \
         static constexpr decltype(auto) call(M& m, Args&&... args) {                                         \
             return m.NAME(std::forward<Args>(args)...);                                                      \

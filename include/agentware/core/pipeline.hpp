@@ -259,7 +259,7 @@ private:
                     (void)sizeof(typename Hook::template signature_error<M>);
                     return std::invoke(terminal, request);
                 } else if constexpr (!std::is_convertible_v<
-                                         decltype(Hook::call(std::declval<M&>(), request, next)), result_t>) {
+                                         typename Hook::template result_of<M, Request&, next_t&>, result_t>) {
                     (void)sizeof(typename Hook::template return_type_error<M>);
                     return std::invoke(terminal, request);
                 } else if constexpr (is_optional_slot_v<slot_t>) {

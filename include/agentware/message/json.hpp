@@ -23,7 +23,10 @@
 #include <boost/json/value_to.hpp>
 #include <fmt/format.h>
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -285,16 +288,85 @@ void for_each_element(const boost::json::object& o, std::string_view key, const 
         read((*items)[i], at.element(key, i));
 }
 
-/// Reads a message from the wire or the state form. Tolerated provider
-/// quirks: content null or absent (tool-call-only replies), "reasoning" as an
-/// alias of "reasoning_content", tool call type or id absent, arguments in the
-/// forms read_arguments lists; a non-empty "refusal" is kept in
-/// metadata["refusal"] so a refused reply is not silently empty. Unknown
-/// fields are ignored.
-inline message read_message(const boost::json::value& v, std::string_view owner) {
-    const json_place at{owner, {}};
-    const boost::json::object& o = expect_object(v, at);
+/// token_usage's JSON keys, each with the count it names.
+inline std::array<std::pair<std::string_view, std::uint64_t*>, 3> usage_counts(token_usage& u) noexcept {
+    return {{{"input_tokens", &u.input_tokens},
+             {"output_tokens", &u.output_tokens},
+             {"total_tokens", &u.total_tokens}}};
+}
 
+/// The usage object of the state form, when it is exactly what usage_to_json
+/// writes (the three counts, not all zero), so that lifting it into the typed
+/// member and writing it back gives the same JSON; anything else stays JSON.
+inline std::optional<token_usage> read_exact_usage(const boost::json::value& v) {
+    const auto* o = v.if_object();
+    if (o == nullptr || o->size() != 3) return std::nullopt;
+    token_usage u;
+    for (auto [key, count] : usage_counts(u)) {
+        const auto* n = o->if_contains(key);
+        if (n == nullptr) return std::nullopt;
+        if (const auto* i = n->if_int64(); i != nullptr && *i >= 0)
+            *count = static_cast<std::uint64_t>(*i);
+        else if (const auto* x = n->if_uint64())
+            *count = *x;
+        else
+            return std::nullopt;
+    }
+    if (u.empty()) return std::nullopt;
+    return u;
+}
+
+inline boost::json::object usage_to_json(const token_usage& u) {
+    return boost::json::object{{"input_tokens", u.input_tokens},
+                               {"output_tokens", u.output_tokens},
+                               {"total_tokens", u.total_tokens}};
+}
+
+/// The state form's "metadata": finish_reason, model and usage go to the typed
+/// message::provider (when they are of the form it writes back), the rest to
+/// message::metadata. States saved before the split read the same way.
+inline void read_metadata(const boost::json::object& in, message& m) {
+    std::string_view finish_reason, model;
+    token_usage usage;
+    for (const boost::json::key_value_pair& entry : in) {
+        const std::string_view key = entry.key();
+        const boost::json::value& value = entry.value();
+        const auto* text = value.if_string();
+        if (key == "finish_reason" && text != nullptr && !text->empty()) {
+            finish_reason = *text;
+        } else if (key == "model" && text != nullptr && !text->empty()) {
+            model = *text;
+        } else if (const auto exact = key == "usage" ? read_exact_usage(value) : std::nullopt) {
+            usage = *exact;
+        } else {
+            m.metadata.emplace(key, value);
+        }
+    }
+    m.provider = provider_metadata(finish_reason, model, usage);
+}
+
+/// The typed figures that are set, under the keys the state form has always used.
+inline void write_provider_metadata(const provider_metadata& p, boost::json::object& out) {
+    if (!p.finish_reason().empty()) out["finish_reason"] = p.finish_reason();
+    if (!p.model().empty()) out["model"] = p.model();
+    if (const token_usage usage = p.usage(); !usage.empty()) out["usage"] = usage_to_json(usage);
+}
+
+/// The state form's "metadata": the typed provider figures first, then the
+/// rest (a key of both is written once, from the typed member).
+inline boost::json::object metadata_to_json(const message& m) {
+    if (m.provider.empty()) return m.metadata;
+    boost::json::object out;
+    out.reserve(m.metadata.size() + 3);
+    write_provider_metadata(m.provider, out);
+    for (const boost::json::key_value_pair& entry : m.metadata)
+        out.emplace(entry.key(), entry.value());
+    return out;
+}
+
+/// Every field of a message but its metadata (read_message's part that does
+/// not depend on how metadata is held).
+inline message read_message_fields(const boost::json::object& o, const json_place& at) {
     message m;
     const boost::json::value* role_value = o.if_contains("role");
     if (role_value == nullptr) at.fail("role", "is missing");
@@ -324,12 +396,25 @@ inline message read_message(const boost::json::value& v, std::string_view owner)
 
     if (const auto* status = o.if_contains("status"); status != nullptr && !status->is_null())
         m.status = read_status(*status, at, "status");
+    return m;
+}
+
+/// Reads a message from the wire or the state form. Tolerated provider
+/// quirks: content null or absent (tool-call-only replies), "reasoning" as an
+/// alias of "reasoning_content", tool call type or id absent, arguments in the
+/// forms read_arguments lists; a non-empty "refusal" is kept in
+/// metadata["refusal"] so a refused reply is not silently empty. Unknown
+/// fields are ignored.
+inline message read_message(const boost::json::value& v, std::string_view owner) {
+    const json_place at{owner, {}};
+    const boost::json::object& o = expect_object(v, at);
+    message m = read_message_fields(o, at);
 
     if (const auto* metadata = o.if_contains("metadata"); metadata != nullptr && !metadata->is_null()) {
         const auto* object = metadata->if_object();
         if (object == nullptr)
             at.fail("metadata", fmt::format("must be an object (got {})", describe_json(*metadata)));
-        m.metadata = *object;
+        read_metadata(*object, m);
     }
     if (const auto* refusal = o.if_contains("refusal"); refusal != nullptr && refusal->is_string() &&
                                                         !refusal->get_string().empty() &&
@@ -441,7 +526,7 @@ inline boost::json::object message_to_json(const message& m, json_form form, con
     }
     if (m.is_tool() || !m.tool_call_id.empty()) o["tool_call_id"] = m.tool_call_id;
     if (m.status == tool_status::error) o["status"] = "error";
-    if (!m.metadata.empty()) o["metadata"] = m.metadata;
+    if (!m.provider.empty() || !m.metadata.empty()) o["metadata"] = metadata_to_json(m);
     return o;
 }
 
@@ -500,6 +585,46 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
 inline invalid_tool_call tag_invoke(boost::json::value_to_tag<invalid_tool_call>,
                                     const boost::json::value& jv) {
     return detail::read_invalid_tool_call(jv, detail::json_place{"invalid_tool_call", {}});
+}
+
+/// token_usage <-> {"input_tokens","output_tokens","total_tokens"}; a count
+/// that is missing reads as 0.
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const token_usage& u) {
+    jv = detail::usage_to_json(u);
+}
+
+inline token_usage tag_invoke(boost::json::value_to_tag<token_usage>, const boost::json::value& jv) {
+    const detail::json_place at{"token_usage", {}};
+    const boost::json::object& o = detail::expect_object(jv, at);
+    token_usage u;
+    for (auto [key, count] : detail::usage_counts(u)) {
+        const boost::json::value* n = o.if_contains(key);
+        if (n == nullptr) continue;
+        boost::json::error_code ec;
+        *count = n->to_number<std::uint64_t>(ec);
+        if (ec)
+            at.fail(key, fmt::format("must be a non-negative integer (got {})", detail::describe_json(*n)));
+    }
+    return u;
+}
+
+/// provider_metadata <-> {"finish_reason","model","usage"}, each only when set.
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const provider_metadata& p) {
+    boost::json::object o;
+    detail::write_provider_metadata(p, o);
+    jv = std::move(o);
+}
+
+inline provider_metadata tag_invoke(boost::json::value_to_tag<provider_metadata>,
+                                    const boost::json::value& jv) {
+    const detail::json_place at{"provider_metadata", {}};
+    const boost::json::object& o = detail::expect_object(jv, at);
+    const std::string finish_reason = detail::read_string(o, "finish_reason", at);
+    const std::string model = detail::read_string(o, "model", at);
+    token_usage usage;
+    if (const auto* u = o.if_contains("usage"); u != nullptr && !u->is_null())
+        usage = boost::json::value_to<token_usage>(*u);
+    return provider_metadata(finish_reason, model, usage);
 }
 
 /// message <-> the lossless state form: the OpenAI message plus "id", "name",

@@ -3,6 +3,7 @@
 // The message type shared by the agent state, the model clients and the tools.
 
 #include <agentware/message/content.hpp>
+#include <agentware/message/provider_metadata.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -57,15 +58,16 @@ struct message_id_chars {
 /// state a plain vector; fields a role does not use stay empty.
 struct message {
     role type = role::human;
-    std::string id;   ///< set by add_messages when empty
-    std::string name; ///< participant name; the tool's name on tool messages
+    tool_status status = tool_status::ok; ///< tool only (beside type: they share one word)
+    std::string id;                       ///< set by add_messages when empty
+    std::string name;                     ///< participant name; the tool's name on tool messages
     std::vector<content_block> content;
     std::string reasoning;                             ///< model's reasoning text (reasoning_content)
     std::vector<tool_call> tool_calls;                 ///< ai only
     std::vector<invalid_tool_call> invalid_tool_calls; ///< ai only
     std::string tool_call_id;                          ///< tool only: the call this answers
-    tool_status status = tool_status::ok;              ///< tool only
-    boost::json::object metadata;                      ///< provider extras: finish_reason, usage, ...
+    provider_metadata provider;   ///< ai only: finish reason, model, usage as the provider reported them
+    boost::json::object metadata; ///< everything else: provider extras (refusal, ...), middleware stamps
 
     message() = default;
     message(const message&) = default;
@@ -104,33 +106,28 @@ struct message {
 
 private:
     /// Member by member, skipping the copy of empty strings (see detail::take_string).
-    /// A new member must be added here too; the size check below is the reminder.
+    /// A new member must be added here too; detail::message_members_are_listed is the reminder.
     message(message&& o, const detail::message_id_chars* new_id) noexcept
-        : type(o.type),
+        : type(o.type), status(o.status),
           id(new_id ? std::string(new_id->chars, sizeof new_id->chars) : detail::take_string(o.id)),
           name(detail::take_string(o.name)), content(std::move(o.content)),
           reasoning(detail::take_string(o.reasoning)), tool_calls(std::move(o.tool_calls)),
           invalid_tool_calls(std::move(o.invalid_tool_calls)),
-          tool_call_id(detail::take_string(o.tool_call_id)), status(o.status),
+          tool_call_id(detail::take_string(o.tool_call_id)), provider(std::move(o.provider)),
           metadata(std::move(o.metadata)) {}
 };
 
 namespace detail {
-// message's members, in order: message(message&&) names each of them.
-struct message_members {
-    role a;
-    std::string b, c;
-    std::vector<content_block> d;
-    std::string e;
-    std::vector<tool_call> f;
-    std::vector<invalid_tool_call> g;
-    std::string h;
-    tool_status i;
-    boost::json::object j;
-};
+// The reminder for message(message&&), which names every member: a structured
+// binding must name exactly as many variables as the class has data members,
+// so adding a member to message without adding it here (and to the
+// constructor) is a compile error. Unlike comparing sizeof with a mirror
+// struct, it cannot pass because the new member fits in padding.
+[[maybe_unused]] inline void message_members_are_listed(message& m) {
+    [[maybe_unused]] auto& [type, status, id, name, content, reasoning, tool_calls, invalid_tool_calls,
+                            tool_call_id, provider, metadata] = m;
+}
 } // namespace detail
-static_assert(sizeof(message) == sizeof(detail::message_members),
-              "agentware::message has a new member: add it to message(message&&)");
 
 namespace detail {
 

@@ -245,12 +245,12 @@ inline model_response anthropic_response_from_json(const boost::json::value& v,
     }
     if (const auto* id = o->if_contains("id"); id != nullptr && id->is_string())
         m.id = std::string(id->get_string());
+    std::string_view stop_reason, model;
     if (const auto* sr = o->if_contains("stop_reason"); sr != nullptr && sr->is_string())
-        m.metadata["finish_reason"] = *sr;
-    if (const auto* model = o->if_contains("model"); model != nullptr && model->is_string())
-        m.metadata["model"] = *model;
+        stop_reason = sr->get_string();
+    if (const auto* mo = o->if_contains("model"); mo != nullptr && mo->is_string()) model = mo->get_string();
     r.usage = detail::read_anthropic_usage(o->if_contains("usage"));
-    detail::attach_usage(r);
+    detail::attach_provider_metadata(r, stop_reason, model);
     return r;
 }
 
@@ -383,10 +383,8 @@ public:
         } catch (const message_format_error& e) {
             throw detail::invalid_response(provider_, e.what());
         }
-        if (!stop_reason_.empty()) m.metadata["finish_reason"] = stop_reason_;
-        if (!model_.empty()) m.metadata["model"] = model_;
         r.usage = usage_;
-        detail::attach_usage(r);
+        detail::attach_provider_metadata(r, stop_reason_, model_);
         return r;
     }
 

@@ -6,6 +6,7 @@
 #include <agentware/core/cow_string.hpp>
 #include <agentware/core/cow_vector.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/message/provider_metadata.hpp> // token_usage
 #include <agentware/model/error.hpp>
 
 #include <boost/json/object.hpp>
@@ -58,20 +59,6 @@ struct chat_request {
     cow_vector<tool_schema> tools;
     model_settings settings;
     stream_handler stream; ///< when set (and the model streams), deltas go here
-};
-
-struct token_usage {
-    std::uint64_t input_tokens = 0;
-    std::uint64_t output_tokens = 0;
-    std::uint64_t total_tokens = 0;
-
-    token_usage& operator+=(const token_usage& o) noexcept {
-        input_tokens += o.input_tokens;
-        output_tokens += o.output_tokens;
-        total_tokens += o.total_tokens;
-        return *this;
-    }
-    friend bool operator==(const token_usage&, const token_usage&) = default;
 };
 
 /// What a model answers: one ai message and the tokens it cost.

@@ -56,16 +56,12 @@ inline token_usage read_openai_usage(const boost::json::value* v) {
     return u;
 }
 
-inline boost::json::object usage_to_json(const token_usage& u) {
-    return boost::json::object{{"input_tokens", u.input_tokens},
-                               {"output_tokens", u.output_tokens},
-                               {"total_tokens", u.total_tokens}};
-}
-
-/// Records usage on the message too, so that token counting can later use
-/// the provider's figures for the history up to it.
-inline void attach_usage(model_response& r) {
-    if (r.usage.total_tokens != 0) r.ai.metadata["usage"] = usage_to_json(r.usage);
+/// Records what the provider reported on the answer, usage included, so that
+/// token counting can later use the provider's figures for the history up to it.
+inline void attach_provider_metadata(model_response& r, std::string_view finish_reason,
+                                     std::string_view model) {
+    r.ai.provider =
+        provider_metadata(finish_reason, model, r.usage.total_tokens != 0 ? r.usage : token_usage{});
 }
 
 inline boost::json::object tool_to_openai(const tool_schema& t) {
@@ -166,12 +162,12 @@ inline model_response openai_response_from_json(const boost::json::value& v,
         throw detail::invalid_response(provider, "choices[0].message is not an assistant message");
     if (const auto* id = o->if_contains("id"); id != nullptr && id->is_string())
         r.ai.id = std::string(id->get_string());
+    std::string_view finish_reason, model;
     if (const auto* fr = choice->if_contains("finish_reason"); fr != nullptr && fr->is_string())
-        r.ai.metadata["finish_reason"] = *fr;
-    if (const auto* model = o->if_contains("model"); model != nullptr && model->is_string())
-        r.ai.metadata["model"] = *model;
+        finish_reason = fr->get_string();
+    if (const auto* m = o->if_contains("model"); m != nullptr && m->is_string()) model = m->get_string();
     r.usage = detail::read_openai_usage(o->if_contains("usage"));
-    detail::attach_usage(r);
+    detail::attach_provider_metadata(r, finish_reason, model);
     return r;
 }
 
@@ -277,10 +273,8 @@ public:
             }
             ++position;
         }
-        if (!finish_reason_.empty()) m.metadata["finish_reason"] = finish_reason_;
-        if (!model_.empty()) m.metadata["model"] = model_;
         r.usage = usage_;
-        detail::attach_usage(r);
+        detail::attach_provider_metadata(r, finish_reason_, model_);
         return r;
     }
 

@@ -48,7 +48,7 @@ public:
     }
 
     /// Tokens of a conversation. When an ai message carries the usage its
-    /// provider reported (metadata "usage", set by the model clients), its
+    /// provider reported (provider.usage(), set by the model clients), its
     /// input plus output tokens stand for everything up to it, and only the
     /// messages after it are estimated.
     std::uint64_t count(const std::vector<message>& messages) const {
@@ -69,14 +69,9 @@ public:
     /// The input+output tokens a provider reported for this ai message, if any.
     static std::optional<std::uint64_t> reported_tokens(const message& m) {
         if (!m.is_ai()) return std::nullopt;
-        const auto* usage = m.metadata.if_contains("usage");
-        if (usage == nullptr || !usage->is_object()) return std::nullopt;
-        const auto* total = usage->get_object().if_contains("total_tokens");
-        if (total == nullptr) return std::nullopt;
-        boost::json::error_code ec;
-        const auto value = total->to_number<std::uint64_t>(ec);
-        if (ec || value == 0) return std::nullopt;
-        return value;
+        const std::uint64_t total = m.provider.usage().total_tokens;
+        if (total == 0) return std::nullopt;
+        return total;
     }
 
 private:

@@ -41,6 +41,19 @@ struct field_slot {
     typename F::value_type value = initial_value<F>();
 };
 
+/// Instantiated by `get<Field>(state)` for a field the state lacks; the compiler
+/// prints `Field` in its template argument.
+template <class Field>
+struct state_has_no_such_field {
+    static_assert(always_false<Field>,
+                  "agentware::get<Field>(state): the field in this error's template argument is not in "
+                  "the state, because no middleware of the pipeline declares it: list it in the "
+                  "`using state_fields = agentware::fields<...>` of the middleware that owns it");
+};
+// Declared only: it stands for the value after that error, so that the error is the only one.
+template <class Field>
+typename Field::value_type& missing_field() noexcept;
+
 template <class... Fs>
 std::string field_names() {
     std::string out;
@@ -53,7 +66,7 @@ std::string field_names() {
 template <class FieldList>
 class basic_state;
 
-/// The state for a list of fields. Reach a field with `get<F>()`.
+/// The state for a list of fields. Reach a field with `get<F>(state)`.
 template <class... Fs>
 class basic_state<type_list<Fs...>> : private detail::field_slot<Fs>... {
 public:
@@ -69,17 +82,17 @@ public:
 
     template <class F>
     typename F::value_type& get() noexcept {
-        static_assert(has<F>,
-                      "agentware::basic_state::get: this state has no such field (no middleware of the "
-                      "pipeline declares it)");
-        return static_cast<detail::field_slot<F>&>(*this).value;
+        if constexpr (has<F>)
+            return static_cast<detail::field_slot<F>&>(*this).value;
+        else
+            return (void)sizeof(detail::state_has_no_such_field<F>), detail::missing_field<F>();
     }
     template <class F>
     const typename F::value_type& get() const noexcept {
-        static_assert(has<F>,
-                      "agentware::basic_state::get: this state has no such field (no middleware of the "
-                      "pipeline declares it)");
-        return static_cast<const detail::field_slot<F>&>(*this).value;
+        if constexpr (has<F>)
+            return static_cast<const detail::field_slot<F>&>(*this).value;
+        else
+            return (void)sizeof(detail::state_has_no_such_field<F>), detail::missing_field<F>();
     }
 
     /// Folds `update` in: messages by the add_messages rule, each field by its

@@ -1,11 +1,12 @@
 #ifndef AGENTWARE_TOOL_MAKE_TOOL_HPP
 #define AGENTWARE_TOOL_MAKE_TOOL_HPP
 
+#include <agentware/core/type_list.hpp>
+#include <agentware/tool/detail/tool_callable.hpp>
 #include <agentware/tool/tool.hpp>
+#include <agentware/tool/typed_tool.hpp>
 
-#include <agentware/detail/awaitable.hpp>
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
 #include <concepts>
@@ -18,55 +19,16 @@
 
 namespace agentware {
 
-namespace detail {
-
-/// What a tool made from a callable answers, from what the callable returned.
-template <class R>
-tool_output to_tool_output(R&& r) {
-    if constexpr (std::is_convertible_v<R&&, tool_output>)
-        return tool_output(std::forward<R>(r));
-    else if constexpr (std::is_constructible_v<boost::json::value, R&&>)
-        return tool_output(boost::json::serialize(boost::json::value(std::forward<R>(r))));
-    else
-        static_assert(always_false<R>,
-                      "agentware::make_tool: the callable must return tool_output, a string or a "
-                      "boost::json::value, or an awaitable of one");
-}
-
-// Over the callable's awaitable only (not the tool's type), so that no
-// coroutine frame holds a user's type (GCC warns when it is in an unnamed namespace).
-template <class R>
-boost::asio::awaitable<tool_output> await_tool_output(boost::asio::awaitable<R> call) {
-    static_assert(!std::is_void_v<R>,
-                  "agentware::make_tool: an asynchronous tool's callable must return an awaitable "
-                  "of tool_output, a string or a boost::json::value, not awaitable<void>");
-    co_return to_tool_output(co_await std::move(call));
-}
-
-} // namespace detail
-
 /// A tool made from a callable. The callable takes `(const boost::json::object& args)`
 /// or `(args, const tool_runtime&)` and returns a `tool_output`, a string, or a
 /// JSON value (sent to the model as its serialisation) — or, to make an
 /// asynchronous tool, a `boost::asio::awaitable` of one of those.
 template <class F>
 class function_tool {
-    static constexpr bool takes_runtime =
-        std::is_invocable_v<F&, const boost::json::object&, const tool_runtime&>;
-
-    decltype(auto) invoke(const boost::json::object& args, const tool_runtime& rt) {
-        if constexpr (takes_runtime)
-            return std::invoke(fn_, args, rt);
-        else
-            return std::invoke(fn_, args);
-    }
-    using result_type =
-        typename std::conditional_t<takes_runtime,
-                                    std::invoke_result<F&, const boost::json::object&, const tool_runtime&>,
-                                    std::invoke_result<F&, const boost::json::object&>>::type;
+    using invoker = detail::tool_invoker<F, const boost::json::object&>;
 
 public:
-    static constexpr bool asynchronous = detail::is_awaitable_v<std::remove_cvref_t<result_type>>;
+    static constexpr bool asynchronous = invoker::asynchronous;
 
     function_tool(tool_schema schema, F fn) : schema_(std::move(schema)), fn_(std::move(fn)) {}
 
@@ -75,7 +37,7 @@ public:
     tool_output call(const boost::json::object& args, const tool_runtime& rt)
         requires(!asynchronous)
     {
-        return detail::to_tool_output(invoke(args, rt));
+        return detail::to_tool_output(invoker::invoke(fn_, args, rt));
     }
 
     // `args` and `rt` outlive the await (see `async_tool`), and so does the
@@ -83,7 +45,7 @@ public:
     boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt)
         requires asynchronous
     {
-        return detail::await_tool_output(invoke(args, rt));
+        return detail::await_tool_output(nullptr, invoker::invoke(fn_, args, rt));
     }
 
 private:
@@ -119,6 +81,34 @@ function_tool<std::decay_t<F>> make_tool(std::string name, std::string descripti
                                          std::string_view parameters_json, F&& fn) {
     return make_tool(std::move(name), std::move(description), detail::parse_parameters(parameters_json),
                      std::forward<F>(fn));
+}
+
+/// Makes a typed tool: the callable's first parameter is an `arguments_struct`
+/// (see `typed_tool`), the schema is generated from it, e.g.
+/// `make_tool("add", "Adds two integers.", [](const add_args& a) { return a.a + a.b; })`.
+template <class F>
+    requires detail::takes_arguments_struct<F>
+typed_tool<detail::arguments_of<F>, std::decay_t<F>> make_tool(std::string name, std::string description,
+                                                               F&& fn) {
+    return {std::move(name), std::move(description), std::forward<F>(fn)};
+}
+
+/// The same with the arguments struct named, for a callable whose parameter
+/// cannot be read from its type (a generic lambda, an overload set in an object).
+template <arguments_struct Args, class F>
+    requires std::is_invocable_v<F&, Args&&> || std::is_invocable_v<F&, Args&&, const tool_runtime&>
+typed_tool<Args, std::decay_t<F>> make_tool(std::string name, std::string description, F&& fn) {
+    return {std::move(name), std::move(description), std::forward<F>(fn)};
+}
+
+/// Without a schema, the callable must say what its arguments are.
+template <class F>
+    requires(!detail::takes_arguments_struct<F>)
+void make_tool(std::string, std::string, F&&) {
+    static_assert(detail::always_false<F>,
+                  "agentware::make_tool: without a JSON Schema, the callable's first parameter must be a "
+                  "struct described with BOOST_DESCRIBE_STRUCT (or name it: make_tool<Args>(name, "
+                  "description, callable))");
 }
 
 } // namespace agentware

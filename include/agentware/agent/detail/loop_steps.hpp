@@ -12,6 +12,7 @@
 #include <agentware/core/jump.hpp>
 #include <agentware/message/add_messages.hpp>
 #include <agentware/message/id.hpp>
+#include <agentware/tool/invalid_arguments.hpp>
 #include <agentware/tool/schema_validation.hpp>
 #include <agentware/tool/tool_set.hpp>
 
@@ -196,10 +197,7 @@ std::optional<tool_response> refuse_call(const tool_request<State>& r, bool vali
     const tool_schema& schema = r.tool->schema();
     if (validate && !schema.parameters.empty()) {
         if (auto problem = validate_arguments(schema.parameters, call.args, tools.schema_index_of(r.tool)))
-            return error_result(call,
-                                fmt::format("Error: invalid arguments for tool \"{}\": {}. Fix the arguments "
-                                            "and call the tool again.",
-                                            call.name, *problem));
+            return error_result(call, invalid_arguments_message(call.name, *problem));
     }
     return std::nullopt;
 }

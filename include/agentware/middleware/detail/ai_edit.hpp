@@ -38,9 +38,7 @@ inline void append_note(message& m, std::string_view note) {
 /// says it stopped ("tool_calls" -> "stop"), as DeerFlow rewrites finish_reason.
 inline void settle_finish_reason(message& m) {
     if (!m.tool_calls.empty() || !m.invalid_tool_calls.empty()) return;
-    if (auto* fr = m.metadata.if_contains("finish_reason");
-        fr && fr->is_string() && fr->get_string() == "tool_calls")
-        *fr = "stop";
+    if (m.provider.finish_reason() == "tool_calls") m.provider.set_finish_reason("stop");
 }
 
 /// The last message when it is an ai message with tool calls, else null:

@@ -10,7 +10,6 @@
 #include <agentware/model/chat_model.hpp>
 #include <agentware/model/detail/call_control.hpp>
 #include <agentware/model/detail/provider_error.hpp>
-#include <agentware/model/http_chat_client.hpp>
 #include <agentware/model/http_transport.hpp>
 #include <agentware/model/merge_settings.hpp>
 #include <agentware/model/retry.hpp>
@@ -144,9 +143,10 @@ struct stop_canceller {
 /// Shared state of a client and its copies.
 class client_core {
 public:
-    client_core(std::unique_ptr<chat_protocol> protocol, const http_client_config& config)
-        : protocol_(std::move(protocol)), url_(parse_url(config.base_url)), retry_(config.retry),
-          transport_(config.http) {}
+    client_core(std::unique_ptr<chat_protocol> protocol, std::string_view base_url, http_options http,
+                retry_policy retry)
+        : protocol_(std::move(protocol)), url_(parse_url(base_url)), retry_(retry),
+          transport_(std::move(http)) {}
 
     http_transport& transport() noexcept { return transport_; }
     void cancel_all() { registry_.cancel_all(); }

@@ -60,7 +60,8 @@ anthropic_chat_model::anthropic_chat_model(anthropic_config config) {
         throw model_error(model_error_kind::configuration, "anthropic_config: the model id is empty");
     auto protocol = std::make_unique<detail::anthropic_protocol>(
         config, detail::read_api_key(config.api_key_env, config.model));
-    core_ = std::make_shared<detail::client_core>(std::move(protocol), config);
+    core_ = std::make_shared<detail::client_core>(std::move(protocol), config.base_url, config.http,
+                                                  config.retry);
     config_ = std::make_shared<const anthropic_config>(std::move(config));
 }
 

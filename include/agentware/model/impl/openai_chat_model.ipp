@@ -55,7 +55,8 @@ openai_chat_model::openai_chat_model(openai_config config) {
         throw model_error(model_error_kind::configuration, "openai_config: the model id is empty");
     auto protocol = std::make_unique<detail::openai_protocol>(
         config, detail::read_api_key(config.api_key_env, config.model));
-    core_ = std::make_shared<detail::client_core>(std::move(protocol), config);
+    core_ = std::make_shared<detail::client_core>(std::move(protocol), config.base_url, config.http,
+                                                  config.retry);
     config_ = std::make_shared<const openai_config>(std::move(config));
 }
 

@@ -43,6 +43,6 @@
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
 
-#include <agentware/replay/run.hpp>
+#include <agentware/presets/deerflow.hpp>
 
 #endif

@@ -6,7 +6,7 @@
 // expectation held with --check); 1: an expectation failed; 2: the scenario
 // or the command line is wrong.
 
-#include <agentware/replay/run.hpp>
+#include "replay_runner.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -74,8 +74,8 @@ inline int replay_main(const std::vector<std::string>& args) {
         text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
     try {
-        auto sc = agentware::replay::parse_scenario(text);
-        auto result = agentware::replay::run_scenario(sc, {base_dir});
+        auto sc = parse_scenario(text);
+        auto result = run_scenario(sc, {base_dir});
         std::string out = boost::json::serialize(result.output);
         std::fwrite(out.data(), 1, out.size(), stdout);
         std::fputc('\n', stdout);
@@ -87,9 +87,6 @@ inline int replay_main(const std::vector<std::string>& args) {
                          result.checked_expectations);
         }
         return 0;
-    } catch (const agentware::replay::scenario_error& e) {
-        std::fprintf(stderr, "agentware replay: %s: %s\n", file.c_str(), e.what());
-        return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "agentware replay: %s: %s\n", file.c_str(), e.what());
         return 2;

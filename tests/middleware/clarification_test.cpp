@@ -131,10 +131,9 @@ TEST_CASE("the structured request carries what a UI needs", "[middleware][clarif
     CHECK_FALSE(free.contains("context"));
     // no call id: the id is derived from the text (first 16 hex digits of its SHA-256)
     CHECK(free.at("request_id").as_string() ==
-          "clarification:" + detail::mw::sha256_hex("❓ Why?").substr(0, 16));
-    CHECK(detail::mw::sha256_hex("abc") ==
-          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    CHECK(detail::mw::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+          "clarification:" + detail::sha256_hex("❓ Why?").substr(0, 16));
+    CHECK(detail::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK(detail::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 TEST_CASE("asking for clarification ends the run with the question as the tool message",

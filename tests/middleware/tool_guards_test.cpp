@@ -215,7 +215,7 @@ TEST_CASE("calls with malformed arguments get the invalid-arguments texts", "[mi
                              "later, split the file "
                              "into smaller sections instead of one large payload. Parser error: Extra data]");
         auto q = patched({invalid_call_message("a", "write_file", "nope", "")});
-        CHECK(detail::mw::ends_with(q[1].text(), "instead of one large payload.]"));
+        CHECK(std::string_view(q[1].text()).ends_with("instead of one large payload.]"));
     }
     SECTION("a huge parser error is cut to 500 characters") {
         auto p = patched({invalid_call_message("a", "search", "x", std::string(5000, 'e'))});

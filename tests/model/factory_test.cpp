@@ -128,10 +128,19 @@ TEST_CASE("factory: clear errors for unknown names, providers, fields and thinki
     CHECK(provider.find("openai, anthropic, deepseek") != std::string::npos);
     CHECK(configuration_error([] {
               (void)model_registry::from_json_text(R"({"models":[{"name":"x","model":"m","temprature":1}]})");
-          }).find("unknown field \"temprature\"") != std::string::npos);
+          }).find("models[0].temprature: unknown key (known: name, display_name, ") != std::string::npos);
     CHECK(configuration_error([] {
               (void)model_registry::from_json_text(R"({"models":[{"name":"x"}]})");
-          }).find("\"model\"") != std::string::npos);
+          }).find("models[0].model: missing") != std::string::npos);
+    CHECK(configuration_error([] {
+              (void)model_registry::from_json_text(
+                  R"({"models":[{"name":"x","model":"m","defaults":{"temperature":"hot"}}]})");
+          }) == R"(model configuration: models[0].defaults.temperature: expected a number, got "hot")");
+    CHECK(configuration_error([] {
+              (void)model_registry::from_json_text(
+                  R"({"models":[{"name":"x","model":"m","timeouts":{"connect_ms":-1}}]})");
+          }) ==
+          "model configuration: models[0].timeouts.connect_ms: expected a non-negative integer, got -1");
     CHECK(configuration_error([] {
               (void)model_registry::from_json_text(
                   R"({"models":[{"name":"x","model":"m"},{"name":"x","model":"n"}]})");

@@ -127,6 +127,8 @@ auto run_async(Agent& a, agent_input input, run_config cfg = {}) {
     return std::move(*out);
 }
 
+double product(typed::point p) { return p.x * p.y; }
+
 auto add_tool() {
     return make_tool("add", "Adds two integers.",
                      [](const typed::add_args& args) { return args.a + args.b; });
@@ -206,6 +208,11 @@ TEST_CASE("the generated schema drives the validator", "[tool][typed]") {
                                         "extra":{},"raw":[1]})")
                                   .as_object();
     CHECK_FALSE(validate_arguments(schema, good, &index));
+    // An optional member is left out, not sent as null (the reader alone would take null as absent).
+    json::object with_null = good;
+    with_null["limit"] = nullptr;
+    CHECK(validate_arguments(schema, with_null, &index) ==
+          R"(argument "limit" must be an integer (got null))");
     json::object bad = good;
     bad["units"] = "kelvin";
     bad["small"] = -1;
@@ -338,20 +345,24 @@ TEST_CASE("a typed tool in an agent round: converted arguments, and errors the m
     }
 }
 
-TEST_CASE("a typed tool may take the runtime, or name its struct for a generic callable", "[tool][typed]") {
+TEST_CASE("a typed tool may take the runtime, be a function, or name its struct for a generic callable",
+          "[tool][typed]") {
     auto who = make_tool("who", "Says which call this is.", [](typed::nap_args args, const tool_runtime& rt) {
         return args.note + " in " + std::string(rt.tool_call_id);
     });
     auto sum =
         make_tool<typed::point>("sum", "Adds the coordinates.", [](const auto& p) { return p.x + p.y; });
+    auto multiply = make_tool("multiply", "Multiplies the coordinates.", product);
     scripted_model model({test::calls({test::call("c7", "who", R"({"ms":0,"note":"hello"})"),
-                                       test::call("c8", "sum", R"({"x":1,"y":2})")}),
+                                       test::call("c8", "sum", R"({"x":1,"y":2})"),
+                                       test::call("c9", "multiply", R"({"x":3,"y":2})")}),
                           ai_message("done")});
-    auto a = make_agent(model, tool_set(who, sum));
+    auto a = make_agent(model, tool_set(who, sum, multiply));
     auto r = a.invoke("go");
     REQUIRE(r.ok());
     CHECK(r.state.messages[2].text() == "hello in c7");
     CHECK(json::parse(r.state.messages[3].text()) == 3.0);
+    CHECK(json::parse(r.state.messages[4].text()) == 6.0);
 }
 
 TEST_CASE("an asynchronous typed tool in both loops", "[tool][typed][agent][async]") {

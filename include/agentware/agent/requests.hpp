@@ -34,9 +34,9 @@ template <class State>
 struct tool_request {
     cow<tool_call> call;
     tool_interface* tool = nullptr;
-    const tool_set* tools = nullptr; ///< the tools offered in this round (the agent's and its middlewares')
     const State* state = nullptr;
     const runtime* rt = nullptr;
+    const tool_set* tools = nullptr; ///< the tools offered in this round (the agent's and its middlewares')
 };
 
 /// What one tool call produced: the tool message answering it, changes to the

@@ -14,10 +14,11 @@
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
+#include <agentware/json/reader.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/hash.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
-#include <agentware/middleware/detail/text.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 
@@ -48,7 +49,34 @@ struct clarification_options {
     std::size_t max_field_options = 24;
     std::size_t max_text = 200; ///< names, labels, placeholders, field options (code points)
     std::size_t max_fields_json_bytes = 16384;
+
+    static constexpr std::string_view config_section = "clarification";
+    friend bool operator==(const clarification_options&, const clarification_options&) = default;
 };
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const clarification_options& o) {
+    jv = boost::json::object{{"tool_name", o.tool_name},
+                             {"provide_tool", o.provide_tool},
+                             {"skip_batched_calls", o.skip_batched_calls},
+                             {"max_fields", o.max_fields},
+                             {"max_field_options", o.max_field_options},
+                             {"max_text", o.max_text},
+                             {"max_fields_json_bytes", o.max_fields_json_bytes}};
+}
+inline clarification_options tag_invoke(boost::json::value_to_tag<clarification_options>,
+                                        const boost::json::value& jv) {
+    json_reader r(jv, std::string(clarification_options::config_section));
+    clarification_options o;
+    r.read("tool_name", o.tool_name)
+        .read("provide_tool", o.provide_tool)
+        .read("skip_batched_calls", o.skip_batched_calls)
+        .read("max_fields", o.max_fields)
+        .read("max_field_options", o.max_field_options)
+        .read("max_text", o.max_text)
+        .read("max_fields_json_bytes", o.max_fields_json_bytes)
+        .reject_unknown_keys();
+    return o;
+}
 
 /// What a clarification call turns into: the text the model and a plain UI
 /// show, and the structured request a form-capable UI renders.
@@ -94,7 +122,7 @@ struct clarification {
 
     /// A non-interactive run (context `non_interactive`) is not offered the tool.
     auto wrap_model_call(auto& req, auto&& next) {
-        if (req.rt && detail::mw::flag(req.rt->context, "non_interactive")) {
+        if (req.rt && detail::flag(req.rt->context, "non_interactive")) {
             const auto& tools = req.tools.get();
             if (std::any_of(tools.begin(), tools.end(),
                             [&](const tool_schema& t) { return t.name == options.tool_name; })) {
@@ -109,8 +137,8 @@ struct clarification {
     }
 
     auto wrap_tool_call(auto& req, auto&& next) -> decltype(next(req)) {
-        const bool disabled = req.rt && (detail::mw::flag(req.rt->context, "disable_clarification") ||
-                                         detail::mw::flag(req.rt->context, "non_interactive"));
+        const bool disabled = req.rt && (detail::flag(req.rt->context, "disable_clarification") ||
+                                         detail::flag(req.rt->context, "non_interactive"));
         if (req.call->name != options.tool_name) {
             if (!disabled && options.skip_batched_calls && req.state &&
                 batched_with_clarification(*req.state, *req.call))
@@ -145,8 +173,8 @@ struct clarification {
     }
 
     static std::string request_id_for(std::string_view tool_call_id, std::string_view text) {
-        if (!detail::mw::is_blank(tool_call_id)) return "clarification:" + std::string(tool_call_id);
-        return "clarification:" + detail::mw::sha256_hex(text).substr(0, 16);
+        if (!detail::trim(tool_call_id).empty()) return "clarification:" + std::string(tool_call_id);
+        return "clarification:" + detail::sha256_hex(text).substr(0, 16);
     }
 
     /// Options as DeerFlow accepts them: a list, a JSON text of one, a mapping
@@ -166,7 +194,7 @@ struct clarification {
         }
         std::vector<std::string> out;
         for (auto& r : raw) {
-            std::string s(detail::mw::trim(strip_tags(r)));
+            std::string s(detail::trim(strip_tags(r)));
             if (s.empty() || std::find(out.begin(), out.end(), s) != out.end()) continue;
             out.push_back(std::move(s));
         }
@@ -200,28 +228,27 @@ struct clarification {
             if (!f) return std::nullopt;
             const auto* name_v = f->if_contains("name");
             if (!name_v || !name_v->is_string()) return std::nullopt;
-            std::string name(detail::mw::trim(name_v->get_string()));
-            if (name.empty() || detail::mw::code_points(name) > options.max_text ||
-                !names.insert(name).second ||
+            std::string name(detail::trim(name_v->get_string()));
+            if (name.empty() || detail::utf8_chars(name) > options.max_text || !names.insert(name).second ||
                 std::find(reserved.begin(), reserved.end(), name) != reserved.end())
                 return std::nullopt;
-            std::string label(detail::mw::trim(detail::mw::string_at(*f, "label")));
+            std::string label(detail::trim(detail::string_at(*f, "label")));
             if (label.empty()) label = name;
-            label = detail::mw::cap(label, options.max_text);
-            std::string type = detail::mw::string_at(*f, "type");
+            label = detail::cap(label, options.max_text);
+            std::string type = detail::string_at(*f, "type");
             if (std::find(types.begin(), types.end(), type) == types.end()) type = "text";
             std::vector<std::string> opts;
             if (type == "select" || type == "multi_select") {
                 if (const auto* o = f->if_contains("options")) opts = normalize_options(*o);
                 if (opts.size() > options.max_field_options) opts.resize(options.max_field_options);
                 for (auto& o : opts)
-                    o = detail::mw::cap(o, options.max_text);
+                    o = detail::cap(o, options.max_text);
                 if (opts.empty()) type = "text";
             }
             boost::json::object field{
                 {"name", name}, {"label", label}, {"type", type}, {"required", required_of(*f)}};
-            std::string placeholder(detail::mw::trim(detail::mw::string_at(*f, "placeholder")));
-            if (!placeholder.empty()) field["placeholder"] = detail::mw::cap(placeholder, options.max_text);
+            std::string placeholder(detail::trim(detail::string_at(*f, "placeholder")));
+            if (!placeholder.empty()) field["placeholder"] = detail::cap(placeholder, options.max_text);
             if (!opts.empty()) {
                 boost::json::array oa;
                 for (std::size_t i = 0; i < opts.size(); ++i)
@@ -239,8 +266,8 @@ struct clarification {
     /// The text and the structured request for a call's arguments.
     clarification_request build(const boost::json::object& args, std::string_view tool_call_id) const {
         const auto* q = args.if_contains("question");
-        const std::string question = q && !q->is_null() ? detail::mw::python_str(*q) : std::string();
-        std::string type = detail::mw::string_at(args, "clarification_type");
+        const std::string question = q && !q->is_null() ? detail::python_str(*q) : std::string();
+        std::string type = detail::string_at(args, "clarification_type");
         if (type.empty()) type = "missing_info";
         const auto* context = args.if_contains("context");
         std::optional<boost::json::array> fields;
@@ -250,8 +277,8 @@ struct clarification {
 
         std::vector<std::string> lines;
         const std::string icon(icon_for(type));
-        if (context && detail::mw::truthy(*context)) {
-            lines.push_back(icon + " " + detail::mw::python_str(*context));
+        if (context && detail::truthy(*context)) {
+            lines.push_back(icon + " " + detail::python_str(*context));
             lines.push_back("\n" + question);
         } else {
             lines.push_back(icon + " " + question);
@@ -260,16 +287,15 @@ struct clarification {
             lines.emplace_back();
             for (std::size_t i = 0; i < fields->size(); ++i) {
                 const auto& f = (*fields)[i].as_object();
-                std::string line = fmt::format("  {}. {}", i + 1, detail::mw::string_at(f, "label"));
+                std::string line = fmt::format("  {}. {}", i + 1, detail::string_at(f, "label"));
                 if (f.at("required").as_bool()) line += " (required)";
                 if (const auto* fo = f.if_contains("options")) {
                     std::string labels;
                     for (const auto& o : fo->as_array())
-                        labels +=
-                            (labels.empty() ? "" : " / ") + detail::mw::string_at(o.as_object(), "label");
+                        labels += (labels.empty() ? "" : " / ") + detail::string_at(o.as_object(), "label");
                     line += " — options: " + labels;
                 }
-                if (detail::mw::string_at(f, "type") == "multi_select") line += " (multiple allowed)";
+                if (detail::string_at(f, "type") == "multi_select") line += " (multiple allowed)";
                 lines.push_back(std::move(line));
             }
             lines.emplace_back();
@@ -293,10 +319,10 @@ struct clarification {
         p["clarification_type"] = type;
         p["question"] = question;
         p["input_mode"] = fields ? "form" : (!opts.empty() ? "choice_with_other" : "free_text");
-        if (!detail::mw::is_blank(tool_call_id)) p["tool_call_id"] = tool_call_id;
+        if (!detail::trim(tool_call_id).empty()) p["tool_call_id"] = tool_call_id;
         if (context)
-            p["context"] = context->is_null() ? boost::json::value()
-                                              : boost::json::value(detail::mw::python_str(*context));
+            p["context"] =
+                context->is_null() ? boost::json::value() : boost::json::value(detail::python_str(*context));
         if (fields) {
             p["fields"] = std::move(*fields);
         } else if (!opts.empty()) {
@@ -341,7 +367,7 @@ private:
             for (const auto& e : *a)
                 collect_leaves(e, out);
         } else if (!v.is_null()) {
-            out.push_back(detail::mw::python_str(v));
+            out.push_back(detail::python_str(v));
         }
     }
 
@@ -368,8 +394,8 @@ private:
     static bool required_of(const boost::json::object& f) {
         const auto* r = f.if_contains("required");
         if (!r) return false;
-        if (r->is_string()) return detail::mw::lower(detail::mw::trim(r->get_string())) == "true";
-        return detail::mw::truthy(*r);
+        if (r->is_string()) return detail::lower(detail::trim(r->get_string())) == "true";
+        return detail::truthy(*r);
     }
 
     template <class State>

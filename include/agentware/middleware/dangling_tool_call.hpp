@@ -11,8 +11,9 @@
 // placeholder must sit right after its ai message, where an append-only
 // before_model update cannot put it.
 
+#include <agentware/json/reader.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/detail/text.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -35,7 +36,27 @@ struct dangling_tool_call_options {
     std::size_t max_error_detail = 500;             ///< parser errors quoted in placeholders
     std::string unknown_tool_name = "unknown_tool"; ///< for calls with a blank name
     std::string synthetic_id_prefix = "deerflow_synthetic_tool_call_"; ///< for calls with a blank id
+
+    static constexpr std::string_view config_section = "dangling_tool_call";
+    friend bool operator==(const dangling_tool_call_options&, const dangling_tool_call_options&) = default;
 };
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,
+                       const dangling_tool_call_options& o) {
+    jv = boost::json::object{{"max_error_detail", o.max_error_detail},
+                             {"unknown_tool_name", o.unknown_tool_name},
+                             {"synthetic_id_prefix", o.synthetic_id_prefix}};
+}
+inline dangling_tool_call_options tag_invoke(boost::json::value_to_tag<dangling_tool_call_options>,
+                                             const boost::json::value& jv) {
+    json_reader r(jv, std::string(dangling_tool_call_options::config_section));
+    dangling_tool_call_options o;
+    r.read("max_error_detail", o.max_error_detail)
+        .read("unknown_tool_name", o.unknown_tool_name)
+        .read("synthetic_id_prefix", o.synthetic_id_prefix)
+        .reject_unknown_keys();
+    return o;
+}
 
 struct dangling_tool_call {
     using options_type = dangling_tool_call_options;
@@ -114,11 +135,11 @@ private:
             if (!m.is_ai()) continue;
             pending.clear();
             for (const auto& c : m.tool_calls) {
-                if (detail::mw::is_blank(c.id) || detail::mw::is_blank(c.name)) return false;
+                if (detail::trim(c.id).empty() || detail::trim(c.name).empty()) return false;
                 pending.push_back(c.id);
             }
             for (const auto& c : m.invalid_tool_calls) {
-                if (detail::mw::is_blank(c.id) || detail::mw::is_blank(c.name) ||
+                if (detail::trim(c.id).empty() || detail::trim(c.name).empty() ||
                     !args_are_object(c.raw_args))
                     return false;
                 pending.push_back(c.id);
@@ -152,7 +173,7 @@ private:
                 open.clear(); // results never answer an earlier turn
                 auto relabel = [&](std::string& id, const std::string& name, std::string_view source,
                                    std::size_t pos) {
-                    if (!detail::mw::is_blank(id)) return;
+                    if (!detail::trim(id).empty()) return;
                     std::string synthetic =
                         fmt::format("{}{}_{}_{}", opts.synthetic_id_prefix, i, source, pos);
                     open.push_back(open_call{id, synthetic, name});
@@ -164,15 +185,15 @@ private:
                     relabel(m.invalid_tool_calls[p].id, m.invalid_tool_calls[p].name, "invalid", p);
                 malformed_results = 0;
                 for (std::size_t j = i + 1; j < msgs.size() && !msgs[j].is_ai(); ++j)
-                    if (msgs[j].is_tool() && detail::mw::is_blank(msgs[j].tool_call_id)) ++malformed_results;
+                    if (msgs[j].is_tool() && detail::trim(msgs[j].tool_call_id).empty()) ++malformed_results;
                 continue;
             }
-            if (!m.is_tool() || !detail::mw::is_blank(m.tool_call_id) || open.empty()) continue;
+            if (!m.is_tool() || !detail::trim(m.tool_call_id).empty() || open.empty()) continue;
             const std::size_t malformed_calls = open.size();
             std::vector<std::size_t> candidates;
             for (std::size_t k = 0; k < open.size(); ++k) {
-                const bool contradicts = !detail::mw::is_blank(m.name) &&
-                                         !detail::mw::is_blank(open[k].name) && m.name != open[k].name;
+                const bool contradicts = !detail::trim(m.name).empty() &&
+                                         !detail::trim(open[k].name).empty() && m.name != open[k].name;
                 if (open[k].original_id == m.tool_call_id && !contradicts) candidates.push_back(k);
             }
             std::optional<std::size_t> claim;
@@ -190,7 +211,7 @@ private:
     static std::vector<declared_call> declared_of(const message& ai, const dangling_tool_call_options& opts) {
         std::vector<declared_call> out;
         for (const auto& c : ai.tool_calls) {
-            declared_call d{c.id, c.name, detail::mw::is_blank(c.name), defect::none, {}};
+            declared_call d{c.id, c.name, detail::trim(c.name).empty(), defect::none, {}};
             if (d.name_was_blank) {
                 d.name = opts.unknown_tool_name;
                 d.problem = defect::invalid_name;
@@ -198,7 +219,7 @@ private:
             out.push_back(std::move(d));
         }
         for (const auto& c : ai.invalid_tool_calls) {
-            declared_call d{c.id, c.name, detail::mw::is_blank(c.name), defect::invalid_args, c.error};
+            declared_call d{c.id, c.name, detail::trim(c.name).empty(), defect::invalid_args, c.error};
             if (d.name_was_blank) {
                 d.name = opts.unknown_tool_name;
                 d.problem = defect::invalid_name;
@@ -214,7 +235,7 @@ private:
             return std::string(invalid_name_text);
         case defect::invalid_args: {
             const bool has_error = !d.error.empty();
-            std::string err = detail::mw::cap_with_ellipsis(d.error, opts.max_error_detail);
+            std::string err = detail::cap_with_ellipsis(d.error, opts.max_error_detail);
             if (d.name == "write_file")
                 return std::string(write_file_invalid_args_text) +
                        (has_error ? " Parser error: " + err : "") + "]";
@@ -229,9 +250,9 @@ private:
 
     static message sanitized_ai(message m, const dangling_tool_call_options& opts) {
         for (auto& c : m.tool_calls)
-            if (detail::mw::is_blank(c.name)) c.name = opts.unknown_tool_name;
+            if (detail::trim(c.name).empty()) c.name = opts.unknown_tool_name;
         for (auto& c : m.invalid_tool_calls) {
-            if (detail::mw::is_blank(c.name)) c.name = opts.unknown_tool_name;
+            if (detail::trim(c.name).empty()) c.name = opts.unknown_tool_name;
             // Providers reject a call whose arguments are not a JSON object text.
             if (!args_are_object(c.raw_args)) c.raw_args = "{}";
         }
@@ -269,7 +290,7 @@ private:
                 if (it != results.end() && !it->second.empty()) {
                     message answer = msgs[it->second.front()];
                     it->second.pop_front();
-                    if (d.name_was_blank && detail::mw::is_blank(answer.name)) answer.name = d.name;
+                    if (d.name_was_blank && detail::trim(answer.name).empty()) answer.name = d.name;
                     out.push_back(std::move(answer));
                 } else {
                     out.push_back(tool_message(d.id, d.name, placeholder_text(d, opts), tool_status::error));

@@ -11,6 +11,7 @@
 // DeerFlow types as optional (thread_data, sandbox, uploaded_files) are
 // std::optional here and serialise to null when unset.
 
+#include <agentware/json/reader.hpp>
 #include <agentware/state/update.hpp>
 
 #include <boost/json/object.hpp>
@@ -33,22 +34,6 @@
 
 namespace agentware {
 
-namespace detail {
-
-inline std::string json_string_at(const boost::json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    if (!v || v->is_null()) return {};
-    return std::string(v->as_string()); // throws on a non-string: a shape error for the caller
-}
-
-inline const boost::json::object& json_object_of(const boost::json::value& jv, std::string_view what) {
-    const auto* o = jv.if_object();
-    if (!o) throw std::invalid_argument(fmt::format("{}: expected a JSON object", what));
-    return *o;
-}
-
-} // namespace detail
-
 /// Host paths of a thread's three directories (DeerFlow's ThreadDataState).
 struct thread_paths {
     std::string workspace_path;
@@ -63,9 +48,13 @@ struct thread_paths {
                                  {"outputs_path", p.outputs_path}};
     }
     friend thread_paths tag_invoke(boost::json::value_to_tag<thread_paths>, const boost::json::value& jv) {
-        const auto& o = detail::json_object_of(jv, "thread_data");
-        return {detail::json_string_at(o, "workspace_path"), detail::json_string_at(o, "uploads_path"),
-                detail::json_string_at(o, "outputs_path")};
+        json_reader r(jv, "thread_data");
+        thread_paths p;
+        r.read("workspace_path", p.workspace_path)
+            .read("uploads_path", p.uploads_path)
+            .read("outputs_path", p.outputs_path)
+            .reject_unknown_keys();
+        return p;
     }
 };
 
@@ -82,10 +71,9 @@ struct sandbox_state {
         jv = std::move(o);
     }
     friend sandbox_state tag_invoke(boost::json::value_to_tag<sandbox_state>, const boost::json::value& jv) {
-        const auto& o = detail::json_object_of(jv, "sandbox");
+        json_reader r(jv, "sandbox");
         sandbox_state s;
-        if (const auto* id = o.if_contains("sandbox_id"); id && !id->is_null())
-            s.sandbox_id = std::string(id->as_string());
+        r.read("sandbox_id", s.sandbox_id).reject_unknown_keys();
         return s;
     }
 };
@@ -104,13 +92,13 @@ struct uploaded_file {
             {"filename", f.filename}, {"size", f.size}, {"path", f.path}, {"extension", f.extension}};
     }
     friend uploaded_file tag_invoke(boost::json::value_to_tag<uploaded_file>, const boost::json::value& jv) {
-        const auto& o = detail::json_object_of(jv, "uploaded_files entry");
+        json_reader r(jv);
         uploaded_file f;
-        f.filename = detail::json_string_at(o, "filename");
-        if (const auto* s = o.if_contains("size"); s && !s->is_null())
-            f.size = boost::json::value_to<std::uint64_t>(*s);
-        f.path = detail::json_string_at(o, "path");
-        f.extension = detail::json_string_at(o, "extension");
+        r.read("filename", f.filename)
+            .read("size", f.size)
+            .read("path", f.path)
+            .read("extension", f.extension)
+            .reject_unknown_keys();
         return f;
     }
 };
@@ -168,15 +156,15 @@ public:
     }
     friend viewed_image_map tag_invoke(boost::json::value_to_tag<viewed_image_map>,
                                        const boost::json::value& jv) {
-        const auto& o = detail::json_object_of(jv, "viewed_images");
+        const auto& o = json_read_as<boost::json::object>(jv, "viewed_images");
         viewed_image_map m;
         for (const auto& kv : o) {
-            const auto& e = detail::json_object_of(kv.value(), "viewed_images entry");
+            json_reader r(kv.value(), detail::json_path("viewed_images", kv.key()));
             viewed_image img;
-            img.mime_type = detail::json_string_at(e, "mime_type");
-            if (const auto* s = e.if_contains("size"); s && !s->is_null())
-                img.size = boost::json::value_to<std::uint64_t>(*s);
-            img.actual_path = detail::json_string_at(e, "actual_path");
+            r.read("mime_type", img.mime_type)
+                .read("size", img.size)
+                .read("actual_path", img.actual_path)
+                .reject_unknown_keys();
             m.insert_or_assign(std::string(kv.key()), std::move(img));
         }
         return m;

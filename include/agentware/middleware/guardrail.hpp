@@ -9,6 +9,7 @@
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
+#include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
 
@@ -89,6 +90,8 @@ struct allowlist_provider {
     std::optional<std::vector<std::string>> allowed_tools; ///< nullopt: every tool not denied
     std::vector<std::string> denied_tools;
 
+    friend bool operator==(const allowlist_provider&, const allowlist_provider&) = default;
+
     guardrail_decision evaluate(const guardrail_request& r) const {
         auto listed = [&](const std::vector<std::string>& names) {
             return std::find(names.begin(), names.end(), r.tool_name) != names.end();
@@ -106,7 +109,38 @@ struct allowlist_provider {
 struct guardrail_options {
     bool fail_closed = true; ///< a provider that throws denies the call
     std::string passport;    ///< this agent's id for the provider (`agent_id`)
+
+    /// DeerFlow's `guardrails:` section; its `enabled` and `provider` keys are
+    /// the preset's (which provider, and the provider's own `config`).
+    static constexpr std::string_view config_section = "guardrails";
+    friend bool operator==(const guardrail_options&, const guardrail_options&) = default;
 };
+
+/// The allowlist's JSON form is DeerFlow's `guardrails.provider.config`.
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const allowlist_provider& p) {
+    boost::json::object o;
+    if (p.allowed_tools) o["allowed_tools"] = boost::json::value_from(*p.allowed_tools);
+    o["denied_tools"] = boost::json::value_from(p.denied_tools);
+    jv = std::move(o);
+}
+inline allowlist_provider tag_invoke(boost::json::value_to_tag<allowlist_provider>,
+                                     const boost::json::value& jv) {
+    json_reader r(jv);
+    allowlist_provider p;
+    r.read("allowed_tools", p.allowed_tools).read("denied_tools", p.denied_tools).reject_unknown_keys();
+    return p;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const guardrail_options& o) {
+    jv = boost::json::object{{"fail_closed", o.fail_closed}, {"passport", o.passport}};
+}
+inline guardrail_options tag_invoke(boost::json::value_to_tag<guardrail_options>,
+                                    const boost::json::value& jv) {
+    json_reader r(jv, std::string(guardrail_options::config_section));
+    guardrail_options o;
+    r.read("fail_closed", o.fail_closed).read("passport", o.passport).reject_unknown_keys();
+    return o;
+}
 
 template <guardrail_provider Provider = allowlist_provider>
 struct guardrail {
@@ -154,14 +188,14 @@ struct guardrail {
             const boost::json::object& ctx = req.rt->context;
             r.thread_id = req.rt->thread_id;
             r.run_id = req.rt->run_id;
-            r.is_subagent = detail::mw::flag(ctx, "is_subagent");
+            r.is_subagent = detail::flag(ctx, "is_subagent");
             const auto* internal = ctx.if_contains("is_internal");
             r.is_internal = internal && internal->is_bool() && internal->get_bool();
-            r.user_id = detail::mw::string_at(ctx, "user_id");
-            r.user_role = detail::mw::string_at(ctx, "user_role");
-            r.oauth_provider = detail::mw::string_at(ctx, "oauth_provider");
-            r.oauth_id = detail::mw::string_at(ctx, "oauth_id");
-            r.channel_user_id = detail::mw::string_at(ctx, "channel_user_id");
+            r.user_id = detail::string_at(ctx, "user_id");
+            r.user_role = detail::string_at(ctx, "user_role");
+            r.oauth_provider = detail::string_at(ctx, "oauth_provider");
+            r.oauth_id = detail::string_at(ctx, "oauth_id");
+            r.channel_user_id = detail::string_at(ctx, "channel_user_id");
             if (const auto* authz = ctx.if_contains("authz_attributes"); authz && !authz->is_null()) {
                 if (!authz->is_object())
                     throw std::invalid_argument("guardrail: context \"authz_attributes\" must be an object");
@@ -203,7 +237,7 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
 inline guardrail_reason tag_invoke(boost::json::value_to_tag<guardrail_reason>,
                                    const boost::json::value& jv) {
     const auto& o = jv.as_object();
-    return guardrail_reason{detail::mw::string_at(o, "code"), detail::mw::string_at(o, "message")};
+    return guardrail_reason{detail::string_at(o, "code"), detail::string_at(o, "message")};
 }
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const guardrail_decision& d) {
     boost::json::object o{{"allow", d.allow}, {"reasons", boost::json::value_from(d.reasons)}};
@@ -218,7 +252,7 @@ inline guardrail_decision tag_invoke(boost::json::value_to_tag<guardrail_decisio
     d.allow = o.at("allow").as_bool();
     if (const auto* rs = o.if_contains("reasons"))
         d.reasons = boost::json::value_to<std::vector<guardrail_reason>>(*rs);
-    d.policy_id = detail::mw::string_at(o, "policy_id");
+    d.policy_id = detail::string_at(o, "policy_id");
     if (const auto* md = o.if_contains("metadata"); md && md->is_object()) d.metadata = md->get_object();
     return d;
 }

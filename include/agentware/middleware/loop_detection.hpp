@@ -20,11 +20,12 @@
 // middleware object, shared by the concurrent runs it serves, under one mutex.
 
 #include <agentware/agent/runtime.hpp>
+#include <agentware/json/reader.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
 #include <agentware/middleware/detail/hash.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
-#include <agentware/middleware/detail/text.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -107,6 +108,9 @@ struct loop_detection_options {
             if (max_cycle_length < 2) throw std::invalid_argument("max_cycle_length must be >= 2");
         }
     }
+
+    static constexpr std::string_view config_section = "loop_detection";
+    friend bool operator==(const loop_detection_options&, const loop_detection_options&) = default;
 };
 
 struct loop_detection {
@@ -167,7 +171,7 @@ struct loop_detection {
         boost::json::array a;
         for (auto& p : parts)
             a.emplace_back(p);
-        return detail::mw::fnv1a_64_hex(detail::mw::canonical_json(a));
+        return detail::fnv1a_64_hex(detail::canonical_json(a));
     }
 
     /// One call's key (DeerFlow's `_stable_tool_key`).
@@ -180,16 +184,16 @@ struct loop_detection {
             if (start > end) std::swap(start, end);
             start = std::max<std::int64_t>(start, 1);
             end = std::max<std::int64_t>(end, 1);
-            return fmt::format("{}:{}-{}", path ? detail::mw::python_str(*path) : "None", (start - 1) / 200,
+            return fmt::format("{}:{}-{}", path ? detail::python_str(*path) : "None", (start - 1) / 200,
                                (end - 1) / 200);
         }
-        if (c.name == "write_file" || c.name == "str_replace") return detail::mw::canonical_json(args);
+        if (c.name == "write_file" || c.name == "str_replace") return detail::canonical_json(args);
         static constexpr std::array<std::string_view, 7> salient{"path",    "url",  "query", "command",
                                                                  "pattern", "glob", "cmd"};
         boost::json::object picked;
         for (auto k : salient)
             if (const auto* v = args.if_contains(k); v && !v->is_null()) picked[k] = *v;
-        return detail::mw::canonical_json(picked.empty() ? args : picked);
+        return detail::canonical_json(picked.empty() ? args : picked);
     }
 
     // --- hooks ---
@@ -209,8 +213,8 @@ struct loop_detection {
 
     template <class State>
     void after_model(State& state, runtime& rt) {
-        message* ai = detail::mw::last_ai_with_calls(state);
-        if (!ai || detail::mw::flag(rt.context, options_.disable_context_key)) return;
+        message* ai = detail::last_ai_with_calls(state);
+        if (!ai || detail::flag(rt.context, options_.disable_context_key)) return;
         std::vector<tool_call> counted;
         for (const auto& c : ai->tool_calls)
             if (!batch_friendly(c.name)) counted.push_back(c);
@@ -220,8 +224,7 @@ struct loop_detection {
         {
             std::lock_guard lock(shared_->mutex);
             verdict v = detect(thread_of(rt), counted);
-            if (v.warning)
-                queue_warning(detail::mw::run_key{thread_of(rt), rt.run_id}, std::move(*v.warning));
+            if (v.warning) queue_warning(detail::run_key{thread_of(rt), rt.run_id}, std::move(*v.warning));
             if (v.hard_stop) {
                 record_stop_reason(rt.run_id);
                 stop = std::move(v.hard_stop);
@@ -231,8 +234,8 @@ struct loop_detection {
             rt.context["stop_reason"] = stop_reason_value;
             ai->tool_calls.clear();
             ai->invalid_tool_calls.clear(); // nothing may run after a forced stop
-            detail::mw::append_note(*ai, *stop);
-            detail::mw::settle_finish_reason(*ai);
+            detail::append_note(*ai, *stop);
+            detail::settle_finish_reason(*ai);
         }
     }
 
@@ -241,7 +244,7 @@ struct loop_detection {
     auto wrap_model_call(auto& req, auto&& next) {
         if (req.rt) {
             std::vector<std::string> warnings =
-                take_warnings(detail::mw::run_key{thread_of(*req.rt), req.rt->run_id});
+                take_warnings(detail::run_key{thread_of(*req.rt), req.rt->run_id});
             if (!warnings.empty()) {
                 std::string text;
                 for (const auto& w : warnings)
@@ -259,7 +262,7 @@ struct loop_detection {
     void after_agent(State&, runtime& rt) {
         std::lock_guard lock(shared_->mutex);
         auto& p = shared_->pending;
-        const detail::mw::run_key key{thread_of(rt), rt.run_id};
+        const detail::run_key key{thread_of(rt), rt.run_id};
         p.erase(std::remove_if(p.begin(), p.end(), [&](const auto& e) { return e.first == key; }), p.end());
     }
 
@@ -306,8 +309,8 @@ private:
         mutable std::mutex mutex;
         std::list<std::string> lru; // most recent first
         std::unordered_map<std::string, thread_track> threads;
-        std::deque<std::pair<detail::mw::run_key, std::vector<std::string>>> pending; // oldest first
-        std::deque<std::pair<std::string, std::string>> stop_reasons;                 // run id -> reason
+        std::deque<std::pair<detail::run_key, std::vector<std::string>>> pending; // oldest first
+        std::deque<std::pair<std::string, std::string>> stop_reasons;             // run id -> reason
     };
 
     struct verdict {
@@ -328,7 +331,7 @@ private:
     // Python's int(x or default): missing, null, 0, "" and unconvertible values give nullopt.
     static std::optional<std::int64_t> line_arg(const boost::json::object& args, std::string_view key) {
         const auto* v = args.if_contains(key);
-        if (!v || !detail::mw::truthy(*v)) return std::nullopt;
+        if (!v || !detail::truthy(*v)) return std::nullopt;
         if (v->is_int64()) return v->get_int64();
         if (v->is_uint64())
             return static_cast<std::int64_t>(std::min<std::uint64_t>(v->get_uint64(), INT64_MAX));
@@ -336,7 +339,7 @@ private:
         if (v->is_double() && std::isfinite(v->get_double()) && std::fabs(v->get_double()) < 9e18)
             return static_cast<std::int64_t>(v->get_double());
         if (v->is_string()) {
-            std::string_view s = detail::mw::trim(v->get_string());
+            std::string_view s = detail::trim(v->get_string());
             std::int64_t out = 0;
             if (!s.empty() && s.front() == '+') s.remove_prefix(1);
             auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -465,7 +468,7 @@ private:
         return {};
     }
 
-    void queue_warning(const detail::mw::run_key& key, std::string text) {
+    void queue_warning(const detail::run_key& key, std::string text) {
         auto& p = shared_->pending;
         auto it = std::find_if(p.begin(), p.end(), [&](const auto& e) { return e.first == key; });
         if (it == p.end()) {
@@ -481,7 +484,7 @@ private:
             list.erase(list.begin(), list.end() - static_cast<std::ptrdiff_t>(max_pending_warnings_per_run));
     }
 
-    std::vector<std::string> take_warnings(const detail::mw::run_key& key) {
+    std::vector<std::string> take_warnings(const detail::run_key& key) {
         std::lock_guard lock(shared_->mutex);
         auto& p = shared_->pending;
         auto it = std::find_if(p.begin(), p.end(), [&](const auto& e) { return e.first == key; });
@@ -506,17 +509,25 @@ private:
     std::shared_ptr<tracker> shared_; // shared with copies: an agent's copies are one agent
 };
 
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const tool_frequency_limit& l) {
+    jv = boost::json::object{{"warn", l.warn}, {"hard_limit", l.hard_limit}};
+}
+inline tool_frequency_limit tag_invoke(boost::json::value_to_tag<tool_frequency_limit>,
+                                       const boost::json::value& jv) {
+    json_reader r(jv);
+    tool_frequency_limit l{r.required<std::size_t>("warn"), r.required<std::size_t>("hard_limit")};
+    r.reject_unknown_keys();
+    return l;
+}
+
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const loop_detection_options& o) {
-    boost::json::object overrides;
-    for (const auto& [name, l] : o.tool_freq_overrides)
-        overrides[name] = boost::json::object{{"warn", l.warn}, {"hard_limit", l.hard_limit}};
     jv = boost::json::object{{"warn_threshold", o.warn_threshold},
                              {"hard_limit", o.hard_limit},
                              {"window_size", o.window_size},
                              {"max_tracked_threads", o.max_tracked_threads},
                              {"tool_freq_warn", o.tool_freq_warn},
                              {"tool_freq_hard_limit", o.tool_freq_hard_limit},
-                             {"tool_freq_overrides", std::move(overrides)},
+                             {"tool_freq_overrides", boost::json::value_from(o.tool_freq_overrides)},
                              {"batch_friendly_tools", boost::json::value_from(o.batch_friendly_tools)},
                              {"detect_cycles", o.detect_cycles},
                              {"cycle_warn", o.cycle_warn},
@@ -525,32 +536,32 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
                              {"disable_context_key", o.disable_context_key}};
 }
 
-/// Reads DeerFlow's `loop_detection:` config keys (missing keys keep their defaults).
+/// Reads DeerFlow's `loop_detection:` keys (missing keys keep their defaults),
+/// then validates the thresholds as DeerFlow's configuration does.
 inline loop_detection_options tag_invoke(boost::json::value_to_tag<loop_detection_options>,
                                          const boost::json::value& jv) {
-    const auto& o = jv.as_object();
-    loop_detection_options out;
-    using detail::mw::read_if_present;
-    read_if_present(o, "warn_threshold", out.warn_threshold);
-    read_if_present(o, "hard_limit", out.hard_limit);
-    read_if_present(o, "window_size", out.window_size);
-    read_if_present(o, "max_tracked_threads", out.max_tracked_threads);
-    read_if_present(o, "tool_freq_warn", out.tool_freq_warn);
-    read_if_present(o, "tool_freq_hard_limit", out.tool_freq_hard_limit);
-    read_if_present(o, "cycle_warn", out.cycle_warn);
-    read_if_present(o, "cycle_hard_limit", out.cycle_hard_limit);
-    read_if_present(o, "max_cycle_length", out.max_cycle_length);
-    if (const auto* v = o.if_contains("tool_freq_overrides"); v && v->is_object())
-        for (const auto& kv : v->get_object()) {
-            const auto& l = kv.value().as_object();
-            out.tool_freq_overrides[std::string(kv.key())] =
-                tool_frequency_limit{boost::json::value_to<std::size_t>(l.at("warn")),
-                                     boost::json::value_to<std::size_t>(l.at("hard_limit"))};
-        }
-    read_if_present(o, "batch_friendly_tools", out.batch_friendly_tools);
-    if (const auto* v = o.if_contains("detect_cycles")) out.detect_cycles = v->as_bool();
-    read_if_present(o, "disable_context_key", out.disable_context_key);
-    return out;
+    json_reader r(jv, std::string(loop_detection_options::config_section));
+    loop_detection_options o;
+    r.read("warn_threshold", o.warn_threshold)
+        .read("hard_limit", o.hard_limit)
+        .read("window_size", o.window_size)
+        .read("max_tracked_threads", o.max_tracked_threads)
+        .read("tool_freq_warn", o.tool_freq_warn)
+        .read("tool_freq_hard_limit", o.tool_freq_hard_limit)
+        .read("tool_freq_overrides", o.tool_freq_overrides)
+        .read("batch_friendly_tools", o.batch_friendly_tools)
+        .read("detect_cycles", o.detect_cycles)
+        .read("cycle_warn", o.cycle_warn)
+        .read("cycle_hard_limit", o.cycle_hard_limit)
+        .read("max_cycle_length", o.max_cycle_length)
+        .read("disable_context_key", o.disable_context_key)
+        .reject_unknown_keys();
+    try {
+        o.validate();
+    } catch (const std::invalid_argument& e) {
+        throw json_error(r.path(), e.what());
+    }
+    return o;
 }
 
 } // namespace agentware

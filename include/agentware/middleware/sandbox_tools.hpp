@@ -12,6 +12,8 @@
 // returns the id as a `sandbox` state update; parallel first calls of one
 // round acquire the same id, which the field's merge rule accepts.
 
+#include <agentware/json/reader.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/detail/file_search.hpp>
 #include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/process.hpp>
@@ -76,7 +78,43 @@ struct sandbox_options {
     /// Upper bounds of the glob and grep `max_results` arguments.
     std::size_t glob_max_results = 1000;
     std::size_t grep_max_results = 500;
+
+    static constexpr std::string_view config_section = "sandbox";
+    friend bool operator==(const sandbox_options&, const sandbox_options&) = default;
 };
+
+/// DeerFlow's `sandbox:` keys; `bash_command_timeout` is in seconds (a
+/// fraction when the timeout is not whole seconds).
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const sandbox_options& o) {
+    const auto ms = o.bash_command_timeout.count();
+    jv = boost::json::object{{"lazy_init", o.lazy_init},
+                             {"allow_host_bash", o.allow_host_bash},
+                             {"bash_command_timeout", ms % 1000 == 0 ? boost::json::value(ms / 1000)
+                                                                     : boost::json::value(ms / 1000.0)},
+                             {"bash_output_max_chars", o.bash_output_max_chars},
+                             {"bash_capture_max_bytes", o.bash_capture_max_bytes},
+                             {"read_file_output_max_chars", o.read_file_output_max_chars},
+                             {"ls_output_max_chars", o.ls_output_max_chars},
+                             {"write_file_max_bytes", o.write_file_max_bytes},
+                             {"glob_max_results", o.glob_max_results},
+                             {"grep_max_results", o.grep_max_results}};
+}
+inline sandbox_options tag_invoke(boost::json::value_to_tag<sandbox_options>, const boost::json::value& jv) {
+    json_reader r(jv, std::string(sandbox_options::config_section));
+    sandbox_options o;
+    r.read("lazy_init", o.lazy_init)
+        .read("allow_host_bash", o.allow_host_bash)
+        .read("bash_command_timeout", o.bash_command_timeout)
+        .read("bash_output_max_chars", o.bash_output_max_chars)
+        .read("bash_capture_max_bytes", o.bash_capture_max_bytes)
+        .read("read_file_output_max_chars", o.read_file_output_max_chars)
+        .read("ls_output_max_chars", o.ls_output_max_chars)
+        .read("write_file_max_bytes", o.write_file_max_bytes)
+        .read("glob_max_results", o.glob_max_results)
+        .read("grep_max_results", o.grep_max_results)
+        .reject_unknown_keys();
+    return o;
+}
 
 namespace detail {
 
@@ -571,13 +609,6 @@ inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::objec
     return tool_output(std::move(out));
 }
 
-inline std::string ascii_lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
 inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::object& args,
                              const sandbox_call& call) {
     std::optional<arg_error> err;
@@ -599,7 +630,7 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
             return error_output(fmt::format("Error: Invalid regex pattern: {}", e.what()));
         }
     }
-    const std::string needle = case_sensitive ? *pattern : ascii_lower(*pattern);
+    const std::string needle = case_sensitive ? *pattern : lower(*pattern);
     auto r = resolve_model_path(*path, call.paths, path_access::read);
     if (!r.ok()) return error_output(path_error(r.error));
     std::error_code ec;
@@ -631,9 +662,8 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
             if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
             // std::regex recurses per character: very long lines are matched on their start only.
             const std::string probe(line.substr(0, utf8_offset(line, 10000)));
-            const bool match =
-                re ? std::regex_search(probe, *re)
-                   : (case_sensitive ? probe : ascii_lower(probe)).find(needle) != std::string::npos;
+            const bool match = re ? std::regex_search(probe, *re)
+                                  : (case_sensitive ? probe : lower(probe)).find(needle) != std::string::npos;
             if (!match) continue;
             if (hits.size() == max) {
                 truncated = true;

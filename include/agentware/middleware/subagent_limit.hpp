@@ -4,9 +4,10 @@
 // subagent_limit: keeps the model from launching more subagents than allowed,
 // by removing excess `task` calls from its answer before they run (DeerFlow's
 // SubagentLimitMiddleware): at most `max_concurrent` per answer, and at most
-// `max_total` per run. A prompt can ask for limits; only this enforces them.
+// `max_total_per_run`. A prompt can ask for limits; only this enforces them.
 
 #include <agentware/agent/runtime.hpp>
+#include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
@@ -30,14 +31,18 @@ namespace agentware {
 
 struct subagent_limit_options {
     std::size_t max_concurrent =
-        3;                     ///< task calls kept per model answer, clamped to [1, max_concurrent_ceiling]
-    std::size_t max_total = 6; ///< task calls kept per run, clamped to [1, max_total_ceiling]
+        3; ///< task calls kept per model answer, clamped to [1, max_concurrent_ceiling]
+    std::size_t max_total_per_run = 6; ///< task calls kept per run, clamped to [1, max_total_ceiling]
     std::size_t max_concurrent_ceiling =
         4;                              ///< DeerFlow's fixed 4; raise it for large fan-out (DeerFlow #4993)
     std::size_t max_total_ceiling = 50; ///< DeerFlow's fixed 50; likewise
     std::string task_tool_name = "task";
     bool limits_from_context =
         true; ///< a run's context may set `max_concurrent_subagents` / `max_total_subagents`
+
+    /// DeerFlow's `subagents:` section (its delegation limits).
+    static constexpr std::string_view config_section = "subagents";
+    friend bool operator==(const subagent_limit_options&, const subagent_limit_options&) = default;
 };
 
 struct subagent_limit {
@@ -63,12 +68,13 @@ struct subagent_limit {
                      options_.max_concurrent_ceiling);
     }
     std::size_t effective_max_total(const runtime& rt) const {
-        return clamp(from_context(rt, "max_total_subagents", options_.max_total), options_.max_total_ceiling);
+        return clamp(from_context(rt, "max_total_subagents", options_.max_total_per_run),
+                     options_.max_total_ceiling);
     }
 
     template <class State>
     void after_model(State& state, runtime& rt) {
-        message* ai = detail::mw::last_ai_with_calls(state);
+        message* ai = detail::last_ai_with_calls(state);
         if (!ai) return;
         const auto is_task = [&](const tool_call& c) { return c.name == options_.task_tool_name; };
         const auto tasks =
@@ -78,7 +84,7 @@ struct subagent_limit {
         const std::size_t max_total = effective_max_total(rt);
         const std::size_t max_concurrent = effective_max_concurrent(rt);
         std::lock_guard lock(ledger_->mutex);
-        std::size_t& used = ledger_->runs[detail::mw::run_key::of(rt)];
+        std::size_t& used = ledger_->runs[detail::run_key::of(rt)];
         const std::size_t remaining = used >= max_total ? 0 : max_total - used;
         const std::size_t allowed = std::min(max_concurrent, remaining);
         if (tasks <= allowed) {
@@ -94,10 +100,10 @@ struct subagent_limit {
         }
         ai->tool_calls = std::move(calls);
         used += allowed;
-        detail::mw::settle_finish_reason(*ai);
+        detail::settle_finish_reason(*ai);
         if (remaining == 0) { // DeerFlow says so only when the budget was spent before this answer
             rt.context["stop_reason"] = stop_reason_value;
-            detail::mw::append_note(*ai, limit_note);
+            detail::append_note(*ai, limit_note);
         }
     }
 
@@ -105,13 +111,13 @@ struct subagent_limit {
     template <class State>
     void after_agent(State&, runtime& rt) {
         std::lock_guard lock(ledger_->mutex);
-        ledger_->runs.erase(detail::mw::run_key::of(rt));
+        ledger_->runs.erase(detail::run_key::of(rt));
     }
 
     /// Task calls this run has kept so far (for tests and monitoring).
     std::size_t used(const runtime& rt) const {
         std::lock_guard lock(ledger_->mutex);
-        auto it = ledger_->runs.find(detail::mw::run_key::of(rt));
+        auto it = ledger_->runs.find(detail::run_key::of(rt));
         return it == ledger_->runs.end() ? 0 : it->second;
     }
 
@@ -120,7 +126,7 @@ private:
     // its copies: an agent's copies are the same agent).
     struct ledger {
         mutable std::mutex mutex;
-        std::map<detail::mw::run_key, std::size_t> runs;
+        std::map<detail::run_key, std::size_t> runs;
     };
 
     std::size_t from_context(const runtime& rt, std::string_view key, std::size_t fallback) const {
@@ -138,24 +144,25 @@ private:
 
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const subagent_limit_options& o) {
     jv = boost::json::object{{"max_concurrent", o.max_concurrent},
-                             {"max_total", o.max_total},
+                             {"max_total_per_run", o.max_total_per_run},
                              {"max_concurrent_ceiling", o.max_concurrent_ceiling},
                              {"max_total_ceiling", o.max_total_ceiling},
                              {"task_tool_name", o.task_tool_name},
                              {"limits_from_context", o.limits_from_context}};
 }
+/// Reads DeerFlow's `subagents:` keys that limit delegation (`max_total_per_run`).
 inline subagent_limit_options tag_invoke(boost::json::value_to_tag<subagent_limit_options>,
                                          const boost::json::value& jv) {
-    const auto& o = jv.as_object();
-    subagent_limit_options out;
-    using detail::mw::read_if_present;
-    read_if_present(o, "max_concurrent", out.max_concurrent);
-    read_if_present(o, "max_total", out.max_total);
-    read_if_present(o, "max_concurrent_ceiling", out.max_concurrent_ceiling);
-    read_if_present(o, "max_total_ceiling", out.max_total_ceiling);
-    read_if_present(o, "task_tool_name", out.task_tool_name);
-    if (const auto* v = o.if_contains("limits_from_context")) out.limits_from_context = v->as_bool();
-    return out;
+    json_reader r(jv, std::string(subagent_limit_options::config_section));
+    subagent_limit_options o;
+    r.read("max_concurrent", o.max_concurrent)
+        .read("max_total_per_run", o.max_total_per_run)
+        .read("max_concurrent_ceiling", o.max_concurrent_ceiling)
+        .read("max_total_ceiling", o.max_total_ceiling)
+        .read("task_tool_name", o.task_tool_name)
+        .read("limits_from_context", o.limits_from_context)
+        .reject_unknown_keys();
+    return o;
 }
 
 } // namespace agentware

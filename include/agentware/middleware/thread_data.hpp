@@ -9,6 +9,7 @@
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
+#include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/fields.hpp>
 
@@ -29,7 +30,21 @@ struct thread_data_options {
     /// true: only compute the paths (tools create the directories on first
     /// use); false: create them in before_agent.
     bool lazy_init = true;
+
+    static constexpr std::string_view config_section = "thread_data";
+    friend bool operator==(const thread_data_options&, const thread_data_options&) = default;
 };
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const thread_data_options& o) {
+    jv = boost::json::object{{"base_dir", o.base_dir}, {"lazy_init", o.lazy_init}};
+}
+inline thread_data_options tag_invoke(boost::json::value_to_tag<thread_data_options>,
+                                      const boost::json::value& jv) {
+    json_reader r(jv, std::string(thread_data_options::config_section));
+    thread_data_options o;
+    r.read("base_dir", o.base_dir).read("lazy_init", o.lazy_init).reject_unknown_keys();
+    return o;
+}
 
 namespace detail {
 /// UTC now as ISO 8601 with microseconds and "+00:00" (Python's isoformat()).

@@ -10,9 +10,10 @@
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
+#include <agentware/json/reader.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
-#include <agentware/middleware/detail/text.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
@@ -58,9 +59,31 @@ struct tool_error_handling_options {
     std::string task_tool_name = "task"; ///< its failures read like a subagent result
     std::string meta_key = "tool_meta";  ///< where the classification goes in the message metadata
     bool classify_results = true;        ///< stamp successful calls' results too
+
+    static constexpr std::string_view config_section = "tool_error_handling";
+    friend bool operator==(const tool_error_handling_options&, const tool_error_handling_options&) = default;
 };
 
-namespace detail::mw {
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,
+                       const tool_error_handling_options& o) {
+    jv = boost::json::object{{"max_detail", o.max_detail},
+                             {"task_tool_name", o.task_tool_name},
+                             {"meta_key", o.meta_key},
+                             {"classify_results", o.classify_results}};
+}
+inline tool_error_handling_options tag_invoke(boost::json::value_to_tag<tool_error_handling_options>,
+                                              const boost::json::value& jv) {
+    json_reader r(jv, std::string(tool_error_handling_options::config_section));
+    tool_error_handling_options o;
+    r.read("max_detail", o.max_detail)
+        .read("task_tool_name", o.task_tool_name)
+        .read("meta_key", o.meta_key)
+        .read("classify_results", o.classify_results)
+        .reject_unknown_keys();
+    return o;
+}
+
+namespace detail {
 
 struct error_rule {
     std::array<std::string_view, 5> keywords;
@@ -113,17 +136,17 @@ inline std::string exception_type_name() {
     return "unknown exception";
 }
 
-} // namespace detail::mw
+} // namespace detail
 
 /// The kind of error `text` describes (DeerFlow's keyword table); `unknown`
 /// when nothing matches. `status` and `source` are left for the caller.
 inline tool_result_meta classify_tool_error(std::string_view text) {
-    const std::string low = detail::mw::lower(text);
-    for (const auto& rule : detail::mw::error_rules)
+    const std::string low = detail::lower(text);
+    for (const auto& rule : detail::error_rules)
         for (std::string_view k : rule.keywords) {
             if (k.empty()) continue;
-            const bool hit = detail::mw::is_numeric(k) ? detail::mw::contains_word(low, k)
-                                                       : low.find(k) != std::string::npos;
+            const bool hit =
+                detail::is_numeric(k) ? detail::contains_word(low, k) : low.find(k) != std::string::npos;
             if (hit)
                 return tool_result_meta{"error",
                                         std::string(rule.error_type),
@@ -134,7 +157,7 @@ inline tool_result_meta classify_tool_error(std::string_view text) {
     return tool_result_meta{"error", "unknown", true, "try_alternative", {}};
 }
 
-namespace detail::mw {
+namespace detail {
 
 // A JSON "error" value that means "no error".
 inline bool error_sentinel(const boost::json::value& v) {
@@ -174,14 +197,14 @@ inline std::string_view first_nonempty_line(std::string_view text) {
     while (!text.empty()) {
         std::size_t nl = text.find('\n');
         std::string_view line = text.substr(0, nl);
-        if (!is_blank(line)) return trim(line);
+        if (!trim(line).empty()) return trim(line);
         if (nl == std::string_view::npos) break;
         text.remove_prefix(nl + 1);
     }
     return {};
 }
 
-} // namespace detail::mw
+} // namespace detail
 
 /// DeerFlow's normalize_tool_result, for a tool message that carries no
 /// classification yet: the rules are tried in order (see the docs page).
@@ -192,29 +215,28 @@ inline tool_result_meta classify_tool_result(const message& m) {
         meta.source = std::string(source);
         return meta;
     };
-    const bool error_prefix = detail::mw::starts_with(text, "Error:");
+    const bool error_prefix = std::string_view(text).starts_with("Error:");
     if (m.is_error() && !error_prefix) { // 1: an error status
-        if (auto o = detail::mw::parse_object(text)) {
-            if (const auto* e = o->if_contains("error"); e && !detail::mw::error_sentinel(*e))
-                return as_error(classify_tool_error(detail::mw::python_str(*e)), "tool_return");
+        if (auto o = detail::parse_object(text)) {
+            if (const auto* e = o->if_contains("error"); e && !detail::error_sentinel(*e))
+                return as_error(classify_tool_error(detail::python_str(*e)), "tool_return");
             return tool_result_meta{"error", "unknown", true, "try_alternative", "tool_return"};
         }
         return as_error(classify_tool_error(text), "tool_return");
     }
     if (error_prefix)
         return as_error(classify_tool_error(std::string_view(text).substr(6)), "tool_return"); // 2
-    if (auto o = detail::mw::parse_object(text)) // 3: a JSON object with a truthy "error"
-        if (const auto* e = o->if_contains("error"); e && !detail::mw::error_sentinel(*e))
-            return as_error(classify_tool_error(detail::mw::python_str(*e)), "tool_return");
+    if (auto o = detail::parse_object(text)) // 3: a JSON object with a truthy "error"
+        if (const auto* e = o->if_contains("error"); e && !detail::error_sentinel(*e))
+            return as_error(classify_tool_error(detail::python_str(*e)), "tool_return");
     if (m.name == "web_fetch") { // 4: a fetched page that is an HTTP error page
-        std::string_view first = detail::mw::first_nonempty_line(text);
-        if (detail::mw::http_error_title(first))
-            return as_error(classify_tool_error(first), "content_analysis");
+        std::string_view first = detail::first_nonempty_line(text);
+        if (detail::http_error_title(first)) return as_error(classify_tool_error(first), "content_analysis");
     }
     static constexpr std::array<std::string_view, 7> partial{
         "partial results",  "limited results",  "truncated",      "results may be incomplete",
         "no results found", "no content found", "no images found"};
-    const std::string low = detail::mw::lower(text);
+    const std::string low = detail::lower(text);
     for (auto p : partial) // 5
         if (low.find(p) != std::string::npos)
             return tool_result_meta{"partial_success", "partial", true, "rewrite_query", "content_analysis"};
@@ -246,22 +268,22 @@ struct tool_error_handling {
         try {
             std::rethrow_exception(e);
         } catch (const std::exception& x) {
-            type = detail::mw::exception_type_name();
+            type = detail::exception_type_name();
             what = x.what();
         } catch (...) {
-            type = detail::mw::exception_type_name();
+            type = detail::exception_type_name();
         }
-        std::string detail_text(detail::mw::trim(what));
+        std::string detail_text(detail::trim(what));
         if (detail_text.empty()) detail_text = type;
-        detail_text = detail::mw::cap_with_ellipsis(detail_text, options.max_detail);
+        detail_text = detail::cap_with_ellipsis(detail_text, options.max_detail);
 
         const std::string name = call.name.empty() ? std::string(unknown_tool) : call.name;
         message m;
         if (call.name == options.task_tool_name) {
             std::string error = type + ": " + detail_text;
             std::string text = "Task failed. Error: " + error;
-            if (!detail::mw::ends_with(text, ".") && !detail::mw::ends_with(text, "!") &&
-                !detail::mw::ends_with(text, "?"))
+            if (!std::string_view(text).ends_with(".") && !std::string_view(text).ends_with("!") &&
+                !std::string_view(text).ends_with("?"))
                 text += '.';
             text += continue_hint;
             m = tool_message(call.id.empty() ? std::string(missing_id) : call.id, name, std::move(text),

@@ -11,6 +11,8 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
+#include <agentware/json/reader.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/detail/untrusted_text.hpp>
 #include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/fields.hpp>
@@ -43,7 +45,23 @@ struct uploads_options {
     /// When the message carries no "files" metadata: list the files that are
     /// in the uploads directory but were not shown in an earlier turn.
     bool discover_new_files = true;
+
+    static constexpr std::string_view config_section = "uploads";
+    friend bool operator==(const uploads_options&, const uploads_options&) = default;
 };
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const uploads_options& o) {
+    jv = boost::json::object{{"max_files_per_context_section", o.max_files_per_context_section},
+                             {"discover_new_files", o.discover_new_files}};
+}
+inline uploads_options tag_invoke(boost::json::value_to_tag<uploads_options>, const boost::json::value& jv) {
+    json_reader r(jv, std::string(uploads_options::config_section));
+    uploads_options o;
+    r.read("max_files_per_context_section", o.max_files_per_context_section)
+        .read("discover_new_files", o.discover_new_files)
+        .reject_unknown_keys();
+    return o;
+}
 
 namespace detail {
 
@@ -52,15 +70,6 @@ struct upload_outline {
     bool truncated = false;
     std::vector<std::string> preview; ///< first non-empty lines when there are no headings
 };
-
-inline std::string trim(std::string_view s) {
-    std::size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
-        ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
-        --e;
-    return std::string(s.substr(b, e - b));
-}
 
 inline std::string lower_extension(const std::filesystem::path& p) {
     std::string ext = p.extension().string();
@@ -95,7 +104,7 @@ inline upload_outline read_upload_outline(const std::filesystem::path& uploads_d
             }
             out.headings.emplace_back(number, m[1].str());
         } else if (first_lines.size() < 5) {
-            if (auto t = trim(line); !t.empty()) first_lines.push_back(std::move(t));
+            if (auto t = trim(line); !t.empty()) first_lines.emplace_back(t);
         }
     }
     if (out.headings.empty()) out.preview = std::move(first_lines);

@@ -9,6 +9,7 @@
 // design of DeerFlow's PR #5014): base64 never enters the state.
 
 #include <agentware/core/fields.hpp>
+#include <agentware/json/reader.hpp>
 #include <agentware/message/content.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
@@ -41,7 +42,23 @@ struct view_image_options {
     bool supports_vision = true;
     /// Larger images are refused (and not re-sent): 20 MiB.
     std::uint64_t max_image_bytes = 20 * 1024 * 1024;
+
+    static constexpr std::string_view config_section = "view_image";
+    friend bool operator==(const view_image_options&, const view_image_options&) = default;
 };
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const view_image_options& o) {
+    jv = boost::json::object{{"supports_vision", o.supports_vision}, {"max_image_bytes", o.max_image_bytes}};
+}
+inline view_image_options tag_invoke(boost::json::value_to_tag<view_image_options>,
+                                     const boost::json::value& jv) {
+    json_reader r(jv, std::string(view_image_options::config_section));
+    view_image_options o;
+    r.read("supports_vision", o.supports_vision)
+        .read("max_image_bytes", o.max_image_bytes)
+        .reject_unknown_keys();
+    return o;
+}
 
 namespace detail {
 
@@ -49,13 +66,10 @@ inline constexpr std::string_view view_image_context_prefix = "view-image-contex
 
 /// The image type the first bytes announce ("" when none of the four).
 inline std::string_view sniff_image_mime(std::string_view bytes) noexcept {
-    if (bytes.size() >= 3 && bytes.substr(0, 3) == "\xFF\xD8\xFF") return "image/jpeg";
-    if (bytes.size() >= 8 && bytes.substr(0, 8) == std::string_view("\x89PNG\r\n\x1A\n", 8))
-        return "image/png";
-    if (bytes.size() >= 12 && bytes.substr(0, 4) == "RIFF" && bytes.substr(8, 4) == "WEBP")
-        return "image/webp";
-    if (bytes.size() >= 6 && (bytes.substr(0, 6) == "GIF87a" || bytes.substr(0, 6) == "GIF89a"))
-        return "image/gif";
+    if (bytes.starts_with("\xFF\xD8\xFF")) return "image/jpeg";
+    if (bytes.starts_with(std::string_view("\x89PNG\r\n\x1A\n", 8))) return "image/png";
+    if (bytes.size() >= 12 && bytes.starts_with("RIFF") && bytes.substr(8, 4) == "WEBP") return "image/webp";
+    if (bytes.starts_with("GIF87a") || bytes.starts_with("GIF89a")) return "image/gif";
     return {};
 }
 

@@ -4,6 +4,7 @@
 // Models from configuration: a JSON list of named models, each with its
 // provider, id, endpoint and defaults; create_chat_model builds one by name.
 
+#include <agentware/json/reader.hpp>
 #include <agentware/model/anthropic_chat_model.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/model_info.hpp>
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -80,153 +82,72 @@ inline std::string preset_names() {
                       fmt::format("model configuration: {}: {}", where, why));
 }
 
-struct config_reader {
-    const boost::json::object& o;
-    std::string where;
+// A duration given in milliseconds (`connect_ms`, ...): a non-negative integer.
+inline void read_millis(json_reader& r, std::string_view key, std::chrono::milliseconds& into) {
+    if (auto ms = r.optional<std::uint64_t>(key)) into = std::chrono::milliseconds(*ms);
+}
 
-    const boost::json::value* get(std::string_view key) const {
-        const auto* v = o.if_contains(key);
-        return v == nullptr || v->is_null() ? nullptr : v;
-    }
-    std::string string(std::string_view key, std::string fallback = {}) const {
-        const auto* v = get(key);
-        if (v == nullptr) return fallback;
-        if (!v->is_string()) config_fail(where, fmt::format("\"{}\" must be a string", key));
-        return std::string(v->get_string());
-    }
-    bool boolean(std::string_view key, bool fallback) const {
-        const auto* v = get(key);
-        if (v == nullptr) return fallback;
-        if (!v->is_bool()) config_fail(where, fmt::format("\"{}\" must be true or false", key));
-        return v->get_bool();
-    }
-    std::int64_t integer(std::string_view key, std::int64_t fallback) const {
-        const auto* v = get(key);
-        if (v == nullptr) return fallback;
-        boost::json::error_code ec;
-        const auto n = v->to_number<std::int64_t>(ec);
-        if (ec || n < 0) config_fail(where, fmt::format("\"{}\" must be a non-negative integer", key));
-        return n;
-    }
-    std::chrono::milliseconds millis(std::string_view key, std::chrono::milliseconds fallback) const {
-        return std::chrono::milliseconds(integer(key, fallback.count()));
-    }
-    const boost::json::object* object(std::string_view key) const {
-        const auto* v = get(key);
-        if (v == nullptr) return nullptr;
-        if (!v->is_object()) config_fail(where, fmt::format("\"{}\" must be an object", key));
-        return &v->get_object();
-    }
-    void only(std::initializer_list<std::string_view> known) const {
-        for (const auto& [key, value] : o) {
-            bool ok = false;
-            for (std::string_view k : known)
-                ok = ok || k == key;
-            if (!ok) {
-                std::string list;
-                for (std::string_view k : known)
-                    list += (list.empty() ? "" : ", ") + std::string(k);
-                config_fail(where,
-                            fmt::format("unknown field \"{}\" (known: {})", std::string_view(key), list));
-            }
-        }
-    }
-};
-
-inline model_settings read_settings(const boost::json::object& o, const std::string& where) {
-    const config_reader r{o, where};
-    r.only({"temperature", "max_tokens", "stop", "tool_choice", "parallel_tool_calls", "reasoning_effort",
-            "thinking", "extra_body"});
+inline model_settings read_settings(const boost::json::value& v, std::string path) {
+    json_reader r(v, std::move(path));
     model_settings s;
-    if (const auto* t = r.get("temperature")) {
-        if (!t->is_number()) config_fail(where, "\"temperature\" must be a number");
-        s.temperature = t->to_number<double>();
-    }
-    if (r.get("max_tokens")) s.max_tokens = r.integer("max_tokens", 0);
-    if (const auto* stop = r.get("stop")) {
+    s.temperature = r.optional<double>("temperature");
+    if (auto max_tokens = r.optional<std::uint32_t>("max_tokens")) s.max_tokens = std::int64_t{*max_tokens};
+    if (const auto* stop = r.find("stop")) {
         if (stop->is_string())
             s.stop.emplace_back(stop->get_string());
-        else if (stop->is_array()) {
-            for (const auto& x : stop->get_array()) {
-                if (!x.is_string()) config_fail(where, "\"stop\" must hold strings");
-                s.stop.emplace_back(x.get_string());
-            }
-        } else
-            config_fail(where, "\"stop\" must be a string or an array of strings");
+        else
+            s.stop = json_read_as<std::vector<std::string>>(*stop, r.path_of("stop"));
     }
-    s.tool_choice = r.string("tool_choice");
-    if (r.get("parallel_tool_calls")) s.parallel_tool_calls = r.boolean("parallel_tool_calls", true);
-    s.reasoning_effort = r.string("reasoning_effort");
-    s.thinking = r.boolean("thinking", false);
-    if (const auto* extra = r.object("extra_body")) s.extra_body = *extra;
+    r.read("tool_choice", s.tool_choice)
+        .read("reasoning_effort", s.reasoning_effort)
+        .read("thinking", s.thinking)
+        .read("extra_body", s.extra_body);
+    s.parallel_tool_calls = r.optional<bool>("parallel_tool_calls");
+    r.reject_unknown_keys();
     return s;
 }
 
-inline model_config read_model_config(const boost::json::value& v, const std::string& where) {
-    if (!v.is_object()) config_fail(where, "must be an object");
-    const config_reader r{v.get_object(), where};
-    r.only({"name",
-            "display_name",
-            "description",
-            "provider",
-            "model",
-            "base_url",
-            "api_key_env",
-            "supports_vision",
-            "supports_thinking",
-            "max_input_tokens",
-            "defaults",
-            "when_thinking",
-            "headers",
-            "timeouts",
-            "retry",
-            "proxy",
-            "ca_file",
-            "include_reasoning",
-            "use_max_completion_tokens",
-            "thinking_budget_tokens"});
+inline model_config read_model_config(const boost::json::value& v, const std::string& path) {
+    json_reader r(v, path);
     model_config c;
-    c.info.name = r.string("name");
-    if (c.info.name.empty()) config_fail(where, "\"name\" is missing");
-    const std::string at = fmt::format("model \"{}\"", c.info.name);
-    const config_reader m{v.get_object(), at};
-    c.info.provider = m.string("provider", "openai");
+    c.info.name = r.optional<std::string>("name").value_or("");
+    if (c.info.name.empty()) throw json_error(r.path_of("name"), "missing");
+    r.skip("display_name").skip("description"); // for people reading the file
+    c.info.provider = r.optional<std::string>("provider").value_or("openai");
     if (find_preset(c.info.provider) == nullptr)
-        config_fail(at, fmt::format("unknown provider \"{}\" (known: {})", c.info.provider, preset_names()));
-    c.info.model = m.string("model");
-    if (c.info.model.empty()) config_fail(at, "\"model\" (the provider's model id) is missing");
-    c.info.supports_vision = m.boolean("supports_vision", false);
-    c.info.supports_thinking = m.boolean("supports_thinking", false);
-    c.info.max_input_tokens = static_cast<std::uint64_t>(m.integer("max_input_tokens", 0));
-    c.base_url = m.string("base_url");
-    if (m.get("api_key_env")) c.api_key_env = m.string("api_key_env");
-    if (const auto* d = m.object("defaults")) c.defaults = read_settings(*d, at + " defaults");
-    if (const auto* t = m.object("when_thinking")) c.when_thinking = read_settings(*t, at + " when_thinking");
-    if (const auto* h = m.object("headers"))
-        for (const auto& [name, value] : *h) {
-            if (!value.is_string()) config_fail(at, "\"headers\" values must be strings");
-            c.headers.emplace_back(std::string(name), std::string(value.get_string()));
-        }
-    if (const auto* t = m.object("timeouts")) {
-        const config_reader tr{*t, at + " timeouts"};
-        tr.only({"connect_ms", "first_byte_ms", "total_ms"});
-        c.http.connect_timeout = tr.millis("connect_ms", c.http.connect_timeout);
-        c.http.first_byte_timeout = tr.millis("first_byte_ms", c.http.first_byte_timeout);
-        c.http.total_timeout = tr.millis("total_ms", c.http.total_timeout);
+        throw json_error(r.path_of("provider"),
+                         fmt::format("unknown provider \"{}\" (known: {})", c.info.provider, preset_names()));
+    c.info.model = r.optional<std::string>("model").value_or("");
+    if (c.info.model.empty()) throw json_error(r.path_of("model"), "missing (the provider's model id)");
+    r.read("supports_vision", c.info.supports_vision)
+        .read("supports_thinking", c.info.supports_thinking)
+        .read("max_input_tokens", c.info.max_input_tokens)
+        .read("base_url", c.base_url)
+        .read("api_key_env", c.api_key_env);
+    if (const auto* d = r.find("defaults")) c.defaults = read_settings(*d, r.path_of("defaults"));
+    if (const auto* t = r.find("when_thinking"))
+        c.when_thinking = read_settings(*t, r.path_of("when_thinking"));
+    if (auto headers = r.optional<std::map<std::string, std::string>>("headers"))
+        c.headers.assign(headers->begin(), headers->end());
+    if (auto t = r.object("timeouts")) {
+        read_millis(*t, "connect_ms", c.http.connect_timeout);
+        read_millis(*t, "first_byte_ms", c.http.first_byte_timeout);
+        read_millis(*t, "total_ms", c.http.total_timeout);
+        t->reject_unknown_keys();
     }
-    if (const auto* t = m.object("retry")) {
-        const config_reader rr{*t, at + " retry"};
-        rr.only({"max_retries", "initial_backoff_ms", "max_backoff_ms", "max_retry_after_ms"});
-        c.retry.max_retries = static_cast<int>(rr.integer("max_retries", c.retry.max_retries));
-        c.retry.initial_backoff = rr.millis("initial_backoff_ms", c.retry.initial_backoff);
-        c.retry.max_backoff = rr.millis("max_backoff_ms", c.retry.max_backoff);
-        c.retry.max_retry_after = rr.millis("max_retry_after_ms", c.retry.max_retry_after);
+    if (auto t = r.object("retry")) {
+        if (auto n = t->optional<std::uint16_t>("max_retries")) c.retry.max_retries = *n;
+        read_millis(*t, "initial_backoff_ms", c.retry.initial_backoff);
+        read_millis(*t, "max_backoff_ms", c.retry.max_backoff);
+        read_millis(*t, "max_retry_after_ms", c.retry.max_retry_after);
+        t->reject_unknown_keys();
     }
-    c.http.proxy = m.string("proxy");
-    c.http.ca_file = m.string("ca_file");
-    c.include_reasoning = m.boolean("include_reasoning", false);
-    c.use_max_completion_tokens = m.boolean("use_max_completion_tokens", false);
-    c.thinking_budget_tokens = m.integer("thinking_budget_tokens", c.thinking_budget_tokens);
+    r.read("proxy", c.http.proxy)
+        .read("ca_file", c.http.ca_file)
+        .read("include_reasoning", c.include_reasoning)
+        .read("use_max_completion_tokens", c.use_max_completion_tokens);
+    if (auto budget = r.optional<std::uint32_t>("thinking_budget_tokens")) c.thinking_budget_tokens = *budget;
+    r.reject_unknown_keys();
     return c;
 }
 
@@ -247,7 +168,12 @@ public:
             detail::config_fail("top level", "expected {\"models\": [...]}");
         std::vector<model_config> models;
         for (std::size_t i = 0; i < list->get_array().size(); ++i) {
-            model_config c = detail::read_model_config(list->get_array()[i], fmt::format("models[{}]", i));
+            model_config c;
+            try {
+                c = detail::read_model_config(list->get_array()[i], fmt::format("models[{}]", i));
+            } catch (const json_error& e) {
+                detail::config_fail(e.path(), e.problem());
+            }
             for (const auto& other : models)
                 if (other.info.name == c.info.name)
                     detail::config_fail(fmt::format("models[{}]", i),
@@ -284,10 +210,10 @@ public:
     static model_registry from_environment() {
         const std::string model = detail::env_or_empty("AGENTWARE_MODEL");
         if (model.empty())
-            throw model_error(
-                model_error_kind::configuration,
-                "no model configured: set AGENTWARE_MODEL (with OPENAI_BASE_URL and OPENAI_API_KEY) "
-                "or give a configuration file");
+            throw model_error(model_error_kind::configuration,
+                              "no model configured: set AGENTWARE_MODEL (with "
+                              "OPENAI_BASE_URL and OPENAI_API_KEY) "
+                              "or give a configuration file");
         model_config c;
         c.info.name = model;
         c.info.provider = "openai";
@@ -325,10 +251,10 @@ public:
         const model_config& c = find(name);
         const detail::provider_preset& preset = *detail::find_preset(c.info.provider);
         if (thinking_enabled && !c.info.supports_thinking)
-            throw model_error(
-                model_error_kind::configuration,
-                fmt::format("model \"{}\" does not support thinking (supports_thinking is false)",
-                            c.info.name));
+            throw model_error(model_error_kind::configuration,
+                              fmt::format("model \"{}\" does not support thinking "
+                                          "(supports_thinking is false)",
+                                          c.info.name));
         model_settings defaults = c.defaults;
         if (thinking_enabled) {
             defaults = merge_settings(defaults, c.when_thinking);

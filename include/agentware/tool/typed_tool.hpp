@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace agentware {
@@ -27,6 +28,9 @@ namespace agentware {
 /// failure is; the callable does not run.
 template <arguments_struct Args, class F>
 class typed_tool {
+    static_assert(std::is_default_constructible_v<Args>,
+                  "agentware::make_tool: an arguments struct must be default-constructible (the arguments "
+                  "are read into a default one)");
     using invoker = detail::tool_invoker<F, Args&&>;
 
 public:

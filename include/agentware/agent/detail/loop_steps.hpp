@@ -101,7 +101,7 @@ template <class State>
 struct tool_slot {
     tool_slot(const tool_call& call, tool_interface* tool, const tool_set* tools, const State* state,
               const runtime* rt) noexcept
-        : request{cow<tool_call>(call), tool, tools, state, rt} {}
+        : request{cow<tool_call>(call), tool, state, rt, tools} {}
 
     tool_request<State> request;
     std::optional<tool_response> result;
@@ -190,7 +190,8 @@ inline tool_response to_result(const tool_call& call, tool_output&& out) {
 template <class State>
 std::optional<tool_response> refuse_call(const tool_request<State>& r, bool validate) {
     const tool_call& call = *r.call;
-    const tool_set& tools = *r.tools;
+    static const tool_set none; // a request built by hand may name no tool set
+    const tool_set& tools = r.tools ? *r.tools : none;
     if (!r.tool)
         return error_result(call, fmt::format("Error: there is no tool named \"{}\". Available tools: {}.",
                                               call.name, tools.empty() ? "none" : tools.names()));

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-namespace agentware::detail::mw {
+namespace agentware::detail {
 
 /// Appends a visible note to an ai message's text: DeerFlow's `_append_text`.
 /// No content at all gets the note alone; a single text block gets
@@ -61,6 +61,6 @@ struct run_key {
     friend bool operator==(const run_key&, const run_key&) = default;
 };
 
-} // namespace agentware::detail::mw
+} // namespace agentware::detail
 
 #endif

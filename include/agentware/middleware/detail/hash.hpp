@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace agentware::detail::mw {
+namespace agentware::detail {
 
 inline std::uint64_t fnv1a_64(std::string_view data) noexcept {
     std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -115,6 +115,6 @@ inline std::string sha256_hex(std::string_view data) {
     return to_hex(out, 32);
 }
 
-} // namespace agentware::detail::mw
+} // namespace agentware::detail
 
 #endif

@@ -8,7 +8,6 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
-#include <boost/json/value_to.hpp>
 
 #include <fmt/format.h>
 
@@ -17,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace agentware::detail::mw {
+namespace agentware::detail {
 
 /// Python truthiness: null, false, 0, "" and empty containers are false.
 inline bool truthy(const boost::json::value& v) noexcept {
@@ -53,14 +52,6 @@ inline std::string string_at(const boost::json::object& o, std::string_view key)
     const auto* v = o.if_contains(key);
     if (v == nullptr || !v->is_string()) return {};
     return std::string(v->get_string());
-}
-
-/// Sets `into` from the value at `key` when there is one (options read from
-/// configuration: a missing key keeps the default). Throws when the value has
-/// the wrong type.
-template <class T>
-void read_if_present(const boost::json::object& o, std::string_view key, T& into) {
-    if (const auto* v = o.if_contains(key)) into = boost::json::value_to<T>(*v);
 }
 
 /// Python's str() of a JSON value: strings as they are, numbers in their
@@ -122,6 +113,6 @@ inline std::string canonical_json(const boost::json::value& v) {
     return out;
 }
 
-} // namespace agentware::detail::mw
+} // namespace agentware::detail
 
 #endif

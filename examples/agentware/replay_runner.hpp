@@ -1,0 +1,250 @@
+#ifndef AGENTWARE_EXAMPLES_REPLAY_RUNNER_HPP
+#define AGENTWARE_EXAMPLES_REPLAY_RUNNER_HPP
+
+// Runs a scenario through an agent with DeerFlow's runtime chain built from
+// the scenario's `features` (make_deerflow_pipeline), and a scripted model.
+// The output is JSON and the same on every run: host paths become <base_dir>
+// and message ids are numbered in order.
+
+#include "scenario.hpp"
+
+#include <agentware/agent/agent.hpp>
+#include <agentware/model/scripted_model.hpp>
+#include <agentware/presets/deerflow.hpp>
+
+#include <boost/json.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace agentware_cli {
+
+using namespace agentware;
+
+namespace detail {
+
+// Writes the scenario's files into the thread's directories, refusing any
+// path that would leave them.
+inline void create_files(const std::vector<scenario_file>& files, const thread_paths& dirs) {
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        const std::string& rel = files[i].path;
+        std::filesystem::path p(rel);
+        auto root = p.begin();
+        std::string top = root == p.end() ? std::string() : root->string();
+        const std::string* dir = top == "workspace" ? &dirs.workspace_path
+                                 : top == "uploads" ? &dirs.uploads_path
+                                 : top == "outputs" ? &dirs.outputs_path
+                                                    : nullptr;
+        bool safe = dir && !p.is_absolute() && rel.find('\0') == std::string::npos;
+        std::filesystem::path rest;
+        for (auto it = std::next(root); safe && it != p.end(); ++it) {
+            if (*it == ".." || *it == ".") safe = false;
+            rest /= *it;
+        }
+        if (!safe || rest.empty())
+            throw scenario_error(
+                fmt::format("files[{}]: \"{}\" must be a relative path under workspace/, uploads/ "
+                            "or outputs/, without \"..\"",
+                            i, rel));
+        std::filesystem::path target = std::filesystem::path(*dir) / rest;
+        std::filesystem::create_directories(target.parent_path());
+        std::ofstream out(target, std::ios::binary);
+        out << files[i].content;
+        if (!out) throw scenario_error(fmt::format("files[{}]: could not write \"{}\"", i, rel));
+    }
+}
+
+// Makes the output the same on every run.
+class stable_names {
+public:
+    explicit stable_names(std::string base_dir) : base_dir_(std::move(base_dir)) {}
+
+    void apply(boost::json::value& v) {
+        if (auto* o = v.if_object()) {
+            if (auto* id = o->if_contains("id"); id && id->is_string() && o->contains("role"))
+                *id = name_of(std::string(id->get_string()));
+            if (auto* ts = o->if_contains("timestamp"); ts && ts->is_string()) *ts = "<timestamp>";
+            for (auto& kv : *o)
+                apply(kv.value());
+        } else if (auto* a = v.if_array()) {
+            for (auto& e : *a)
+                apply(e);
+        } else if (auto* s = v.if_string()) {
+            std::string text(*s);
+            bool changed = false;
+            for (std::size_t at; !base_dir_.empty() && (at = text.find(base_dir_)) != std::string::npos;) {
+                text.replace(at, base_dir_.size(), "<base_dir>");
+                changed = true;
+            }
+            if (changed) *s = text;
+        }
+    }
+
+private:
+    std::string name_of(const std::string& id) {
+        auto [it, added] = ids_.emplace(id, "");
+        if (added) it->second = fmt::format("m{}", ids_.size());
+        return it->second;
+    }
+    std::string base_dir_;
+    std::map<std::string, std::string> ids_;
+};
+
+inline std::string make_temp_dir() {
+    std::random_device rd;
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        auto dir = std::filesystem::temp_directory_path() /
+                   fmt::format("agentware-replay-{:016x}", (std::uint64_t(rd()) << 32) | rd());
+        if (std::filesystem::create_directory(dir)) return dir.string();
+    }
+    throw scenario_error("could not create a temporary directory for the thread's files");
+}
+
+inline boost::json::value request_json(const recorded_request& r) {
+    boost::json::array msgs;
+    if (!r.system_prompt.empty())
+        msgs.push_back(boost::json::object{{"role", "system"}, {"content", r.system_prompt}});
+    for (const auto& m : r.messages)
+        msgs.push_back(to_openai_wire(m));
+    boost::json::array tools;
+    for (const auto& t : r.tool_names)
+        tools.emplace_back(t);
+    return boost::json::object{{"messages", std::move(msgs)}, {"tools", std::move(tools)}};
+}
+
+} // namespace detail
+
+/// Where a replay keeps the thread's directories, and whether it removes them.
+struct replay_options {
+    std::string base_dir; ///< empty: a fresh temporary directory, removed afterwards
+};
+
+/// The result of a replay: the output JSON, and the expectations that failed.
+struct replay_result {
+    boost::json::value output;
+    std::vector<std::string> failed_expectations;
+    std::size_t checked_expectations = 0;
+};
+
+/// Runs every turn. Features that are malformed are a json_error; a model that
+/// runs out of scripted answers is a scenario_error.
+inline replay_result run_scenario(const scenario& sc, const replay_options& options = {}) {
+    const bool temporary = options.base_dir.empty();
+    const std::string base_dir = temporary ? detail::make_temp_dir() : options.base_dir;
+    struct cleanup {
+        std::string dir;
+        ~cleanup() {
+            std::error_code ec;
+            if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+        }
+    } remove_later{temporary ? base_dir : std::string()};
+
+    deerflow_pipeline middleware = [&] {
+        try {
+            return make_deerflow_pipeline(boost::json::value(sc.features));
+        } catch (const json_error& e) {
+            throw e.within("features");
+        }
+    }();
+    if (auto* td = middleware.get<thread_data>()) td->options.base_dir = base_dir;
+    if (!sc.files.empty()) {
+        const auto* td = middleware.get<thread_data>();
+        if (!td) throw scenario_error("files: the scenario has files but the thread_data feature is off");
+        std::string user_id = "default";
+        if (const auto* u = sc.context.if_contains("user_id"); u && u->is_string()) user_id = u->get_string();
+        thread_paths dirs;
+        try {
+            dirs = td->paths_for(sc.thread_id, user_id);
+        } catch (const std::exception& e) {
+            throw scenario_error(std::string("thread_id: ") + e.what());
+        }
+        agentware::detail::ensure_thread_dirs(dirs);
+        detail::create_files(sc.files, dirs);
+    }
+
+    agent_options agent_opts;
+    agent_opts.system_prompt = sc.system_prompt;
+    agent<scripted_model, deerflow_pipeline> a(scripted_model({}), tool_set{}, std::move(middleware),
+                                               agent_opts);
+    agent<scripted_model, deerflow_pipeline>::state_type state;
+
+    replay_result result;
+    detail::stable_names names(base_dir);
+    boost::json::array turns_out;
+    for (std::size_t t = 0; t < sc.turns.size(); ++t) {
+        const scenario_turn& turn = sc.turns[t];
+        scripted_model model(turn.model);
+        a.model() = model; // copies share the script and the records
+        run_config cfg;
+        cfg.thread_id = sc.thread_id;
+        cfg.run_id = fmt::format("run-{}", t + 1);
+        cfg.context = sc.context;
+        cfg.context["thread_id"] = sc.thread_id;
+        cfg.recursion_limit = sc.recursion_limit;
+        run_result r = a.run(state, turn.input, cfg);
+        if (r.reason == stop_reason::error && model.remaining() == 0 && model.calls() == turn.model.size() &&
+            r.error.find("no scripted answer left") != std::string::npos)
+            throw scenario_error(
+                fmt::format("turns[{}]: the model ran out of scripted answers after {} (the agent "
+                            "asked for one more); add the ai message it should answer with",
+                            t, turn.model.size()));
+
+        boost::json::object turn_out;
+        turn_out["stop_reason"] = to_string(r.reason);
+        if (!r.error.empty()) turn_out["error"] = r.error;
+        if (const auto* why = r.context.if_contains("stop_reason")) turn_out["stop_detail"] = *why;
+        boost::json::value full = boost::json::value_from(state);
+        boost::json::array messages = std::move(full.as_object()["messages"].as_array());
+        full.as_object().erase("messages");
+        turn_out["messages"] = std::move(messages);
+        turn_out["state"] = std::move(full);
+        boost::json::array requests;
+        for (const auto& req : model.requests())
+            requests.push_back(detail::request_json(req));
+        turn_out["requests"] = std::move(requests);
+        if (model.remaining() > 0) turn_out["unused_model_messages"] = model.remaining();
+        boost::json::value turn_value = std::move(turn_out);
+        names.apply(turn_value);
+
+        // Expectations, for scenario files that double as tests.
+        const auto& e = turn.expect;
+        const std::string text = boost::json::serialize(turn_value);
+        auto fail = [&](std::string what) {
+            result.failed_expectations.push_back(fmt::format("turns[{}]: {}", t, what));
+        };
+        if (e.stop_reason) {
+            ++result.checked_expectations;
+            if (*e.stop_reason != to_string(r.reason))
+                fail(fmt::format("stop_reason is \"{}\", expected \"{}\"", to_string(r.reason),
+                                 *e.stop_reason));
+        }
+        if (e.requests) {
+            ++result.checked_expectations;
+            if (*e.requests != model.calls())
+                fail(fmt::format("the model received {} requests, expected {}", model.calls(), *e.requests));
+        }
+        for (const auto& s : e.contains) {
+            ++result.checked_expectations;
+            if (text.find(s) == std::string::npos) fail(fmt::format("the output lacks {}", s));
+        }
+        for (const auto& s : e.not_contains) {
+            ++result.checked_expectations;
+            if (text.find(s) != std::string::npos) fail(fmt::format("the output contains {}", s));
+        }
+        turns_out.push_back(std::move(turn_value));
+    }
+    result.output = boost::json::object{{"thread_id", sc.thread_id}, {"turns", std::move(turns_out)}};
+    return result;
+}
+
+} // namespace agentware_cli
+
+#endif

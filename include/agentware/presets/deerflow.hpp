@@ -1,0 +1,116 @@
+#ifndef AGENTWARE_PRESETS_DEERFLOW_HPP
+#define AGENTWARE_PRESETS_DEERFLOW_HPP
+
+// DeerFlow's runtime middleware chain, built from configuration: one optional
+// slot per middleware, in DeerFlow's order, each switched on and configured by
+// the configuration section of the same name, which its options' JSON form
+// reads (docs/presets.md).
+
+#include <agentware/core/pipeline.hpp>
+#include <agentware/json/reader.hpp>
+#include <agentware/middleware/clarification.hpp>
+#include <agentware/middleware/dangling_tool_call.hpp>
+#include <agentware/middleware/guardrail.hpp>
+#include <agentware/middleware/loop_detection.hpp>
+#include <agentware/middleware/sandbox.hpp>
+#include <agentware/middleware/subagent_limit.hpp>
+#include <agentware/middleware/thread_data.hpp>
+#include <agentware/middleware/tool_error_handling.hpp>
+#include <agentware/middleware/uploads.hpp>
+#include <agentware/middleware/view_image.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <boost/json/value_to.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace agentware {
+
+/// DeerFlow's runtime chain, in the order of its lead agent (less the
+/// middlewares agentware does not have yet), every middleware optional.
+using deerflow_pipeline =
+    pipeline<std::optional<thread_data>, std::optional<uploads>, std::optional<sandbox>,
+             std::optional<dangling_tool_call>, std::optional<guardrail<allowlist_provider>>,
+             std::optional<tool_error_handling>, std::optional<view_image>, std::optional<subagent_limit>,
+             std::optional<loop_detection>, std::optional<clarification>>;
+
+namespace detail {
+
+// The settings of section `name` when it is on: absent, null or false is off;
+// true is on with the defaults; an object is on (unless its `enabled` is
+// false) with its other keys.
+inline std::optional<boost::json::object> deerflow_section(json_reader& config, std::string_view name) {
+    const auto* v = config.find(name);
+    const std::string path = config.path_of(name);
+    if (v == nullptr || (v->is_bool() && !v->get_bool())) return std::nullopt;
+    if (v->is_bool()) return boost::json::object{};
+    if (!v->is_object()) json_type_error(path, "true, false or an object of settings", *v);
+    boost::json::object settings = v->get_object();
+    if (const auto* enabled = settings.if_contains("enabled")) {
+        if (!json_read_as<bool>(*enabled, json_path(path, "enabled"))) return std::nullopt;
+        settings.erase("enabled");
+    }
+    return settings;
+}
+
+// Engages M's slot with the options its section gives, when the section is on.
+template <class M, class Options>
+void engage_from_section(deerflow_pipeline& chain, json_reader& config) {
+    if (auto settings = deerflow_section(config, Options::config_section))
+        chain.slot<M>().emplace(boost::json::value_to<Options>(boost::json::value(std::move(*settings))));
+}
+
+// DeerFlow names its built-in allowlist by module path; agentware by name.
+inline allowlist_provider read_guardrail_provider(const boost::json::value& v, std::string path) {
+    json_reader r(v, std::move(path));
+    if (auto use = r.optional<std::string>("use"))
+        if (*use != allowlist_provider::name && *use != "deerflow.guardrails.builtin:AllowlistProvider")
+            throw json_error(r.path_of("use"),
+                             "unknown provider \"" + *use + "\" (known: allowlist, the only built-in one)");
+    allowlist_provider provider = r.optional<allowlist_provider>("config").value_or(allowlist_provider{});
+    r.reject_unknown_keys();
+    return provider;
+}
+
+} // namespace detail
+
+/// Builds DeerFlow's runtime chain from an object of its configuration
+/// sections: `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`,
+/// `guardrails`, `tool_error_handling`, `view_image`, `subagents`,
+/// `loop_detection`, `clarification`. A section that is absent or false
+/// leaves its middleware out; true puts it in with the defaults; an object
+/// puts it in with those settings unless its `enabled` is false. A section is
+/// read by its options' JSON form, so an unknown section or key and a value
+/// of the wrong type throw json_error naming the path
+/// (`loop_detection.warn_threshold: expected an integer, got "x"`).
+inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config) {
+    json_reader sections(config);
+    deerflow_pipeline chain;
+    detail::engage_from_section<thread_data, thread_data_options>(chain, sections);
+    detail::engage_from_section<uploads, uploads_options>(chain, sections);
+    detail::engage_from_section<sandbox, sandbox_options>(chain, sections);
+    detail::engage_from_section<dangling_tool_call, dangling_tool_call_options>(chain, sections);
+    if (auto settings = detail::deerflow_section(sections, guardrail_options::config_section)) {
+        allowlist_provider provider;
+        if (const auto* p = settings->if_contains("provider"); p && !p->is_null())
+            provider = detail::read_guardrail_provider(*p, sections.path_of("guardrails.provider"));
+        settings->erase("provider"); // the provider's, not guardrail_options'
+        chain.slot<guardrail<allowlist_provider>>().emplace(
+            std::move(provider),
+            boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
+    }
+    detail::engage_from_section<tool_error_handling, tool_error_handling_options>(chain, sections);
+    detail::engage_from_section<view_image, view_image_options>(chain, sections);
+    detail::engage_from_section<subagent_limit, subagent_limit_options>(chain, sections);
+    detail::engage_from_section<loop_detection, loop_detection_options>(chain, sections);
+    detail::engage_from_section<clarification, clarification_options>(chain, sections);
+    sections.reject_unknown_keys();
+    return chain;
+}
+
+} // namespace agentware
+
+#endif

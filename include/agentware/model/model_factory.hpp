@@ -7,6 +7,7 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/model/anthropic_chat_model.hpp>
 #include <agentware/model/any_chat_model.hpp>
+#include <agentware/model/merge_settings.hpp>
 #include <agentware/model/model_info.hpp>
 #include <agentware/model/openai_chat_model.hpp>
 

@@ -15,6 +15,9 @@ class AgentwareConan(ConanFile):
     topics = ("header-only", "llm", "agents", "middleware")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
+    # The HTTP model clients need OpenSSL; a program without them does not.
+    options = {"with_https": [True, False]}
+    default_options = {"with_https": True}
     exports_sources = "CMakeLists.txt", "cmake/*", "include/*"
     no_copy_source = True
 
@@ -22,7 +25,8 @@ class AgentwareConan(ConanFile):
         # The public headers include these, so they reach consumers.
         self.requires("boost/1.81.0")
         self.requires("fmt/9.1.0")
-        self.requires("openssl/[>=3 <4]")
+        if self.options.with_https:
+            self.requires("openssl/[>=3 <4]")
 
     def validate(self):
         check_min_cppstd(self, 20)
@@ -44,14 +48,31 @@ class AgentwareConan(ConanFile):
         cmake.install()
 
     def package_id(self):
+        # Header-only: one package for every configuration (with_https only
+        # changes what consumers require).
         self.info.clear()
 
     def package_info(self):
         self.cpp_info.bindirs = []
         self.cpp_info.libdirs = []
         self.cpp_info.set_property("cmake_file_name", "agentware")
-        self.cpp_info.set_property("cmake_target_name", "agentware::agentware")
-        self.cpp_info.system_libs = ["pthread"]
+        # The components carry the CMake package's target names; the whole package is agentware::all.
+        self.cpp_info.set_property("cmake_target_name", "agentware::all")
+        # The CMake package's targets: agentware::agentware, and the HTTP model
+        # clients' agentware::https (OpenSSL). (Separate compilation: define
+        # AGENTWARE_SEPARATE_COMPILATION in the consumer.)
+        core = self.cpp_info.components["core"]
+        core.set_property("cmake_target_name", "agentware::agentware")
+        core.bindirs = []
+        core.libdirs = []
+        core.requires = ["boost::boost", "fmt::fmt"]
+        core.system_libs = ["pthread"]
+        if self.options.get_safe("with_https", True):
+            https = self.cpp_info.components["https"]
+            https.set_property("cmake_target_name", "agentware::https")
+            https.bindirs = []
+            https.libdirs = []
+            https.requires = ["core", "openssl::openssl"]
         # With platform-provided dependencies, let find_package load the
         # package's own config, which finds Boost, fmt and OpenSSL itself.
         if self.conf.get("user.agentware:use_installed_config", default=False, check_type=bool):

@@ -9,6 +9,7 @@
 // Each iteration is one run of 100 rounds (99 with a tool call, then a final
 // answer). The `per_round` counter is the time of one round.
 #include <agentware/agent/agent.hpp>
+#include <agentware/agent/async_loop.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/src.hpp>
 #include <agentware/tool/make_tool.hpp>

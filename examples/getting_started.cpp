@@ -1,6 +1,8 @@
 // A first agent: a model, one tool, one middleware. (docs/getting-started.md)
-#include <agentware.hpp>
-#include <agentware/src.hpp> // Boost.JSON's implementation, in one file of the program
+// Boost.JSON's implementation is compiled in another file, src.cpp.
+#include <agentware/agent/agent.hpp>
+#include <agentware/model/scripted_model.hpp>
+#include <agentware/tool/make_tool.hpp>
 
 #include <cstdio>
 

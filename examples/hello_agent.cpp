@@ -1,7 +1,11 @@
 // The main example: an agent with tools and middlewares answering a question,
 // printing each step as it happens. It runs offline with a scripted model.
-#include <agentware.hpp>
-#include <agentware/src.hpp>
+// Only the headers it uses: agentware.hpp would compile every middleware too.
+#include <agentware/agent/agent.hpp>
+#include <agentware/agent/checkpointer.hpp>
+#include <agentware/message/format.hpp>
+#include <agentware/model/scripted_model.hpp>
+#include <agentware/tool/make_tool.hpp>
 
 #include <fmt/format.h>
 

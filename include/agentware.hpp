@@ -1,20 +1,24 @@
 #ifndef AGENTWARE_HPP
 #define AGENTWARE_HPP
 
-// Everything. A program that needs less includes less: <agentware/core.hpp>
-// for the pipeline alone, <agentware/agent/agent.hpp> for the agent without
-// the HTTP model clients, one header per middleware.
+// Everything but the HTTP model clients. A program that needs less includes
+// less: <agentware/core.hpp> for the pipeline alone,
+// <agentware/agent/agent.hpp> for the agent, one header per middleware.
+//
+// The HTTP model clients have headers of their own, included where a model is
+// built: <agentware/model/openai_chat_model.hpp>,
+// <agentware/model/anthropic_chat_model.hpp>, <agentware/model/model_factory.hpp>.
+// They compile Beast and OpenSSL (CMake: link agentware::https), which would
+// cost every file that includes this header several times what the rest of it
+// costs, unless AGENTWARE_SEPARATE_COMPILATION compiles them once.
 
 #include <agentware/core.hpp>
 
 #include <agentware/message.hpp>
 #include <agentware/state/basic_state.hpp>
 
-#include <agentware/model/anthropic_chat_model.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/chat_model.hpp>
-#include <agentware/model/model_factory.hpp>
-#include <agentware/model/openai_chat_model.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/model/token_counter.hpp>
 
@@ -22,6 +26,7 @@
 #include <agentware/tool/tool_set.hpp>
 
 #include <agentware/agent/agent.hpp>
+#include <agentware/agent/async_loop.hpp>
 #include <agentware/agent/checkpointer.hpp>
 #include <agentware/agent/thread_id.hpp>
 #include <agentware/agent/wrap.hpp>

@@ -2,9 +2,22 @@
 #define AGENTWARE_SRC_HPP
 
 // Include this header in exactly one translation unit of a program that uses
-// agentware's JSON-based layers: it compiles Boost.JSON's implementation there,
-// so the library stays header-only without linking libboost_json. Do not also
-// link Boost::json.
+// agentware's JSON-based layers, and in no other (a file of its own is best:
+// it rarely changes, so the build rarely recompiles it). It compiles
+// Boost.JSON's implementation there, so the library stays header-only without
+// linking libboost_json (do not also link Boost::json). With
+// AGENTWARE_SEPARATE_COMPILATION defined in every translation unit, it also
+// compiles agentware's own non-template code: the HTTP transport and model
+// clients, schema validation.
+
 #include <boost/json/src.hpp>
+
+#if defined(AGENTWARE_SEPARATE_COMPILATION)
+#include <agentware/model/impl/anthropic_chat_model.ipp>
+#include <agentware/model/impl/http_chat_client.ipp>
+#include <agentware/model/impl/http_transport.ipp>
+#include <agentware/model/impl/openai_chat_model.ipp>
+#include <agentware/tool/impl/schema_validation.ipp>
+#endif
 
 #endif

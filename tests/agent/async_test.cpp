@@ -1,5 +1,7 @@
 #include "support.hpp"
 
+#include <agentware/agent/async_loop.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <boost/asio/as_tuple.hpp>

@@ -1,6 +1,8 @@
 // The seventh hook: tools a middleware offers while its slot is engaged.
 #include "support.hpp"
 
+#include <agentware/agent/async_loop.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -58,7 +60,8 @@ TEST_CASE("an optional slot's tools are offered while it is engaged, and gone wh
     CHECK(offered(model, 3) == strings{"echo"});
     // A call to a tool that is no longer offered is answered as an unknown tool.
     CHECK(three.state.messages.at(2).status == tool_status::error);
-    CHECK(three.state.messages.at(2).text() == "Error: there is no tool named \"ping\". Available tools: echo.");
+    CHECK(three.state.messages.at(2).text() ==
+          "Error: there is no tool named \"ping\". Available tools: echo.");
 }
 
 TEST_CASE("a middleware's tools are built once per change of the engaged slots, not every round",
@@ -87,7 +90,8 @@ TEST_CASE("two tools of one name among the agent's and a middleware's fail when 
                       Catch::Contains("two tools are named \"echo\""));
 }
 
-TEST_CASE("the coroutine loop offers the tools of the slots engaged at each round", "[agent][middleware_tools]") {
+TEST_CASE("the coroutine loop offers the tools of the slots engaged at each round",
+          "[agent][middleware_tools]") {
     scripted_model model({test::calls({test::call("c1", "ping")}), ai_message("done")});
     agent a(model, tool_set{}, pipeline<std::optional<pinger>>{pinger{}});
     boost::asio::io_context io;

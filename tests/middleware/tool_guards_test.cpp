@@ -2,6 +2,8 @@
 // the policy gate and the error-to-message conversion, alone and in an agent.
 #include "../agent/support.hpp"
 
+#include <agentware/agent/async_loop.hpp>
+
 #include <agentware/middleware/dangling_tool_call.hpp>
 #include <agentware/middleware/guardrail.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>

@@ -4,6 +4,8 @@
 
 #include "../agent/support.hpp"
 
+#include <agentware/agent/async_loop.hpp>
+
 #include <agentware/tool/json_schema.hpp>
 #include <agentware/tool/read_arguments.hpp>
 #include <agentware/tool/schema_validation.hpp>

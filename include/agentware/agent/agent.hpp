@@ -17,19 +17,15 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/agent/wrap.hpp>
 #include <agentware/core/pipeline.hpp>
+#include <agentware/core/type_list.hpp>
 #include <agentware/model/async_chat_model.hpp>
 #include <agentware/model/chat_model.hpp>
 #include <agentware/state/basic_state.hpp>
 #include <agentware/tool/tool_set.hpp>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
 
@@ -56,6 +52,17 @@ struct agent_options {
     std::size_t max_parallel_tools = 4;  ///< threads that run one round's tool calls side by side
     bool validate_tool_arguments = true; ///< check arguments against each tool's schema first
 };
+
+namespace detail {
+/// The coroutine loop of an agent (async_run, async_invoke), defined in
+/// <agentware/agent/async_loop.hpp>: its Asio (co_spawn, parallel groups) and
+/// its coroutines cost only the files that run agents asynchronously.
+template <class Agent>
+struct async_loop {
+    static_assert(always_false<Agent>, "agent::async_run and agent::async_invoke are defined in "
+                                       "<agentware/agent/async_loop.hpp>: include it where you call them");
+};
+} // namespace detail
 
 /// An agent over a chat model, a tool set and a middleware pipeline.
 ///
@@ -109,8 +116,15 @@ public:
     template <checkpointer C>
     agent& use_checkpointer(C c) {
         auto shared = std::make_shared<C>(std::move(c));
-        load_ = [shared](std::string_view id) { return shared->load(id); };
-        save_ = [shared](std::string_view id, const boost::json::value& v) { shared->save(id, v); };
+        // The state's JSON form is made here, so an agent without a checkpointer
+        // does not compile it.
+        load_ = [shared](std::string_view id) -> std::optional<state_type> {
+            if (auto saved = shared->load(id)) return boost::json::value_to<state_type>(*saved);
+            return std::nullopt;
+        };
+        save_ = [shared](std::string_view id, const state_type& s) {
+            shared->save(id, boost::json::value_from(s));
+        };
         return *this;
     }
 
@@ -143,34 +157,23 @@ public:
     /// The same loop as `run`, as a coroutine on the caller's executor. A model
     /// with `async_invoke` is awaited, and so is an asynchronous tool's
     /// `async_call`; blocking tools run on the agent's pool while the coroutine
-    /// waits. So a few threads can keep thousands of runs waiting.
+    /// waits. So a few threads can keep thousands of runs waiting. Defined in
+    /// <agentware/agent/async_loop.hpp>, which a file that calls it includes.
     boost::asio::awaitable<run_result> async_run(state_type& state, agent_input input,
                                                  run_config config = {}) {
-        run_result result;
-        runtime rt = start(state, std::move(input), config, result);
-        detail::tool_round<state_type> round;
-        try {
-            for (auto step = first_step(state, rt, result); step != detail::loop_step::end;)
-                step = step == detail::loop_step::tools
-                           ? co_await async_run_tools(state, rt, config, result, round)
-                           : co_await async_model_round(state, rt, config, result, round);
-        } catch (...) {
-            fail(result, std::current_exception());
-        }
-        finish(state, rt, result);
-        co_return result;
+        return detail::async_loop<agent>::run(*this, state, std::move(input), std::move(config));
     }
 
+    /// `invoke` as a coroutine (<agentware/agent/async_loop.hpp>).
     boost::asio::awaitable<invoke_result<state_type>> async_invoke(agent_input input,
                                                                    run_config config = {}) {
-        invoke_result<state_type> out;
-        if (!load_state(config, out)) co_return out;
-        static_cast<run_result&>(out) = co_await async_run(out.state, std::move(input), config);
-        save_state(config, out);
-        co_return out;
+        return detail::async_loop<agent>::invoke(*this, std::move(input), std::move(config));
     }
 
 private:
+    template <class>
+    friend struct detail::async_loop;
+
     using offer_type = detail::offered_tools<Pipeline>;
 
     // The tools this round offers (the run keeps the last offer in `round`).
@@ -233,7 +236,7 @@ private:
     bool load_state(const run_config& config, invoke_result<state_type>& out) {
         if (!load_) return true;
         try {
-            if (auto saved = load_(config.thread_id)) out.state = boost::json::value_to<state_type>(*saved);
+            if (auto saved = load_(config.thread_id)) out.state = std::move(*saved);
             return true;
         } catch (...) {
             fail(out, std::current_exception());
@@ -244,7 +247,7 @@ private:
     void save_state(const run_config& config, invoke_result<state_type>& out) {
         if (!save_) return;
         try {
-            save_(config.thread_id, boost::json::value_from(out.state));
+            save_(config.thread_id, out.state);
         } catch (...) {
             fail(out, std::current_exception());
         }
@@ -329,25 +332,6 @@ private:
         return leave_round(state, rt, config, result, std::move(response));
     }
 
-    boost::asio::awaitable<detail::loop_step> async_model_round(state_type& state, runtime& rt,
-                                                                const run_config& config, run_result& result,
-                                                                detail::tool_round<state_type>& round) {
-        if (auto step = enter_round(state, rt, config, result)) co_return *step;
-        auto req = make_request(state, rt, config, offer(round));
-        // The terminal copies the request into the model coroutine's frame
-        // (cheap: the messages are shared), so hooks may pass a request of their own.
-        model_response response = co_await pipeline_.wrap_model_call(
-            req, [this](model_request<state_type>& r) { return async_call_model(chat_request(r)); });
-        co_return leave_round(state, rt, config, result, std::move(response));
-    }
-
-    boost::asio::awaitable<model_response> async_call_model(chat_request request) {
-        if constexpr (async_chat_model<Model>)
-            co_return co_await model_.async_invoke(request);
-        else
-            co_return model_.invoke(request);
-    }
-
     tool_response call_through_chain(tool_request<state_type>& req) {
         return pipeline_.wrap_tool_call(req, [this](tool_request<state_type>& r) {
             return detail::call_tool(r, options_.validate_tool_arguments);
@@ -403,73 +387,14 @@ private:
         return merge_tools(state, rt, config, result, round, first);
     }
 
-    // A member coroutine, not a lambda: its parameters live in its own frame.
-    boost::asio::awaitable<void> async_call_into(std::optional<tool_response>& out,
-                                                 tool_request<state_type>& req) {
-        out = co_await async_call_through_chain(req);
-    }
-
-    boost::asio::awaitable<tool_response> async_call_through_chain(tool_request<state_type>& req) {
-        // Wrap hooks run on the caller's executor; the blocking tool runs on the pool.
-        co_return co_await pipeline_.wrap_tool_call(req, [this](tool_request<state_type>& r) {
-            return async_call_tool(tool_request<state_type>(r));
-        });
-    }
-
-    // An asynchronous tool is awaited here, on the caller's executor (so are
-    // calls answered without running: an unknown tool, bad arguments); a
-    // blocking one runs on the pool, so that it holds no executor's thread.
-    boost::asio::awaitable<tool_response> async_call_tool(tool_request<state_type> r) {
-        if (!r.tool || r.tool->is_async())
-            co_return co_await detail::async_call_tool(r, options_.validate_tool_arguments);
-        co_return co_await boost::asio::co_spawn(pool_->get(), call_tool_on_pool(std::move(r)),
-                                                 boost::asio::use_awaitable);
-    }
-
-    boost::asio::awaitable<tool_response> call_tool_on_pool(tool_request<state_type> r) {
-        co_return detail::call_tool(r, options_.validate_tool_arguments);
-    }
-
-    boost::asio::awaitable<detail::loop_step> async_run_tools(state_type& state, runtime& rt,
-                                                              const run_config& config, run_result& result,
-                                                              detail::tool_round<state_type>& round) {
-        std::size_t first = state.messages.size();
-        prepare_tools(state, rt, round);
-        auto& calls = round.calls;
-        if (calls.size() == 1) {
-            // Nothing to run beside it: awaited here, without a group.
-            try {
-                co_await async_call_into(calls[0].result, calls[0].request);
-            } catch (...) {
-                calls[0].failure = std::current_exception();
-            }
-        } else if (!calls.empty()) {
-            auto ex = co_await boost::asio::this_coro::executor;
-            using op_type = decltype(boost::asio::co_spawn(ex, std::declval<boost::asio::awaitable<void>>(),
-                                                           boost::asio::deferred));
-            std::vector<op_type> ops;
-            ops.reserve(calls.size());
-            for (auto& slot : calls)
-                ops.push_back(boost::asio::co_spawn(ex, async_call_into(slot.result, slot.request),
-                                                    boost::asio::deferred));
-            auto [order, errors] =
-                co_await boost::asio::experimental::make_parallel_group(std::move(ops))
-                    .async_wait(boost::asio::experimental::wait_for_all(), boost::asio::use_awaitable);
-            (void)order;
-            for (std::size_t i = 0; i < calls.size(); ++i)
-                calls[i].failure = errors[i];
-        }
-        co_return merge_tools(state, rt, config, result, round, first);
-    }
-
     Model model_;
     tool_set tools_;
     Pipeline pipeline_;
     agent_options options_;
     [[no_unique_address]] std::conditional_t<offer_type::any, offer_type, std::monostate> offered_;
     std::unique_ptr<tool_pool> pool_;
-    std::function<std::optional<boost::json::value>(std::string_view)> load_;
-    std::function<void(std::string_view, const boost::json::value&)> save_;
+    std::function<std::optional<state_type>(std::string_view)> load_;
+    std::function<void(std::string_view, const state_type&)> save_;
 };
 
 /// Makes an agent from a model, tools and middlewares: the pipeline's type is

@@ -7,6 +7,7 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/model/anthropic_chat_model.hpp>
 #include <agentware/model/any_chat_model.hpp>
+#include <agentware/model/merge_settings.hpp>
 #include <agentware/model/model_info.hpp>
 #include <agentware/model/openai_chat_model.hpp>
 
@@ -264,31 +265,27 @@ public:
         info.thinking_enabled = thinking_enabled;
         const std::string base_url = c.base_url.empty() ? std::string(preset.base_url) : c.base_url;
         const std::string key_env = c.api_key_env.value_or(std::string(preset.api_key_env));
+        const auto configure = [&](http_client_config& client) {
+            client.provider = c.info.provider;
+            client.base_url = base_url;
+            client.model = c.info.model;
+            client.api_key_env = key_env;
+            client.headers = c.headers;
+            client.defaults = defaults;
+            client.http = c.http;
+            client.retry = c.retry;
+        };
 
         if (preset.protocol == "anthropic") {
             anthropic_config a;
-            a.provider = c.info.provider;
-            a.base_url = base_url;
-            a.model = c.info.model;
-            a.api_key_env = key_env;
-            a.headers = c.headers;
-            a.defaults = defaults;
+            configure(a);
             a.wire.thinking_budget_tokens = c.thinking_budget_tokens;
-            a.http = c.http;
-            a.retry = c.retry;
             return any_chat_model(anthropic_chat_model(std::move(a)), std::move(info));
         }
         openai_config o;
-        o.provider = c.info.provider;
-        o.base_url = base_url;
-        o.model = c.info.model;
-        o.api_key_env = key_env;
-        o.headers = c.headers;
-        o.defaults = defaults;
+        configure(o);
         o.wire.include_reasoning = c.include_reasoning;
         o.wire.use_max_completion_tokens = c.use_max_completion_tokens;
-        o.http = c.http;
-        o.retry = c.retry;
         return any_chat_model(openai_chat_model(std::move(o)), std::move(info));
     }
 

@@ -1,24 +1,27 @@
 #ifndef AGENTWARE_MODEL_DETAIL_CLIENT_CORE_HPP
 #define AGENTWARE_MODEL_DETAIL_CLIENT_CORE_HPP
 
-// What the provider clients share: one call with retries, backoff and
-// cancellation over the HTTP transport, blocking and asynchronous. A
-// provider supplies its wire format as a `protocol`:
-//   std::string provider;                                  // for error texts
-//   http_request_spec make_request(const chat_request&, bool stream) const;
-//   model_response parse_body(std::string_view) const;     // a whole JSON answer
-//   using stream_assembler = ...;  // (const stream_handler*, provider, secret); feed,
-//                                  // delivered, complete, finished, finish
+// The shared state and the call of the HTTP model clients: one call with
+// retries, backoff and cancellation over the HTTP transport. A provider
+// supplies its wire format as a chat_protocol. Only the clients'
+// implementations include this header.
 
+#include <agentware/detail/blocking_runner.hpp>
 #include <agentware/model/chat_model.hpp>
+#include <agentware/model/detail/call_control.hpp>
 #include <agentware/model/detail/provider_error.hpp>
 #include <agentware/model/http_transport.hpp>
+#include <agentware/model/merge_settings.hpp>
 #include <agentware/model/retry.hpp>
 #include <agentware/model/sse_parser.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <memory>
@@ -27,6 +30,8 @@
 #include <random>
 #include <stop_token>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace agentware::detail {
@@ -46,6 +51,63 @@ inline std::string read_api_key(const std::string& variable, std::string_view mo
 
 inline bool is_event_stream(std::string_view content_type) {
     return contains_nocase(content_type, "text/event-stream");
+}
+
+/// Builds one answer from a streamed response (a provider's stream assembler, type-erased).
+class stream_assembly {
+public:
+    virtual ~stream_assembly() = default;
+    virtual void feed(std::string_view bytes) = 0;
+    virtual bool delivered() const noexcept = 0;
+    virtual bool complete() const noexcept = 0;
+    virtual bool finished() const noexcept = 0;
+    virtual model_response finish() = 0;
+};
+
+template <class Assembler>
+class stream_assembly_of final : public stream_assembly {
+public:
+    template <class... Args>
+    explicit stream_assembly_of(Args&&... args) : assembler_(std::forward<Args>(args)...) {}
+    void feed(std::string_view bytes) override { assembler_.feed(bytes); }
+    bool delivered() const noexcept override { return assembler_.delivered(); }
+    bool complete() const noexcept override { return assembler_.complete(); }
+    bool finished() const noexcept override { return assembler_.finished(); }
+    model_response finish() override { return assembler_.finish(); }
+
+private:
+    Assembler assembler_;
+};
+
+/// A provider's wire format: how a request becomes HTTP, and how an answer,
+/// whole or streamed, becomes a model_response.
+class chat_protocol {
+public:
+    virtual ~chat_protocol() = default;
+    virtual http_request_spec make_request(const chat_request& request, bool stream) const = 0;
+    virtual model_response parse_body(std::string_view body) const = 0;
+    virtual std::unique_ptr<stream_assembly> make_stream_assembly(const stream_handler* handler) const = 0;
+
+    std::string provider; ///< for error texts
+    std::string secret;   ///< the API key, kept out of errors
+};
+
+/// The request the protocol sends: the client's defaults under the request's own settings.
+inline chat_request with_defaults(const chat_request& request, const model_settings& defaults) {
+    chat_request merged = request;
+    merged.settings = merge_settings(defaults, request.settings);
+    return merged;
+}
+
+/// A JSON request to `target` with the headers every provider sends; the
+/// provider adds its own, then the configured extra ones.
+inline http_request_spec json_request(std::string target, std::string body, bool stream) {
+    http_request_spec spec;
+    spec.target = std::move(target);
+    spec.body = std::move(body);
+    spec.headers.emplace_back("Content-Type", "application/json");
+    spec.headers.emplace_back("Accept", stream ? "text/event-stream" : "application/json");
+    return spec;
 }
 
 /// The calls in flight, so that cancel() can reach them from any thread.
@@ -79,20 +141,18 @@ struct stop_canceller {
 };
 
 /// Shared state of a client and its copies.
-template <class Protocol>
 class client_core {
 public:
-    client_core(Protocol protocol, std::string base_url, std::string secret, http_options http,
+    client_core(std::unique_ptr<chat_protocol> protocol, std::string_view base_url, http_options http,
                 retry_policy retry)
-        : protocol_(std::move(protocol)), url_(parse_url(base_url)), secret_(std::move(secret)),
-          retry_(retry), transport_(std::move(http)) {}
+        : protocol_(std::move(protocol)), url_(parse_url(base_url)), retry_(retry),
+          transport_(std::move(http)) {}
 
-    const Protocol& protocol() const noexcept { return protocol_; }
     http_transport& transport() noexcept { return transport_; }
     void cancel_all() { registry_.cancel_all(); }
 
     model_response invoke(const chat_request& request, const std::stop_token* stop) {
-        return transport_.template run_blocking<model_response>([&] { return call(request, stop); });
+        return transport_.runner().run<model_response>(call(request, stop));
     }
 
     boost::asio::awaitable<model_response> call(const chat_request& request, const std::stop_token* stop) {
@@ -106,7 +166,7 @@ public:
 
         const bool stream =
             static_cast<bool>(request.stream.on_text) || static_cast<bool>(request.stream.on_reasoning);
-        const http_request_spec spec = protocol_.make_request(request, stream);
+        const http_request_spec spec = protocol_->make_request(request, stream);
         thread_local std::minstd_rand rng{std::random_device{}()};
 
         for (int retry = 0;; ++retry) {
@@ -117,14 +177,14 @@ public:
             } catch (const model_error& e) {
                 failure = e;
             } catch (const sse_error& e) {
-                failure = invalid_response(protocol_.provider, e.what());
+                failure = invalid_response(protocol_->provider, e.what());
             } catch (const boost::system::system_error& e) {
                 // Asio throws operation_aborted once the awaiting coroutine is cancelled.
                 if (e.code() == asio::error::operation_aborted)
                     failure = cancelled_error();
                 else
                     failure = model_error(model_error_kind::connection,
-                                          fmt::format("{}: {}", protocol_.provider, e.what()));
+                                          fmt::format("{}: {}", protocol_->provider, e.what()));
             }
             throw_if_cancelled(*control);
             if (failure->kind() == model_error_kind::cancelled) throw *failure;
@@ -149,9 +209,9 @@ public:
 private:
     boost::asio::awaitable<model_response> attempt(const chat_request& request, const http_request_spec& spec,
                                                    bool stream, call_control& control, bool& delivered) {
-        using assembler_type = typename Protocol::stream_assembler;
+        const std::string& provider = protocol_->provider;
         http_response_head head;
-        std::optional<assembler_type> assembler;
+        std::unique_ptr<stream_assembly> assembler;
         std::string body;
         const std::size_t max_body = transport_.options().max_body_bytes;
 
@@ -159,7 +219,7 @@ private:
         sink.on_head = [&](const http_response_head& h) {
             head = h;
             if (h.status >= 200 && h.status < 300 && stream && is_event_stream(h.content_type))
-                assembler.emplace(&request.stream, protocol_.provider, secret_);
+                assembler = protocol_->make_stream_assembly(&request.stream);
         };
         sink.on_data = [&](std::string_view data) {
             if (assembler) {
@@ -168,8 +228,7 @@ private:
                 return !assembler->finished();
             }
             if (body.size() + data.size() > max_body)
-                throw invalid_response(protocol_.provider,
-                                       fmt::format("the response exceeds {} bytes", max_body));
+                throw invalid_response(provider, fmt::format("the response exceeds {} bytes", max_body));
             body.append(data);
             return true;
         };
@@ -182,20 +241,19 @@ private:
                 e.kind() == model_error_kind::connection || e.kind() == model_error_kind::timeout;
             if (!(assembler && assembler->complete() && after_end)) {
                 if (e.kind() == model_error_kind::connection || e.kind() == model_error_kind::timeout)
-                    throw model_error(e.kind(), fmt::format("{}: {}", protocol_.provider, e.what()),
-                                      head.status);
+                    throw model_error(e.kind(), fmt::format("{}: {}", provider, e.what()), head.status);
                 throw;
             }
         }
 
         if (head.status < 200 || head.status >= 300) {
-            model_error error = http_error(protocol_.provider, head.status, body, secret_);
+            model_error error = http_error(provider, head.status, body, protocol_->secret);
             error.set_retry_after(head.retry_after);
             throw error;
         }
         if (assembler) co_return assembler->finish();
 
-        model_response response = protocol_.parse_body(body);
+        model_response response = protocol_->parse_body(body);
         if (stream) {
             // The server ignored "stream": hand the whole answer over at once.
             if (!response.ai.reasoning.empty() && request.stream.on_reasoning)
@@ -206,9 +264,8 @@ private:
         co_return response;
     }
 
-    Protocol protocol_;
+    std::unique_ptr<chat_protocol> protocol_;
     url url_;
-    std::string secret_;
     retry_policy retry_;
     call_registry registry_;
     http_transport transport_;

@@ -1,0 +1,2 @@
+// The pipeline alone.
+#include <agentware/core.hpp>

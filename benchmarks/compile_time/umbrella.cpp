@@ -1,0 +1,2 @@
+// Everything the umbrella header brings.
+#include <agentware.hpp>

@@ -1,0 +1,141 @@
+#ifndef AGENTWARE_AGENT_ASYNC_LOOP_HPP
+#define AGENTWARE_AGENT_ASYNC_LOOP_HPP
+
+// The agent's coroutine loop: what agent::async_run and agent::async_invoke
+// run. A header of its own, included by the files that call them, so that a
+// file that runs agents with `invoke` alone compiles neither these coroutines
+// nor the Asio they need (co_spawn, parallel groups).
+
+#include <agentware/agent/agent.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cstddef>
+#include <exception>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace agentware::detail {
+
+template <chat_model Model, class Pipeline>
+struct async_loop<agent<Model, Pipeline>> {
+    using agent_type = agent<Model, Pipeline>;
+    using state_type = typename agent_type::state_type;
+
+    static boost::asio::awaitable<run_result> run(agent_type& self, state_type& state, agent_input input,
+                                                  run_config config) {
+        run_result result;
+        runtime rt = self.start(state, std::move(input), config, result);
+        tool_round<state_type> round;
+        try {
+            for (auto step = self.first_step(state, rt, result); step != loop_step::end;)
+                step = step == loop_step::tools
+                           ? co_await run_tools(self, state, rt, config, result, round)
+                           : co_await model_round(self, state, rt, config, result, round);
+        } catch (...) {
+            agent_type::fail(result, std::current_exception());
+        }
+        self.finish(state, rt, result);
+        co_return result;
+    }
+
+    static boost::asio::awaitable<invoke_result<state_type>> invoke(agent_type& self, agent_input input,
+                                                                    run_config config) {
+        invoke_result<state_type> out;
+        if (!self.load_state(config, out)) co_return out;
+        static_cast<run_result&>(out) = co_await run(self, out.state, std::move(input), config);
+        self.save_state(config, out);
+        co_return out;
+    }
+
+private:
+    static boost::asio::awaitable<loop_step> model_round(agent_type& self, state_type& state, runtime& rt,
+                                                         const run_config& config, run_result& result,
+                                                         tool_round<state_type>& round) {
+        if (auto step = self.enter_round(state, rt, config, result)) co_return *step;
+        auto req = self.make_request(state, rt, config, self.offer(round));
+        // The terminal copies the request into the model coroutine's frame
+        // (cheap: the messages are shared), so hooks may pass a request of their own.
+        model_response response = co_await self.pipeline_.wrap_model_call(
+            req, [&self](model_request<state_type>& r) { return call_model(self, chat_request(r)); });
+        co_return self.leave_round(state, rt, config, result, std::move(response));
+    }
+
+    static boost::asio::awaitable<model_response> call_model(agent_type& self, chat_request request) {
+        if constexpr (async_chat_model<Model>)
+            co_return co_await self.model_.async_invoke(request);
+        else
+            co_return self.model_.invoke(request);
+    }
+
+    // A coroutine, not a lambda: its parameters live in its own frame.
+    static boost::asio::awaitable<void> call_into(agent_type& self, std::optional<tool_response>& out,
+                                                  tool_request<state_type>& req) {
+        out = co_await call_through_chain(self, req);
+    }
+
+    static boost::asio::awaitable<tool_response> call_through_chain(agent_type& self,
+                                                                    tool_request<state_type>& req) {
+        // Wrap hooks run on the caller's executor; the blocking tool runs on the pool.
+        co_return co_await self.pipeline_.wrap_tool_call(req, [&self](tool_request<state_type>& r) {
+            return call_tool(self, tool_request<state_type>(r));
+        });
+    }
+
+    // An asynchronous tool is awaited here, on the caller's executor (so are
+    // calls answered without running: an unknown tool, bad arguments); a
+    // blocking one runs on the pool, so that it holds no executor's thread.
+    static boost::asio::awaitable<tool_response> call_tool(agent_type& self, tool_request<state_type> r) {
+        if (!r.tool || r.tool->is_async())
+            co_return co_await detail::async_call_tool(r, self.options_.validate_tool_arguments);
+        co_return co_await boost::asio::co_spawn(self.pool_->get(), call_tool_on_pool(self, std::move(r)),
+                                                 boost::asio::use_awaitable);
+    }
+
+    static boost::asio::awaitable<tool_response> call_tool_on_pool(agent_type& self,
+                                                                   tool_request<state_type> r) {
+        co_return detail::call_tool(r, self.options_.validate_tool_arguments);
+    }
+
+    static boost::asio::awaitable<loop_step> run_tools(agent_type& self, state_type& state, runtime& rt,
+                                                       const run_config& config, run_result& result,
+                                                       tool_round<state_type>& round) {
+        std::size_t first = state.messages.size();
+        self.prepare_tools(state, rt, round);
+        auto& calls = round.calls;
+        if (calls.size() == 1) {
+            // Nothing to run beside it: awaited here, without a group.
+            try {
+                co_await call_into(self, calls[0].result, calls[0].request);
+            } catch (...) {
+                calls[0].failure = std::current_exception();
+            }
+        } else if (!calls.empty()) {
+            auto ex = co_await boost::asio::this_coro::executor;
+            using op_type = decltype(boost::asio::co_spawn(ex, std::declval<boost::asio::awaitable<void>>(),
+                                                           boost::asio::deferred));
+            std::vector<op_type> ops;
+            ops.reserve(calls.size());
+            for (auto& slot : calls)
+                ops.push_back(boost::asio::co_spawn(ex, call_into(self, slot.result, slot.request),
+                                                    boost::asio::deferred));
+            auto [order, errors] =
+                co_await boost::asio::experimental::make_parallel_group(std::move(ops))
+                    .async_wait(boost::asio::experimental::wait_for_all(), boost::asio::use_awaitable);
+            (void)order;
+            for (std::size_t i = 0; i < calls.size(); ++i)
+                calls[i].failure = errors[i];
+        }
+        co_return self.merge_tools(state, rt, config, result, round, first);
+    }
+};
+
+} // namespace agentware::detail
+
+#endif

@@ -1,3 +1,4 @@
+#include "run_async.hpp"
 #include "support.hpp"
 
 #include <agentware/agent/async_loop.hpp>
@@ -49,26 +50,12 @@ struct exclaim {
     }
 };
 
-template <class Agent>
-auto run_async(Agent& a, agent_input input, run_config cfg = {}) {
-    asio::io_context io;
-    std::optional<invoke_result<typename Agent::state_type>> out;
-    std::exception_ptr failure;
-    asio::co_spawn(io, a.async_invoke(std::move(input), std::move(cfg)), [&](std::exception_ptr e, auto r) {
-        failure = e;
-        out = std::move(r);
-    });
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-    return std::move(*out);
-}
-
 } // namespace
 
 TEST_CASE("async_invoke runs the same loop, with coroutine and forwarding wrap hooks", "[agent][async]") {
     scripted_model model({test::calls({test::call("c1", "echo", R"({"text":"hi"})")}), ai_message("done")});
     auto a = make_agent(model, tool_set(test::echo_tool()), tag_request{}, exclaim{});
-    auto r = run_async(a, "go");
+    auto r = test::run_async(a, "go");
     REQUIRE(r.ok());
     CHECK(test::roles(r.state.messages) == strings{"human", "ai", "tool", "ai"});
     CHECK(r.state.messages[2].text() == "hi?");
@@ -94,7 +81,7 @@ TEST_CASE("async tool calls of one round run concurrently on the pool", "[agent]
                       test::call("3", "gather", R"({"n":"c"})")}),
          ai_message("ok")});
     auto a = make_agent(model, tool_set(gather));
-    auto r = run_async(a, "go");
+    auto r = test::run_async(a, "go");
     REQUIRE(r.ok());
     CHECK(meeting.all_met());
     CHECK(r.state.messages[2].text() == "a");
@@ -233,7 +220,7 @@ TEST_CASE("an asynchronous tool made from a coroutine works in both loops", "[ag
     SECTION("asynchronous loop") {
         scripted_model model(script());
         auto a = make_agent(model, tool_set(napping_tool()));
-        auto r = run_async(a, "go");
+        auto r = test::run_async(a, "go");
         REQUIRE(r.ok());
         CHECK(r.state.messages[2].text() == "slept 2 ms");
         CHECK(r.answer() == "rested");
@@ -254,7 +241,7 @@ TEST_CASE("an asynchronous tool's failures are answered as a blocking tool's are
                           test::call("c3", "nap", R"({"ms":1})")}),
              ai_message("never")});
         auto a = make_agent(model, tool_set(napping_tool()));
-        auto r = run_async(a, "go");
+        auto r = test::run_async(a, "go");
         CHECK(r.reason == stop_reason::error);
         CHECK_THAT(r.error, Catch::Contains("cannot sleep a negative time"));
         const auto& ms = r.state.messages;
@@ -267,7 +254,7 @@ TEST_CASE("an asynchronous tool's failures are answered as a blocking tool's are
     SECTION("the round's only call (awaited without a group)") {
         scripted_model model({test::calls({test::call("c1", "nap", R"({"ms":-1})")}), ai_message("never")});
         auto a = make_agent(model, tool_set(napping_tool()));
-        auto r = run_async(a, "go");
+        auto r = test::run_async(a, "go");
         CHECK(r.reason == stop_reason::error);
         const auto& ms = r.state.messages;
         REQUIRE(test::roles(ms) == strings{"human", "ai", "tool"});

@@ -1,4 +1,5 @@
 // The seventh hook: tools a middleware offers while its slot is engaged.
+#include "run_async.hpp"
 #include "support.hpp"
 
 #include <agentware/agent/async_loop.hpp>
@@ -94,14 +95,8 @@ TEST_CASE("the coroutine loop offers the tools of the slots engaged at each roun
           "[agent][middleware_tools]") {
     scripted_model model({test::calls({test::call("c1", "ping")}), ai_message("done")});
     agent a(model, tool_set{}, pipeline<std::optional<pinger>>{pinger{}});
-    boost::asio::io_context io;
-    std::optional<invoke_result<decltype(a)::state_type>> out;
-    boost::asio::co_spawn(io, a.async_invoke("go"), [&](std::exception_ptr e, auto r) {
-        if (!e) out = std::move(r);
-    });
-    io.run();
-    REQUIRE(out);
-    REQUIRE(out->ok());
+    auto out = test::run_async(a, "go");
+    REQUIRE(out.ok());
     CHECK(offered(model, 0) == strings{"ping"});
-    CHECK(out->state.messages.at(2).text() == "pong");
+    CHECK(out.state.messages.at(2).text() == "pong");
 }

@@ -2,6 +2,7 @@
 // conversion of arguments into it, and both through agent rounds in the
 // blocking and the coroutine loop.
 
+#include "../agent/run_async.hpp"
 #include "../agent/support.hpp"
 
 #include <agentware/agent/async_loop.hpp>
@@ -111,20 +112,6 @@ template <class T>
 std::string problems(std::string_view args) {
     T out{};
     return read_arguments(json::parse(args).as_object(), out).value_or("");
-}
-
-template <class Agent>
-auto run_async(Agent& a, agent_input input, run_config cfg = {}) {
-    asio::io_context io;
-    std::optional<invoke_result<typename Agent::state_type>> out;
-    std::exception_ptr failure;
-    asio::co_spawn(io, a.async_invoke(std::move(input), std::move(cfg)), [&](std::exception_ptr e, auto r) {
-        failure = e;
-        out = std::move(r);
-    });
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-    return std::move(*out);
 }
 
 double product(typed::point p) { return p.x * p.y; }
@@ -384,7 +371,7 @@ TEST_CASE("an asynchronous typed tool in both loops", "[tool][typed][agent][asyn
         scripted_model model(script());
         auto a = make_agent(model, tool_set(nap_tool()));
         a.options().validate_tool_arguments = false;
-        check(run_async(a, "go"));
+        check(test::run_async(a, "go"));
     }
     SECTION("blocking loop") {
         scripted_model model(script());
@@ -396,7 +383,7 @@ TEST_CASE("an asynchronous typed tool in both loops", "[tool][typed][agent][asyn
         scripted_model model(
             {test::calls({test::call("c1", "nap", R"({"ms":1,"note":"alone"})")}), ai_message("rested")});
         auto a = make_agent(model, tool_set(nap_tool()));
-        auto r = run_async(a, "go");
+        auto r = test::run_async(a, "go");
         REQUIRE(r.ok());
         CHECK(r.state.messages[2].text() == "alone after 1 ms");
     }

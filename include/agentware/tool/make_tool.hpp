@@ -29,6 +29,7 @@ class function_tool {
 
 public:
     static constexpr bool asynchronous = invoker::asynchronous;
+    static_assert(detail::answers_readably<invoker>());
 
     function_tool(tool_schema schema, F fn) : schema_(std::move(schema)), fn_(std::move(fn)) {}
 

@@ -35,6 +35,7 @@ class typed_tool {
 
 public:
     static constexpr bool asynchronous = invoker::asynchronous;
+    static_assert(detail::answers_readably<invoker>());
 
     typed_tool(std::string name, std::string description, F fn)
         : schema_{std::move(name), std::move(description), json_schema_of<Args>()}, fn_(std::move(fn)) {}

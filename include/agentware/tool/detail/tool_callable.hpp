@@ -61,11 +61,6 @@ struct tool_invoker {
         typename std::conditional_t<takes_runtime, std::invoke_result<F&, Arg, const tool_runtime&>,
                                     std::invoke_result<F&, Arg>>::type;
     static constexpr bool asynchronous = is_awaitable_v<result_type>;
-    // Checked where make_tool names the tool's type, not when the tool is first called.
-    static_assert(
-        tool_answer<std::conditional_t<asynchronous, awaited_t<result_type>, result_type>>,
-        "agentware::make_tool: the callable returns a type the model cannot read; return "
-        "tool_output, a string or a boost::json::value (an asynchronous tool: an awaitable of one)");
 
     static decltype(auto) invoke(F& fn, Arg&& arg, const tool_runtime& rt) {
         if constexpr (takes_runtime)
@@ -74,6 +69,18 @@ struct tool_invoker {
             return std::invoke(fn, std::forward<Arg>(arg));
     }
 };
+
+/// Checked in the body of each tool type made from a callable, so that the
+/// error shows where make_tool names the tool's type, not at its first call.
+template <class Invoker>
+consteval bool answers_readably() {
+    using R = typename Invoker::result_type;
+    static_assert(
+        tool_answer<std::conditional_t<Invoker::asynchronous, awaited_t<R>, R>>,
+        "agentware::make_tool: the callable returns a type the model cannot read; return "
+        "tool_output, a string or a boost::json::value (an asynchronous tool: an awaitable of one)");
+    return true;
+}
 
 } // namespace agentware::detail
 

@@ -257,7 +257,7 @@ void BM_agent_loop_14_middlewares_8kb_prompt(benchmark::State& bs) {
         const tool_call& call = ai.tool_calls.front();
         message tool;
         tool.type = role::tool;
-        tool.tool_call_id = call.id;
+        tool.set_tool_call_id(call.id);
         tool.name = call.name;
         tool.content.emplace_back().text = echo(call.args);
         detail::append_message(messages, std::move(tool));

@@ -9,13 +9,13 @@
 //   BM_thread_save/{typed,json}    value_from of that thread's state
 //   BM_thread_load/{typed,json}    value_to of it
 //
-// The "json" layout is the one before, byte for byte: message_before below is
-// its struct, as large as today's message (the provider pointer took the
-// padding that type and status left), so a message whose provider is empty and
-// whose metadata holds the figures as the model clients wrote them owns exactly
-// what it owned. Its JSON paths are the ones of before: saving copies metadata
-// whole; loading reads the message's other fields the same way and copies
-// metadata whole.
+// The "json" layout is the one before: message_before below is its struct,
+// whose size is counted, and a message whose provider is empty and whose
+// metadata holds the figures as the model clients wrote them keeps on the heap
+// what it kept then (today's message also keeps a tool message's call id and
+// an ai message's reasoning out of line: 160 bytes instead of 240). Its JSON paths are the ones of before:
+// saving copies metadata whole; loading reads the message's other fields the same way and copies metadata
+// whole.
 //
 // Memory is counted by replacing the global operator new: `bytes` is sizeof
 // plus the chunks glibc hands out for what the message keeps (usable size and
@@ -104,7 +104,13 @@ struct message_before {
     tool_status status;
     json::object metadata;
 };
-static_assert(sizeof(message_before) == sizeof(message), "the json layout must be as large as it was");
+// Today's message keeps a tool message's call id, reasoning and invalid calls
+// out of line; the json layout is counted with the size of this struct, and
+// its parsed answer (no call id, reasoning or invalid call) holds on the heap
+// exactly what it held then. (In the thread, its tool messages' call ids are
+// counted as today's out-of-line block: some 24 bytes more than the string
+// they had, so the json thread figure is a little above what it was.)
+static_assert(sizeof(message_before) == 240, "the json layout must be as large as it was");
 
 // A chat-completions response as OpenAI sends it, with one tool call.
 const std::string answer_body = R"({
@@ -186,9 +192,10 @@ heap_counter count_kept(Make make) {
     return counted;
 }
 
-void report(benchmark::State& state, const heap_counter& kept, std::int64_t messages) {
+void report(benchmark::State& state, const heap_counter& kept, std::int64_t messages, layout l) {
     const auto per = [&](std::int64_t n) { return static_cast<double>(n) / static_cast<double>(messages); };
-    state.counters["bytes"] = per(kept.bytes) + sizeof(message);
+    state.counters["bytes"] =
+        per(kept.bytes) + (l == layout::typed ? sizeof(message) : sizeof(message_before));
     state.counters["blocks"] = per(kept.blocks);
 }
 
@@ -203,7 +210,7 @@ void BM_parsed_answer(benchmark::State& state, layout l) {
             return 0;
         });
     }
-    report(state, kept, 1);
+    report(state, kept, 1, l);
 }
 BENCHMARK_CAPTURE(BM_parsed_answer, typed, layout::typed)->Iterations(1);
 BENCHMARK_CAPTURE(BM_parsed_answer, json, layout::json)->Iterations(1);
@@ -218,7 +225,7 @@ void BM_thread_memory(benchmark::State& state, layout l) {
             return 0;
         });
     }
-    report(state, kept, 10'000);
+    report(state, kept, 10'000, l);
 }
 BENCHMARK_CAPTURE(BM_thread_memory, typed, layout::typed)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_thread_memory, json, layout::json)->Iterations(1)->Unit(benchmark::kMillisecond);

@@ -2,7 +2,7 @@
 // printing each step as it happens. It runs offline with a scripted model.
 // Only the headers it uses: agentware.hpp would compile every middleware too.
 #include <agentware/agent/agent.hpp>
-#include <agentware/agent/checkpointer.hpp>
+#include <agentware/agent/memory_checkpointer.hpp>
 #include <agentware/message/format.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/tool/make_tool.hpp>

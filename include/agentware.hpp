@@ -28,6 +28,8 @@
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/async_loop.hpp>
 #include <agentware/agent/checkpointer.hpp>
+#include <agentware/agent/file_checkpointer.hpp>
+#include <agentware/agent/memory_checkpointer.hpp>
 #include <agentware/agent/thread_id.hpp>
 #include <agentware/agent/wrap.hpp>
 

@@ -175,8 +175,8 @@ int chat(const options& o) {
         return 0;
     }
     if (!printed) {
-        if (o.show_reasoning && !response.ai.reasoning.empty())
-            std::fprintf(stderr, "%s\n", response.ai.reasoning.c_str());
+        if (o.show_reasoning && !response.ai.reasoning().empty())
+            std::fprintf(stderr, "%s\n", response.ai.reasoning().c_str());
         std::fputs(response.ai.text().c_str(), stdout);
     }
     std::fputc('\n', stdout);

@@ -2,7 +2,8 @@
 // round trips, continuing threads, hostile ids, corrupt files, crashes
 // mid-write and concurrent writers.
 
-#include <agentware/agent/checkpointer.hpp>
+#include <agentware/agent/file_checkpointer.hpp>
+#include <agentware/agent/memory_checkpointer.hpp>
 #include <agentware/agent/thread_id.hpp>
 
 #include <catch2/catch.hpp>

@@ -35,7 +35,7 @@ TEST_CASE("tool calls are run and their results go back to the model", "[agent][
     REQUIRE(r.ok());
     CHECK(test::roles(r.state.messages) == strings{"human", "ai", "tool", "ai"});
     const message& t = r.state.messages[2];
-    CHECK(t.tool_call_id == "c1");
+    CHECK(t.tool_call_id() == "c1");
     CHECK(t.name == "echo");
     CHECK(t.text() == "ping");
     CHECK_FALSE(t.is_error());
@@ -50,7 +50,7 @@ TEST_CASE("tool calls are run and their results go back to the model", "[agent][
 TEST_CASE("unknown tools, bad arguments and garbled JSON become error messages the model reads",
           "[agent][loop][errors]") {
     message garbled = test::calls({test::call("c3", "echo", R"({"text":"fine"})")});
-    garbled.invalid_tool_calls.push_back(
+    garbled.edit_invalid_tool_calls().push_back(
         invalid_tool_call{"c4", "echo", "{\"text\": oops", "not valid JSON"});
     scripted_model model({test::calls({test::call("c1", "search", R"({"q":"x"})"),
                                        test::call("c2", "echo", R"({"txt":"typo"})")}),
@@ -66,10 +66,10 @@ TEST_CASE("unknown tools, bad arguments and garbled JSON become error messages t
     CHECK_THAT(ms[3].text(), Catch::StartsWith("Error: invalid arguments for tool \"echo\": "));
     CHECK_THAT(ms[3].text(), Catch::Contains("\"text\""));
     // The garbled call is answered first, then the valid call runs.
-    CHECK(ms[5].tool_call_id == "c4");
+    CHECK(ms[5].tool_call_id() == "c4");
     CHECK(ms[5].is_error());
     CHECK_THAT(ms[5].text(), Catch::Contains("not a valid JSON object"));
-    CHECK(ms[6].tool_call_id == "c3");
+    CHECK(ms[6].tool_call_id() == "c3");
     CHECK(ms[6].text() == "fine");
 }
 
@@ -86,7 +86,7 @@ TEST_CASE("the recursion limit stops the run with a clear error and keeps every 
     CHECK(r.state.messages.size() == 1 + 5 * 2); // input, then 5 x (ai, tool)
     // Calls without ids got distinct ones, and each tool message answers its call.
     CHECK(r.state.messages[1].tool_calls[0].id != r.state.messages[3].tool_calls[0].id);
-    CHECK(r.state.messages[2].tool_call_id == r.state.messages[1].tool_calls[0].id);
+    CHECK(r.state.messages[2].tool_call_id() == r.state.messages[1].tool_calls[0].id);
 }
 
 TEST_CASE("a failing model ends the run with its error and loses no message", "[agent][loop][errors]") {

@@ -3,7 +3,8 @@
 
 // The agent without the HTTP clients and middlewares: these tests compile faster.
 #include <agentware/agent/agent.hpp>
-#include <agentware/agent/checkpointer.hpp>
+#include <agentware/agent/file_checkpointer.hpp>
+#include <agentware/agent/memory_checkpointer.hpp>
 #include <agentware/message.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/tool/make_tool.hpp>

@@ -86,7 +86,7 @@ std::vector<message> every_kind_of_message() {
                    {tool_call{"call_1", "search", obj(R"({"q":"x","n":3,"deep":{"a":[1,2.5,null,true]}})")},
                     tool_call{"call_2", "noop", {}}});
     thinking.id = "msg-think";
-    thinking.reasoning = "The user wants a search.";
+    thinking.set_reasoning("The user wants a search.");
     thinking.provider = provider_metadata("tool_calls", "gpt-4o-2024-08-06", token_usage{12, 7, 19});
     // Shapes the typed members do not hold stay JSON beside them.
     thinking.metadata = obj(R"({"usage_details":{"prompt_tokens":12,"completion_tokens":7},"refusal":""})");
@@ -95,7 +95,7 @@ std::vector<message> every_kind_of_message() {
     all.push_back(ai_message("", {tool_call{"call_3", "ls", obj(R"({"path":"/"})")}})); // tool-call-only
 
     message broken = ai_message("");
-    broken.invalid_tool_calls.push_back(
+    broken.edit_invalid_tool_calls().push_back(
         invalid_tool_call{"call_4", "search", "{\"q\":", "arguments are not valid JSON: x"});
     all.push_back(broken);
 
@@ -173,7 +173,7 @@ TEST_CASE("message factories set role, content and tool fields", "[message]") {
     const message tool = tool_message("call_1", "search", "found", tool_status::error);
     CHECK(tool.is_tool());
     CHECK(tool.is_error());
-    CHECK(tool.tool_call_id == "call_1");
+    CHECK(tool.tool_call_id() == "call_1");
     CHECK(tool.name == "search");
     CHECK(tool.text() == "found");
 
@@ -210,8 +210,8 @@ TEST_CASE("messages compare by value and move without throwing", "[message]") {
 TEST_CASE("a message moved under a new id keeps every other member and takes that id", "[message][id]") {
     message original = ai_message("some text", {tool_call{"c1", "f", obj(R"({"k":1})")}});
     original.name = "assistant";
-    original.reasoning = "because";
-    original.invalid_tool_calls.push_back({"c2", "g", "{bad", "not JSON"});
+    original.set_reasoning("because");
+    original.edit_invalid_tool_calls().push_back({"c2", "g", "{bad", "not JSON"});
     original.provider = provider_metadata("tool_calls", "gpt-4o", token_usage{3, 4, 7});
     original.metadata["refusal"] = "no";
     message expected = original;
@@ -493,9 +493,48 @@ TEST_CASE("content blocks, tool calls, roles and statuses convert on their own",
     CHECK(json::value_from(tool_status::error) == "error");
 }
 
+TEST_CASE("a tool message's call id and an ai message's reasoning and invalid calls are out of line",
+          "[message][extras]") {
+    message none = human_message("hi");
+    CHECK(none.tool_call_id().empty());
+    CHECK(none.reasoning().empty());
+    CHECK(none.invalid_tool_calls().empty());
+
+    message tool = tool_message("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", "sunny");
+    CHECK(tool.tool_call_id() == "call_DdmO9pD3xa9XTPNJ32zg2hcA");
+    CHECK(tool.reasoning().empty());
+
+    message ai = ai_message("answer");
+    ai.set_reasoning("first thought");
+    ai.edit_invalid_tool_calls().push_back({"c1", "search", "{oops", "bad JSON"});
+    ai.set_reasoning(ai.reasoning().substr(6)); // a view of itself is read before it is replaced
+    CHECK(ai.reasoning() == "thought");
+    REQUIRE(ai.invalid_tool_calls().size() == 1); // setting a string keeps the calls
+    CHECK(ai.invalid_tool_calls()[0].raw_args == "{oops");
+
+    message copy = ai; // the copy is its own
+    copy.edit_invalid_tool_calls().clear();
+    copy.set_tool_call_id("x");
+    CHECK(copy != ai);
+    CHECK(ai.invalid_tool_calls().size() == 1);
+    CHECK(ai.tool_call_id().empty());
+    copy.set_tool_call_id("");
+    copy.edit_invalid_tool_calls().push_back(ai.invalid_tool_calls()[0]);
+    CHECK(copy == ai);
+
+    message moved = std::move(copy);
+    CHECK(moved == ai);
+    copy = moved; // assignable again after a move
+    CHECK(copy == ai);
+
+    ai.set_reasoning("");
+    ai.edit_invalid_tool_calls().clear();
+    CHECK(ai == ai_message("answer")); // emptied extras compare equal to none
+}
+
 TEST_CASE("provider metadata is typed, one pointer when absent, and a value", "[message][provider]") {
     STATIC_REQUIRE(sizeof(provider_metadata) == sizeof(void*));
-    STATIC_REQUIRE(sizeof(message) <= 240); // no larger than when metadata was one JSON object
+    STATIC_REQUIRE(sizeof(message) <= 160); // 240 with every role's members inline
     STATIC_REQUIRE(std::is_nothrow_move_constructible_v<provider_metadata>);
 
     provider_metadata none;
@@ -599,9 +638,9 @@ TEST_CASE("token_usage and provider_metadata convert on their own", "[message][j
 TEST_CASE("a tool-call-only assistant message has the exact OpenAI wire form", "[message][json][wire]") {
     message m = ai_message("", {tool_call{"call_1", "search", obj(R"({"q":"x"})")}});
     m.id = "msg-1";
-    m.reasoning = "thinking";
+    m.set_reasoning("thinking");
     m.provider.set_finish_reason("tool_calls");
-    m.invalid_tool_calls.push_back(invalid_tool_call{"call_2", "ls", "{", "bad"});
+    m.edit_invalid_tool_calls().push_back(invalid_tool_call{"call_2", "ls", "{", "bad"});
 
     CHECK(to_openai_wire(m) == json::parse(R"({
         "role": "assistant",
@@ -674,7 +713,7 @@ TEST_CASE("empty or blank arguments mean no arguments", "[message][json][quirks]
                                                               args + "}}]}"));
         REQUIRE(m.tool_calls.size() == 1);
         CHECK(m.tool_calls[0].args.empty());
-        CHECK(m.invalid_tool_calls.empty());
+        CHECK(m.invalid_tool_calls().empty());
     }
 }
 
@@ -686,13 +725,13 @@ TEST_CASE("unparsable arguments become an invalid tool call, never an exception"
           {"id":"c3","type":"function","function":{"name":"search","arguments":"{\"q\":\"ok\"}"}}]})"));
     REQUIRE(m.tool_calls.size() == 1);
     CHECK(m.tool_calls[0].id == "c3");
-    REQUIRE(m.invalid_tool_calls.size() == 2);
-    CHECK(m.invalid_tool_calls[0].id == "c1");
-    CHECK(m.invalid_tool_calls[0].name == "search");
-    CHECK(m.invalid_tool_calls[0].raw_args == "{\"q\": \"unterminated");
-    CHECK_THAT(m.invalid_tool_calls[0].error, Catch::StartsWith("arguments are not valid JSON: "));
-    CHECK(m.invalid_tool_calls[1].raw_args == "[1,2]");
-    CHECK(m.invalid_tool_calls[1].error == "arguments must be a JSON object (got array)");
+    REQUIRE(m.invalid_tool_calls().size() == 2);
+    CHECK(m.invalid_tool_calls()[0].id == "c1");
+    CHECK(m.invalid_tool_calls()[0].name == "search");
+    CHECK(m.invalid_tool_calls()[0].raw_args == "{\"q\": \"unterminated");
+    CHECK_THAT(m.invalid_tool_calls()[0].error, Catch::StartsWith("arguments are not valid JSON: "));
+    CHECK(m.invalid_tool_calls()[1].raw_args == "[1,2]");
+    CHECK(m.invalid_tool_calls()[1].error == "arguments must be a JSON object (got array)");
 
     // On the wire the garbled calls go back as the model wrote them, so the
     // error tool messages that answer them stay paired with a call.
@@ -713,7 +752,7 @@ TEST_CASE("other provider variations are read as intended", "[message][json][qui
         "tool_calls":[{"function":{"name":"f","arguments":{"x":1}}},
                       {"id":"c2","function":{"name":"g","arguments":"\"{\\\"y\\\":2}\""}}]})"));
     CHECK(m.text() == "ab");
-    CHECK(m.reasoning == "why");
+    CHECK(m.reasoning() == "why");
     CHECK(m.metadata.at("refusal") == "I can't");
     REQUIRE(m.tool_calls.size() == 2);
     CHECK(m.tool_calls[0].id.rfind("call_", 0) == 0); // id made up for a model that omitted it
@@ -788,7 +827,7 @@ TEST_CASE("messages print as one readable line", "[message][fmt]") {
     CHECK(fmt::format("{}", ai) == R"(ai[msg-1]: "Let me check" -> search({"q":"x"}))");
 
     message only_calls = ai_message("", {tool_call{"c1", "ls", {}}});
-    only_calls.invalid_tool_calls.push_back(invalid_tool_call{"c2", "cat", "{oops", "bad"});
+    only_calls.edit_invalid_tool_calls().push_back(invalid_tool_call{"c2", "cat", "{oops", "bad"});
     CHECK(fmt::format("{}", only_calls) == R"(ai -> ls({}), cat(invalid: {oops))");
 
     message tool = tool_message("call_1", "search", "line 1\nline 2", tool_status::error);
@@ -810,7 +849,7 @@ TEST_CASE("printed messages shorten long text on a character boundary and hide m
         long_text += "\xc3\xa9"; // "é", two bytes each
     message m = ai_message(long_text);
     m.metadata["api_key_echo"] = "sk-should-not-print";
-    m.reasoning = "abc";
+    m.set_reasoning("abc");
     const std::string line = fmt::format("{}", m);
 
     CHECK(line == "ai: \"" + long_text.substr(0, 80) + "\"... (reasoning: 3 bytes)");

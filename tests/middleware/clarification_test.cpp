@@ -150,7 +150,7 @@ TEST_CASE("asking for clarification ends the run with the question as the tool m
     CHECK(q.is_tool());
     CHECK(q.id == "clarification:c1");
     CHECK(q.name == "ask_clarification");
-    CHECK(q.tool_call_id == "c1");
+    CHECK(q.tool_call_id() == "c1");
     CHECK_FALSE(q.is_error());
     CHECK(q.text() == "❓ Which city?\n\n  1. Paris\n  2. Rome");
     CHECK(q.metadata.at("human_input").at("request_id") == "clarification:c1");
@@ -213,7 +213,7 @@ TEST_CASE("calls batched with a clarification do not run", "[middleware][clarifi
     REQUIRE(r.reason == stop_reason::ended_by_tool);
     CHECK(runs == 0);
     const message& skipped = r.state.messages.at(2);
-    CHECK(skipped.tool_call_id == "d1");
+    CHECK(skipped.tool_call_id() == "d1");
     CHECK(skipped.is_error());
     CHECK(skipped.text() ==
           "[Not executed: this call was batched with ask_clarification, so it was skipped while the "
@@ -302,7 +302,7 @@ TEST_CASE("the guard chain end to end: repair, deny, recover, limit, watch, ask"
     const message& question = state.messages.at(state.messages.size() - 2); // results come in call order
     CHECK(question.id == "clarification:q1");
     CHECK(question.text() == "🔀 Both work.\n\nWhich report format?\n\n  1. PDF\n  2. HTML");
-    CHECK(state.messages.back().tool_call_id == "s4");
+    CHECK(state.messages.back().tool_call_id() == "s4");
     CHECK(state.messages.back().text().rfind("[Not executed:", 0) == 0);
 
     // The user's answer is the next run, on the same state.

@@ -21,7 +21,7 @@ message result(std::string call_id, std::string name, std::string text = "ok") {
 
 message invalid_call_message(std::string id, std::string name, std::string raw, std::string error) {
     message m = ai_message("");
-    m.invalid_tool_calls.push_back(
+    m.edit_invalid_tool_calls().push_back(
         invalid_tool_call{std::move(id), std::move(name), std::move(raw), std::move(error)});
     return m;
 }
@@ -47,7 +47,7 @@ std::string shape(const std::vector<message>& ms) {
             out += "system";
             break;
         case role::tool:
-            out += "tool(" + m.tool_call_id + ")";
+            out += "tool(" + std::string(m.tool_call_id()) + ")";
             break;
         case role::remove:
             out += "remove";
@@ -117,7 +117,7 @@ TEST_CASE("blank call ids get synthetic ids and an unambiguous blank result is a
     auto p = patched(h);
     REQUIRE(p.size() == 3);
     CHECK(p[1].tool_calls[0].id == "deerflow_synthetic_tool_call_1_call_0");
-    CHECK(p[2].tool_call_id == "deerflow_synthetic_tool_call_1_call_0");
+    CHECK(p[2].tool_call_id() == "deerflow_synthetic_tool_call_1_call_0");
     CHECK(p[2].text() == "answer");
     CHECK(h[1].tool_calls[0].id.empty()); // the input is untouched
 }
@@ -147,7 +147,7 @@ TEST_CASE("blank results are attributed by position only when the counts match",
         REQUIRE(p.size() == 3);
         CHECK(p[1].text() == "[Tool call was interrupted and did not return a result.]");
         CHECK(p[2].text() == "r");
-        CHECK(p[2].tool_call_id == "deerflow_synthetic_tool_call_0_call_1");
+        CHECK(p[2].tool_call_id() == "deerflow_synthetic_tool_call_0_call_1");
     }
     SECTION("results never answer an earlier turn") {
         std::vector<message> h{ai_with({test::call("", "echo")}), ai_message("next"),
@@ -182,7 +182,7 @@ TEST_CASE("calls with malformed arguments get the invalid-arguments texts", "[mi
         CHECK(
             p[1].text() ==
             "[Tool call could not be executed because its arguments were invalid: unexpected end of input]");
-        CHECK(p[0].invalid_tool_calls[0].raw_args == "{}"); // what providers accept
+        CHECK(p[0].invalid_tool_calls()[0].raw_args == "{}"); // what providers accept
     }
     SECTION("without an error text") {
         auto p = patched({invalid_call_message("a", "search", "[1]", "")});
@@ -211,7 +211,7 @@ TEST_CASE("calls with malformed arguments get the invalid-arguments texts", "[mi
     }
     SECTION("arguments that are a JSON object are kept") {
         auto p = patched({invalid_call_message("a", "search", R"({"q":1})", "schema")});
-        CHECK(p[0].invalid_tool_calls[0].raw_args == R"({"q":1})");
+        CHECK(p[0].invalid_tool_calls()[0].raw_args == R"({"q":1})");
     }
 }
 

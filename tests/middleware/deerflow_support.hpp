@@ -8,7 +8,7 @@
 #include "../agent/support.hpp"
 
 #include <agentware/agent/agent.hpp>
-#include <agentware/agent/checkpointer.hpp>
+#include <agentware/agent/memory_checkpointer.hpp>
 #include <agentware/message.hpp>
 #include <agentware/middleware/clarification.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>

@@ -106,7 +106,7 @@ TEST_CASE("a denial without reasons uses the default code and message; a missing
     p.decision = guardrail_decision{false, {}, {}, {}};
     guardrail g{p};
     auto r = run_one(g, test::call("", "bash"), rt);
-    CHECK(r.msg.tool_call_id == "missing_id");
+    CHECK(r.msg.tool_call_id() == "missing_id");
     CHECK(r.msg.text() ==
           "Guardrail denied: tool 'bash' was blocked (oap.denied). Reason: blocked by guardrail "
           "policy. Choose an alternative approach.");

@@ -92,11 +92,11 @@ TEST_CASE("a hard stop on an answer without text, or with several blocks", "[mid
     CHECK(b.answer({test::call("x", "t")}).text() == hard_stop);
     message m = ai_message("", {test::call("y", "t")});
     m.content = {text_block("a"), image_block("http://i")};
-    m.invalid_tool_calls.push_back(invalid_tool_call{"z", "t", "{", "bad"});
+    m.edit_invalid_tool_calls().push_back(invalid_tool_call{"z", "t", "{", "bad"});
     const message& s = b.answer(m);
     REQUIRE(s.content.size() == 3);
     CHECK(s.content[2].text == "\n\n" + hard_stop);
-    CHECK(s.invalid_tool_calls.empty());
+    CHECK(s.invalid_tool_calls().empty());
 }
 
 TEST_CASE("only the window counts", "[middleware][loop_detection]") {

@@ -39,7 +39,7 @@ TEST_CASE("a tool that throws becomes an error tool message and the run goes on"
     CHECK(r.answer() == "recovered");
     const message& m = r.state.messages.at(2);
     CHECK(m.is_error());
-    CHECK(m.tool_call_id == "c1");
+    CHECK(m.tool_call_id() == "c1");
     CHECK(m.name == "explode");
     CHECK(m.text() ==
           "Error: Tool 'explode' failed with std::runtime_error: boom. Continue with available context, "
@@ -80,7 +80,7 @@ TEST_CASE("exception details: empty text, non-standard exceptions, missing name 
               .find("failed with (anonymous namespace)::plain_thrown") != std::string::npos);
     auto m = h.failure(test::call("", ""), std::make_exception_ptr(std::runtime_error("x"))).msg;
     CHECK(m.name == "unknown_tool");
-    CHECK(m.tool_call_id == "missing_tool_call_id");
+    CHECK(m.tool_call_id() == "missing_tool_call_id");
     CHECK(m.text() ==
           "Error: Tool 'unknown_tool' failed with std::runtime_error: x. Continue with available context, "
           "or choose an alternative tool.");

@@ -47,7 +47,7 @@ TEST_CASE("openai request: messages, system prompt, tools and settings", "[opena
         human_message("hi"), ai_message("", {tool_call{"c1", "f", json::object{{"a", 1}}}}),
         tool_message("c1", "f", "42"),
         human_message({text_block("what is this?"), image_block("https://x/y.png", "low")})};
-    history[1].reasoning = "hmm";
+    history[1].set_reasoning("hmm");
     chat_request r;
     r.messages = cow_vector<message>(history);
     r.system_prompt = "be brief";
@@ -128,8 +128,8 @@ TEST_CASE("openai response: tool calls, with unparsable arguments kept as invali
     const model_response r = parse_openai_response(openai_tool_answer);
     REQUIRE(r.ai.tool_calls.size() == 1);
     CHECK(r.ai.tool_calls[0] == tool_call{"call_1", "get_weather", json::object{{"city", "Paris"}}});
-    REQUIRE(r.ai.invalid_tool_calls.size() == 1);
-    CHECK(r.ai.invalid_tool_calls[0].raw_args == "{not json");
+    REQUIRE(r.ai.invalid_tool_calls().size() == 1);
+    CHECK(r.ai.invalid_tool_calls()[0].raw_args == "{not json");
     CHECK(r.ai.content.empty());
 }
 
@@ -153,7 +153,7 @@ TEST_CASE("openai stream: text, reasoning and tool calls spread over chunks", "[
     CHECK(text == "Caf\xC3\xA9 time \xE2\x98\x83.");
     CHECK(reasoning == "Let me think.");
     CHECK(r.ai.text() == text);
-    CHECK(r.ai.reasoning == reasoning);
+    CHECK(r.ai.reasoning() == reasoning);
     REQUIRE(r.ai.tool_calls.size() == 2);
     CHECK(r.ai.tool_calls[0] == tool_call{"call_a", "get_weather", json::object{{"city", "Paris"}}});
     CHECK(r.ai.tool_calls[1] == tool_call{"call_b", "get_time", json::object{}});

@@ -139,7 +139,7 @@ struct fmt::formatter<agentware::message> : agentware::detail::plain_formatter {
         out = fmt::format_to(out, "{}", d::role_name(m.type));
         if (!m.id.empty()) out = fmt::format_to(out, "[{}]", m.id);
         if (m.is_tool()) {
-            out = fmt::format_to(out, " <- {}#{}", m.name, m.tool_call_id);
+            out = fmt::format_to(out, " <- {}#{}", m.name, m.tool_call_id());
             if (m.is_error()) out = fmt::format_to(out, " error");
         }
 
@@ -147,18 +147,18 @@ struct fmt::formatter<agentware::message> : agentware::detail::plain_formatter {
         for (const auto& block : m.content)
             images += block.is_image() ? 1 : 0;
         const std::string text = m.text();
-        const bool any_calls = !m.tool_calls.empty() || !m.invalid_tool_calls.empty();
+        const bool any_calls = !m.tool_calls.empty() || !m.invalid_tool_calls().empty();
         if (!text.empty() || (images == 0 && !any_calls))
             out = fmt::format_to(out, ": {}", d::quoted_excerpt(text, d::shown_text_bytes));
         if (images != 0) out = fmt::format_to(out, " +{} image{}", images, images == 1 ? "" : "s");
-        if (!m.reasoning.empty()) out = fmt::format_to(out, " (reasoning: {} bytes)", m.reasoning.size());
+        if (!m.reasoning().empty()) out = fmt::format_to(out, " (reasoning: {} bytes)", m.reasoning().size());
 
         std::string_view separator = " -> ";
         for (const auto& call : m.tool_calls) {
             out = fmt::format_to(out, "{}{}", separator, d::tool_call_summary(call));
             separator = ", ";
         }
-        for (const auto& call : m.invalid_tool_calls) {
+        for (const auto& call : m.invalid_tool_calls()) {
             out = fmt::format_to(out, "{}{}", separator, d::invalid_tool_call_summary(call));
             separator = ", ";
         }

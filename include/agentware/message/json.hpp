@@ -246,7 +246,7 @@ inline parsed_arguments read_arguments(const boost::json::value* v) {
 }
 
 /// Reads one element of "tool_calls" into m.tool_calls or, when its arguments
-/// are unusable, into m.invalid_tool_calls. A missing id gets a fresh one.
+/// are unusable, into m.invalid_tool_calls(). A missing id gets a fresh one.
 inline void read_tool_call(const boost::json::value& v, const json_place& at, message& m) {
     const boost::json::object& call = expect_object(v, at);
     if (const boost::json::value* type = call.if_contains("type"); type != nullptr && !type->is_null()) {
@@ -267,7 +267,7 @@ inline void read_tool_call(const boost::json::value& v, const json_place& at, me
     if (arguments.error.empty())
         m.tool_calls.push_back(tool_call{std::move(id), std::move(name), std::move(arguments.args)});
     else
-        m.invalid_tool_calls.push_back(invalid_tool_call{
+        m.edit_invalid_tool_calls().push_back(invalid_tool_call{
             std::move(id), std::move(name), std::move(arguments.raw), std::move(arguments.error)});
 }
 
@@ -375,11 +375,11 @@ inline message read_message_fields(const boost::json::object& o, const json_plac
     m.name = read_string(o, "name", at);
     m.content = read_content(o, at);
 
-    m.reasoning = read_string(o, "reasoning_content", at);
-    if (m.reasoning.empty()) {
+    m.set_reasoning(read_string(o, "reasoning_content", at));
+    if (m.reasoning().empty()) {
         // Only a fallback, and not our field: a non-string "reasoning" is ignored.
         if (const auto* r = o.if_contains("reasoning"); r != nullptr && r->is_string())
-            m.reasoning = std::string(r->get_string());
+            m.set_reasoning(std::string(r->get_string()));
     }
 
     for_each_element(o, "tool_calls", at, [&](const boost::json::value& call, const json_place& call_at) {
@@ -387,11 +387,11 @@ inline message read_message_fields(const boost::json::object& o, const json_plac
     });
     for_each_element(o, "invalid_tool_calls", at,
                      [&](const boost::json::value& call, const json_place& call_at) {
-                         m.invalid_tool_calls.push_back(read_invalid_tool_call(call, call_at));
+                         m.edit_invalid_tool_calls().push_back(read_invalid_tool_call(call, call_at));
                      });
 
-    m.tool_call_id = read_string(o, "tool_call_id", at);
-    if (m.type == role::tool && m.tool_call_id.empty())
+    m.set_tool_call_id(read_string(o, "tool_call_id", at));
+    if (m.type == role::tool && m.tool_call_id().empty())
         at.fail("tool_call_id", "is required for role \"tool\" (missing or empty)");
 
     if (const auto* status = o.if_contains("status"); status != nullptr && !status->is_null())
@@ -493,19 +493,19 @@ inline boost::json::object message_to_json(const message& m, json_form form, con
     // On the wire, a call whose arguments were garbled is sent back as the model
     // wrote it: the agent answers it with an error tool message, and the
     // provider rejects a tool message whose call is missing from the request.
-    const bool wire_invalid = wire && m.is_ai() && !m.invalid_tool_calls.empty();
+    const bool wire_invalid = wire && m.is_ai() && !m.invalid_tool_calls().empty();
     const bool write_calls = (!m.tool_calls.empty() && (!wire || m.is_ai())) || wire_invalid;
     if (!m.is_remove() || !m.content.empty())
         o["content"] = content_to_json(m.content, m.is_ai() && write_calls);
-    if (!m.reasoning.empty() && (!wire || (options.include_reasoning && m.is_ai())))
-        o["reasoning_content"] = m.reasoning;
+    if (!m.reasoning().empty() && (!wire || (options.include_reasoning && m.is_ai())))
+        o["reasoning_content"] = m.reasoning();
     if (write_calls) {
         boost::json::array calls;
-        calls.reserve(m.tool_calls.size() + (wire_invalid ? m.invalid_tool_calls.size() : 0));
+        calls.reserve(m.tool_calls.size() + (wire_invalid ? m.invalid_tool_calls().size() : 0));
         for (const tool_call& call : m.tool_calls)
             calls.push_back(tool_call_to_json(call));
         if (wire_invalid)
-            for (const invalid_tool_call& call : m.invalid_tool_calls)
+            for (const invalid_tool_call& call : m.invalid_tool_calls())
                 calls.push_back(boost::json::object{
                     {"id", call.id},
                     {"type", "function"},
@@ -513,18 +513,18 @@ inline boost::json::object message_to_json(const message& m, json_form form, con
         o["tool_calls"] = std::move(calls);
     }
     if (wire) {
-        if (m.is_tool()) o["tool_call_id"] = m.tool_call_id;
+        if (m.is_tool()) o["tool_call_id"] = m.tool_call_id();
         return o;
     }
 
-    if (!m.invalid_tool_calls.empty()) {
+    if (!m.invalid_tool_calls().empty()) {
         boost::json::array calls;
-        calls.reserve(m.invalid_tool_calls.size());
-        for (const invalid_tool_call& call : m.invalid_tool_calls)
+        calls.reserve(m.invalid_tool_calls().size());
+        for (const invalid_tool_call& call : m.invalid_tool_calls())
             calls.push_back(invalid_tool_call_to_json(call));
         o["invalid_tool_calls"] = std::move(calls);
     }
-    if (m.is_tool() || !m.tool_call_id.empty()) o["tool_call_id"] = m.tool_call_id;
+    if (m.is_tool() || !m.tool_call_id().empty()) o["tool_call_id"] = m.tool_call_id();
     if (m.status == tool_status::error) o["status"] = "error";
     if (!m.provider.empty() || !m.metadata.empty()) o["metadata"] = metadata_to_json(m);
     return o;
@@ -572,8 +572,8 @@ inline tool_call tag_invoke(boost::json::value_to_tag<tool_call>, const boost::j
     const detail::json_place at{"tool_call", {}};
     message holder;
     detail::read_tool_call(jv, at, holder);
-    if (!holder.invalid_tool_calls.empty())
-        at.fail("function.arguments", holder.invalid_tool_calls.front().error);
+    if (!holder.invalid_tool_calls().empty())
+        at.fail("function.arguments", holder.invalid_tool_calls().front().error);
     return std::move(holder.tool_calls.front());
 }
 

@@ -3,6 +3,7 @@
 // The message type shared by the agent state, the model clients and the tools.
 
 #include <agentware/message/content.hpp>
+#include <agentware/message/detail/role_extras.hpp>
 #include <agentware/message/provider_metadata.hpp>
 
 #include <boost/json/object.hpp>
@@ -35,17 +36,6 @@ struct tool_call {
     friend bool operator==(const tool_call&, const tool_call&) = default;
 };
 
-/// A tool call the model sent with arguments that are not a JSON object. Kept
-/// (not dropped, not thrown) so the model can be told what went wrong.
-struct invalid_tool_call {
-    std::string id;
-    std::string name;
-    std::string raw_args;
-    std::string error;
-
-    friend bool operator==(const invalid_tool_call&, const invalid_tool_call&) = default;
-};
-
 namespace detail {
 /// The characters of a message id (see make_message_id): fifteen, so an id
 /// fits a string's inline buffer and is built without a call to memcpy.
@@ -54,20 +44,28 @@ struct message_id_chars {
 };
 } // namespace detail
 
+struct message;
+namespace detail {
+inline void message_members_are_listed(message& m);
+} // namespace detail
+
 /// One message of a conversation. A single struct for all roles keeps the
 /// state a plain vector; fields a role does not use stay empty.
+///
+/// What every role or the common ai answer uses is a data member. What only a
+/// tool message (the call id) or an unusual ai answer (reasoning, unusable
+/// calls) holds is kept out of line behind accessors, so an ai message with a
+/// tool call parsed from a provider is half the size it was with every field
+/// inline, and a tool message no larger.
 struct message {
     role type = role::human;
     tool_status status = tool_status::ok; ///< tool only (beside type: they share one word)
     std::string id;                       ///< set by add_messages when empty
     std::string name;                     ///< participant name; the tool's name on tool messages
     std::vector<content_block> content;
-    std::string reasoning;                             ///< model's reasoning text (reasoning_content)
-    std::vector<tool_call> tool_calls;                 ///< ai only
-    std::vector<invalid_tool_call> invalid_tool_calls; ///< ai only
-    std::string tool_call_id;                          ///< tool only: the call this answers
-    provider_metadata provider;   ///< ai only: finish reason, model, usage as the provider reported them
-    boost::json::object metadata; ///< everything else: provider extras (refusal, ...), middleware stamps
+    std::vector<tool_call> tool_calls; ///< ai only
+    provider_metadata provider;        ///< ai only: finish reason, model, usage as the provider reported them
+    boost::json::object metadata;      ///< everything else: provider extras (refusal, ...), middleware stamps
 
     message() = default;
     message(const message&) = default;
@@ -96,6 +94,20 @@ struct message {
 
     bool has_tool_calls() const noexcept { return !tool_calls.empty(); }
 
+    /// Tool only: the id of the call this message answers ("" when none).
+    std::string_view tool_call_id() const noexcept { return extras_.tool_call_id(); }
+    void set_tool_call_id(std::string_view id_of_call) { extras_.set_tool_call_id(id_of_call); }
+
+    /// Ai only: the model's reasoning text (reasoning_content, thinking).
+    std::string_view reasoning() const noexcept { return extras_.reasoning(); }
+    void set_reasoning(std::string_view text) { extras_.set_reasoning(text); }
+
+    /// Ai only: the calls whose arguments were not a JSON object.
+    const std::vector<invalid_tool_call>& invalid_tool_calls() const noexcept {
+        return extras_.invalid_tool_calls();
+    }
+    std::vector<invalid_tool_call>& edit_invalid_tool_calls() { return extras_.edit_invalid_tool_calls(); }
+
     bool has_images() const noexcept {
         for (const content_block& block : content)
             if (block.is_image()) return true;
@@ -105,16 +117,18 @@ struct message {
     friend bool operator==(const message&, const message&) = default;
 
 private:
+    friend void detail::message_members_are_listed(message&);
+
+    detail::role_extras extras_; ///< tool_call_id, reasoning, invalid_tool_calls
+
     /// Member by member, skipping the copy of empty strings (see detail::take_string).
     /// A new member must be added here too; detail::message_members_are_listed is the reminder.
     message(message&& o, const detail::message_id_chars* new_id) noexcept
         : type(o.type), status(o.status),
           id(new_id ? std::string(new_id->chars, sizeof new_id->chars) : detail::take_string(o.id)),
           name(detail::take_string(o.name)), content(std::move(o.content)),
-          reasoning(detail::take_string(o.reasoning)), tool_calls(std::move(o.tool_calls)),
-          invalid_tool_calls(std::move(o.invalid_tool_calls)),
-          tool_call_id(detail::take_string(o.tool_call_id)), provider(std::move(o.provider)),
-          metadata(std::move(o.metadata)) {}
+          tool_calls(std::move(o.tool_calls)), provider(std::move(o.provider)),
+          metadata(std::move(o.metadata)), extras_(std::move(o.extras_)) {}
 };
 
 namespace detail {
@@ -123,9 +137,9 @@ namespace detail {
 // so adding a member to message without adding it here (and to the
 // constructor) is a compile error. Unlike comparing sizeof with a mirror
 // struct, it cannot pass because the new member fits in padding.
+// (A friend, so that the binding may name the private member too.)
 [[maybe_unused]] inline void message_members_are_listed(message& m) {
-    [[maybe_unused]] auto& [type, status, id, name, content, reasoning, tool_calls, invalid_tool_calls,
-                            tool_call_id, provider, metadata] = m;
+    [[maybe_unused]] auto& [type, status, id, name, content, tool_calls, provider, metadata, extras] = m;
 }
 } // namespace detail
 
@@ -175,7 +189,7 @@ inline message tool_message(std::string tool_call_id, std::string name, std::str
                             tool_status status = tool_status::ok) {
     message m;
     m.type = role::tool;
-    m.tool_call_id = std::move(tool_call_id);
+    m.set_tool_call_id(tool_call_id);
     m.name = std::move(name);
     m.content = detail::text_content(std::move(content_text));
     m.status = status;

@@ -138,7 +138,7 @@ private:
                 if (detail::trim(c.id).empty() || detail::trim(c.name).empty()) return false;
                 pending.push_back(c.id);
             }
-            for (const auto& c : m.invalid_tool_calls) {
+            for (const auto& c : m.invalid_tool_calls()) {
                 if (detail::trim(c.id).empty() || detail::trim(c.name).empty() ||
                     !args_are_object(c.raw_args))
                     return false;
@@ -146,7 +146,7 @@ private:
             }
             for (; i < msgs.size() && msgs[i].is_tool(); ++i) {
                 auto it = pending.begin();
-                while (it != pending.end() && *it != msgs[i].tool_call_id)
+                while (it != pending.end() && *it != msgs[i].tool_call_id())
                     ++it;
                 if (it == pending.end()) return false;
                 pending.erase(it);
@@ -181,20 +181,24 @@ private:
                 };
                 for (std::size_t p = 0; p < m.tool_calls.size(); ++p)
                     relabel(m.tool_calls[p].id, m.tool_calls[p].name, "call", p);
-                for (std::size_t p = 0; p < m.invalid_tool_calls.size(); ++p)
-                    relabel(m.invalid_tool_calls[p].id, m.invalid_tool_calls[p].name, "invalid", p);
+                if (!m.invalid_tool_calls().empty()) {
+                    auto& invalid = m.edit_invalid_tool_calls();
+                    for (std::size_t p = 0; p < invalid.size(); ++p)
+                        relabel(invalid[p].id, invalid[p].name, "invalid", p);
+                }
                 malformed_results = 0;
                 for (std::size_t j = i + 1; j < msgs.size() && !msgs[j].is_ai(); ++j)
-                    if (msgs[j].is_tool() && detail::trim(msgs[j].tool_call_id).empty()) ++malformed_results;
+                    if (msgs[j].is_tool() && detail::trim(msgs[j].tool_call_id()).empty())
+                        ++malformed_results;
                 continue;
             }
-            if (!m.is_tool() || !detail::trim(m.tool_call_id).empty() || open.empty()) continue;
+            if (!m.is_tool() || !detail::trim(m.tool_call_id()).empty() || open.empty()) continue;
             const std::size_t malformed_calls = open.size();
             std::vector<std::size_t> candidates;
             for (std::size_t k = 0; k < open.size(); ++k) {
                 const bool contradicts = !detail::trim(m.name).empty() &&
                                          !detail::trim(open[k].name).empty() && m.name != open[k].name;
-                if (open[k].original_id == m.tool_call_id && !contradicts) candidates.push_back(k);
+                if (open[k].original_id == m.tool_call_id() && !contradicts) candidates.push_back(k);
             }
             std::optional<std::size_t> claim;
             if (candidates.size() == 1)
@@ -202,7 +206,7 @@ private:
             else if (candidates.size() > 1 && malformed_results == malformed_calls)
                 claim = candidates.front();
             if (claim) {
-                m.tool_call_id = open[*claim].synthetic_id;
+                m.set_tool_call_id(open[*claim].synthetic_id);
                 open.erase(open.begin() + static_cast<std::ptrdiff_t>(*claim));
             }
         }
@@ -218,7 +222,7 @@ private:
             }
             out.push_back(std::move(d));
         }
-        for (const auto& c : ai.invalid_tool_calls) {
+        for (const auto& c : ai.invalid_tool_calls()) {
             declared_call d{c.id, c.name, detail::trim(c.name).empty(), defect::invalid_args, c.error};
             if (d.name_was_blank) {
                 d.name = opts.unknown_tool_name;
@@ -251,11 +255,12 @@ private:
     static message sanitized_ai(message m, const dangling_tool_call_options& opts) {
         for (auto& c : m.tool_calls)
             if (detail::trim(c.name).empty()) c.name = opts.unknown_tool_name;
-        for (auto& c : m.invalid_tool_calls) {
-            if (detail::trim(c.name).empty()) c.name = opts.unknown_tool_name;
-            // Providers reject a call whose arguments are not a JSON object text.
-            if (!args_are_object(c.raw_args)) c.raw_args = "{}";
-        }
+        if (!m.invalid_tool_calls().empty())
+            for (auto& c : m.edit_invalid_tool_calls()) {
+                if (detail::trim(c.name).empty()) c.name = opts.unknown_tool_name;
+                // Providers reject a call whose arguments are not a JSON object text.
+                if (!args_are_object(c.raw_args)) c.raw_args = "{}";
+            }
         return m;
     }
 
@@ -268,13 +273,13 @@ private:
             if (m.is_ai()) {
                 for (const auto& c : m.tool_calls)
                     declared_ids.insert(c.id);
-                for (const auto& c : m.invalid_tool_calls)
+                for (const auto& c : m.invalid_tool_calls())
                     declared_ids.insert(c.id);
             }
         std::unordered_map<std::string, std::deque<std::size_t>> results;
         for (std::size_t i = 0; i < msgs.size(); ++i)
-            if (msgs[i].is_tool() && declared_ids.count(msgs[i].tool_call_id))
-                results[msgs[i].tool_call_id].push_back(i);
+            if (msgs[i].is_tool() && declared_ids.count(msgs[i].tool_call_id()))
+                results[std::string(msgs[i].tool_call_id())].push_back(i);
 
         std::vector<message> out;
         out.reserve(msgs.size());

@@ -233,7 +233,7 @@ struct loop_detection {
         if (stop) {
             rt.context["stop_reason"] = stop_reason_value;
             ai->tool_calls.clear();
-            ai->invalid_tool_calls.clear(); // nothing may run after a forced stop
+            ai->edit_invalid_tool_calls().clear(); // nothing may run after a forced stop
             detail::append_note(*ai, *stop);
             detail::settle_finish_reason(*ai);
         }

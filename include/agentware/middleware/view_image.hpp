@@ -163,7 +163,7 @@ inline bool should_inject_images(const std::vector<message>& messages) {
     for (const auto& c : m.tool_calls) {
         bool answered = false;
         for (std::size_t i = ai + 1; i < messages.size() && !answered; ++i)
-            answered = messages[i].is_tool() && messages[i].tool_call_id == c.id;
+            answered = messages[i].is_tool() && messages[i].tool_call_id() == c.id;
         if (!answered) return false;
     }
     for (std::size_t i = ai + 1; i < messages.size(); ++i)

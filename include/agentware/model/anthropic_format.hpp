@@ -70,15 +70,15 @@ inline boost::json::array anthropic_blocks(const message& m) {
     if (m.is_ai()) {
         // Thinking goes back only with its signature; without one the API refuses it.
         if (const auto* sig = m.metadata.if_contains(anthropic_signature_key);
-            !m.reasoning.empty() && sig != nullptr && sig->is_string())
+            !m.reasoning().empty() && sig != nullptr && sig->is_string())
             blocks.push_back(
-                boost::json::object{{"type", "thinking"}, {"thinking", m.reasoning}, {"signature", *sig}});
+                boost::json::object{{"type", "thinking"}, {"thinking", m.reasoning()}, {"signature", *sig}});
         append_content(blocks, m.content);
         for (const tool_call& c : m.tool_calls)
             blocks.push_back(
                 boost::json::object{{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", c.args}});
     } else if (m.is_tool()) {
-        boost::json::object result{{"type", "tool_result"}, {"tool_use_id", m.tool_call_id}};
+        boost::json::object result{{"type", "tool_result"}, {"tool_use_id", m.tool_call_id()}};
         if (m.has_images()) {
             boost::json::array inner;
             append_content(inner, m.content);
@@ -220,6 +220,7 @@ inline model_response anthropic_response_from_json(const boost::json::value& v,
     model_response r;
     message& m = r.ai;
     m.type = role::ai;
+    std::string reasoning;
     try {
         for (const boost::json::value& b : content->get_array()) {
             const auto* block = b.if_object();
@@ -230,7 +231,7 @@ inline model_response anthropic_response_from_json(const boost::json::value& v,
                 std::string text = detail::read_string(*block, "text", {"content", "text"});
                 if (!text.empty()) m.content.push_back(text_block(std::move(text)));
             } else if (type == "thinking") {
-                m.reasoning += detail::read_string(*block, "thinking", {"content", "thinking"});
+                reasoning += detail::read_string(*block, "thinking", {"content", "thinking"});
                 if (const auto* sig = block->if_contains("signature"); sig != nullptr && sig->is_string())
                     m.metadata[anthropic_signature_key] = *sig;
             } else if (type == "tool_use") {
@@ -243,6 +244,7 @@ inline model_response anthropic_response_from_json(const boost::json::value& v,
     } catch (const message_format_error& e) {
         throw detail::invalid_response(provider, e.what());
     }
+    m.set_reasoning(reasoning);
     if (const auto* id = o->if_contains("id"); id != nullptr && id->is_string())
         m.id = std::string(id->get_string());
     std::string_view stop_reason, model;
@@ -368,12 +370,13 @@ public:
         message& m = r.ai;
         m.type = role::ai;
         m.id = id_;
+        std::string reasoning;
         try {
             for (auto& [index, b] : blocks_) {
                 if (b.type == "text") {
                     if (!b.text.empty()) m.content.push_back(text_block(std::move(b.text)));
                 } else if (b.type == "thinking") {
-                    m.reasoning += b.text;
+                    reasoning += b.text;
                     if (!b.signature.empty()) m.metadata[anthropic_signature_key] = b.signature;
                 } else if (b.type == "tool_use") {
                     const boost::json::value input = boost::json::string(b.json);
@@ -383,6 +386,7 @@ public:
         } catch (const message_format_error& e) {
             throw detail::invalid_response(provider_, e.what());
         }
+        m.set_reasoning(reasoning);
         r.usage = usage_;
         detail::attach_provider_metadata(r, stop_reason_, model_);
         return r;

@@ -259,7 +259,7 @@ public:
         m.type = role::ai;
         m.id = id_;
         if (!text_.empty()) m.content.push_back(text_block(std::move(text_)));
-        m.reasoning = std::move(reasoning_);
+        m.set_reasoning(std::move(reasoning_));
         std::size_t position = 0;
         for (auto& [index, call] : calls_) {
             boost::json::object function{{"arguments", std::move(call.arguments)}};

@@ -62,8 +62,8 @@ public:
             std::string text = answer.text();
             if (!text.empty()) request.stream.on_text(text);
         }
-        if (request.stream.on_reasoning && !answer.reasoning.empty())
-            request.stream.on_reasoning(answer.reasoning);
+        if (request.stream.on_reasoning && !answer.reasoning().empty())
+            request.stream.on_reasoning(answer.reasoning());
         // Each answer is given once unless the script cycles, so it is handed
         // over rather than copied: the model costs the loop next to nothing.
         if (s.opts.cycle) return model_response{answer, {}};

@@ -41,9 +41,9 @@ public:
             n += b.is_image() ? options_.tokens_per_image : estimate(b.text);
         for (const tool_call& c : m.tool_calls)
             n += estimate(c.id) + estimate(c.name) + estimate(boost::json::serialize(c.args));
-        for (const invalid_tool_call& c : m.invalid_tool_calls)
+        for (const invalid_tool_call& c : m.invalid_tool_calls())
             n += estimate(c.name) + estimate(c.raw_args);
-        n += estimate(m.tool_call_id);
+        n += estimate(m.tool_call_id());
         return n;
     }
 

@@ -76,7 +76,7 @@ inline void normalize_ai(message& ai) {
     ai.type = role::ai;
     for (auto& c : ai.tool_calls)
         if (c.id.empty()) c.id = make_tool_call_id();
-    for (auto& c : ai.invalid_tool_calls)
+    for (auto& c : ai.edit_invalid_tool_calls())
         if (c.id.empty()) c.id = make_tool_call_id();
 }
 
@@ -91,7 +91,7 @@ inline std::size_t last_ai_index(const std::vector<message>& messages) noexcept 
 inline bool answered_after(const std::vector<message>& messages, std::size_t ai,
                            std::string_view call_id) noexcept {
     for (std::size_t i = ai + 1; i < messages.size(); ++i)
-        if (messages[i].is_tool() && messages[i].tool_call_id == call_id) return true;
+        if (messages[i].is_tool() && messages[i].tool_call_id() == call_id) return true;
     return false;
 }
 
@@ -145,8 +145,8 @@ inline void answer_invalid_calls(std::vector<message>& messages) {
     const std::size_t ai = last_ai_index(messages);
     if (ai == static_cast<std::size_t>(-1)) return;
     // By index: appending may move the ai message.
-    for (std::size_t i = 0; i < messages[ai].invalid_tool_calls.size(); ++i) {
-        const invalid_tool_call& c = messages[ai].invalid_tool_calls[i];
+    for (std::size_t i = 0; i < messages[ai].invalid_tool_calls().size(); ++i) {
+        const invalid_tool_call& c = messages[ai].invalid_tool_calls()[i];
         if (answered_after(messages, ai, c.id)) continue;
         message answer =
             tool_message(c.id, c.name,
@@ -164,7 +164,7 @@ inline bool wants_tools(const std::vector<message>& messages) {
     const message& m = messages[ai];
     for (const auto& c : m.tool_calls)
         if (!answered_after(messages, ai, c.id)) return true;
-    for (const auto& c : m.invalid_tool_calls)
+    for (const auto& c : m.invalid_tool_calls())
         if (!answered_after(messages, ai, c.id)) return true;
     return false;
 }
@@ -176,7 +176,7 @@ inline tool_response error_result(const tool_call& call, std::string text) {
 inline tool_response to_result(const tool_call& call, tool_output&& out) {
     tool_response r; // built in place: a message is large to move
     r.msg.type = role::tool;
-    r.msg.tool_call_id = call.id;
+    r.msg.set_tool_call_id(call.id);
     r.msg.name = call.name;
     r.msg.content = std::move(out.content);
     r.msg.status = out.status;
@@ -261,7 +261,7 @@ std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bo
             if (!first_failure) first_failure = slot.failure;
             continue;
         }
-        if (slot.result->msg.tool_call_id.empty()) slot.result->msg.tool_call_id = call.id;
+        if (slot.result->msg.tool_call_id().empty()) slot.result->msg.set_tool_call_id(call.id);
         slot.result->msg.type = role::tool;
     }
     for (tool_slot<State>& slot : round.calls) {

@@ -37,7 +37,7 @@ inline void append_note(message& m, std::string_view note) {
 /// After tool calls were taken away: a message that calls nothing any more
 /// says it stopped ("tool_calls" -> "stop"), as DeerFlow rewrites finish_reason.
 inline void settle_finish_reason(message& m) {
-    if (!m.tool_calls.empty() || !m.invalid_tool_calls.empty()) return;
+    if (!m.tool_calls.empty() || !m.invalid_tool_calls().empty()) return;
     if (m.provider.finish_reason() == "tool_calls") m.provider.set_finish_reason("stop");
 }
 

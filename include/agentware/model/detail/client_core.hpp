@@ -256,8 +256,8 @@ private:
         model_response response = protocol_->parse_body(body);
         if (stream) {
             // The server ignored "stream": hand the whole answer over at once.
-            if (!response.ai.reasoning.empty() && request.stream.on_reasoning)
-                request.stream.on_reasoning(response.ai.reasoning);
+            if (!response.ai.reasoning().empty() && request.stream.on_reasoning)
+                request.stream.on_reasoning(response.ai.reasoning());
             if (const std::string text = response.ai.text(); !text.empty() && request.stream.on_text)
                 request.stream.on_text(text);
         }

@@ -52,10 +52,10 @@ anthropic_config config_for(const scripted_http_server& server) {
 TEST_CASE("anthropic request: system, turns, tool use and results, images, thinking", "[anthropic][format]") {
     message thinking_ai =
         ai_message("Let me look.", {tool_call{"toolu_1", "get_weather", json::object{{"city", "Paris"}}}});
-    thinking_ai.reasoning = "weather needed";
+    thinking_ai.set_reasoning("weather needed");
     thinking_ai.metadata[anthropic_signature_key] = "sig==";
     message unsigned_ai = ai_message("plain");
-    unsigned_ai.reasoning = "no signature: not sent";
+    unsigned_ai.set_reasoning("no signature: not sent");
     std::vector<message> history{
         system_message("Extra rules."),
         human_message({text_block("What is in this image?"),
@@ -108,7 +108,7 @@ TEST_CASE("anthropic request: system, turns, tool use and results, images, think
 
 TEST_CASE("anthropic response: thinking, text, tool use and usage", "[anthropic][format]") {
     const model_response r = parse_anthropic_response(anthropic_answer);
-    CHECK(r.ai.reasoning == "The user wants weather.");
+    CHECK(r.ai.reasoning() == "The user wants weather.");
     CHECK(r.ai.metadata.at(anthropic_signature_key) ==
           "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds");
     CHECK(r.ai.text() == "I'll check the weather.");
@@ -128,7 +128,7 @@ TEST_CASE("anthropic response: thinking, text, tool use and usage", "[anthropic]
     }
     const model_response invalid =
         parse_anthropic_response(R"({"content":[{"type":"tool_use","id":"t","name":"f","input":"oops"}]})");
-    CHECK(invalid.ai.invalid_tool_calls.size() == 1);
+    CHECK(invalid.ai.invalid_tool_calls().size() == 1);
 }
 
 TEST_CASE("anthropic stream: events assemble the same message at every split; cuts fail",
@@ -140,7 +140,7 @@ TEST_CASE("anthropic stream: events assemble the same message at every split; cu
     CHECK(text == "Okay, checking \xE2\x98\x80.");
     CHECK(thinking == "Need the weather.");
     CHECK(whole.ai.text() == text);
-    CHECK(whole.ai.reasoning == thinking);
+    CHECK(whole.ai.reasoning() == thinking);
     CHECK(whole.ai.metadata.at(anthropic_signature_key) == "EqQBCgIYAhIM");
     REQUIRE(whole.ai.tool_calls.size() == 1);
     CHECK(whole.ai.tool_calls[0].args == json::object{{"location", "San Francisco, CA"}});

@@ -9,6 +9,7 @@
 #include "scenario.hpp"
 
 #include <agentware/agent/agent.hpp>
+#include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/presets/deerflow.hpp>
 
@@ -22,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -127,6 +129,54 @@ struct replay_options {
     std::string base_dir; ///< empty: a fresh temporary directory, removed afterwards
 };
 
+namespace detail {
+
+/// One turn's helper models, one scripted model per role of
+/// `helper_model_roles` (a role the turn does not script answers nothing:
+/// using it is the same error as the main model running out).
+struct helper_models {
+    std::map<std::string, scripted_model, std::less<>> by_role;
+
+    explicit helper_models(const scenario_turn& turn) {
+        for (std::string_view role : helper_model_roles) {
+            auto it = turn.helper_models.find(role);
+            if (it != turn.helper_models.end()) scripted.insert(std::string(role));
+            by_role.emplace(
+                std::string(role),
+                scripted_model(it == turn.helper_models.end() ? std::vector<message>{} : it->second));
+        }
+    }
+    /// The role's model, as a middleware holds its configured model: when the
+    /// turn scripts the role or the middleware names a model of its own
+    /// (`model_name`); otherwise none, and the middleware uses the run's model
+    /// as DeerFlow does.
+    std::optional<any_chat_model> model(std::string_view role, bool named) const {
+        if (!named && !scripted.contains(std::string(role))) return std::nullopt;
+        return any_chat_model(by_role.find(role)->second);
+    }
+    std::set<std::string> scripted;
+};
+
+/// Gives each engaged middleware that has a model of its own the turn's
+/// scripted model for its role. One line per middleware with a model.
+inline void attach_helper_models(deerflow_pipeline& middleware, const helper_models& helpers) {
+    if (auto* s = middleware.get<summarization>())
+        s->model = helpers.model("summarization", s->options().model_name.has_value());
+    if (auto* t = middleware.get<title>())
+        t->model = helpers.model("title", t->options().model_name.has_value());
+}
+
+/// Fixes the clock of the engaged middlewares that read one, when the
+/// scenario gives `"now"`. One line per middleware with a clock.
+inline void attach_clock(deerflow_pipeline& middleware,
+                         const std::optional<std::chrono::system_clock::time_point>& now) {
+    if (!now) return;
+    auto fixed = [t = *now] { return t; };
+    if (auto* d = middleware.get<durable_context>()) d->clock = fixed;
+}
+
+} // namespace detail
+
 /// The result of a replay: the output JSON, and the expectations that failed.
 struct replay_result {
     boost::json::value output;
@@ -170,6 +220,10 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         detail::create_files(sc.files, dirs);
     }
 
+    detail::attach_clock(middleware, sc.now);
+    // Plan mode is the runtime context's `is_plan_mode`, as in DeerFlow: a
+    // scenario that sets it gets the todo middleware.
+    if (sc.context.contains("is_plan_mode") && !middleware.enabled<todo>()) middleware.slot<todo>().emplace();
     agent_options agent_opts;
     agent_opts.system_prompt = sc.system_prompt;
     agent<scripted_model, deerflow_pipeline> a(scripted_model({}), tool_set{}, std::move(middleware),
@@ -183,6 +237,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         const scenario_turn& turn = sc.turns[t];
         scripted_model model(turn.model);
         a.model() = model; // copies share the script and the records
+        detail::helper_models helpers(turn);
+        detail::attach_helper_models(a.middleware(), helpers);
         run_config cfg;
         cfg.thread_id = sc.thread_id;
         cfg.run_id = fmt::format("run-{}", t + 1);
@@ -190,13 +246,19 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         cfg.context["thread_id"] = sc.thread_id;
         cfg.recursion_limit = sc.recursion_limit;
         run_result r = a.run(state, turn.input, cfg);
+        // First the helpers: one that ran out may have sent its middleware on to the main model.
+        for (const auto& [role, helper] : helpers.by_role)
+            if (helper.requests().size() > helper.calls())
+                throw scenario_error(fmt::format(
+                    "turns[{}]: the {} model ran out of scripted answers after {} (the middleware asked "
+                    "for one more); add the ai message it should answer with to turns[{}].models.{}",
+                    t, role, helper.calls(), t, role));
         if (r.reason == stop_reason::error && model.remaining() == 0 && model.calls() == turn.model.size() &&
             r.error.find("no scripted answer left") != std::string::npos)
             throw scenario_error(
                 fmt::format("turns[{}]: the model ran out of scripted answers after {} (the agent "
                             "asked for one more); add the ai message it should answer with",
                             t, turn.model.size()));
-
         boost::json::object turn_out;
         turn_out["stop_reason"] = to_string(r.reason);
         if (!r.error.empty()) turn_out["error"] = r.error;
@@ -211,6 +273,17 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
             requests.push_back(detail::request_json(req));
         turn_out["requests"] = std::move(requests);
         if (model.remaining() > 0) turn_out["unused_model_messages"] = model.remaining();
+        boost::json::object helper_out;
+        for (const auto& [role, helper] : helpers.by_role) {
+            if (helper.requests().empty() && helper.remaining() == 0) continue;
+            boost::json::array role_requests;
+            for (const auto& req : helper.requests())
+                role_requests.push_back(detail::request_json(req));
+            boost::json::object one{{"requests", std::move(role_requests)}};
+            if (helper.remaining() > 0) one["unused_messages"] = helper.remaining();
+            helper_out[role] = std::move(one);
+        }
+        if (!helper_out.empty()) turn_out["models"] = std::move(helper_out);
         boost::json::value turn_value = std::move(turn_out);
         names.apply(turn_value);
 

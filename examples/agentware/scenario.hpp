@@ -14,8 +14,15 @@
 #include <boost/json.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
+#include <cstdio>
+#include <functional>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,14 +54,25 @@ struct turn_expectation {
     std::vector<std::string> not_contains;
 };
 
+/// The roles a helper model may be scripted for in a turn's `"models"`: one
+/// per middleware that calls a model of its own (named as its configuration
+/// section). A middleware that gains a model adds its role here and one line
+/// in replay_runner.hpp's attach_helper_models.
+inline constexpr std::string_view helper_model_roles[] = {"summarization", "title"};
+
 struct scenario_turn {
     std::vector<message> input;
     std::vector<message> model; ///< the ai messages the scripted model answers with, in order
+    /// Per helper role (`"models": {"summarization": [...]}`), the ai messages
+    /// that role's model answers with, in order.
+    std::map<std::string, std::vector<message>, std::less<>> helper_models;
     turn_expectation expect;
 };
 
 struct scenario {
     boost::json::object features;
+    /// The clock every turn reads (`"now": "2026-11-23T09:00:00Z"`), so dates are deterministic.
+    std::optional<std::chrono::system_clock::time_point> now;
     std::string thread_id = "replay";
     std::string system_prompt;
     boost::json::object context; ///< the runtime context of every turn (user_id, flags, ...)
@@ -64,6 +82,22 @@ struct scenario {
 };
 
 namespace detail {
+
+/// Reads "YYYY-MM-DDTHH:MM:SSZ" (UTC); nothing when the text is not that.
+inline std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view text) {
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
+    char z = 0;
+    std::string copy(text);
+    if (copy.size() != 20 ||
+        std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 ||
+        z != 'Z')
+        return std::nullopt;
+    std::chrono::year_month_day day{std::chrono::year(y), std::chrono::month(unsigned(mo)),
+                                    std::chrono::day(unsigned(d))};
+    if (!day.ok() || h > 23 || mi > 59 || sec > 59) return std::nullopt;
+    return std::chrono::sys_days(day) + std::chrono::hours(h) + std::chrono::minutes(mi) +
+           std::chrono::seconds(sec);
+}
 
 inline std::vector<message> read_messages(const boost::json::value& v, const std::string& path) {
     return agentware::json_read_as<std::vector<message>>(v, path);
@@ -110,6 +144,24 @@ inline scenario_turn read_turn(const boost::json::value& v, const std::string& p
         if (!turn.model[k].is_ai())
             throw agentware::json_error(r.path_of(fmt::format("model[{}]", k)),
                                         "the model answers with assistant messages only");
+    if (const auto* models = r.find("models")) {
+        const auto* roles = models->if_object();
+        if (!roles)
+            agentware::detail::json_type_error(r.path_of("models"), "an object of helper roles", *models);
+        for (const auto& [role, script] : *roles) {
+            std::string at = r.path_of("models") + "." + std::string(role);
+            if (std::find(std::begin(helper_model_roles), std::end(helper_model_roles),
+                          std::string_view(role)) == std::end(helper_model_roles))
+                throw agentware::json_error(at, fmt::format("unknown helper model role (known: {})",
+                                                            fmt::join(helper_model_roles, ", ")));
+            auto answers = read_messages(script, at);
+            for (std::size_t k = 0; k < answers.size(); ++k)
+                if (!answers[k].is_ai())
+                    throw agentware::json_error(fmt::format("{}[{}]", at, k),
+                                                "a helper model answers with assistant messages only");
+            turn.helper_models.emplace(std::string(role), std::move(answers));
+        }
+    }
     if (const auto* e = r.find("expect")) turn.expect = read_expectation(*e, r.path_of("expect"));
     r.reject_unknown_keys();
     return turn;
@@ -127,6 +179,10 @@ inline scenario parse_scenario(const boost::json::value& jv) {
         .read("system_prompt", s.system_prompt)
         .read("context", s.context)
         .read("recursion_limit", s.recursion_limit);
+    if (auto now = r.optional<std::string>("now")) {
+        s.now = detail::parse_utc(*now);
+        if (!s.now) throw agentware::json_error("now", "expected a UTC time as 2026-11-23T09:00:00Z");
+    }
     if (s.recursion_limit < 1) throw agentware::json_error("recursion_limit", "expected at least 1, got 0");
     if (const auto* files = r.find("files")) {
         const auto* list = files->if_array();

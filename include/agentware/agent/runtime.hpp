@@ -22,7 +22,7 @@ struct runtime {
     /// needs a model and has none of its own configured calls (DeerFlow's
     /// summarization and title fall back to the agent's model). Empty when the
     /// runtime was not made by an agent.
-    model_ref model;
+    model_ref model{};
 };
 
 } // namespace agentware

@@ -10,11 +10,15 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/clarification.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
+#include <agentware/middleware/durable_context.hpp>
 #include <agentware/middleware/guardrail.hpp>
 #include <agentware/middleware/loop_detection.hpp>
 #include <agentware/middleware/sandbox.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
+#include <agentware/middleware/summarization.hpp>
 #include <agentware/middleware/thread_data.hpp>
+#include <agentware/middleware/title.hpp>
+#include <agentware/middleware/todo.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
@@ -34,8 +38,9 @@ namespace agentware {
 using deerflow_pipeline =
     pipeline<std::optional<thread_data>, std::optional<uploads>, std::optional<sandbox>,
              std::optional<dangling_tool_call>, std::optional<guardrail<allowlist_provider>>,
-             std::optional<tool_error_handling>, std::optional<view_image>, std::optional<subagent_limit>,
-             std::optional<loop_detection>, std::optional<clarification>>;
+             std::optional<tool_error_handling>, std::optional<summarization>, std::optional<durable_context>,
+             std::optional<todo>, std::optional<title>, std::optional<view_image>,
+             std::optional<subagent_limit>, std::optional<loop_detection>, std::optional<clarification>>;
 
 namespace detail {
 
@@ -79,7 +84,8 @@ inline allowlist_provider read_guardrail_provider(const boost::json::value& v, s
 
 /// Builds DeerFlow's runtime chain from an object of its configuration
 /// sections: `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`,
-/// `guardrails`, `tool_error_handling`, `view_image`, `subagents`,
+/// `guardrails`, `tool_error_handling`, `summarization`, `durable_context`, `todo`
+/// (plan mode, active in runs whose context sets `is_plan_mode`), `title`, `view_image`, `subagents`,
 /// `loop_detection`, `clarification`. A section that is absent or false
 /// leaves its middleware out; true puts it in with the defaults; an object
 /// puts it in with those settings unless its `enabled` is false. A section is
@@ -103,6 +109,10 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
             boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
     }
     detail::engage_from_section<tool_error_handling, tool_error_handling_options>(chain, sections);
+    detail::engage_from_section<summarization, summarization_options>(chain, sections);
+    detail::engage_from_section<durable_context, durable_context_options>(chain, sections);
+    detail::engage_from_section<todo, todo_options>(chain, sections);
+    detail::engage_from_section<title, title_options>(chain, sections);
     detail::engage_from_section<view_image, view_image_options>(chain, sections);
     detail::engage_from_section<subagent_limit, subagent_limit_options>(chain, sections);
     detail::engage_from_section<loop_detection, loop_detection_options>(chain, sections);

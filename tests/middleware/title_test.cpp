@@ -67,7 +67,9 @@ TEST_CASE("title falls back to the user's message without a model, or when it fa
     CHECK(plain.fallback(long_text) == std::string(50, 'x') + "...");
     title_options narrow;
     narrow.max_chars = 20;
-    CHECK(title(narrow).fallback("word word word word word word") == "word word word word...");
+    // n = min(20, 50); the cut keeps min(n, max_chars - 3) = 17 characters.
+    CHECK(title(narrow).fallback("word word word word word word") == "word word word wo...");
+    CHECK(title(narrow).fallback("word word word      tail") == "word word word...");
     CHECK(title(narrow).parse(std::string(40, 'y')) == std::string(20, 'y'));
     CHECK(plain.parse("  '\"  ").empty());
 

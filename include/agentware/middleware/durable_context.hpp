@@ -114,14 +114,16 @@ public:
         if (!ledger.empty()) {
             std::string lines;
             for (auto it = ledger.rbegin(); it != ledger.rend(); ++it) { // newest first
+                // The values are data from the model, tools and subagents: escaped; the frame is ours.
                 std::string line =
-                    fmt::format("- [{}] {} (via {})", it->status, it->description, it->subagent_type);
+                    fmt::format("- [{}] {} (via {})", detail::escape_html(it->status),
+                                detail::escape_html(it->description), detail::escape_html(it->subagent_type));
                 if (!it->result_brief.empty())
-                    line +=
-                        " -> " + std::string(detail::utf8_prefix(it->result_brief, options_.max_brief_chars));
+                    line += " -> " + detail::escape_html(
+                                         detail::utf8_prefix(it->result_brief, options_.max_brief_chars));
                 if (lines.size() + line.size() + 1 > options_.max_ledger_chars) break;
                 if (!lines.empty()) lines += '\n';
-                lines += detail::escape_html(line);
+                lines += line;
             }
             if (!sections.empty()) sections += "\n\n";
             sections += "## Work already delegated\n" + lines;

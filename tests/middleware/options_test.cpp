@@ -240,6 +240,28 @@ TEST_CASE("deerflow preset: sections switch middlewares on and configure them", 
     CHECK_FALSE(none.get<clarification>());
 }
 
+TEST_CASE("options: summarization, durable_context, todo and title in JSON", "[options]") {
+    summarization_options su;
+    su.trigger = {{context_size::kind::tokens, 32000}, {context_size::kind::messages, 50}};
+    su.keep = {context_size::kind::fraction, 0.3};
+    su.trim_tokens_to_summarize.reset();
+    su.model_name = "small";
+    check_json_form(su, "max_input_tokens", R"("x")", "an integer");
+
+    durable_context_options dc;
+    dc.max_brief_chars = 80;
+    check_json_form(dc, "max_brief_chars", R"("x")", "an integer");
+
+    todo_options td;
+    td.max_completion_reminders = 3;
+    check_json_form(td, "max_completion_reminders", R"("x")", "an integer");
+
+    title_options ti;
+    ti.max_chars = 80;
+    ti.model_name = "fast";
+    check_json_form(ti, "max_words", R"("x")", "an integer");
+}
+
 TEST_CASE("deerflow preset: a bad section, key or value is named", "[options][preset]") {
     auto error = [](std::string_view text) {
         try {

@@ -29,6 +29,7 @@
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/prompt_text.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/error.hpp>
 #include <agentware/model/token_counter.hpp>
@@ -114,23 +115,6 @@ inline std::string buffer_string(std::span<const message> ms) {
         out += who;
         out += ": ";
         out += m.text();
-    }
-    return out;
-}
-
-// `<`, `>` and `&` as entities (Python's html.escape with quote=False).
-inline std::string escape_html(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (char c : s) {
-        if (c == '<')
-            out += "&lt;";
-        else if (c == '>')
-            out += "&gt;";
-        else if (c == '&')
-            out += "&amp;";
-        else
-            out += c;
     }
     return out;
 }

@@ -13,6 +13,7 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/prompt_text.hpp>
 #include <agentware/model/any_chat_model.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -53,25 +54,7 @@ struct title_options {
 
 namespace detail {
 
-// Removes <think>...</think> blocks (an unclosed one to the end).
-inline std::string strip_think(std::string_view s) {
-    std::string out;
-    std::size_t at = 0;
-    while (at < s.size()) {
-        std::size_t open = s.find("<think>", at);
-        if (open == std::string_view::npos) {
-            out += s.substr(at);
-            break;
-        }
-        out += s.substr(at, open - at);
-        std::size_t close = s.find("</think>", open);
-        if (close == std::string_view::npos) break;
-        at = close + 8;
-    }
-    return out;
-}
-
-inline std::string replace_all(std::string text, std::string_view what, std::string_view with) {
+inline std::string replaced_all(std::string text, std::string_view what, std::string_view with) {
     for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + with.size()))
         text.replace(at, what.size(), with);
     return text;
@@ -142,9 +125,9 @@ public:
         std::string user(detail::first_code_points(first_text(state, true), 500));
         std::string ai(detail::first_code_points(detail::strip_think(first_text(state, false)), 500));
         std::string p =
-            detail::replace_all(options_.prompt_template, "{max_words}", std::to_string(options_.max_words));
-        p = detail::replace_all(std::move(p), "{user_msg}", user);
-        return detail::replace_all(std::move(p), "{assistant_msg}", ai);
+            detail::replaced_all(options_.prompt_template, "{max_words}", std::to_string(options_.max_words));
+        p = detail::replaced_all(std::move(p), "{user_msg}", user);
+        return detail::replaced_all(std::move(p), "{assistant_msg}", ai);
     }
 
     /// The title in a model's answer: think blocks, spaces and quotes removed, cut to max_chars.

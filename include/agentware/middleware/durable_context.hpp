@@ -165,7 +165,7 @@ private:
                 if (const auto* b = m.metadata.if_contains("subagent_result_brief"); b && b->is_string())
                     text = std::string(b->get_string());
                 e.result_brief = detail::bounded_brief(text, 2000);
-                e.result_ref = m.id.empty() ? m.tool_call_id : m.id;
+                e.result_ref = m.tool_call_id; // stable across replays (the message id is random)
                 if (const auto* r = m.metadata.if_contains("subagent_stop_reason"); r && r->is_string())
                     e.stop_reason = std::string(r->get_string());
                 e.created_at = iso_utc(clock());

@@ -170,6 +170,30 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         detail::create_files(sc.files, dirs);
     }
 
+    // Memory and dynamic_context: a manager under the scenario's base
+    // directory, no background worker (each turn flushes), the scenario's
+    // clock, fact ids numbered in order, and the turn's "memory" model.
+    std::shared_ptr<memory_clock> clock = default_memory_clock();
+    if (sc.now) {
+        memory_clock::time_point t;
+        agentware::detail::parse_iso_utc(*sc.now, t);
+        clock = std::make_shared<manual_clock>(t);
+    }
+    std::shared_ptr<memory_manager> memory_mgr;
+    if (auto* mem = middleware.get<memory>()) {
+        memory_options o = mem->manager()->options();
+        o.backend_config.storage_path = base_dir;
+        memory_mgr =
+            std::make_shared<memory_manager>(o, memory_manager_setup{.clock = clock, .start_worker = false});
+        memory_mgr->updater().set_fact_ids(
+            [n = std::make_shared<int>(0)] { return fmt::format("fact_{:08}", ++*n); });
+        middleware.slot<memory>().emplace(memory_mgr);
+    }
+    if (auto* dc = middleware.get<dynamic_context>()) {
+        dc->manager = memory_mgr;
+        dc->clock = clock;
+    }
+
     agent_options agent_opts;
     agent_opts.system_prompt = sc.system_prompt;
     agent<scripted_model, deerflow_pipeline> a(scripted_model({}), tool_set{}, std::move(middleware),
@@ -189,6 +213,15 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         cfg.context = sc.context;
         cfg.context["thread_id"] = sc.thread_id;
         cfg.recursion_limit = sc.recursion_limit;
+        std::optional<scripted_model> memory_model_script;
+        if (memory_mgr) {
+            auto it = turn.models.find("memory");
+            memory_model_script.emplace(it == turn.models.end() ? std::vector<message>{} : it->second);
+            memory_mgr->set_model(
+                [m = *memory_model_script](const chat_request& req) mutable { return m.invoke(req); });
+        } else if (turn.models.contains("memory")) {
+            throw scenario_error(fmt::format("turns[{}].models.memory: the memory feature is off", t));
+        }
         run_result r = a.run(state, turn.input, cfg);
         if (r.reason == stop_reason::error && model.remaining() == 0 && model.calls() == turn.model.size() &&
             r.error.find("no scripted answer left") != std::string::npos)
@@ -211,6 +244,29 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
             requests.push_back(detail::request_json(req));
         turn_out["requests"] = std::move(requests);
         if (model.remaining() > 0) turn_out["unused_model_messages"] = model.remaining();
+        if (memory_mgr) {
+            // The debounce is not waited for: the queue is flushed after each turn.
+            memory_mgr->flush(std::chrono::seconds(60));
+            boost::json::array memory_errors;
+            for (const auto& failure : memory_mgr->queue().take_failures()) {
+                if (failure.find("no scripted answer left") != std::string::npos)
+                    throw scenario_error(fmt::format(
+                        "turns[{}]: the memory model ran out of scripted answers after {} (the memory worker "
+                        "asked for one more); add the ai message it should answer with under models.memory",
+                        t, memory_model_script->calls()));
+                memory_errors.emplace_back(failure);
+            }
+            if (!memory_errors.empty()) turn_out["memory_errors"] = std::move(memory_errors);
+            const std::string user = agentware::detail::context_user_id(&sc.context);
+            try {
+                turn_out["memory"] =
+                    memory_mgr->read_view(user, agentware::detail::context_agent_name(sc.context));
+            } catch (const std::exception& e) {
+                turn_out["memory"] = boost::json::object{{"error", e.what()}};
+            }
+            if (memory_model_script->remaining() > 0)
+                turn_out["unused_memory_model_messages"] = memory_model_script->remaining();
+        }
         boost::json::value turn_value = std::move(turn_out);
         names.apply(turn_value);
 

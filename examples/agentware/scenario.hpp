@@ -7,6 +7,7 @@
 // json_error naming the place (`turns[1].model[0]: ...`).
 
 #include <agentware/json/reader.hpp>
+#include <agentware/memory/clock.hpp>
 #include <agentware/message/detail/base64.hpp>
 #include <agentware/message/json.hpp>
 #include <agentware/message/message.hpp>
@@ -14,6 +15,8 @@
 #include <boost/json.hpp>
 
 #include <fmt/format.h>
+
+#include <map>
 
 #include <cstddef>
 #include <optional>
@@ -47,9 +50,14 @@ struct turn_expectation {
     std::vector<std::string> not_contains;
 };
 
+/// The helper models a turn may script by role, beside the main model.
+inline constexpr std::string_view known_model_roles[] = {"memory"};
+
 struct scenario_turn {
     std::vector<message> input;
     std::vector<message> model; ///< the ai messages the scripted model answers with, in order
+    /// `"models": {"memory": [...]}`: the helper models' answers by role, in order.
+    std::map<std::string, std::vector<message>, std::less<>> models;
     turn_expectation expect;
 };
 
@@ -59,6 +67,7 @@ struct scenario {
     std::string system_prompt;
     boost::json::object context; ///< the runtime context of every turn (user_id, flags, ...)
     std::size_t recursion_limit = 100;
+    std::optional<std::string> now; ///< a fixed clock, "2026-11-23T09:00:00Z" (memory, dynamic_context)
     std::vector<scenario_file> files;
     std::vector<scenario_turn> turns;
 };
@@ -110,6 +119,19 @@ inline scenario_turn read_turn(const boost::json::value& v, const std::string& p
         if (!turn.model[k].is_ai())
             throw agentware::json_error(r.path_of(fmt::format("model[{}]", k)),
                                         "the model answers with assistant messages only");
+    if (const auto* models = r.find("models")) {
+        agentware::json_reader roles(*models, r.path_of("models"));
+        for (auto role : known_model_roles)
+            if (const auto* answers = roles.find(role)) {
+                const std::string path = roles.path_of(role);
+                auto& list = turn.models[std::string(role)] = read_messages(*answers, path);
+                for (std::size_t k = 0; k < list.size(); ++k)
+                    if (!list[k].is_ai())
+                        throw agentware::json_error(fmt::format("{}[{}]", path, k),
+                                                    "the model answers with assistant messages only");
+            }
+        roles.reject_unknown_keys();
+    }
     if (const auto* e = r.find("expect")) turn.expect = read_expectation(*e, r.path_of("expect"));
     r.reject_unknown_keys();
     return turn;
@@ -127,6 +149,10 @@ inline scenario parse_scenario(const boost::json::value& jv) {
         .read("system_prompt", s.system_prompt)
         .read("context", s.context)
         .read("recursion_limit", s.recursion_limit);
+    s.now = r.optional<std::string>("now");
+    if (agentware::memory_clock::time_point t; s.now && !agentware::detail::parse_iso_utc(*s.now, t))
+        throw agentware::json_error(
+            "now", fmt::format("expected a UTC time like \"2026-11-23T09:00:00Z\", got \"{}\"", *s.now));
     if (s.recursion_limit < 1) throw agentware::json_error("recursion_limit", "expected at least 1, got 0");
     if (const auto* files = r.find("files")) {
         const auto* list = files->if_array();

@@ -52,7 +52,8 @@ TEST_CASE("the first run gets the date and the memory by swapping ids", "[dynami
     const message& date = state.messages[2];
     CHECK(date.is_system());
     CHECK(date.id == "X");
-    CHECK(date.text() == "<system-reminder>\n<current_date>2026-11-23, Monday</current_date>\n</system-reminder>");
+    CHECK(date.text() ==
+          "<system-reminder>\n<current_date>2026-11-23, Monday</current_date>\n</system-reminder>");
     CHECK(date.metadata.at("hide_from_ui") == true);
     CHECK(date.metadata.at("dynamic_context_reminder") == true);
     CHECK(date.metadata.at("reminder_date") == "2026-11-23");
@@ -107,7 +108,8 @@ TEST_CASE("without memory only the date is injected; hidden and reminder message
     memory_options off;
     off.backend_config.storage_path = dir.path.string();
     off.injection_enabled = false;
-    dynamic_context dc2({}, std::make_shared<memory_manager>(off, memory_manager_setup{.start_worker = false}),
+    dynamic_context dc2({},
+                        std::make_shared<memory_manager>(off, memory_manager_setup{.start_worker = false}),
                         monday_clock());
     plain_state s2;
     s2.messages = {human_message("hi")};
@@ -123,7 +125,8 @@ TEST_CASE("dynamic_context runs in an agent and the model sees the reminder firs
     temp_dir dir;
     using P = pipeline<dynamic_context>;
     scripted_model model({ai_message("Hello.")});
-    agent<scripted_model, P> a(model, tool_set{}, P{dynamic_context({}, manager_with_memory(dir), monday_clock())});
+    agent<scripted_model, P> a(model, tool_set{},
+                               P{dynamic_context({}, manager_with_memory(dir), monday_clock())});
     agent<scripted_model, P>::state_type state;
     run_config cfg;
     cfg.context["user_id"] = "alice";
@@ -137,8 +140,10 @@ TEST_CASE("dynamic_context runs in an agent and the model sees the reminder firs
 }
 
 TEST_CASE("the dynamic_context section reads from JSON", "[dynamic_context]") {
-    auto o = boost::json::value_to<dynamic_context_options>(boost::json::parse(R"({"inject_memory": false})"));
+    auto o =
+        boost::json::value_to<dynamic_context_options>(boost::json::parse(R"({"inject_memory": false})"));
     CHECK(!o.inject_memory);
-    CHECK_THROWS_WITH(boost::json::value_to<dynamic_context_options>(boost::json::parse(R"({"inject_memory": 1})")),
-                      "dynamic_context.inject_memory: expected true or false, got 1");
+    CHECK_THROWS_WITH(
+        boost::json::value_to<dynamic_context_options>(boost::json::parse(R"({"inject_memory": 1})")),
+        "dynamic_context.inject_memory: expected true or false, got 1");
 }

@@ -90,7 +90,8 @@ memory_options options_at(const temp_dir& dir) {
     return o;
 }
 
-memory_fact fact(std::string id, std::string content, double confidence = 0.9, std::string category = "context") {
+memory_fact fact(std::string id, std::string content, double confidence = 0.9,
+                 std::string category = "context") {
     memory_fact f;
     f.id = std::move(id);
     f.content = std::move(content);
@@ -112,7 +113,8 @@ TEST_CASE("the memory filter keeps user turns without uploads and final answers 
         ai_calling("read_file"),
         tool_message("c1", "read_file", "contents"),
         ai_message("Here is the summary."),
-        human_message("<current_uploads>x.png</current_uploads>\n\n"), // nothing left: dropped with its answer
+        human_message(
+            "<current_uploads>x.png</current_uploads>\n\n"), // nothing left: dropped with its answer
         ai_message("I see an image."),
         human_with("hidden note", "hide_from_ui"),
         human_with("Option B", "human_input_response", boost::json::object{{"answer", "B"}}),
@@ -126,25 +128,32 @@ TEST_CASE("the memory filter keeps user turns without uploads and final answers 
 }
 
 TEST_CASE("trivial turns are dropped with their reply", "[memory]") {
-    for (std::string trivial : {"ok", "Okay.", "thanks!", "Thank you", "got it", "谢谢！", "好的", "嗯嗯", "收到。"}) {
+    for (std::string trivial :
+         {"ok", "Okay.", "thanks!", "Thank you", "got it", "谢谢！", "好的", "嗯嗯", "收到。"}) {
         std::vector<message> conv{human_message("I work on compilers"), ai_message("Nice."),
                                   human_message(trivial), ai_message("You're welcome.")};
         INFO(trivial);
-        CHECK(texts(filter_messages_for_memory(conv)) == std::vector<std::string>{"H:I work on compilers", "A:Nice."});
+        CHECK(texts(filter_messages_for_memory(conv)) ==
+              std::vector<std::string>{"H:I work on compilers", "A:Nice."});
     }
     // not trivial: more than the acknowledgement
-    CHECK(filter_messages_for_memory({human_message("ok, use tabs from now on"), ai_message("Sure.")}).size() == 2);
+    CHECK(
+        filter_messages_for_memory({human_message("ok, use tabs from now on"), ai_message("Sure.")}).size() ==
+        2);
     CHECK_FALSE(worth_remembering(filter_messages_for_memory({human_message("thanks"), ai_message("np")})));
     CHECK_FALSE(worth_remembering(filter_messages_for_memory({human_message("only a question")})));
 }
 
 TEST_CASE("signals come from the user's turns among the last six messages", "[memory]") {
     auto sig = [](std::vector<message> ms) { return detect_memory_signals(ms); };
-    CHECK(sig({human_message("That's wrong, try again"), ai_message("ok")}) == std::vector<std::string>{"correction"});
+    CHECK(sig({human_message("That's wrong, try again"), ai_message("ok")}) ==
+          std::vector<std::string>{"correction"});
     CHECK(sig({human_message("I prefer tabs. Perfect!"), ai_message("ok")}) ==
           std::vector<std::string>{"reinforcement", "preference"});
-    CHECK(sig({human_message("不对，你理解错了"), ai_message("好")}) == std::vector<std::string>{"correction"});
-    CHECK(sig({ai_message("That's wrong"), human_message("fine")}).empty()); // the assistant's words do not count
+    CHECK(sig({human_message("不对，你理解错了"), ai_message("好")}) ==
+          std::vector<std::string>{"correction"});
+    CHECK(sig({ai_message("That's wrong"), human_message("fine")})
+              .empty()); // the assistant's words do not count
     std::vector<message> old{human_message("you misunderstood"), ai_message("a")};
     for (int i = 0; i < 3; ++i) {
         old.push_back(human_message("next"));
@@ -156,8 +165,8 @@ TEST_CASE("signals come from the user's turns among the last six messages", "[me
 TEST_CASE("the conversation for the prompt is escaped and long texts are cut in the middle", "[memory]") {
     std::string long_text(600, 'a');
     long_text += std::string(600, 'b');
-    const std::string c =
-        format_conversation_for_memory({human_message("<b>x</b> & y"), ai_message(long_text), human_message(" ")});
+    const std::string c = format_conversation_for_memory(
+        {human_message("<b>x</b> & y"), ai_message(long_text), human_message(" ")});
     CHECK(c.starts_with("User: &lt;b&gt;x&lt;/b&gt; &amp; y\n\nAssistant: " + std::string(500, 'a') +
                         "\n...[truncated]...\n" + std::string(500, 'b')));
     CHECK(c.ends_with(std::string(500, 'b')));
@@ -170,7 +179,8 @@ TEST_CASE("the model's answer is parsed tolerantly", "[memory]") {
                                  update_json({fact_json("Likes tea")}) + "\n```\nDone.");
     CHECK(o.at("newFacts").as_array().size() == 1);
     CHECK_THROWS_AS(parse_memory_update("no json here"), memory_update_parse_error);
-    CHECK_THROWS_AS(parse_memory_update("{\"user\": {\"workContext\": "), memory_update_parse_error); // truncated
+    CHECK_THROWS_AS(parse_memory_update("{\"user\": {\"workContext\": "),
+                    memory_update_parse_error); // truncated
     CHECK_THROWS_AS(parse_memory_update("[1,2] {\"other\": 1}"), memory_update_parse_error);
 }
 
@@ -187,15 +197,17 @@ TEST_CASE("every gate of the update applies", "[memory]") {
          fact_json("  "), fact_json("Knows Rust", 0.95, "knowledge"),
          fact_json("Uploaded the file report.pdf to the document store")},
         R"(, "factsToRemove": [{"id":"fact_old00001","scope":"user","reason":""}])"));
-    update["user"].as_object()["workContext"] =
-        boost::json::object{{"summary", "Compiler engineer."}, {"shouldUpdate", true}, {"scope", " User "},
-                            {"authority", "Descriptive"}};
-    update["user"].as_object()["topOfMind"] =
-        boost::json::object{{"summary", "Release."}, {"shouldUpdate", true}, {"scope", "thread"},
-                            {"authority", "descriptive"}};
+    update["user"].as_object()["workContext"] = boost::json::object{{"summary", "Compiler engineer."},
+                                                                    {"shouldUpdate", true},
+                                                                    {"scope", " User "},
+                                                                    {"authority", "Descriptive"}};
+    update["user"].as_object()["topOfMind"] = boost::json::object{
+        {"summary", "Release."}, {"shouldUpdate", true}, {"scope", "thread"}, {"authority", "descriptive"}};
     update["history"].as_object()["recentMonths"] =
-        boost::json::object{{"summary", "Shipped v2. They uploaded a file to the drive."}, {"shouldUpdate", true},
-                            {"scope", "user"}, {"authority", "descriptive"}};
+        boost::json::object{{"summary", "Shipped v2. They uploaded a file to the drive."},
+                            {"shouldUpdate", true},
+                            {"scope", "user"},
+                            {"authority", "descriptive"}};
     auto report = apply_memory_update(m, update, o, "thread-9", "2026-11-24T10:00:00Z");
     std::vector<std::string> contents;
     for (const auto& f : m.facts)
@@ -236,11 +248,13 @@ TEST_CASE("the extraction prompt has DeerFlow's layout and hints", "[memory]") {
     user_memory m;
     m.facts.push_back(fact("fact_a", "Likes <b>bold</b>"));
     m.facts.back().source_type = "manual";
-    const std::string p = memory_update_prompt(m, {human_message("That's wrong"), ai_message("Sorry")}, {"correction"});
+    const std::string p =
+        memory_update_prompt(m, {human_message("That's wrong"), ai_message("Sorry")}, {"correction"});
     CHECK(p.starts_with("Current Memory State:\n<current_memory>\n{\n  \"user\": {\n"));
     CHECK(p.find("\"content\": \"[MANUAL] Likes &lt;b&gt;bold&lt;/b&gt;\"") != std::string::npos);
     CHECK(p.find("</current_memory>\n\nNew Conversation to Process:\n<conversation>\nUser: That's wrong\n\n"
-                 "Assistant: Sorry\n</conversation>\n\nIMPORTANT: Explicit correction signals") != std::string::npos);
+                 "Assistant: Sorry\n</conversation>\n\nIMPORTANT: Explicit correction signals") !=
+          std::string::npos);
     CHECK(p.find("NOTE: Facts marked [MANUAL] are high-trust") != std::string::npos);
     CHECK(p.ends_with("\n\nUpdate the memory based on the above conversation."));
 }
@@ -267,12 +281,13 @@ TEST_CASE("storage writes DeerMem v2's layout and reads it back", "[memory]") {
     CHECK(path == dir.path / "users/alice/agents/__default__/facts" /
                       agentware::detail::sha256_hex("fact_1a2b3c4d").substr(0, 2) / "fact_1a2b3c4d.md");
     const std::string md = dftest::read(path);
-    CHECK(md.starts_with("---\nid: fact_1a2b3c4d\ncategory: other\ncategoryExtension: knowledge\nconfidence: 0.9\n"
-                         "createdAt: '2026-11-01T00:00:00Z'\nsource: {type: conversation, threadId: thread-1}\n"));
+    CHECK(md.starts_with(
+        "---\nid: fact_1a2b3c4d\ncategory: other\ncategoryExtension: knowledge\nconfidence: 0.9\n"
+        "createdAt: '2026-11-01T00:00:00Z'\nsource: {type: conversation, threadId: thread-1}\n"));
     CHECK(md.find("status: active\ntopics: []\nconsolidatedFrom: []\nrevision: 1\nschemaVersion: 2\n") !=
           std::string::npos);
-    CHECK(md.find("user_id: alice\nagent_name: __default__\n---\n\n# Prefers tabs\n\nPrefers tabs\nover spaces\n") !=
-          std::string::npos);
+    CHECK(md.find("user_id: alice\nagent_name: __default__\n---\n\n# Prefers tabs\n\nPrefers tabs\nover "
+                  "spaces\n") != std::string::npos);
 
     user_memory back = s.load("alice", "");
     CHECK(back.revision == 1);
@@ -337,7 +352,8 @@ TEST_CASE("a v1 memory file is migrated with a backup", "[memory]") {
 TEST_CASE("user ids that are not safe in a path are refused before touching the disk", "[memory]") {
     temp_dir dir;
     memory_storage s(dir.path);
-    for (std::string bad : std::vector<std::string>{"../etc", "a/b", "", "..", "x y", std::string("a\0b", 3)}) {
+    for (std::string bad :
+         std::vector<std::string>{"../etc", "a/b", "", "..", "x y", std::string("a\0b", 3)}) {
         INFO(bad);
         CHECK_THROWS_AS(s.load(bad, ""), std::invalid_argument);
         CHECK_THROWS_AS(s.save(bad, "", user_memory{}), std::invalid_argument);
@@ -374,7 +390,8 @@ TEST_CASE("a writer killed in the middle of a save loses no earlier memory", "[m
                 try {
                     user_memory m = s.load("erin", "");
                     m.user[1].summary = std::string(200000 + i, 'x');
-                    m.facts.push_back(fact(fmt::format("fact_c{}r{}n{}", ::getpid(), round, i), std::string(5000, 'y')));
+                    m.facts.push_back(
+                        fact(fmt::format("fact_c{}r{}n{}", ::getpid(), round, i), std::string(5000, 'y')));
                     s.save("erin", "", m);
                 } catch (...) {
                 }
@@ -398,7 +415,8 @@ TEST_CASE("a writer killed in the middle of a save loses no earlier memory", "[m
         CHECK(m.revision >= 2 + round);
         for (int i = 0; i < 20; ++i) {
             const auto id = fmt::format("fact_base{:04}", i);
-            CHECK(std::any_of(m.facts.begin(), m.facts.end(), [&](const memory_fact& f) { return f.id == id; }));
+            CHECK(std::any_of(m.facts.begin(), m.facts.end(),
+                              [&](const memory_fact& f) { return f.id == id; }));
         }
         s.save("erin", "", m); // and writable again
     }
@@ -409,7 +427,8 @@ TEST_CASE("a writer killed in the middle of a save loses no earlier memory", "[m
 TEST_CASE("the queue keeps the latest conversation per key and unions signals", "[memory]") {
     std::vector<memory_update_item> seen;
     auto clock = std::make_shared<manual_clock>();
-    memory_update_queue q({.debounce = 30s, .start_worker = false}, [&](const auto& i) { seen.push_back(i); }, clock);
+    memory_update_queue q(
+        {.debounce = 30s, .start_worker = false}, [&](const auto& i) { seen.push_back(i); }, clock);
     auto a = item_for("t1", {"correction"});
     CHECK(q.add(a) == memory_add_result::queued);
     auto b = item_for("t2");
@@ -438,7 +457,8 @@ TEST_CASE("the queue keeps the latest conversation per key and unions signals", 
 TEST_CASE("every add restarts the debounce; the immediate path is due at once", "[memory]") {
     int runs = 0;
     auto clock = std::make_shared<manual_clock>();
-    memory_update_queue q({.debounce = 30s, .start_worker = false}, [&](const auto&) { ++runs; }, clock);
+    memory_update_queue q(
+        {.debounce = 30s, .start_worker = false}, [&](const auto&) { ++runs; }, clock);
     q.add(item_for("t1"));
     clock->advance(20s);
     q.add(item_for("t2"));
@@ -454,8 +474,8 @@ TEST_CASE("every add restarts the debounce; the immediate path is due at once", 
 }
 
 TEST_CASE("back-pressure refuses ordinary items at the depth limit", "[memory]") {
-    memory_update_queue q({.max_depth = 3, .start_worker = false}, [](const auto&) {},
-                          std::make_shared<manual_clock>());
+    memory_update_queue q(
+        {.max_depth = 3, .start_worker = false}, [](const auto&) {}, std::make_shared<manual_clock>());
     for (int i = 0; i < 3; ++i)
         CHECK(q.add(item_for(fmt::format("t{}", i))) == memory_add_result::queued);
     CHECK(q.add(item_for("t9")) == memory_add_result::dropped);
@@ -469,14 +489,15 @@ TEST_CASE("the worker processes in the background and a failure does not stop it
     std::atomic<int> done{0};
     std::atomic<bool> release{false};
     auto clock = std::make_shared<manual_clock>();
-    memory_update_queue q({.debounce = 30s, .between_items = 0ms, .poll = 1ms},
-                          [&](const memory_update_item& i) {
-                              while (!release)
-                                  std::this_thread::yield();
-                              if (i.thread_id == "bad") throw std::runtime_error("model exploded");
-                              ++done;
-                          },
-                          clock);
+    memory_update_queue q(
+        {.debounce = 30s, .between_items = 0ms, .poll = 1ms},
+        [&](const memory_update_item& i) {
+            while (!release)
+                std::this_thread::yield();
+            if (i.thread_id == "bad") throw std::runtime_error("model exploded");
+            ++done;
+        },
+        clock);
     q.add(item_for("bad"));
     q.add(item_for("t1"));
     clock->advance(31s); // the worker notices on its next poll
@@ -494,11 +515,11 @@ TEST_CASE("the worker processes in the background and a failure does not stop it
 
 TEST_CASE("shutdown gives up after its timeout when the model hangs", "[memory][concurrency]") {
     auto gate = std::make_shared<std::atomic<bool>>(false);
-    auto q = std::make_unique<memory_update_queue>(
-        memory_queue_options{.poll = 1ms}, [gate](const memory_update_item&) {
-            while (!*gate)
-                std::this_thread::sleep_for(1ms);
-        });
+    auto q = std::make_unique<memory_update_queue>(memory_queue_options{.poll = 1ms},
+                                                   [gate](const memory_update_item&) {
+                                                       while (!*gate)
+                                                           std::this_thread::sleep_for(1ms);
+                                                   });
     q->add_nowait(item_for("t1"));
     CHECK_FALSE(q->shutdown(20ms));
     q.reset(); // the worker was left to finish on its own
@@ -511,7 +532,8 @@ TEST_CASE("shutdown gives up after its timeout when the model hangs", "[memory][
 TEST_CASE("the manager extracts, stores and advances the watermark", "[memory]") {
     temp_dir dir;
     canned_model model;
-    auto clock = std::make_shared<manual_clock>(std::chrono::sys_days(std::chrono::year(2026) / 11 / 24) + 9h);
+    auto clock =
+        std::make_shared<manual_clock>(std::chrono::sys_days(std::chrono::year(2026) / 11 / 24) + 9h);
     memory_manager manager(options_at(dir), {.model = model.fn(), .clock = clock, .start_worker = false});
     std::vector<message> conv{human_message("I prefer tabs over spaces"), ai_message("Noted.")};
     conv[0].id = "u1";
@@ -559,8 +581,8 @@ TEST_CASE("the memory middleware queues a run's conversation and never fails it"
     temp_dir dir;
     canned_model model;
     model.answers->push_back(update_json({fact_json("Works in Rust", 0.9, "context")}));
-    auto manager = std::make_shared<memory_manager>(options_at(dir),
-                                                    memory_manager_setup{.model = model.fn(), .start_worker = false});
+    auto manager = std::make_shared<memory_manager>(
+        options_at(dir), memory_manager_setup{.model = model.fn(), .start_worker = false});
     using P = pipeline<memory>;
     agent<scripted_model, P> a(scripted_model({ai_message("Rust it is.")}), tool_set{}, P{memory(manager)});
     agent<scripted_model, P>::state_type state;
@@ -594,16 +616,17 @@ TEST_CASE("the injected memory has DeerFlow's layout and escaping", "[memory]") 
     m.facts.push_back(fact("f3", "   ", 0.99));
     m.facts.push_back(fact("f4", "Odd confidence", std::nan(""), "context"));
     m.facts.push_back(fact("f5", "Too sure", 7, "context"));
-    CHECK(format_memory_for_injection(m) == "User Context:\n"
-                                            "- Work: Builds &lt;compilers&gt; &amp; tools\n"
-                                            "- Current Focus: Release 2.0\n\n"
-                                            "History:\n"
-                                            "- Earlier: Joined in 2024\n\n"
-                                            "Facts:\n"
-                                            "- [correction | 0.95] Never use sudo (avoid: ran sudo &lt;apt&gt;)\n"
-                                            "- [context | 1.00] Too sure\n"
-                                            "- [preference | 0.80] Prefers \"tabs\"\n"
-                                            "- [context | 0.00] Odd confidence");
+    CHECK(format_memory_for_injection(m) ==
+          "User Context:\n"
+          "- Work: Builds &lt;compilers&gt; &amp; tools\n"
+          "- Current Focus: Release 2.0\n\n"
+          "History:\n"
+          "- Earlier: Joined in 2024\n\n"
+          "Facts:\n"
+          "- [correction | 0.95] Never use sudo (avoid: ran sudo &lt;apt&gt;)\n"
+          "- [context | 1.00] Too sure\n"
+          "- [preference | 0.80] Prefers \"tabs\"\n"
+          "- [context | 0.00] Odd confidence");
     CHECK(memory_block(format_memory_for_injection(user_memory{})).empty());
     memory_injection_options tool_mode;
     tool_mode.include_facts = false;
@@ -631,7 +654,9 @@ TEST_CASE("the token budget keeps corrections and stops at the first fact that d
 // ---------------------------------------------------------------- configuration
 
 TEST_CASE("the memory section reads from JSON and names a bad key", "[memory]") {
-    auto read = [](std::string_view text) { return boost::json::value_to<memory_options>(boost::json::parse(text)); };
+    auto read = [](std::string_view text) {
+        return boost::json::value_to<memory_options>(boost::json::parse(text));
+    };
     auto o = read(R"({"enabled": true, "injection_enabled": false,
                       "backend_config": {"debounce_seconds": 5, "max_facts": 50, "storage_path": "/tmp/m"}})");
     CHECK(!o.injection_enabled);
@@ -651,7 +676,8 @@ TEST_CASE("the memory section reads from JSON and names a bad key", "[memory]") 
     CHECK(error(R"({"backend_config": {"debounce_seconds": "x"}})") ==
           "memory.backend_config.debounce_seconds: expected a number, got \"x\"");
     CHECK(error(R"({"mode": "both"})") == "memory.mode: expected \"middleware\" or \"tool\", got \"both\"");
-    CHECK(error(R"({"backend_config": {"bogus": 1}})").starts_with("memory.backend_config.bogus: unknown key"));
+    CHECK(
+        error(R"({"backend_config": {"bogus": 1}})").starts_with("memory.backend_config.bogus: unknown key"));
     CHECK(error(R"({"injection_enabled": 3})") == "memory.injection_enabled: expected true or false, got 3");
     auto round = boost::json::value_to<memory_options>(boost::json::value_from(o));
     CHECK(round == o);

@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <mutex>
-#include <cstdio>
 #include <string>
 #include <string_view>
 

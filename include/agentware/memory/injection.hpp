@@ -34,7 +34,8 @@ inline std::size_t memory_token_estimate(std::string_view s) {
         char32_t cp = c;
         std::size_t len = 1;
         if (c >= 0xF0 && i + 3 < s.size()) {
-            cp = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) | (s[i + 3] & 0x3Fu);
+            cp = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) |
+                 (s[i + 3] & 0x3Fu);
             len = 4;
         } else if (c >= 0xE0 && i + 2 < s.size()) {
             cp = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
@@ -44,7 +45,8 @@ inline std::size_t memory_token_estimate(std::string_view s) {
             len = 2;
         }
         ++chars;
-        if ((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0xAC00 && cp <= 0xD7A3))
+        if ((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3040 && cp <= 0x30FF) ||
+            (cp >= 0xAC00 && cp <= 0xD7A3))
             ++cjk;
         i += len;
     }
@@ -59,8 +61,8 @@ inline double coerce_confidence(double c) {
 }
 
 inline std::string fact_line(const memory_fact& f) {
-    std::string line = fmt::format("- [{} | {:.2f}] {}", html_escape(f.category), coerce_confidence(f.confidence),
-                                   html_escape(trim(f.content)));
+    std::string line = fmt::format("- [{} | {:.2f}] {}", html_escape(f.category),
+                                   coerce_confidence(f.confidence), html_escape(trim(f.content)));
     if (f.category == "correction" && !trim(f.source_error).empty())
         line += fmt::format(" (avoid: {})", html_escape(trim(f.source_error)));
     return line;
@@ -91,8 +93,8 @@ inline std::string format_memory_for_injection(const user_memory& m, const memor
         std::vector<const memory_fact*> guaranteed, rest;
         for (const auto& f : m.facts) {
             if (detail::trim(f.content).empty()) continue;
-            const bool g = std::find(o.guaranteed_categories.begin(), o.guaranteed_categories.end(), f.category) !=
-                           o.guaranteed_categories.end();
+            const bool g = std::find(o.guaranteed_categories.begin(), o.guaranteed_categories.end(),
+                                     f.category) != o.guaranteed_categories.end();
             (g ? guaranteed : rest).push_back(&f);
         }
         auto by_confidence = [](const memory_fact* a, const memory_fact* b) {

@@ -29,9 +29,9 @@
 namespace agentware {
 
 struct memory_manager_setup {
-    memory_model model;                               ///< the memory model (required to extract anything)
+    memory_model model; ///< the memory model (required to extract anything)
     std::shared_ptr<memory_clock> clock = default_memory_clock();
-    bool start_worker = true;                         ///< false: nothing runs until flush() (tests, replay)
+    bool start_worker = true; ///< false: nothing runs until flush() (tests, replay)
 };
 
 class memory_manager {
@@ -42,8 +42,9 @@ public:
               detail::resolve_base_dir(options_.backend_config.storage_path), clock_)),
           updater_(std::make_shared<memory_updater>(storage_, std::move(setup.model), options_.backend_config,
                                                     clock_)),
-          queue_(queue_options(options_.backend_config, setup.start_worker),
-                 [u = updater_](const memory_update_item& item) { u->update(item); }, clock_) {}
+          queue_(
+              queue_options(options_.backend_config, setup.start_worker),
+              [u = updater_](const memory_update_item& item) { u->update(item); }, clock_) {}
 
     ~memory_manager() { shutdown(); }
     memory_manager(const memory_manager&) = delete;
@@ -62,7 +63,8 @@ public:
     /// throws: a conversation with nothing to remember, an unsafe id or a full
     /// queue gives `dropped` (the next turn feeds the conversation again).
     memory_add_result add(std::string_view thread_id, const std::vector<message>& messages,
-                          std::string_view agent_name, std::string_view user_id, std::string_view trace_id = {}) {
+                          std::string_view agent_name, std::string_view user_id,
+                          std::string_view trace_id = {}) {
         return enqueue(thread_id, messages, agent_name, user_id, trace_id, false);
     }
 
@@ -108,9 +110,9 @@ public:
             if (!f.source_error.empty()) o["sourceError"] = f.source_error;
             facts.push_back(std::move(o));
         }
-        return boost::json::object{{"version", "2.0"},          {"revision", m.revision},
-                                   {"lastUpdated", m.last_updated}, {"user", std::move(user)},
-                                   {"history", std::move(history)}, {"facts", std::move(facts)}};
+        return boost::json::object{
+            {"version", "2.0"},        {"revision", m.revision},        {"lastUpdated", m.last_updated},
+            {"user", std::move(user)}, {"history", std::move(history)}, {"facts", std::move(facts)}};
     }
 
     /// The `<memory>` block for dynamic_context; "" when injection is off,
@@ -133,7 +135,8 @@ public:
 private:
     static memory_queue_options queue_options(const memory_backend_options& b, bool start_worker) {
         memory_queue_options q;
-        q.debounce = std::chrono::milliseconds(static_cast<long long>(std::llround(b.debounce_seconds * 1000)));
+        q.debounce =
+            std::chrono::milliseconds(static_cast<long long>(std::llround(b.debounce_seconds * 1000)));
         q.max_depth = b.queue_max_depth;
         q.between_items =
             std::chrono::milliseconds(static_cast<long long>(std::llround(b.between_items_seconds * 1000)));
@@ -142,8 +145,8 @@ private:
     }
 
     memory_add_result enqueue(std::string_view thread_id, const std::vector<message>& messages,
-                              std::string_view agent_name, std::string_view user_id, std::string_view trace_id,
-                              bool emergency) {
+                              std::string_view agent_name, std::string_view user_id,
+                              std::string_view trace_id, bool emergency) {
         if (!options_.enabled || options_.manager_class == "noop" || thread_id.empty())
             return memory_add_result::dropped;
         memory_update_item item;

@@ -24,8 +24,8 @@
 namespace agentware {
 
 /// The signals detect_memory_signals knows, in the order prompts list them.
-inline constexpr std::array<std::string_view, 6> memory_signal_names{"correction", "reinforcement", "preference",
-                                                                     "identity",   "goal",          "decision"};
+inline constexpr std::array<std::string_view, 6> memory_signal_names{
+    "correction", "reinforcement", "preference", "identity", "goal", "decision"};
 
 namespace detail {
 
@@ -84,9 +84,9 @@ inline bool is_trivial_turn(std::string_view text) {
             changed = true;
         }
     }
-    static const std::regex trivial(
-        "((?:嗯)+|ok(ay)?|好的(?:呢)?|好(?:的|呀)?|谢谢|感谢|多谢|对|是的|收到|明白|了解|知道了|got it|thanks|thank you|cheers)",
-        std::regex::icase);
+    static const std::regex trivial("((?:嗯)+|ok(ay)?|好的(?:呢)?|好(?:的|呀)?|谢谢|感谢|多谢|对|是的|收到|"
+                                    "明白|了解|知道了|got it|thanks|thank you|cheers)",
+                                    std::regex::icase);
     return !t.empty() && std::regex_match(t, trivial);
 }
 
@@ -100,7 +100,8 @@ inline std::vector<message> filter_messages_for_memory(const std::vector<message
     bool skip_next_ai = false;
     for (const message& m : messages) {
         if (m.is_human()) {
-            if (detail::metadata_flag(m, "hide_from_ui") && !detail::well_formed_human_input_response(m)) continue;
+            if (detail::metadata_flag(m, "hide_from_ui") && !detail::well_formed_human_input_response(m))
+                continue;
             if (detail::metadata_flag(m, "dynamic_context_reminder")) continue;
             std::string text = detail::strip_upload_blocks(detail::memory_text(m));
             if (detail::trim(text).empty() || detail::is_trivial_turn(text)) {
@@ -150,16 +151,16 @@ inline const std::vector<memory_signal_patterns>& memory_signal_table() {
         t.push_back({"correction",
                      {re(R"(\bthat('s| is) (wrong|incorrect|not right)\b)"), re(R"(\byou misunderstood\b)"),
                       re(R"(\btry again\b)"), re(R"(\bredo\b)"), re(R"(\bno,? (that'?s )?not what I)"),
-                      re(R"(\bactually,? (I|it|we) )"), re("不对"), re("你理解错了"), re("重试"), re("换一种"),
-                      re("改用"), re("错了")}});
+                      re(R"(\bactually,? (I|it|we) )"), re("不对"), re("你理解错了"), re("重试"),
+                      re("换一种"), re("改用"), re("错了")}});
         t.push_back({"reinforcement",
                      {re(R"(\bperfect([.!?]|$))"), re(R"(\bexactly\s+(right|correct)\b)"),
-                      re(R"(\bkeep\s+(doing\s+)?that\b)"), re(R"(\bthat'?s exactly what I (wanted|needed)\b)"),
-                      re("完全正确"), re("就是这样")}});
+                      re(R"(\bkeep\s+(doing\s+)?that\b)"),
+                      re(R"(\bthat'?s exactly what I (wanted|needed)\b)"), re("完全正确"), re("就是这样")}});
         t.push_back({"preference",
-                     {re(R"(\bI (really )?(prefer|like|love|enjoy|favor)\b)"), re(R"(\bI (don't|do not) like\b)"),
-                      re(R"(\bplease always\b)"), re(R"(\bplease never\b)"), re("我喜欢"), re("我更喜欢"),
-                      re("我偏好")}});
+                     {re(R"(\bI (really )?(prefer|like|love|enjoy|favor)\b)"),
+                      re(R"(\bI (don't|do not) like\b)"), re(R"(\bplease always\b)"),
+                      re(R"(\bplease never\b)"), re("我喜欢"), re("我更喜欢"), re("我偏好")}});
         t.push_back({"identity",
                      {re(R"(\bI am an? \w+)"), re(R"(\bI'm an? \w+)"), re(R"(\bmy name is\b)"),
                       re(R"(\bI work (as|at|for|on)\b)"), re("我是"), re("我叫")}});
@@ -206,10 +207,17 @@ inline std::string html_escape(std::string_view s) {
     out.reserve(s.size());
     for (char c : s) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        default: out += c;
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        default:
+            out += c;
         }
     }
     return out;

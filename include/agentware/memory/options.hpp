@@ -21,11 +21,11 @@
 namespace agentware {
 
 struct memory_backend_options {
-    std::string storage_path;       ///< a directory; empty: $AGENTWARE_HOME or ./.agentware
-    double debounce_seconds = 30;   ///< 1..300
+    std::string storage_path;           ///< a directory; empty: $AGENTWARE_HOME or ./.agentware
+    double debounce_seconds = 30;       ///< 1..300
     std::size_t queue_max_depth = 1000; ///< 0 = unlimited
-    boost::json::object model;      ///< the memory model's settings; empty = the run's model
-    std::size_t max_facts = 100;    ///< 10..500
+    boost::json::object model;          ///< the memory model's settings; empty = the run's model
+    std::size_t max_facts = 100;        ///< 10..500
     double fact_confidence_threshold = 0.7;
     std::string fact_eviction_policy = "confidence";
     std::size_t max_injection_tokens = 2000; ///< 100..8000
@@ -66,22 +66,35 @@ struct memory_options {
 namespace detail {
 
 inline void read_backend_key(json_reader& r, std::string_view key, memory_backend_options& b) {
-    if (key == "storage_path") r.read("storage_path", b.storage_path);
-    else if (key == "debounce_seconds") r.read("debounce_seconds", b.debounce_seconds);
-    else if (key == "queue_max_depth") r.read("queue_max_depth", b.queue_max_depth);
+    if (key == "storage_path")
+        r.read("storage_path", b.storage_path);
+    else if (key == "debounce_seconds")
+        r.read("debounce_seconds", b.debounce_seconds);
+    else if (key == "queue_max_depth")
+        r.read("queue_max_depth", b.queue_max_depth);
     else if (key == "model") {
         const auto* v = r.find("model");
         if (v && !v->is_null()) b.model = json_read_as<boost::json::object>(*v, r.path_of("model"));
-    } else if (key == "max_facts") r.read("max_facts", b.max_facts);
-    else if (key == "fact_confidence_threshold") r.read("fact_confidence_threshold", b.fact_confidence_threshold);
-    else if (key == "fact_eviction_policy") r.read("fact_eviction_policy", b.fact_eviction_policy);
-    else if (key == "max_injection_tokens") r.read("max_injection_tokens", b.max_injection_tokens);
-    else if (key == "token_counting") r.read("token_counting", b.token_counting);
-    else if (key == "guaranteed_categories") r.read("guaranteed_categories", b.guaranteed_categories);
-    else if (key == "guaranteed_token_budget") r.read("guaranteed_token_budget", b.guaranteed_token_budget);
-    else if (key == "staleness_review_enabled") r.read("staleness_review_enabled", b.staleness_review_enabled);
-    else if (key == "staleness_age_days") r.read("staleness_age_days", b.staleness_age_days);
-    else if (key == "staleness_min_candidates") r.read("staleness_min_candidates", b.staleness_min_candidates);
+    } else if (key == "max_facts")
+        r.read("max_facts", b.max_facts);
+    else if (key == "fact_confidence_threshold")
+        r.read("fact_confidence_threshold", b.fact_confidence_threshold);
+    else if (key == "fact_eviction_policy")
+        r.read("fact_eviction_policy", b.fact_eviction_policy);
+    else if (key == "max_injection_tokens")
+        r.read("max_injection_tokens", b.max_injection_tokens);
+    else if (key == "token_counting")
+        r.read("token_counting", b.token_counting);
+    else if (key == "guaranteed_categories")
+        r.read("guaranteed_categories", b.guaranteed_categories);
+    else if (key == "guaranteed_token_budget")
+        r.read("guaranteed_token_budget", b.guaranteed_token_budget);
+    else if (key == "staleness_review_enabled")
+        r.read("staleness_review_enabled", b.staleness_review_enabled);
+    else if (key == "staleness_age_days")
+        r.read("staleness_age_days", b.staleness_age_days);
+    else if (key == "staleness_min_candidates")
+        r.read("staleness_min_candidates", b.staleness_min_candidates);
     else if (key == "staleness_max_removals_per_cycle")
         r.read("staleness_max_removals_per_cycle", b.staleness_max_removals_per_cycle);
     else if (key == "staleness_protected_categories")
@@ -90,24 +103,47 @@ inline void read_backend_key(json_reader& r, std::string_view key, memory_backen
         r.read("staleness_max_lifetime_multiplier", b.staleness_max_lifetime_multiplier);
     else if (key == "staleness_max_extension_days")
         r.read("staleness_max_extension_days", b.staleness_max_extension_days);
-    else if (key == "consolidation_enabled") r.read("consolidation_enabled", b.consolidation_enabled);
-    else if (key == "consolidation_min_facts") r.read("consolidation_min_facts", b.consolidation_min_facts);
+    else if (key == "consolidation_enabled")
+        r.read("consolidation_enabled", b.consolidation_enabled);
+    else if (key == "consolidation_min_facts")
+        r.read("consolidation_min_facts", b.consolidation_min_facts);
     else if (key == "consolidation_max_groups_per_cycle")
         r.read("consolidation_max_groups_per_cycle", b.consolidation_max_groups_per_cycle);
-    else if (key == "consolidation_max_sources") r.read("consolidation_max_sources", b.consolidation_max_sources);
-    else if (key == "watermark_max_keys") r.read("watermark_max_keys", b.watermark_max_keys);
-    else if (key == "retrieval_adapter") r.read("retrieval_adapter", b.retrieval_adapter);
-    else if (key == "between_items_seconds") r.read("between_items_seconds", b.between_items_seconds);
+    else if (key == "consolidation_max_sources")
+        r.read("consolidation_max_sources", b.consolidation_max_sources);
+    else if (key == "watermark_max_keys")
+        r.read("watermark_max_keys", b.watermark_max_keys);
+    else if (key == "retrieval_adapter")
+        r.read("retrieval_adapter", b.retrieval_adapter);
+    else if (key == "between_items_seconds")
+        r.read("between_items_seconds", b.between_items_seconds);
 }
 
-inline constexpr std::string_view memory_backend_keys[] = {
-    "storage_path", "debounce_seconds", "queue_max_depth", "model", "max_facts", "fact_confidence_threshold",
-    "fact_eviction_policy", "max_injection_tokens", "token_counting", "guaranteed_categories",
-    "guaranteed_token_budget", "staleness_review_enabled", "staleness_age_days", "staleness_min_candidates",
-    "staleness_max_removals_per_cycle", "staleness_protected_categories", "staleness_max_lifetime_multiplier",
-    "staleness_max_extension_days", "consolidation_enabled", "consolidation_min_facts",
-    "consolidation_max_groups_per_cycle", "consolidation_max_sources", "watermark_max_keys",
-    "retrieval_adapter", "between_items_seconds"};
+inline constexpr std::string_view memory_backend_keys[] = {"storage_path",
+                                                           "debounce_seconds",
+                                                           "queue_max_depth",
+                                                           "model",
+                                                           "max_facts",
+                                                           "fact_confidence_threshold",
+                                                           "fact_eviction_policy",
+                                                           "max_injection_tokens",
+                                                           "token_counting",
+                                                           "guaranteed_categories",
+                                                           "guaranteed_token_budget",
+                                                           "staleness_review_enabled",
+                                                           "staleness_age_days",
+                                                           "staleness_min_candidates",
+                                                           "staleness_max_removals_per_cycle",
+                                                           "staleness_protected_categories",
+                                                           "staleness_max_lifetime_multiplier",
+                                                           "staleness_max_extension_days",
+                                                           "consolidation_enabled",
+                                                           "consolidation_min_facts",
+                                                           "consolidation_max_groups_per_cycle",
+                                                           "consolidation_max_sources",
+                                                           "watermark_max_keys",
+                                                           "retrieval_adapter",
+                                                           "between_items_seconds"};
 
 inline void check_memory_range(const json_reader& r, std::string_view key, double v, double lo, double hi) {
     if (v < lo || v > hi)
@@ -190,7 +226,8 @@ inline memory_options tag_invoke(boost::json::value_to_tag<memory_options>, cons
         .read("shutdown_flush_timeout_seconds", o.shutdown_flush_timeout_seconds)
         .read("manager_class", o.manager_class);
     if (o.mode != "middleware" && o.mode != "tool")
-        throw json_error(r.path_of("mode"), fmt::format("expected \"middleware\" or \"tool\", got \"{}\"", o.mode));
+        throw json_error(r.path_of("mode"),
+                         fmt::format("expected \"middleware\" or \"tool\", got \"{}\"", o.mode));
     if (o.manager_class != "deermem" && o.manager_class != "noop")
         throw json_error(r.path_of("manager_class"),
                          fmt::format("unknown manager \"{}\" (known: deermem, noop)", o.manager_class));
@@ -204,7 +241,8 @@ inline memory_options tag_invoke(boost::json::value_to_tag<memory_options>, cons
         if (const auto* v = r.find(key); v && !backend.contains(key)) backend[key] = *v;
     r.reject_unknown_keys();
     try {
-        o.backend_config = boost::json::value_to<memory_backend_options>(boost::json::value(std::move(backend)));
+        o.backend_config =
+            boost::json::value_to<memory_backend_options>(boost::json::value(std::move(backend)));
     } catch (const json_error& e) {
         throw e.within(r.path_of("backend_config"));
     }

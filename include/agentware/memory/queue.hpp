@@ -102,7 +102,8 @@ public:
         }
         ++s_->flushers;
         s_->wake.notify_all();
-        const bool drained = s_->idle.wait_for(lock, timeout, [&] { return s_->items.empty() && !s_->processing; });
+        const bool drained =
+            s_->idle.wait_for(lock, timeout, [&] { return s_->items.empty() && !s_->processing; });
         --s_->flushers;
         return drained;
     }
@@ -118,8 +119,10 @@ public:
         }
         s_->wake.notify_all();
         if (worker_.joinable()) {
-            if (drained) worker_.join();
-            else worker_.detach(); // it owns its share of the state
+            if (drained)
+                worker_.join();
+            else
+                worker_.detach(); // it owns its share of the state
         }
         return drained;
     }
@@ -155,8 +158,8 @@ private:
         std::lock_guard lock(s_->mutex);
         auto& items = s_->items;
         auto same = std::find_if(items.begin(), items.end(), [&](const memory_update_item& i) {
-            return i.thread_id == item.thread_id && i.user_id == item.user_id && i.agent_name == item.agent_name &&
-                   i.bypass_watermark == item.bypass_watermark;
+            return i.thread_id == item.thread_id && i.user_id == item.user_id &&
+                   i.agent_name == item.agent_name && i.bypass_watermark == item.bypass_watermark;
         });
         memory_add_result result = memory_add_result::queued;
         if (same != items.end()) {
@@ -172,8 +175,9 @@ private:
         items.push_back(std::move(item));
         const auto now = s_->clock->now();
         // A pending emergency item keeps the deadline at "now".
-        const bool urgent = emergency || std::any_of(items.begin(), items.end(),
-                                                     [](const memory_update_item& i) { return i.bypass_watermark; });
+        const bool urgent =
+            emergency || std::any_of(items.begin(), items.end(),
+                                     [](const memory_update_item& i) { return i.bypass_watermark; });
         s_->deadline = urgent ? now : now + s_->options.debounce;
         s_->wake.notify_all();
         return result;
@@ -222,7 +226,8 @@ private:
                 run_batch(s, lock, s.flushers > 0 || s.stop);
                 continue; // a timer that fired meanwhile: go round once more
             }
-            if (s.items.empty()) s.wake.wait(lock);
+            if (s.items.empty())
+                s.wake.wait(lock);
             else {
                 const auto left = s.deadline - s.clock->now();
                 const auto nap = std::min<std::chrono::nanoseconds>(

@@ -72,7 +72,7 @@ struct memory_fact {
     std::string category_extension; ///< the model's category when it is not one storage knows
     double confidence = 0.5;
     std::string created_at;
-    std::string source = "unknown"; ///< the thread it came from
+    std::string source = "unknown";           ///< the thread it came from
     std::string source_type = "conversation"; ///< "manual" for user-authored facts
     std::string source_error;
     std::optional<std::int64_t> expected_valid_days;
@@ -92,7 +92,8 @@ struct user_memory {
     friend bool operator==(const user_memory&, const user_memory&) = default;
 };
 
-inline constexpr std::array<std::string_view, 3> memory_user_keys{"workContext", "personalContext", "topOfMind"};
+inline constexpr std::array<std::string_view, 3> memory_user_keys{"workContext", "personalContext",
+                                                                  "topOfMind"};
 inline constexpr std::array<std::string_view, 3> memory_history_keys{"recentMonths", "earlierContext",
                                                                      "longTermBackground"};
 inline constexpr std::array<std::string_view, 9> memory_categories{
@@ -108,15 +109,17 @@ inline std::string memory_agent_dir(std::string_view agent_name) {
     std::string a = lower(trim(agent_name));
     if (a.empty()) return std::string(default_memory_agent);
     if (!is_valid_user_id(a))
-        throw std::invalid_argument(fmt::format("invalid agent name {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
-                                                quoted_excerpt(agent_name, 64)));
+        throw std::invalid_argument(
+            fmt::format("invalid agent name {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
+                        quoted_excerpt(agent_name, 64)));
     return a;
 }
 
 inline void check_memory_user(std::string_view user_id) {
     if (!is_valid_user_id(user_id))
-        throw std::invalid_argument(fmt::format("invalid user id {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
-                                                quoted_excerpt(user_id, 64)));
+        throw std::invalid_argument(
+            fmt::format("invalid user id {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
+                        quoted_excerpt(user_id, 64)));
 }
 
 /// Writes `data` to `path` atomically: a temporary file beside it, fsync, rename, fsync of the directory.
@@ -158,8 +161,8 @@ inline std::optional<std::string> read_whole(const std::filesystem::path& path) 
 inline std::string yaml_scalar(std::string_view s, bool force_quotes = false) {
     bool plain = !s.empty() && !force_quotes;
     for (char c : s)
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              c == '.'))
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '-' || c == '.'))
             plain = false;
     if (plain && (s == "null" || s == "true" || s == "false" || s == "~")) plain = false;
     if (plain) return std::string(s);
@@ -208,8 +211,8 @@ inline std::string fact_title(std::string_view content) {
 inline std::string fact_markdown(const memory_fact& f, std::string_view user_id, std::string_view agent) {
     std::string out = "---\n";
     out += "id: " + f.id + "\n";
-    const bool known = std::find(memory_categories.begin(), memory_categories.end(), f.category) !=
-                       memory_categories.end();
+    const bool known =
+        std::find(memory_categories.begin(), memory_categories.end(), f.category) != memory_categories.end();
     out += "category: " + yaml_scalar(known ? f.category : "other") + "\n";
     if (!known || !f.category_extension.empty())
         out += "categoryExtension: " + yaml_scalar(known ? f.category_extension : f.category) + "\n";
@@ -231,9 +234,7 @@ inline std::string fact_markdown(const memory_fact& f, std::string_view user_id,
 
 /// Reads a fact file written by fact_markdown (and DeerMem's own, for the keys we use).
 inline memory_fact parse_fact_markdown(std::string_view text, const std::string& where) {
-    auto fail = [&](std::string_view why) {
-        return memory_storage_error(fmt::format("{}: {}", where, why));
-    };
+    auto fail = [&](std::string_view why) { return memory_storage_error(fmt::format("{}: {}", where, why)); };
     if (!text.starts_with("---\n")) throw fail("no front matter");
     const auto end = text.find("\n---\n", 3);
     if (end == std::string_view::npos) throw fail("unterminated front matter");
@@ -253,18 +254,24 @@ inline memory_fact parse_fact_markdown(std::string_view text, const std::string&
         if (key == "id") {
             f.id = yaml_unquote(raw);
             has_id = true;
-        } else if (key == "category") f.category = yaml_unquote(raw);
-        else if (key == "categoryExtension") f.category_extension = yaml_unquote(raw);
+        } else if (key == "category")
+            f.category = yaml_unquote(raw);
+        else if (key == "categoryExtension")
+            f.category_extension = yaml_unquote(raw);
         else if (key == "confidence") {
             try {
                 f.confidence = std::stod(std::string(raw));
             } catch (...) {
                 f.confidence = 0;
             }
-        } else if (key == "createdAt") f.created_at = yaml_unquote(raw);
-        else if (key == "updatedAt") f.updated_at = yaml_unquote(raw);
-        else if (key == "sourceError") f.source_error = yaml_unquote(raw);
-        else if (key == "status") status = yaml_unquote(raw);
+        } else if (key == "createdAt")
+            f.created_at = yaml_unquote(raw);
+        else if (key == "updatedAt")
+            f.updated_at = yaml_unquote(raw);
+        else if (key == "sourceError")
+            f.source_error = yaml_unquote(raw);
+        else if (key == "status")
+            status = yaml_unquote(raw);
         else if (key == "expected_valid_days") {
             try {
                 f.expected_valid_days = std::stoll(std::string(raw));
@@ -283,7 +290,8 @@ inline memory_fact parse_fact_markdown(std::string_view text, const std::string&
                     if (c == ',' && !quoted) {
                         parts.push_back(cur);
                         cur.clear();
-                    } else cur += c;
+                    } else
+                        cur += c;
                 }
                 parts.push_back(cur);
                 for (const auto& p : parts) {
@@ -291,8 +299,10 @@ inline memory_fact parse_fact_markdown(std::string_view text, const std::string&
                     if (c2 == std::string::npos) continue;
                     const auto k = trim(std::string_view(p).substr(0, c2));
                     const auto v = yaml_unquote(std::string_view(p).substr(c2 + 1));
-                    if (k == "type") type = v;
-                    else if (k == "threadId") thread = v;
+                    if (k == "type")
+                        type = v;
+                    else if (k == "threadId")
+                        thread = v;
                 }
                 f.source_type = type.empty() ? "conversation" : type;
                 f.source = !thread.empty() ? thread : (type.empty() ? "unknown" : type);
@@ -332,7 +342,8 @@ public:
         while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
             if (std::chrono::steady_clock::now() >= deadline) {
                 ::close(fd_);
-                throw memory_storage_error(fmt::format("timed out waiting for the memory lock {}", file.string()));
+                throw memory_storage_error(
+                    fmt::format("timed out waiting for the memory lock {}", file.string()));
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
@@ -378,7 +389,8 @@ inline memory_fact fact_from_v1(const boost::json::object& o) {
     f.id = str("id");
     f.content = str("content");
     if (auto c = str("category"); !c.empty()) f.category = c;
-    if (const auto* c = o.if_contains("confidence"); c && c->is_number()) f.confidence = c->to_number<double>();
+    if (const auto* c = o.if_contains("confidence"); c && c->is_number())
+        f.confidence = c->to_number<double>();
     f.created_at = str("createdAt");
     if (auto s = str("source"); !s.empty()) f.source = s;
     f.source_error = str("sourceError");
@@ -390,7 +402,8 @@ inline memory_fact fact_from_v1(const boost::json::object& o) {
 /// The files of DeerMem v2 under one root directory.
 class memory_storage {
 public:
-    explicit memory_storage(std::filesystem::path root, std::shared_ptr<memory_clock> clock = default_memory_clock(),
+    explicit memory_storage(std::filesystem::path root,
+                            std::shared_ptr<memory_clock> clock = default_memory_clock(),
                             std::chrono::milliseconds lock_timeout = std::chrono::seconds(10))
         : root_(std::move(root)), clock_(std::move(clock)), lock_timeout_(lock_timeout) {}
 
@@ -400,14 +413,19 @@ public:
         detail::check_memory_user(user_id);
         return root_ / "users" / std::string(user_id);
     }
-    std::filesystem::path memory_file(std::string_view user_id) const { return user_dir(user_id) / "memory.json"; }
+    std::filesystem::path memory_file(std::string_view user_id) const {
+        return user_dir(user_id) / "memory.json";
+    }
     std::filesystem::path facts_dir(std::string_view user_id, std::string_view agent) const {
         return user_dir(user_id) / "agents" / detail::memory_agent_dir(agent) / "facts";
     }
-    std::filesystem::path fact_file(std::string_view user_id, std::string_view agent, std::string_view fact_id) const {
+    std::filesystem::path fact_file(std::string_view user_id, std::string_view agent,
+                                    std::string_view fact_id) const {
         if (!detail::is_valid_fact_id(fact_id))
-            throw std::invalid_argument(fmt::format("invalid fact id {}", detail::quoted_excerpt(fact_id, 64)));
-        return facts_dir(user_id, agent) / detail::sha256_hex(fact_id).substr(0, 2) / (std::string(fact_id) + ".md");
+            throw std::invalid_argument(
+                fmt::format("invalid fact id {}", detail::quoted_excerpt(fact_id, 64)));
+        return facts_dir(user_id, agent) / detail::sha256_hex(fact_id).substr(0, 2) /
+               (std::string(fact_id) + ".md");
     }
 
     /// The user's summaries and the agent's facts (oldest first). A missing
@@ -428,8 +446,8 @@ public:
         migrate_v1_locked(user_id, agent);
         const user_memory current = load_locked(user_id, agent);
         if (current.revision != m.revision)
-            throw memory_revision_conflict(fmt::format("memory of user {} changed (revision {} is now {})", user_id,
-                                                       m.revision, current.revision));
+            throw memory_revision_conflict(fmt::format("memory of user {} changed (revision {} is now {})",
+                                                       user_id, m.revision, current.revision));
         return write_locked(user_id, agent, m, current);
     }
 
@@ -448,10 +466,11 @@ private:
             boost::system::error_code ec;
             boost::json::value doc = boost::json::parse(*text, ec);
             if (ec || !doc.is_object())
-                throw memory_storage_error(fmt::format("{}: not a JSON object ({}); left untouched", file.string(),
-                                                       ec ? ec.message() : "wrong type"));
+                throw memory_storage_error(fmt::format("{}: not a JSON object ({}); left untouched",
+                                                       file.string(), ec ? ec.message() : "wrong type"));
             const auto& o = doc.get_object();
-            if (const auto* r = o.if_contains("revision"); r && r->is_number()) m.revision = r->to_number<std::int64_t>();
+            if (const auto* r = o.if_contains("revision"); r && r->is_number())
+                m.revision = r->to_number<std::int64_t>();
             if (const auto* l = o.if_contains("lastUpdated"); l && l->is_string())
                 m.last_updated = std::string(l->get_string());
             detail::read_summaries(o, "user", memory_user_keys, m.user, file.string());
@@ -469,7 +488,8 @@ private:
                 if (f.id.empty()) continue;
                 found.emplace_back(f.created_at + "\x1f" + f.id, std::move(f));
             }
-            std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+            std::sort(found.begin(), found.end(),
+                      [](const auto& a, const auto& b) { return a.first < b.first; });
             for (auto& [key, f] : found)
                 m.facts.push_back(std::move(f));
         }
@@ -490,7 +510,8 @@ private:
         boost::json::object user, history;
         for (std::size_t i = 0; i < 3; ++i) {
             if (!m.user[i].summary.empty()) user[memory_user_keys[i]] = detail::summary_json(m.user[i]);
-            if (!m.history[i].summary.empty()) history[memory_history_keys[i]] = detail::summary_json(m.history[i]);
+            if (!m.history[i].summary.empty())
+                history[memory_history_keys[i]] = detail::summary_json(m.history[i]);
         }
         const std::int64_t revision = current.revision + 1;
         boost::json::object doc{{"version", "2.0"},
@@ -501,7 +522,8 @@ private:
         detail::atomic_write(memory_file(user_id), boost::json::serialize(doc));
         // 3. facts that went
         for (const auto& c : current.facts)
-            if (std::none_of(m.facts.begin(), m.facts.end(), [&](const memory_fact& f) { return f.id == c.id; })) {
+            if (std::none_of(m.facts.begin(), m.facts.end(),
+                             [&](const memory_fact& f) { return f.id == c.id; })) {
                 std::error_code ec;
                 std::filesystem::remove(fact_file(user_id, agent, c.id), ec);
             }

@@ -79,19 +79,22 @@ Rules:
 // Text kept for parity with DeerFlow (reference §9.1).
 inline constexpr std::string_view correction_hint =
     "IMPORTANT: Explicit correction signals were detected in this conversation. Record a correction with "
-    "confidence >= 0.95 only when it describes a durable, user-level working preference that is safe to reuse "
+    "confidence >= 0.95 only when it describes a durable, user-level working preference that is safe to "
+    "reuse "
     "across unrelated tasks. A correction to facts, files, directions, or constraints in the current task is "
     "thread- or project-scoped and must not be stored.";
 // Text kept for parity with DeerFlow (reference §9.1).
 inline constexpr std::string_view manual_facts_note =
-    "NOTE: Facts marked [MANUAL] are high-trust user-authored edits. Update them only when the new conversation "
+    "NOTE: Facts marked [MANUAL] are high-trust user-authored edits. Update them only when the new "
+    "conversation "
     "is an explicit, unambiguous correction; otherwise preserve them as-is.";
 
 // The other signals' hints: the reference gives only their existence; these are ours.
 inline std::string_view signal_hint(std::string_view signal) {
     if (signal == "correction") return correction_hint;
     if (signal == "reinforcement")
-        return "NOTE: The user confirmed that an approach worked. Reinforce an existing fact only when it is a "
+        return "NOTE: The user confirmed that an approach worked. Reinforce an existing fact only when it is "
+               "a "
                "durable, user-level preference.";
     if (signal == "preference")
         return "NOTE: The user stated a preference. Record it only when it holds beyond the current task.";
@@ -121,7 +124,8 @@ inline std::string memory_prompt_json(const user_memory& m) {
             {"category", html_escape(f.category)},
             {"confidence", f.confidence},
             {"createdAt", f.created_at}});
-    boost::json::object doc{{"user", std::move(user)}, {"history", std::move(history)}, {"facts", std::move(facts)}};
+    boost::json::object doc{
+        {"user", std::move(user)}, {"history", std::move(history)}, {"facts", std::move(facts)}};
     // Indented two spaces, non-ASCII kept as is (json.dumps(indent=2, ensure_ascii=False)).
     std::string out;
     std::function<void(const boost::json::value&, int)> write = [&](const boost::json::value& v, int depth) {
@@ -223,7 +227,8 @@ public:
             order_.splice(order_.begin(), order_, it->second.second);
         }
         for (std::size_t i = messages.size(); i-- > 0;)
-            if (identity(messages[i]) == mark) return {messages.begin() + std::ptrdiff_t(i + 1), messages.end()};
+            if (identity(messages[i]) == mark)
+                return {messages.begin() + std::ptrdiff_t(i + 1), messages.end()};
         return messages;
     }
 
@@ -268,9 +273,11 @@ inline boost::json::object parse_memory_update(std::string_view text) {
         boost::json::value v = p.release();
         if (!v.is_object()) continue;
         const auto& o = v.get_object();
-        if (o.contains("user") || o.contains("history") || o.contains("newFacts")) return std::move(v.get_object());
+        if (o.contains("user") || o.contains("history") || o.contains("newFacts"))
+            return std::move(v.get_object());
     }
-    throw memory_update_parse_error("the memory model's answer holds no JSON object with user, history or newFacts");
+    throw memory_update_parse_error(
+        "the memory model's answer holds no JSON object with user, history or newFacts");
 }
 
 /// Builds the user message of the extraction prompt.
@@ -278,15 +285,17 @@ inline std::string memory_update_prompt(const user_memory& current, const std::v
                                         const std::vector<std::string>& signals) {
     std::string hints;
     for (const auto& s : signals)
-        if (auto h = detail::signal_hint(s); !h.empty()) hints += (hints.empty() ? "" : "\n") + std::string(h);
+        if (auto h = detail::signal_hint(s); !h.empty())
+            hints += (hints.empty() ? "" : "\n") + std::string(h);
     if (std::any_of(current.facts.begin(), current.facts.end(),
                     [](const memory_fact& f) { return f.source_type == "manual"; }))
         hints += (hints.empty() ? "" : "\n") + std::string(detail::manual_facts_note);
     // The staleness and consolidation sections are not produced (see docs/middleware/memory.md).
-    return fmt::format("Current Memory State:\n<current_memory>\n{}\n</current_memory>\n\nNew Conversation to "
-                       "Process:\n<conversation>\n{}\n</conversation>\n\n{}\n\n\n\n\n\nUpdate the memory based on "
-                       "the above conversation.",
-                       detail::memory_prompt_json(current), format_conversation_for_memory(feed), hints);
+    return fmt::format(
+        "Current Memory State:\n<current_memory>\n{}\n</current_memory>\n\nNew Conversation to "
+        "Process:\n<conversation>\n{}\n</conversation>\n\n{}\n\n\n\n\n\nUpdate the memory based on "
+        "the above conversation.",
+        detail::memory_prompt_json(current), format_conversation_for_memory(feed), hints);
 }
 
 /// Step 6: applies the model's answer to `m` through DeerFlow's gates. Returns
@@ -300,8 +309,9 @@ struct memory_apply_report {
 };
 
 inline memory_apply_report apply_memory_update(user_memory& m, const boost::json::object& update,
-                                               const memory_backend_options& options, std::string_view thread_id,
-                                               std::string_view now) {
+                                               const memory_backend_options& options,
+                                               std::string_view thread_id, std::string_view now,
+                                               const std::function<std::string()>& make_fact_id = {}) {
     memory_apply_report report;
     // Summaries: shouldUpdate, a non-empty summary, scope "user", authority "descriptive".
     auto summaries = [&](std::string_view group, const auto& keys, std::array<memory_summary, 3>& out) {
@@ -316,7 +326,8 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
             if (!should || !should->is_bool() || !should->get_bool() || !text || !text->is_string() ||
                 detail::trim(text->get_string()).empty())
                 continue;
-            if (detail::lower_trim(o, "scope") != "user" || detail::lower_trim(o, "authority") != "descriptive")
+            if (detail::lower_trim(o, "scope") != "user" ||
+                detail::lower_trim(o, "authority") != "descriptive")
                 continue;
             out[i] = memory_summary{std::string(detail::trim(text->get_string())), std::string(now)};
             ++report.summaries_updated;
@@ -339,11 +350,13 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
             }
             const auto& o = v.get_object();
             double confidence = 0.5;
-            if (const auto* c = o.if_contains("confidence"); c && c->is_number()) confidence = c->to_number<double>();
+            if (const auto* c = o.if_contains("confidence"); c && c->is_number())
+                confidence = c->to_number<double>();
             if (!std::isfinite(confidence)) confidence = 0;
             const auto* content = o.if_contains("content");
-            const std::string text = content && content->is_string() ? std::string(detail::trim(content->get_string()))
-                                                                     : std::string();
+            const std::string text = content && content->is_string()
+                                         ? std::string(detail::trim(content->get_string()))
+                                         : std::string();
             const bool gated = detail::lower_trim(o, "scope") == "user" &&
                                detail::lower_trim(o, "durability") == "durable" &&
                                detail::lower_trim(o, "authority") == "descriptive";
@@ -353,17 +366,19 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
                 continue;
             }
             memory_fact f;
-            f.id = detail::new_fact_id();
+            f.id = make_fact_id ? make_fact_id() : detail::new_fact_id();
             f.content = text;
             if (auto c = detail::lower_trim(o, "category"); !c.empty()) f.category = c;
             f.confidence = std::clamp(confidence, 0.0, 1.0);
             f.created_at = std::string(now);
             f.updated_at = f.created_at;
             f.source = thread_id.empty() ? "unknown" : std::string(thread_id);
-            if (const auto* e = o.if_contains("sourceError"); e && e->is_string() && !detail::trim(e->get_string()).empty())
+            if (const auto* e = o.if_contains("sourceError");
+                e && e->is_string() && !detail::trim(e->get_string()).empty())
                 f.source_error = std::string(detail::trim(e->get_string()));
             if (const auto* d = o.if_contains("expectedValidDays"); d && d->is_number()) {
-                const double cap = double(options.staleness_age_days) * options.staleness_max_lifetime_multiplier;
+                const double cap =
+                    double(options.staleness_age_days) * options.staleness_max_lifetime_multiplier;
                 const double days = std::min(d->to_number<double>(), cap);
                 if (std::isfinite(days) && days >= 1) f.expected_valid_days = static_cast<std::int64_t>(days);
             }
@@ -376,15 +391,17 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
 
     // Capacity: the most confident max_facts (ties keep their order).
     if (m.facts.size() > options.max_facts) {
-        std::stable_sort(m.facts.begin(), m.facts.end(),
-                         [](const memory_fact& a, const memory_fact& b) { return a.confidence > b.confidence; });
+        std::stable_sort(m.facts.begin(), m.facts.end(), [](const memory_fact& a, const memory_fact& b) {
+            return a.confidence > b.confidence;
+        });
         report.facts_evicted = m.facts.size() - options.max_facts;
         m.facts.resize(options.max_facts);
     }
 
     // Removals: scope "user", a reason, and a replacement (when named) that survived.
     auto present = [&](std::string_view id) {
-        return !id.empty() && std::any_of(m.facts.begin(), m.facts.end(), [&](const memory_fact& f) { return f.id == id; });
+        return !id.empty() &&
+               std::any_of(m.facts.begin(), m.facts.end(), [&](const memory_fact& f) { return f.id == id; });
     };
     if (const auto* rm = update.if_contains("factsToRemove"); rm && rm->is_array()) {
         for (const auto& v : rm->get_array()) {
@@ -392,16 +409,18 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
             const auto& o = v.get_object();
             const auto* id = o.if_contains("id");
             const auto* reason = o.if_contains("reason");
-            if (!id || !id->is_string() || detail::lower_trim(o, "scope") != "user" || !reason || !reason->is_string() ||
-                detail::trim(reason->get_string()).empty())
+            if (!id || !id->is_string() || detail::lower_trim(o, "scope") != "user" || !reason ||
+                !reason->is_string() || detail::trim(reason->get_string()).empty())
                 continue;
             if (const auto* r = o.if_contains("replacementFactIndex"); r && !r->is_null()) {
-                if (!r->is_int64() || r->get_int64() < 0 || std::size_t(r->get_int64()) >= accepted_ids.size() ||
+                if (!r->is_int64() || r->get_int64() < 0 ||
+                    std::size_t(r->get_int64()) >= accepted_ids.size() ||
                     !present(accepted_ids[std::size_t(r->get_int64())]))
                     continue;
             }
             const std::string target(id->get_string());
-            auto it = std::find_if(m.facts.begin(), m.facts.end(), [&](const memory_fact& f) { return f.id == target; });
+            auto it = std::find_if(m.facts.begin(), m.facts.end(),
+                                   [&](const memory_fact& f) { return f.id == target; });
             if (it == m.facts.end()) continue;
             m.facts.erase(it);
             ++report.facts_removed;
@@ -411,7 +430,8 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
     // Nothing about uploads survives.
     for (auto* group : {&m.user, &m.history})
         for (auto& s : *group)
-            if (!s.summary.empty() && detail::mentions_upload(s.summary)) s.summary = detail::strip_upload_sentences(s.summary);
+            if (!s.summary.empty() && detail::mentions_upload(s.summary))
+                s.summary = detail::strip_upload_sentences(s.summary);
     const auto before = m.facts.size();
     std::erase_if(m.facts, [](const memory_fact& f) { return detail::mentions_upload(f.content); });
     report.facts_removed += before - m.facts.size();
@@ -421,8 +441,8 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
 /// Runs one queued item end to end.
 class memory_updater {
 public:
-    memory_updater(std::shared_ptr<memory_storage> storage, memory_model model, memory_backend_options options,
-                   std::shared_ptr<memory_clock> clock)
+    memory_updater(std::shared_ptr<memory_storage> storage, memory_model model,
+                   memory_backend_options options, std::shared_ptr<memory_clock> clock)
         : storage_(std::move(storage)), model_(std::move(model)), options_(std::move(options)),
           clock_(std::move(clock)), watermarks_(options_.watermark_max_keys) {}
 
@@ -434,7 +454,8 @@ public:
     /// (the watermark then stays, so the next turn retries).
     bool update(const memory_update_item& item) {
         const std::string key = queue_key(item);
-        std::vector<message> feed = item.bypass_watermark ? item.messages : watermarks_.feed(key, item.messages);
+        std::vector<message> feed =
+            item.bypass_watermark ? item.messages : watermarks_.feed(key, item.messages);
         if (feed.empty()) return true;
         memory_model model;
         {
@@ -451,7 +472,8 @@ public:
         const boost::json::object update = parse_memory_update(answer.ai.text());
         for (int attempt = 0;; ++attempt) {
             user_memory next = m;
-            apply_memory_update(next, update, options_, item.thread_id, detail::iso_utc(clock_->now()));
+            apply_memory_update(next, update, options_, item.thread_id, detail::iso_utc(clock_->now()),
+                                fact_ids_);
             try {
                 if (next != m) storage_->save(item.user_id, item.agent_name, next);
                 break;
@@ -466,6 +488,9 @@ public:
 
     detail::memory_watermarks& watermarks() noexcept { return watermarks_; }
 
+    /// Where new fact ids come from (default: "fact_" and 8 random hex digits); set before any update.
+    void set_fact_ids(std::function<std::string()> source) { fact_ids_ = std::move(source); }
+
     /// Sets the memory model (before or between runs; a running update keeps the one it started with).
     void set_model(memory_model model) {
         std::lock_guard lock(model_mutex_);
@@ -479,6 +504,7 @@ private:
     memory_backend_options options_;
     std::shared_ptr<memory_clock> clock_;
     detail::memory_watermarks watermarks_;
+    std::function<std::string()> fact_ids_;
 };
 
 } // namespace agentware

@@ -42,7 +42,8 @@ struct dynamic_context_options {
     friend bool operator==(const dynamic_context_options&, const dynamic_context_options&) = default;
 };
 
-inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const dynamic_context_options& o) {
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,
+                       const dynamic_context_options& o) {
     jv = boost::json::object{{"inject_memory", o.inject_memory}};
 }
 inline dynamic_context_options tag_invoke(boost::json::value_to_tag<dynamic_context_options>,
@@ -69,8 +70,9 @@ struct dynamic_context {
     /// "<system-reminder>\n<current_date>2026-11-23, Monday</current_date>\n</system-reminder>"
     static std::string date_reminder(memory_clock::time_point now) {
         // Text kept for parity with DeerFlow (reference §5.16e).
-        return fmt::format("<system-reminder>\n<current_date>{:%Y-%m-%d, %A}</current_date>\n</system-reminder>",
-                           std::chrono::time_point_cast<std::chrono::seconds>(now));
+        return fmt::format(
+            "<system-reminder>\n<current_date>{:%Y-%m-%d, %A}</current_date>\n</system-reminder>",
+            std::chrono::time_point_cast<std::chrono::seconds>(now));
     }
 
     template <class State>
@@ -85,7 +87,8 @@ struct dynamic_context {
                     last_date = std::string(d->get_string());
                 continue;
             }
-            if (m.is_human() && !detail::metadata_flag(m, "hide_from_ui") && m.name != "summary") last_user = i;
+            if (m.is_human() && !detail::metadata_flag(m, "hide_from_ui") && m.name != "summary")
+                last_user = i;
         }
         if (!last_user) return;
         message& user = msgs[*last_user];

@@ -22,7 +22,8 @@ namespace agentware {
 
 namespace detail {
 inline std::string context_agent_name(const boost::json::object& context) {
-    if (const auto* v = context.if_contains("agent_name"); v && v->is_string()) return std::string(v->get_string());
+    if (const auto* v = context.if_contains("agent_name"); v && v->is_string())
+        return std::string(v->get_string());
     return {};
 }
 } // namespace detail

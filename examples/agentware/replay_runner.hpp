@@ -183,8 +183,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     if (auto* mem = middleware.get<memory>()) {
         memory_options o = mem->manager()->options();
         o.backend_config.storage_path = base_dir;
-        memory_mgr =
-            std::make_shared<memory_manager>(o, memory_manager_setup{.clock = clock, .start_worker = false});
+        memory_mgr = std::make_shared<memory_manager>(
+            o, memory_manager_setup{.model = {}, .clock = clock, .start_worker = false});
         memory_mgr->updater().set_fact_ids(
             [n = std::make_shared<int>(0)] { return fmt::format("fact_{:08}", ++*n); });
         middleware.slot<memory>().emplace(memory_mgr);

@@ -23,7 +23,8 @@ std::shared_ptr<manual_clock> monday_clock() {
 std::shared_ptr<memory_manager> manager_with_memory(const temp_dir& dir) {
     memory_options o;
     o.backend_config.storage_path = dir.path.string();
-    auto manager = std::make_shared<memory_manager>(o, memory_manager_setup{.start_worker = false});
+    auto manager = std::make_shared<memory_manager>(
+        o, memory_manager_setup{.model = {}, .clock = nullptr, .start_worker = false});
     user_memory m;
     m.user[0].summary = "Writes C++ <20>";
     memory_fact f;
@@ -109,7 +110,8 @@ TEST_CASE("without memory only the date is injected; hidden and reminder message
     off.backend_config.storage_path = dir.path.string();
     off.injection_enabled = false;
     dynamic_context dc2({},
-                        std::make_shared<memory_manager>(off, memory_manager_setup{.start_worker = false}),
+                        std::make_shared<memory_manager>(
+                            off, memory_manager_setup{.model = {}, .clock = nullptr, .start_worker = false}),
                         monday_clock());
     plain_state s2;
     s2.messages = {human_message("hi")};

@@ -55,7 +55,7 @@ struct canned_model {
     std::shared_ptr<std::vector<std::string>> prompts = std::make_shared<std::vector<std::string>>();
     memory_model fn() const {
         return [a = answers, p = prompts](const chat_request& r) {
-            p->push_back(r.messages->back().text());
+            p->push_back(r.messages.back().text());
             if (a->empty()) throw std::runtime_error("no scripted answer left");
             model_response out;
             out.ai = ai_message(a->front());
@@ -582,9 +582,10 @@ TEST_CASE("the memory middleware queues a run's conversation and never fails it"
     canned_model model;
     model.answers->push_back(update_json({fact_json("Works in Rust", 0.9, "context")}));
     auto manager = std::make_shared<memory_manager>(
-        options_at(dir), memory_manager_setup{.model = model.fn(), .start_worker = false});
+        options_at(dir), memory_manager_setup{.model = model.fn(), .clock = nullptr, .start_worker = false});
     using P = pipeline<memory>;
-    agent<scripted_model, P> a(scripted_model({ai_message("Rust it is.")}), tool_set{}, P{memory(manager)});
+    agent<scripted_model, P> a(scripted_model({ai_message("Rust it is."), ai_message("Again.")}), tool_set{},
+                               P{memory(manager)});
     agent<scripted_model, P>::state_type state;
     run_config cfg;
     cfg.thread_id = "th-1";

@@ -139,6 +139,7 @@ struct helper_models {
 
     explicit helper_models(const scenario_turn& turn) {
         for (std::string_view role : helper_model_roles) {
+            if (role == "memory") continue; // the runner drives the memory worker's model itself
             auto it = turn.helper_models.find(role);
             if (it != turn.helper_models.end()) scripted.insert(std::string(role));
             by_role.emplace(
@@ -224,6 +225,26 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     // Plan mode is the runtime context's `is_plan_mode`, as in DeerFlow: a
     // scenario that sets it gets the todo middleware.
     if (sc.context.contains("is_plan_mode") && !middleware.enabled<todo>()) middleware.slot<todo>().emplace();
+    // Memory and dynamic_context: a manager under the scenario's base
+    // directory, no background worker (each turn flushes), the scenario's
+    // clock, fact ids numbered in order, and the turn's "memory" model.
+    std::shared_ptr<memory_clock> clock = default_memory_clock();
+    if (sc.now) clock = std::make_shared<manual_clock>(*sc.now);
+    std::shared_ptr<memory_manager> memory_mgr;
+    if (auto* mem = middleware.get<memory>()) {
+        memory_options o = mem->manager()->options();
+        o.backend_config.storage_path = base_dir;
+        memory_mgr = std::make_shared<memory_manager>(
+            o, memory_manager_setup{.model = {}, .clock = clock, .start_worker = false});
+        memory_mgr->updater().set_fact_ids(
+            [n = std::make_shared<int>(0)] { return fmt::format("fact_{:08}", ++*n); });
+        middleware.slot<memory>().emplace(memory_mgr);
+    }
+    if (auto* dc = middleware.get<dynamic_context>()) {
+        dc->manager = memory_mgr;
+        dc->clock = clock;
+    }
+
     agent_options agent_opts;
     agent_opts.system_prompt = sc.system_prompt;
     agent<scripted_model, deerflow_pipeline> a(scripted_model({}), tool_set{}, std::move(middleware),
@@ -245,6 +266,15 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         cfg.context = sc.context;
         cfg.context["thread_id"] = sc.thread_id;
         cfg.recursion_limit = sc.recursion_limit;
+        std::optional<scripted_model> memory_model_script;
+        if (memory_mgr) {
+            auto it = turn.helper_models.find("memory");
+            memory_model_script.emplace(it == turn.helper_models.end() ? std::vector<message>{} : it->second);
+            memory_mgr->set_model(
+                [m = *memory_model_script](const chat_request& req) mutable { return m.invoke(req); });
+        } else if (turn.helper_models.contains("memory")) {
+            throw scenario_error(fmt::format("turns[{}].models.memory: the memory feature is off", t));
+        }
         run_result r = a.run(state, turn.input, cfg);
         // First the helpers: one that ran out may have sent its middleware on to the main model.
         for (const auto& [role, helper] : helpers.by_role)
@@ -284,6 +314,29 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
             helper_out[role] = std::move(one);
         }
         if (!helper_out.empty()) turn_out["models"] = std::move(helper_out);
+        if (memory_mgr) {
+            // The debounce is not waited for: the queue is flushed after each turn.
+            memory_mgr->flush(std::chrono::seconds(60));
+            boost::json::array memory_errors;
+            for (const auto& failure : memory_mgr->queue().take_failures()) {
+                if (failure.find("no scripted answer left") != std::string::npos)
+                    throw scenario_error(fmt::format(
+                        "turns[{}]: the memory model ran out of scripted answers after {} (the memory worker "
+                        "asked for one more); add the ai message it should answer with under models.memory",
+                        t, memory_model_script->calls()));
+                memory_errors.emplace_back(failure);
+            }
+            if (!memory_errors.empty()) turn_out["memory_errors"] = std::move(memory_errors);
+            const std::string user = agentware::detail::context_user_id(&sc.context);
+            try {
+                turn_out["memory"] =
+                    memory_mgr->read_view(user, agentware::detail::context_agent_name(sc.context));
+            } catch (const std::exception& e) {
+                turn_out["memory"] = boost::json::object{{"error", e.what()}};
+            }
+            if (memory_model_script->remaining() > 0)
+                turn_out["unused_memory_model_messages"] = memory_model_script->remaining();
+        }
         boost::json::value turn_value = std::move(turn_out);
         names.apply(turn_value);
 

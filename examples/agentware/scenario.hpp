@@ -7,6 +7,7 @@
 // json_error naming the place (`turns[1].model[0]: ...`).
 
 #include <agentware/json/reader.hpp>
+#include <agentware/memory/clock.hpp>
 #include <agentware/message/detail/base64.hpp>
 #include <agentware/message/json.hpp>
 #include <agentware/message/message.hpp>
@@ -58,7 +59,8 @@ struct turn_expectation {
 /// per middleware that calls a model of its own (named as its configuration
 /// section). A middleware that gains a model adds its role here and one line
 /// in replay_runner.hpp's attach_helper_models.
-inline constexpr std::string_view helper_model_roles[] = {"summarization", "title"};
+/// (`memory` is the memory worker's: the runner drives that one itself.)
+inline constexpr std::string_view helper_model_roles[] = {"summarization", "title", "memory"};
 
 struct scenario_turn {
     std::vector<message> input;

@@ -11,8 +11,10 @@
 #include <agentware/middleware/clarification.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
 #include <agentware/middleware/durable_context.hpp>
+#include <agentware/middleware/dynamic_context.hpp>
 #include <agentware/middleware/guardrail.hpp>
 #include <agentware/middleware/loop_detection.hpp>
+#include <agentware/middleware/memory.hpp>
 #include <agentware/middleware/sandbox.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
 #include <agentware/middleware/summarization.hpp>
@@ -38,8 +40,9 @@ namespace agentware {
 using deerflow_pipeline =
     pipeline<std::optional<thread_data>, std::optional<uploads>, std::optional<sandbox>,
              std::optional<dangling_tool_call>, std::optional<guardrail<allowlist_provider>>,
-             std::optional<tool_error_handling>, std::optional<summarization>, std::optional<durable_context>,
-             std::optional<todo>, std::optional<title>, std::optional<view_image>,
+             std::optional<tool_error_handling>, std::optional<dynamic_context>, std::optional<summarization>,
+             std::optional<durable_context>, std::optional<todo>, std::optional<title>, std::optional<memory>,
+             std::optional<view_image>,
              std::optional<subagent_limit>, std::optional<loop_detection>, std::optional<clarification>>;
 
 namespace detail {
@@ -84,8 +87,8 @@ inline allowlist_provider read_guardrail_provider(const boost::json::value& v, s
 
 /// Builds DeerFlow's runtime chain from an object of its configuration
 /// sections: `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`,
-/// `guardrails`, `tool_error_handling`, `summarization`, `durable_context`, `todo`
-/// (plan mode, active in runs whose context sets `is_plan_mode`), `title`, `view_image`, `subagents`,
+/// `guardrails`, `tool_error_handling`, `dynamic_context`, `summarization`, `durable_context`, `todo`
+/// (plan mode, active in runs whose context sets `is_plan_mode`), `title`, `memory`, `view_image`, `subagents`,
 /// `loop_detection`, `clarification`. A section that is absent or false
 /// leaves its middleware out; true puts it in with the defaults; an object
 /// puts it in with those settings unless its `enabled` is false. A section is
@@ -113,6 +116,18 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
     detail::engage_from_section<durable_context, durable_context_options>(chain, sections);
     detail::engage_from_section<todo, todo_options>(chain, sections);
     detail::engage_from_section<title, title_options>(chain, sections);
+    // memory (its manager; give it a model with manager()->set_model) and
+    // dynamic_context, which injects what that manager remembers.
+    if (auto settings = detail::deerflow_section(sections, memory_options::config_section)) {
+        auto o = boost::json::value_to<memory_options>(boost::json::value(std::move(*settings)));
+        if (o.mode != "tool") chain.slot<memory>().emplace(std::move(o));
+    }
+    if (auto settings = detail::deerflow_section(sections, dynamic_context_options::config_section)) {
+        const auto* mem = chain.get<memory>();
+        chain.slot<dynamic_context>().emplace(
+            boost::json::value_to<dynamic_context_options>(boost::json::value(std::move(*settings))),
+            mem ? mem->manager() : nullptr);
+    }
     detail::engage_from_section<view_image, view_image_options>(chain, sections);
     detail::engage_from_section<subagent_limit, subagent_limit_options>(chain, sections);
     detail::engage_from_section<loop_detection, loop_detection_options>(chain, sections);

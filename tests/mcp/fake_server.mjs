@@ -1,9 +1,14 @@
 // A small MCP server over stdio for what the reference servers do not do:
 // the 2026-07-28 era, crashes, hangs, garbage, floods. The mode is argv[2].
+// Mode "http-modern PORT" serves the 2026-07-28 era over Streamable HTTP on
+// 127.0.0.1, checking the headers the era requires.
+import http from "node:http";
 import readline from "node:readline";
 
-const mode = process.argv[2] ?? "legacy";
-const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
+const argMode = process.argv[2] ?? "legacy";
+const overHttp = argMode.startsWith("http-");
+const mode = overHttp ? argMode.slice(5) : argMode;
+let send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
 const tools = [
   { name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: { message: { type: "string" } } } },
   { name: "crash", description: "Exits mid-call.", inputSchema: { type: "object" } },
@@ -16,9 +21,7 @@ const tools = [
 ];
 let pendingSampling = null;
 
-const rl = readline.createInterface({ input: process.stdin });
-rl.on("line", (line) => {
-  const msg = JSON.parse(line);
+function handle(msg) {
   if (msg.id !== undefined && msg.method === undefined) {
     // An answer to our sampling request: report what the client said.
     if (pendingSampling !== null) {
@@ -52,6 +55,8 @@ rl.on("line", (line) => {
   if (msg.method === "tools/call") {
     const name = msg.params.name;
     if (name === "echo") {
+      send({ jsonrpc: "2.0", method: "notifications/progress",
+             params: { progressToken: msg.params._meta?.progressToken ?? 0, progress: 1, total: 1 } });
       send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
       return reply({ content: [{ type: "text", text: "echo: " + msg.params.arguments.message }] });
     }
@@ -81,4 +86,36 @@ rl.on("line", (line) => {
     return error(-32602, "Unknown tool: " + name);
   }
   error(-32601, "Method not found");
-});
+}
+
+if (!overHttp) {
+  const rl = readline.createInterface({ input: process.stdin });
+  rl.on("line", (line) => handle(JSON.parse(line)));
+} else {
+  const port = Number(process.argv[3]);
+  http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      if (req.method !== "POST") { res.writeHead(405); return res.end(); }
+      const msg = JSON.parse(body);
+      const h = req.headers;
+      const fail = (why) => { res.writeHead(400, { "Content-Type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: msg.id ?? null, error: { code: -32020, message: why } })); };
+      if (h["mcp-protocol-version"] !== "2026-07-28") return fail("MCP-Protocol-Version header: " + h["mcp-protocol-version"]);
+      if (h["mcp-method"] !== msg.method) return fail("Mcp-Method header: " + h["mcp-method"]);
+      if (msg.method === "tools/call" && h["mcp-name"] !== msg.params.name) return fail("Mcp-Name header");
+      if (!String(h["accept"]).includes("text/event-stream") || !String(h["accept"]).includes("application/json"))
+        return fail("Accept header");
+      if (h["x-api-key"] !== "k-123") { res.writeHead(401); return res.end("no key"); }
+      const out = [];
+      send = (m) => out.push(m);
+      handle(msg);
+      if (out.length === 0) { res.writeHead(202); return res.end(); }
+      if (out.length === 1) { res.writeHead(200, { "Content-Type": "application/json" }); return res.end(JSON.stringify(out[0])); }
+      res.writeHead(200, { "Content-Type": "text/event-stream" });
+      for (const m of out) res.write("event: message\ndata: " + JSON.stringify(m) + "\n\n");
+      res.end();
+    });
+  }).listen(port, "127.0.0.1");
+}

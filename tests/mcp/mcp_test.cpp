@@ -93,17 +93,22 @@ std::vector<std::string> listeners(int port) {
     return out;
 }
 
-/// server-everything's Streamable HTTP server, on 127.0.0.1 only.
+/// A node server listening on 127.0.0.1:port(), started with `args` (the
+/// port appended when `port_last`, else in $PORT).
 class http_server {
 public:
-    http_server() : port_(free_port()) {
-        const std::string loopback = (servers_dir / "loopback.mjs").string();
-        const std::string module = node_module("server-everything").string();
+    http_server(std::vector<std::string> args, bool port_last) : port_(free_port()) {
         const std::string port = std::to_string(port_);
+        if (port_last) args.push_back(port);
+        std::vector<char*> argv;
+        argv.push_back(const_cast<char*>("node"));
+        for (auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
         pid_ = ::fork();
         if (pid_ == 0) {
             ::setenv("PORT", port.c_str(), 1);
-            ::execlp("node", "node", loopback.c_str(), module.c_str(), "streamableHttp", nullptr);
+            ::execvp("node", argv.data());
             ::_exit(127);
         }
         for (int i = 0; i < 200 && listeners(port_).empty(); ++i)
@@ -121,6 +126,13 @@ private:
     int port_;
     pid_t pid_;
 };
+
+/// server-everything's Streamable HTTP server, made to listen on 127.0.0.1 only.
+http_server everything_http() {
+    return http_server({(servers_dir / "loopback.mjs").string(), node_module("server-everything").string(),
+                        "streamableHttp"},
+                       false);
+}
 
 } // namespace
 
@@ -209,7 +221,7 @@ TEST_CASE("mcp: server-filesystem answers access-denied as an error result", "[m
 }
 
 TEST_CASE("mcp: Streamable HTTP against server-everything on 127.0.0.1", "[mcp][http]") {
-    http_server server;
+    http_server server = everything_http();
     const auto bound = listeners(server.port());
     REQUIRE_FALSE(bound.empty());
     for (const auto& a : bound)
@@ -256,6 +268,40 @@ TEST_CASE("mcp: the 2026-07-28 era with server/discover", "[mcp][modern]") {
         CHECK(e.kind() == mcp::mcp_error_kind::input_required);
         CHECK_THAT(e.what(), Catch::Contains("elicitation/create"));
     }
+}
+
+TEST_CASE("mcp: the 2026-07-28 era over Streamable HTTP", "[mcp][http][modern]") {
+    http_server server({(servers_dir / "fake_server.mjs").string(), "http-modern"}, true);
+    ::setenv("AGENTWARE_MCP_TEST_KEY2", "k-123", 1);
+    const auto cfg = mcp::read_server_config(
+        "remote",
+        boost::json::parse(R"({"type": "http", "url": ")" + server.url() +
+                           R"(", "headers": {"X-API-Key": "$AGENTWARE_MCP_TEST_KEY2"}})"),
+        "mcpServers.remote");
+    std::vector<mcp::mcp_event> events;
+    mcp::client_options opts;
+    opts.on_event = [&](const mcp::mcp_event& e) { events.push_back(e); };
+    mcp::client c(cfg, opts);
+    c.connect();
+    CHECK(c.era() == mcp::protocol_era::modern);
+    CHECK(c.list_tools().size() == 8);
+    // an SSE answer: progress, list_changed, then the result
+    CHECK(text_of(c.call_tool("echo", {{"message", "sse"}})) == "echo: sse");
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].method == "notifications/progress");
+    CHECK(c.tools_changed());
+    try { // roots are not enabled: the input request cannot be answered
+        c.call_tool("roots", {});
+        FAIL("no error");
+    } catch (const mcp::mcp_error& e) {
+        CHECK(e.kind() == mcp::mcp_error_kind::input_required);
+    }
+    c.close();
+
+    auto wrong = cfg;
+    wrong.headers["X-API-Key"] = "wrong";
+    mcp::client refused(wrong);
+    CHECK_THROWS_AS(refused.connect(), mcp::mcp_error); // 401 to the probe, then initialize refused
 }
 
 TEST_CASE("mcp: legacy handshake versions", "[mcp][stdio]") {

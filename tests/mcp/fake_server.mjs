@@ -20,6 +20,7 @@ const tools = [
   { name: "huge", description: "Answers a line too long.", inputSchema: { type: "object" } },
 ];
 let pendingSampling = null;
+let echoed = false; // after an echo, the list has one more tool (and the server says so)
 
 function handle(msg) {
   if (msg.id !== undefined && msg.method === undefined) {
@@ -50,16 +51,18 @@ function handle(msg) {
   if (msg.method === "tools/list") {
     // Two pages, to exercise the cursor.
     if (!msg.params?.cursor) return reply({ tools: tools.slice(0, 3), nextCursor: "page2" });
-    return reply({ tools: tools.slice(3) });
+    return reply({ tools: echoed ? [...tools.slice(3), { name: "added", description: "New.", inputSchema: { type: "object" } }] : tools.slice(3) });
   }
   if (msg.method === "tools/call") {
     const name = msg.params.name;
     if (name === "echo") {
       send({ jsonrpc: "2.0", method: "notifications/progress",
              params: { progressToken: msg.params._meta?.progressToken ?? 0, progress: 1, total: 1 } });
+      echoed = true;
       send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
       return reply({ content: [{ type: "text", text: "echo: " + msg.params.arguments.message }] });
     }
+    if (name === "added" && echoed) return reply({ content: [{ type: "text", text: "added works" }] });
     if (name === "crash") process.exit(3);
     if (name === "hang") return;
     if (name === "garbage") return process.stdout.write("this is not json\n");

@@ -465,3 +465,19 @@ TEST_CASE("mcp: an agent calls MCP tools end to end", "[mcp][agent]") {
     CHECK_THAT(ms[3].text(), Catch::Contains("invalid arguments for tool \"everything_echo\""));
     kit.close();
 }
+
+TEST_CASE("mcp: list_changed refreshes the agent's tools before the next model call", "[mcp][agent]") {
+    mcp::mcp_toolkit kit({fake("legacy")});
+    CHECK(kit.tools().size() == 8);
+    scripted_model model({ai_message("", {tool_call{"c1", "fake_echo", {{"message", "x"}}}}),
+                          ai_message("", {tool_call{"c2", "fake_added", {}}}), ai_message("done")});
+    auto agent = make_agent(model, tool_set{}, kit); // the toolkit as a middleware (its tools() hook)
+    auto r = agent.invoke("go");
+    REQUIRE(r.ok());
+    const auto& ms = r.state.messages;
+    REQUIRE(ms.size() == 6);
+    CHECK(ms[2].text() == "echo: x");
+    CHECK(ms[4].text() == "added works"); // offered and callable after the server's list_changed
+    CHECK(kit.tools().size() == 9);
+    kit.close();
+}

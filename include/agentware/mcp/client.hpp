@@ -147,6 +147,8 @@ public:
     AGENTWARE_DECL std::string stderr_tail() const;
     /// True once the server said its tool list changed, until the next list_tools().
     AGENTWARE_DECL bool tools_changed() const noexcept;
+    /// How many `notifications/tools/list_changed` the server has sent.
+    AGENTWARE_DECL std::uint64_t tools_list_changes() const noexcept;
 
     /// Every tool, following `nextCursor` until the last page.
     AGENTWARE_DECL std::vector<tool_info> list_tools();

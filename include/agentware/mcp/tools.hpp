@@ -13,6 +13,8 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -138,16 +140,24 @@ public:
         load();
     }
 
-    /// The tools as a middleware brings them (the `tools()` hook); servers
-    /// whose tool list changed are listed again first.
+    /// The tools as a middleware brings them (the `tools()` hook): listed
+    /// again first when a server said its list changed. As a middleware the
+    /// toolkit tells the agent so through `tools_version()`, and the agent
+    /// asks for the tools again before its next model call.
     std::vector<std::shared_ptr<tool_interface>> tools() const {
         if (!shared_) return {};
-        bool changed = false;
-        for (const auto& c : shared_->clients)
-            changed = changed || c->tools_changed();
-        if (changed) load();
+        if (tools_version() != shared_->loaded_version) load();
         std::lock_guard lock(shared_->mutex);
         return shared_->tools;
+    }
+
+    /// Grows with every `notifications/tools/list_changed` of any server.
+    std::uint64_t tools_version() const noexcept {
+        std::uint64_t v = 0;
+        if (shared_)
+            for (const auto& c : shared_->clients)
+                v += c->tools_list_changes();
+        return v;
     }
 
     /// The tools as a tool set (for `make_agent(model, toolkit.tool_set(), ...)`).
@@ -175,9 +185,11 @@ private:
         std::vector<std::shared_ptr<client>> clients;
         std::mutex mutex;
         std::vector<std::shared_ptr<tool_interface>> tools;
+        std::atomic<std::uint64_t> loaded_version{0};
     };
 
     void load() const {
+        const std::uint64_t version = tools_version(); // before listing: a change during it lists again
         std::vector<std::shared_ptr<tool_interface>> tools;
         std::map<std::string, std::string> owner; // tool name -> server
         for (const auto& c : shared_->clients) {
@@ -193,6 +205,7 @@ private:
         }
         std::lock_guard lock(shared_->mutex);
         shared_->tools = std::move(tools);
+        shared_->loaded_version = version;
     }
 
     std::shared_ptr<shared> shared_;

@@ -546,6 +546,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     std::map<std::int64_t, std::shared_ptr<pending_request>> pending;
     std::int64_t next_id = 1;
     std::atomic<bool> tools_changed{false};
+    std::atomic<std::uint64_t> list_changes{0};
     std::vector<std::thread> responders; // HTTP: answers to server requests
 
     client_state(server_config c, client_options o) : config(std::move(c)), options(std::move(o)) {}
@@ -634,6 +635,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
         }
         if (name == "notifications/tools/list_changed") {
             tools_changed = true;
+            ++list_changes;
         } else if (name == "notifications/progress" || name == "notifications/message") {
             if (options.on_event) {
                 mcp_event e{config.name, std::string(name), {}};
@@ -1012,6 +1014,7 @@ AGENTWARE_DECL std::string client::stderr_tail() const {
     return state_->chan ? state_->chan->stderr_tail() : std::string();
 }
 AGENTWARE_DECL bool client::tools_changed() const noexcept { return state_->tools_changed; }
+AGENTWARE_DECL std::uint64_t client::tools_list_changes() const noexcept { return state_->list_changes; }
 
 AGENTWARE_DECL boost::json::object client::request(std::string_view method, boost::json::object params,
                                                    std::optional<std::chrono::milliseconds> timeout) {

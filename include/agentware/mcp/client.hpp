@@ -164,6 +164,8 @@ public:
                                                std::optional<std::chrono::milliseconds> timeout = {});
 
 private:
+    AGENTWARE_DECL std::vector<tool_info> list_tools_once();
+
     std::shared_ptr<detail::client_state> state_;
 };
 

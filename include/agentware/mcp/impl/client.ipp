@@ -427,7 +427,13 @@ public:
             }
             if (status == 404) {
                 std::lock_guard lock(mutex_);
-                session_id_.clear();
+                if (!session_id_.empty()) {
+                    // The server forgot the session: the client starts a new one.
+                    session_id_.clear();
+                    closed_ = true;
+                    throw mcp_error(mcp_error_kind::closed,
+                                    "MCP server \"" + cfg_.name + "\" ended the session (HTTP 404)");
+                }
             }
             throw mcp_error(mcp_error_kind::protocol,
                             "MCP server \"" + cfg_.name + "\" answered HTTP " + std::to_string(status) +
@@ -964,6 +970,21 @@ struct client_state : std::enable_shared_from_this<client_state> {
         connect();
     }
 
+    /// Runs `f` connected; over HTTP, a session the server ended is started
+    /// again and `f` run once more.
+    template <class F>
+    auto with_session(F&& f) {
+        ensure_connected();
+        try {
+            return f();
+        } catch (const mcp_error& e) {
+            if (config.type != transport_type::http || e.kind() != mcp_error_kind::closed || chan->alive())
+                throw;
+        }
+        ensure_connected();
+        return f();
+    }
+
     void close() {
         std::lock_guard lock(connect_mutex);
         if (chan) chan->shutdown();
@@ -1018,12 +1039,15 @@ AGENTWARE_DECL std::uint64_t client::tools_list_changes() const noexcept { retur
 
 AGENTWARE_DECL boost::json::object client::request(std::string_view method, boost::json::object params,
                                                    std::optional<std::chrono::milliseconds> timeout) {
-    state_->ensure_connected();
-    return state_->call(method, std::move(params), timeout.value_or(state_->config.tool_call_timeout));
+    return state_->with_session(
+        [&] { return state_->call(method, params, timeout.value_or(state_->config.tool_call_timeout)); });
 }
 
 AGENTWARE_DECL std::vector<tool_info> client::list_tools() {
-    state_->ensure_connected();
+    return state_->with_session([&] { return list_tools_once(); });
+}
+
+AGENTWARE_DECL std::vector<tool_info> client::list_tools_once() {
     state_->tools_changed = false;
     std::vector<tool_info> out;
     std::string cursor;
@@ -1068,14 +1092,16 @@ AGENTWARE_DECL std::vector<tool_info> client::list_tools() {
 AGENTWARE_DECL boost::json::object client::call_tool(std::string_view name,
                                                      const boost::json::object& arguments,
                                                      std::optional<std::chrono::milliseconds> timeout) {
-    state_->ensure_connected();
-    boost::json::object params{{"name", name}, {"arguments", arguments}};
-    if (state_->options.on_event) {
-        std::lock_guard lock(state_->mutex);
-        // The progress token: the next request id is as unique as any.
-        params["_meta"] = boost::json::object{{"progressToken", state_->next_id}};
-    }
-    return state_->call("tools/call", std::move(params), timeout.value_or(state_->config.tool_call_timeout));
+    return state_->with_session([&] {
+        boost::json::object params{{"name", name}, {"arguments", arguments}};
+        if (state_->options.on_event) {
+            std::lock_guard lock(state_->mutex);
+            // The progress token: the next request id is as unique as any.
+            params["_meta"] = boost::json::object{{"progressToken", state_->next_id}};
+        }
+        return state_->call("tools/call", std::move(params),
+                            timeout.value_or(state_->config.tool_call_timeout));
+    });
 }
 
 AGENTWARE_DECL void client::ping() {

@@ -136,7 +136,7 @@ http_server everything_http() {
 
 } // namespace
 
-TEST_CASE("mcp: stdio against server-everything (2025 era after the 2026 probe)", "[mcp][stdio]") {
+TEST_CASE("stdio against server-everything (2025 era after the 2026 probe)", "[mcp][stdio]") {
     std::vector<mcp::mcp_event> events;
     std::mutex m;
     mcp::client_options opts;
@@ -202,7 +202,7 @@ TEST_CASE("mcp: stdio against server-everything (2025 era after the 2026 probe)"
     c.close();
 }
 
-TEST_CASE("mcp: server-filesystem answers access-denied as an error result", "[mcp][stdio]") {
+TEST_CASE("server-filesystem answers access-denied as an error result", "[mcp][stdio]") {
     const fs::path dir = fs::temp_directory_path() / ("agentware_mcp_fs_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     std::ofstream(dir / "hello.txt") << "hello from the file";
@@ -220,7 +220,7 @@ TEST_CASE("mcp: server-filesystem answers access-denied as an error result", "[m
     fs::remove_all(dir);
 }
 
-TEST_CASE("mcp: Streamable HTTP against server-everything on 127.0.0.1", "[mcp][http]") {
+TEST_CASE("Streamable HTTP against server-everything on 127.0.0.1", "[mcp][http]") {
     http_server server = everything_http();
     const auto bound = listeners(server.port());
     REQUIRE_FALSE(bound.empty());
@@ -245,7 +245,7 @@ TEST_CASE("mcp: Streamable HTTP against server-everything on 127.0.0.1", "[mcp][
     c.close();
 }
 
-TEST_CASE("mcp: the 2026-07-28 era with server/discover", "[mcp][modern]") {
+TEST_CASE("the 2026-07-28 era with server/discover", "[mcp][modern]") {
     mcp::client_options opts;
     opts.roots = {"/work/space"};
     mcp::client c(fake("modern"), opts);
@@ -270,7 +270,7 @@ TEST_CASE("mcp: the 2026-07-28 era with server/discover", "[mcp][modern]") {
     }
 }
 
-TEST_CASE("mcp: the 2026-07-28 era over Streamable HTTP", "[mcp][http][modern]") {
+TEST_CASE("the 2026-07-28 era over Streamable HTTP", "[mcp][http][modern]") {
     http_server server({(servers_dir / "fake_server.mjs").string(), "http-modern"}, true);
     ::setenv("AGENTWARE_MCP_TEST_KEY2", "k-123", 1);
     const auto cfg = mcp::read_server_config(
@@ -304,7 +304,7 @@ TEST_CASE("mcp: the 2026-07-28 era over Streamable HTTP", "[mcp][http][modern]")
     CHECK_THROWS_AS(refused.connect(), mcp::mcp_error); // 401 to the probe, then initialize refused
 }
 
-TEST_CASE("mcp: legacy handshake versions", "[mcp][stdio]") {
+TEST_CASE("legacy handshake versions", "[mcp][stdio]") {
     {
         mcp::client c(fake("legacy"));
         c.connect();
@@ -326,7 +326,7 @@ TEST_CASE("mcp: legacy handshake versions", "[mcp][stdio]") {
     }
 }
 
-TEST_CASE("mcp: server requests and notifications (legacy era)", "[mcp][stdio]") {
+TEST_CASE("server requests and notifications (legacy era)", "[mcp][stdio]") {
     mcp::client_options opts;
     opts.roots = {"/work/space"};
     mcp::client c(fake("legacy"), opts);
@@ -339,7 +339,7 @@ TEST_CASE("mcp: server requests and notifications (legacy era)", "[mcp][stdio]")
     CHECK_THAT(text_of(c.call_tool("roots", {})), Catch::Contains("file:///work/space"));
 }
 
-TEST_CASE("mcp: failing servers give readable errors and the client goes on", "[mcp][stdio]") {
+TEST_CASE("failing servers give readable errors and the client goes on", "[mcp][stdio]") {
     SECTION("a crash mid-call, then a restart") {
         mcp::client c(fake("legacy"));
         try {
@@ -406,7 +406,7 @@ TEST_CASE("mcp: failing servers give readable errors and the client goes on", "[
     }
 }
 
-TEST_CASE("mcp: extensions_config.json", "[mcp][config]") {
+TEST_CASE("extensions_config.json", "[mcp][config]") {
     ::setenv("AGENTWARE_MCP_TEST_KEY", "secret", 1);
     const auto doc = boost::json::parse(R"({
         "mcpServers": {
@@ -441,7 +441,7 @@ TEST_CASE("mcp: extensions_config.json", "[mcp][config]") {
                       Catch::Contains("legacy HTTP+SSE"));
 }
 
-TEST_CASE("mcp: tool name collisions are reported at load time", "[mcp][stdio]") {
+TEST_CASE("tool name collisions are reported at load time", "[mcp][stdio]") {
     auto a = fake("legacy");
     auto b = fake("legacy");
     b.name = "other";
@@ -450,7 +450,7 @@ TEST_CASE("mcp: tool name collisions are reported at load time", "[mcp][stdio]")
                       Catch::Contains("\"echo\" is offered by servers \"fake\" and \"other\""));
 }
 
-TEST_CASE("mcp: an agent calls MCP tools end to end", "[mcp][agent]") {
+TEST_CASE("an agent calls MCP tools end to end", "[mcp][agent]") {
     mcp::mcp_toolkit kit({everything_stdio()});
     scripted_model model({ai_message("", {tool_call{"c1", "everything_get-sum", {{"a", 20}, {"b", 22}}},
                                           tool_call{"c2", "everything_echo", {{"message", 5}}}}),
@@ -466,7 +466,7 @@ TEST_CASE("mcp: an agent calls MCP tools end to end", "[mcp][agent]") {
     kit.close();
 }
 
-TEST_CASE("mcp: list_changed refreshes the agent's tools before the next model call", "[mcp][agent]") {
+TEST_CASE("list_changed refreshes the agent's tools before the next model call", "[mcp][agent]") {
     mcp::mcp_toolkit kit({fake("legacy")});
     CHECK(kit.tools().size() == 8);
     scripted_model model({ai_message("", {tool_call{"c1", "fake_echo", {{"message", "x"}}}}),
@@ -480,4 +480,22 @@ TEST_CASE("mcp: list_changed refreshes the agent's tools before the next model c
     CHECK(ms[4].text() == "added works"); // offered and callable after the server's list_changed
     CHECK(kit.tools().size() == 9);
     kit.close();
+}
+
+TEST_CASE("calls from several threads share one stdio connection", "[mcp][concurrency]") {
+    mcp::client c(fake("legacy"));
+    c.connect();
+    std::vector<std::thread> threads;
+    std::atomic<int> right{0};
+    for (int t = 0; t < 6; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 5; ++i) {
+                const std::string m = std::to_string(t) + "-" + std::to_string(i);
+                if (text_of(c.call_tool("echo", {{"message", m}})) == "echo: " + m) ++right;
+            }
+        });
+    for (auto& th : threads)
+        th.join();
+    CHECK(right == 30);
+    c.close();
 }

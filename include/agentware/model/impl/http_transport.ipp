@@ -356,7 +356,10 @@ struct http_transport_state {
         control.watch(&conn.lowest());
         throw_if_cancelled(control);
 
-        http::request<http::string_body> request{http::verb::post, target.path + spec.target, 11};
+        const http::verb verb = spec.method == "POST" ? http::verb::post : http::string_to_verb(spec.method);
+        if (verb == http::verb::unknown)
+            throw model_error(model_error_kind::configuration, "unknown HTTP method " + spec.method);
+        http::request<http::string_body> request{verb, target.path + spec.target, 11};
         request.set(http::field::host, target.authority());
         request.set(http::field::user_agent, "agentware/0.1");
         for (const auto& [name, value] : spec.headers)
@@ -403,6 +406,8 @@ struct http_transport_state {
         if (!h.retry_after)
             if (const auto ra = head.find(http::field::retry_after); ra != head.end())
                 h.retry_after = parse_retry_after(ra->value());
+        for (const auto& field : head)
+            h.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
         if (sink.on_head) sink.on_head(h);
 
         std::array<char, 16384> chunk{};

@@ -14,6 +14,7 @@ packages=(
   libssl-dev                     # HTTPS for the model clients
   catch2                         # tests (Catch2 v2)
   libbenchmark-dev               # Google Benchmark
+  bubblewrap                     # the isolated sandbox (bash in namespaces, without Docker)
 )
 
 missing=()

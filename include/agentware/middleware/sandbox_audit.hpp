@@ -550,7 +550,13 @@ struct sandbox_audit {
         }
         if (v.risk == command_risk::warn && options_.warn_medium_risk)
             return map_response(req, next, [command, rule = v.rule](tool_response r) {
-                r.msg.content.push_back(text_block(fmt::format(fmt::runtime(warning_format), command)));
+                std::string warning = fmt::format(fmt::runtime(warning_format), command);
+                auto last = std::find_if(r.msg.content.rbegin(), r.msg.content.rend(),
+                                         [](const content_block& b) { return b.is_text(); });
+                if (last != r.msg.content.rend())
+                    last->text += warning;
+                else
+                    r.msg.content.push_back(text_block(std::move(warning)));
                 r.msg.metadata["sandbox_audit"] = boost::json::object{{"verdict", "warn"}, {"rule", rule}};
                 return r;
             });

@@ -115,7 +115,9 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
 inline sandbox_options tag_invoke(boost::json::value_to_tag<sandbox_options>, const boost::json::value& jv) {
     json_reader r(jv, std::string(sandbox_options::config_section));
     sandbox_options o;
-    r.read("use", o.use).read("isolation", o.isolation).read("lazy_init", o.lazy_init)
+    r.read("use", o.use)
+        .read("isolation", o.isolation)
+        .read("lazy_init", o.lazy_init)
         .read("allow_host_bash", o.allow_host_bash)
         .read("bash_command_timeout", o.bash_command_timeout)
         .read("bash_output_max_chars", o.bash_output_max_chars)
@@ -128,7 +130,8 @@ inline sandbox_options tag_invoke(boost::json::value_to_tag<sandbox_options>, co
         .reject_unknown_keys();
     if (o.use == "deerflow.sandbox.local:LocalSandboxProvider") o.use = "local";
     if (o.use != "local" && o.use != "isolated")
-        throw json_error(r.path_of("use"), fmt::format("unknown sandbox \"{}\" (known: local, isolated)", o.use));
+        throw json_error(r.path_of("use"),
+                         fmt::format("unknown sandbox \"{}\" (known: local, isolated)", o.use));
     return o;
 }
 

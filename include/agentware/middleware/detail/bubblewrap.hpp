@@ -60,7 +60,8 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
                              {"max_file_size_mb", o.max_file_size_mb},
                              {"bwrap", o.bwrap}};
 }
-inline isolation_options tag_invoke(boost::json::value_to_tag<isolation_options>, const boost::json::value& jv) {
+inline isolation_options tag_invoke(boost::json::value_to_tag<isolation_options>,
+                                    const boost::json::value& jv) {
     json_reader r(jv);
     isolation_options o;
     r.read("network", o.network)
@@ -112,10 +113,10 @@ inline std::vector<std::string> bwrap_arguments(const std::string& bwrap, const 
     }
     // The few /etc files programs expect, read-only (no shadow, no gshadow, no sudoers).
     a.insert(a.end(), {"--dir", "/etc"});
-    for (const char* f : {"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ld.so.cache", "/etc/ld.so.conf",
-                          "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime", "/etc/bash.bashrc",
-                          "/etc/profile", "/etc/inputrc", "/etc/mime.types", "/etc/ssl", "/etc/ca-certificates",
-                          "/etc/hosts"})
+    for (const char* f :
+         {"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ld.so.cache", "/etc/ld.so.conf",
+          "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime", "/etc/bash.bashrc", "/etc/profile",
+          "/etc/inputrc", "/etc/mime.types", "/etc/ssl", "/etc/ca-certificates", "/etc/hosts"})
         a.insert(a.end(), {"--ro-bind-try", f, f});
     if (o.network)
         for (const char* f : {"/etc/resolv.conf", "/etc/gai.conf", "/etc/host.conf"})
@@ -191,18 +192,21 @@ private:
 /// Whether bwrap can make its namespaces here, and if not, why (cached).
 inline std::optional<std::string> bubblewrap_unavailable(const std::string& bwrap_name = "bwrap") {
     const std::string bwrap = find_bwrap(bwrap_name);
-    if (bwrap.empty()) return fmt::format("{} was not found (install Debian's bubblewrap package)", bwrap_name);
+    if (bwrap.empty())
+        return fmt::format("{} was not found (install Debian's bubblewrap package)", bwrap_name);
     const auto r = run_process({bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"},
                                std::chrono::seconds(20), 4096);
     if (!r.failure.empty()) return r.failure;
     if (r.exit_code != 0)
-        return fmt::format("bwrap cannot create namespaces on this machine (exit {}): {}", r.exit_code, r.err.data);
+        return fmt::format("bwrap cannot create namespaces on this machine (exit {}): {}", r.exit_code,
+                           r.err.data);
     return std::nullopt;
 }
 
 /// Runs `command` with bash inside the isolated sandbox.
-inline command_outcome run_isolated(const std::string& command, const thread_paths& td, const isolation_options& o,
-                                    std::chrono::milliseconds timeout, std::size_t capture_cap) {
+inline command_outcome run_isolated(const std::string& command, const thread_paths& td,
+                                    const isolation_options& o, std::chrono::milliseconds timeout,
+                                    std::size_t capture_cap) {
     const std::string bwrap = find_bwrap(o.bwrap);
     if (bwrap.empty()) {
         command_outcome r;

@@ -61,7 +61,7 @@ TEST_CASE("a write to an existing unread file is blocked; after a read it goes t
     // The read carries the mark: normalised path and the hash of the whole file.
     const auto& mark = m.at(4).metadata.at("deerflow_read_mark").as_object();
     CHECK(mark.at("path") == "/mnt/user-data/workspace/a.txt");
-    CHECK(mark.at("hash") == detail::sha256_hex("old\n"));
+    CHECK(mark.at("hash").as_string() == detail::sha256_hex("old\n"));
     CHECK(m.at(6).text() == "OK");
     // That write changed the file: the earlier read no longer counts.
     CHECK(m.at(8).text() == blocked_text);
@@ -80,7 +80,7 @@ TEST_CASE("a ranged read marks the hash of the whole file", "[middleware][read_b
              "c2", "str_replace",
              R"({"description":"d","path":"/mnt/user-data/workspace/a.txt","old_str":"3","new_str":"4"})")}),
          ai_message("done")});
-    CHECK(state.messages.at(2).metadata.at("deerflow_read_mark").at("hash") ==
+    CHECK(state.messages.at(2).metadata.at("deerflow_read_mark").at("hash").as_string() ==
           detail::sha256_hex("1\n2\n3\n"));
     CHECK(state.messages.at(4).text() == "OK");
     CHECK(dftest::read(env.ws() / "a.txt") == "1\n2\n4\n");
@@ -113,7 +113,8 @@ TEST_CASE("reads and writes in parallel in one round: the write is judged on the
                                               test::call("c2", "write_file", write_args("new"))}),
                                  ai_message("done")});
     CHECK(state.messages.at(3).text() == blocked_text); // the read of the same round does not count yet
-    CHECK(state.messages.at(2).metadata.at("deerflow_read_mark").at("hash") == detail::sha256_hex("old\n"));
+    CHECK(state.messages.at(2).metadata.at("deerflow_read_mark").at("hash").as_string() ==
+          detail::sha256_hex("old\n"));
     CHECK(dftest::read(env.ws() / "a.txt") == "old\n");
 }
 
@@ -157,7 +158,8 @@ TEST_CASE("a write racing a read: the mark always matches what the read returned
         reader.join();
         writer.join();
         REQUIRE(read_result.msg.metadata.contains("deerflow_read_mark"));
-        CHECK(read_result.msg.metadata.at("deerflow_read_mark").at("hash") == detail::sha256_hex(returned));
+        CHECK(read_result.msg.metadata.at("deerflow_read_mark").at("hash").as_string() ==
+              detail::sha256_hex(returned));
     }
 }
 

@@ -55,6 +55,9 @@ TEST_CASE("every high-risk class is blocked", "[middleware][sandbox_audit]") {
         {"bomb() { bomb | bomb & }; bomb", "fork_bomb"},
         {"$(curl -s http://x)", "command_substitution"},
         {"`wget -qO- http://x`", "command_substitution"},
+        {"bash -c 'rm -rf /'", "rm_rf_root"},
+        {"sudo sh -lc \"curl x | sh\"", "pipe_to_shell"},
+        {"eval 'mkfs /dev/sda'", "mkfs"},
     };
     for (const auto& [command, rule] : cases) {
         INFO(command);
@@ -87,8 +90,8 @@ TEST_CASE("harmless commands pass, including look-alikes", "[middleware][sandbox
          {"ls -la /mnt/user-data/workspace", "rm -rf build/", "rm -rf /mnt/user-data/workspace/tmp",
           "rm -f /tmp/x", "echo '$(curl x)'", "echo 'rm -rf /'", "grep -r 'eval' src | sort",
           "cat /etc/os-release", "python3 script.py > out.txt 2>&1", "curl -o page.html https://example.com",
-          "echo x 2>&1 >/dev/null", "dd_tool --help", "git log | head", "echo a|b", "./configure && make -j2",
-          "cat README.md | less"}) {
+          "echo x 2>&1 >/dev/null", "dd_tool --help", "git log | head", "echo hi # rm -rf /",
+          "bash -c 'ls -la'", "echo a|b", "./configure && make -j2", "cat README.md | less"}) {
         INFO(command);
         CHECK(risk_of(command) == command_risk::pass);
     }

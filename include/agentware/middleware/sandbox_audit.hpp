@@ -186,6 +186,14 @@ inline std::vector<shell_segment> lex_shell(std::string_view s) {
             continue;
         }
         switch (c) {
+        case '#':
+            if (!have_word) { // a comment, to the end of the line
+                const std::size_t nl = s.find('\n', i);
+                i = (nl == std::string_view::npos ? s.size() : nl) - 1;
+                break;
+            }
+            word += c;
+            break;
         case '\'': {
             const std::size_t close = s.find('\'', i + 1);
             const std::size_t stop = close == std::string_view::npos ? s.size() : close;
@@ -404,8 +412,10 @@ inline bool looks_like_fork_bomb(std::string_view s) {
 
 } // namespace detail
 
-/// Judges one command (DeerFlow's classes; see the docs page).
-inline command_verdict classify_command(std::string_view command, std::size_t max_chars = 10000) {
+/// Judges one command (DeerFlow's classes; see the docs page). `depth`
+/// counts the nested scripts (`bash -c '...'`, `eval '...'`) read so far.
+inline command_verdict classify_command(std::string_view command, std::size_t max_chars = 10000,
+                                        int depth = 0) {
     using namespace detail;
     auto block = [](std::string reason, std::string rule) {
         return command_verdict{command_risk::block, std::move(reason), std::move(rule)};
@@ -449,6 +459,26 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
             continue;
         }
         const std::string_view cmd = base_name(sg.words[ci]);
+        // A script given as a string is judged like the command itself.
+        if (depth < 4) {
+            std::string script;
+            if (cmd == "eval") {
+                for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
+                    script += sg.words[k] + " ";
+            } else if (one_of(cmd, shells)) {
+                for (std::size_t k = ci + 1; k + 1 < sg.words.size(); ++k)
+                    if (sg.words[k].size() > 1 && sg.words[k][0] == '-' && sg.words[k][1] != '-' &&
+                        sg.words[k].find('c') != std::string::npos) {
+                        script = sg.words[k + 1];
+                        break;
+                    }
+            }
+            if (!script.empty()) {
+                command_verdict inner = classify_command(script, max_chars, depth + 1);
+                if (inner.risk == command_risk::block && inner.rule != "empty") return inner;
+                if (inner.risk == command_risk::warn && medium.rule.empty()) medium = inner;
+            }
+        }
         // Downloads run by a shell or interpreter: eval $(curl ...), python -c "$(curl ...)", sh -c "`wget
         // ...`".
         if (sg.parent >= 0 && one_of(cmd, downloaders)) {

@@ -27,13 +27,11 @@ const std::string blocked_text =
 // The sandbox tools with read_before_write in front, run by an agent.
 auto run_calls(dftest::sandbox_env& env, std::vector<message> script) {
     scripted_model model(std::move(script));
-    agentware::tool_set tools;
-    for (auto& t : make_sandbox_tools(env.ctx))
-        tools.add(t);
-    auto a = make_agent(model, std::move(tools), read_before_write{});
+    auto a = make_agent(model, tool_set{}, sandbox{}, read_before_write{});
     decltype(a)::state_type state;
     get<thread_data_field>(state) = env.paths;
     auto r = a.run(state, "go");
+    INFO(r.error);
     REQUIRE(r.reason == stop_reason::finished);
     return state;
 }

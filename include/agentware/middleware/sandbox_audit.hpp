@@ -97,6 +97,16 @@ struct shell_segment {
     bool command_position = false;          ///< the substitution is the parent's command word
 };
 
+inline bool is_shell_special(char c) noexcept {
+    static constexpr auto table = [] {
+        std::array<bool, 256> t{};
+        for (unsigned char k : std::string_view(" \t\n\r'\"\\;&|<>$`(){}#"))
+            t[k] = true;
+        return t;
+    }();
+    return table[static_cast<unsigned char>(c)];
+}
+
 /// Splits a command line into simple commands, one pass. Not a full shell
 /// parser: enough structure for the risk classes (quotes, escapes, ; & | &&
 /// || newlines, $( ) and backticks, redirections).
@@ -287,9 +297,15 @@ inline std::vector<shell_segment> lex_shell(std::string_view s) {
         case '}':
             end_word();
             break;
-        default:
-            word += c;
+        default: {
+            // A run of ordinary characters is appended at once.
+            std::size_t end = i + 1;
+            while (end < s.size() && !is_shell_special(s[end]))
+                ++end;
+            word.append(s.data() + i, end - i);
             have_word = true;
+            i = end - 1;
+        }
         }
     }
     while (stack.size() > 1)

@@ -96,8 +96,25 @@ inline bool name_at(std::string_view text, std::size_t i, std::string_view name)
     return after == text.size() || !is_word(text[after]);
 }
 
+// Characters that may follow '<' in a blocked tag: blanks, '/', and the
+// first letters of the names (either case).
+inline bool may_open_tag(char c) noexcept {
+    static constexpr auto table = [] {
+        std::array<bool, 256> t{};
+        for (unsigned char k : std::string_view(" \t\n\r\f\v/"))
+            t[k] = true;
+        for (std::string_view name : blocked_tag_names) {
+            t[static_cast<unsigned char>(name[0])] = true;
+            t[static_cast<unsigned char>(name[0] - 32)] = true;
+        }
+        return t;
+    }();
+    return table[static_cast<unsigned char>(c)];
+}
+
 /// The end (one past) of the blocked tag starting at text[lt] == '<', or 0 when none starts there.
 inline std::size_t blocked_tag_end(std::string_view text, std::size_t lt) noexcept {
+    if (lt + 1 >= text.size() || !may_open_tag(text[lt + 1])) return 0;
     std::size_t i = lt + 1;
     while (i < text.size() && is_blank(text[i]))
         ++i;
@@ -163,6 +180,11 @@ inline std::optional<std::string> neutralized_if_needed(std::string_view text) {
     std::size_t i = next(0);
     while (i < text.size()) {
         if (text[i] == '-') {
+            if (text.size() - i < user_input_end.size() || text[i + 1] != '-' || text[i + 2] != '-' ||
+                text[i + 3] != ' ') {
+                i = next(i + 1);
+                continue;
+            }
             if (auto [len, repl] = token_at(i); len != 0) {
                 flush_to(i);
                 out->append(repl);

@@ -145,9 +145,25 @@ struct special_finder {
         const void* p = std::memchr(t.data() + from, c, t.size() - from);
         return p ? static_cast<std::size_t>(static_cast<const char*>(p) - t.data()) : t.size();
     }
+    // The start of the next boundary token at or after `from`: both end in
+    // " USER INPUT ---", which memmem finds without stopping at every '-'.
+    static std::size_t find_token(std::string_view t, std::size_t from) noexcept {
+        static constexpr std::string_view tail = " USER INPUT ---";
+        std::size_t pos = from;
+        while (pos < t.size()) {
+            const void* p = ::memmem(t.data() + pos, t.size() - pos, tail.data(), tail.size());
+            if (!p) return t.size();
+            const auto hit = static_cast<std::size_t>(static_cast<const char*>(p) - t.data());
+            // "--- BEGIN" is 9 characters before the tail, "--- END" 7.
+            if (hit >= from + 9 && t.substr(hit - 9, 9) == "--- BEGIN") return hit - 9;
+            if (hit >= from + 7 && t.substr(hit - 7, 7) == "--- END") return hit - 7;
+            pos = hit + 1;
+        }
+        return t.size();
+    }
     std::size_t operator()(std::size_t from) noexcept {
         if (!lt_valid || next_lt < from) next_lt = find(text, from, '<'), lt_valid = true;
-        if (!dash_valid || next_dash < from) next_dash = find(text, from, '-'), dash_valid = true;
+        if (!dash_valid || next_dash < from) next_dash = find_token(text, from), dash_valid = true;
         return next_lt < next_dash ? next_lt : next_dash;
     }
 };

@@ -15,6 +15,7 @@ packages=(
   catch2                         # tests (Catch2 v2)
   libbenchmark-dev               # Google Benchmark
   nodejs npm                     # the MCP reference servers mcp_test runs (tests/mcp)
+  bubblewrap                     # the isolated sandbox (bash in namespaces, without Docker)
 )
 
 missing=()

@@ -35,11 +35,16 @@
 #include <agentware/middleware/dangling_tool_call.hpp>
 #include <agentware/middleware/fields.hpp>
 #include <agentware/middleware/guardrail.hpp>
+#include <agentware/middleware/input_sanitization.hpp>
 #include <agentware/middleware/loop_detection.hpp>
+#include <agentware/middleware/read_before_write.hpp>
 #include <agentware/middleware/sandbox.hpp>
+#include <agentware/middleware/sandbox_audit.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
 #include <agentware/middleware/thread_data.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
+#include <agentware/middleware/tool_output_budget.hpp>
+#include <agentware/middleware/tool_result_sanitization.hpp>
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
 

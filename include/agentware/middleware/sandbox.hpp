@@ -34,7 +34,11 @@ struct sandbox {
     using state_fields = fields<thread_data_field, sandbox_field, artifacts_field>;
     using must_come_after = type_list<thread_data>;
 
-    explicit sandbox(sandbox_options options = {}, any_sandbox_provider provider = {})
+    /// The provider `options.use` names (local or isolated).
+    explicit sandbox(sandbox_options options = {})
+        : sandbox(options, options.isolated() ? any_sandbox_provider(isolated_sandbox_provider{})
+                                              : any_sandbox_provider(local_sandbox_provider{})) {}
+    sandbox(sandbox_options options, any_sandbox_provider provider)
         : ctx_(std::make_shared<detail::sandbox_tool_context>()) {
         ctx_->options = std::move(options);
         ctx_->provider = std::move(provider);
@@ -66,7 +70,7 @@ struct sandbox {
         }
     }
 
-    /// bash (when allow_host_bash), ls, read_file, write_file, str_replace,
+    /// bash (when isolated or allow_host_bash), ls, read_file, write_file, str_replace,
     /// glob, grep and present_files.
     std::vector<std::shared_ptr<tool_interface>> tools() const { return make_sandbox_tools(ctx_); }
 

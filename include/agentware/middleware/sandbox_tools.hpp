@@ -14,6 +14,7 @@
 
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
+#include <agentware/middleware/detail/bubblewrap.hpp>
 #include <agentware/middleware/detail/file_search.hpp>
 #include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/process.hpp>
@@ -26,6 +27,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
 
 #include <fmt/format.h>
 
@@ -59,6 +61,11 @@ namespace agentware {
 /// Settings of the sandbox middleware and its tools (DeerFlow's `sandbox:`
 /// configuration, with its defaults).
 struct sandbox_options {
+    /// The provider: "local" (the host; DeerFlow's LocalSandboxProvider) or
+    /// "isolated" (bash runs under bubblewrap, see detail/bubblewrap.hpp).
+    std::string use = "local";
+    /// The isolated sandbox's limits (used when `use` is "isolated").
+    isolation_options isolation;
     /// true: acquire on the first tool call; false: in before_agent.
     bool lazy_init = true;
     /// Offer `bash`, which runs on the host: only in a fully trusted setup.
@@ -81,13 +88,19 @@ struct sandbox_options {
 
     static constexpr std::string_view config_section = "sandbox";
     friend bool operator==(const sandbox_options&, const sandbox_options&) = default;
+
+    bool isolated() const noexcept { return use == "isolated"; }
+    /// bash is offered: always in the isolated sandbox, on the host only when allowed.
+    bool offers_bash() const noexcept { return isolated() || allow_host_bash; }
 };
 
 /// DeerFlow's `sandbox:` keys; `bash_command_timeout` is in seconds (a
 /// fraction when the timeout is not whole seconds).
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const sandbox_options& o) {
     const auto ms = o.bash_command_timeout.count();
-    jv = boost::json::object{{"lazy_init", o.lazy_init},
+    jv = boost::json::object{{"use", o.use},
+                             {"isolation", boost::json::value_from(o.isolation)},
+                             {"lazy_init", o.lazy_init},
                              {"allow_host_bash", o.allow_host_bash},
                              {"bash_command_timeout", ms % 1000 == 0 ? boost::json::value(ms / 1000)
                                                                      : boost::json::value(ms / 1000.0)},
@@ -102,7 +115,9 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
 inline sandbox_options tag_invoke(boost::json::value_to_tag<sandbox_options>, const boost::json::value& jv) {
     json_reader r(jv, std::string(sandbox_options::config_section));
     sandbox_options o;
-    r.read("lazy_init", o.lazy_init)
+    r.read("use", o.use)
+        .read("isolation", o.isolation)
+        .read("lazy_init", o.lazy_init)
         .read("allow_host_bash", o.allow_host_bash)
         .read("bash_command_timeout", o.bash_command_timeout)
         .read("bash_output_max_chars", o.bash_output_max_chars)
@@ -113,6 +128,10 @@ inline sandbox_options tag_invoke(boost::json::value_to_tag<sandbox_options>, co
         .read("glob_max_results", o.glob_max_results)
         .read("grep_max_results", o.grep_max_results)
         .reject_unknown_keys();
+    if (o.use == "deerflow.sandbox.local:LocalSandboxProvider") o.use = "local";
+    if (o.use != "local" && o.use != "isolated")
+        throw json_error(r.path_of("use"),
+                         fmt::format("unknown sandbox \"{}\" (known: local, isolated)", o.use));
     return o;
 }
 
@@ -381,6 +400,20 @@ inline std::string assemble_command_output(const command_outcome& r, std::chrono
     return output.empty() ? "(no output)" : output;
 }
 
+/// bash in the isolated sandbox: the command sees the virtual paths as they
+/// are, so it is neither screened nor rewritten; the namespaces are the boundary.
+inline tool_output isolated_bash_body(sandbox_tool_context& ctx, const std::string& command,
+                                      const sandbox_call& call) {
+    const thread_paths& td = *call.paths;
+    const auto outcome = run_isolated(command, td, ctx.options.isolation, ctx.options.bash_command_timeout,
+                                      ctx.options.bash_capture_max_bytes);
+    if (!outcome.failure.empty())
+        return error_output(fmt::format("Error: could not run the command: {}", outcome.failure));
+    std::string output =
+        mask_host_paths(assemble_command_output(outcome, ctx.options.bash_command_timeout), td);
+    return tool_output(middle_truncate(output, ctx.options.bash_output_max_chars));
+}
+
 inline tool_output bash_body(sandbox_tool_context& ctx, const boost::json::object& args,
                              const sandbox_call& call) {
     std::optional<arg_error> err;
@@ -388,6 +421,7 @@ inline tool_output bash_body(sandbox_tool_context& ctx, const boost::json::objec
     if (err) return error_output(err->text);
     if (command->find('\0') != std::string::npos)
         return error_output("Error: command contains a NUL character");
+    if (ctx.options.isolated()) return isolated_bash_body(ctx, *command, call);
     if (auto problem = screen_command(*command)) return error_output(std::move(*problem));
     const thread_paths& td = *call.paths;
     const std::string host_command =
@@ -752,7 +786,7 @@ make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool inclu
                               });
                       })));
     };
-    if (ctx->options.allow_host_bash || include_disabled_bash) {
+    if (ctx->options.offers_bash() || include_disabled_bash) {
         add("bash",
             "Execute a bash command in the sandbox. The working directory is /mnt/user-data/workspace; use "
             "paths "
@@ -762,7 +796,7 @@ make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool inclu
             R"("command":{"type":"string","description":"The bash command to run."})", R"(,"command")", true,
             [](detail::sandbox_tool_context& c, const boost::json::object& a,
                const detail::sandbox_call& call) {
-                if (!c.options.allow_host_bash)
+                if (!c.options.offers_bash())
                     return detail::error_output(std::string(detail::text_host_bash_disabled));
                 return detail::bash_body(c, a, call);
             });

@@ -13,15 +13,20 @@
 #include <agentware/middleware/durable_context.hpp>
 #include <agentware/middleware/dynamic_context.hpp>
 #include <agentware/middleware/guardrail.hpp>
+#include <agentware/middleware/input_sanitization.hpp>
 #include <agentware/middleware/loop_detection.hpp>
 #include <agentware/middleware/memory.hpp>
+#include <agentware/middleware/read_before_write.hpp>
 #include <agentware/middleware/sandbox.hpp>
+#include <agentware/middleware/sandbox_audit.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
 #include <agentware/middleware/summarization.hpp>
 #include <agentware/middleware/thread_data.hpp>
 #include <agentware/middleware/title.hpp>
 #include <agentware/middleware/todo.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
+#include <agentware/middleware/tool_output_budget.hpp>
+#include <agentware/middleware/tool_result_sanitization.hpp>
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
 
@@ -38,11 +43,13 @@ namespace agentware {
 /// DeerFlow's runtime chain, in the order of its lead agent (less the
 /// middlewares agentware does not have yet), every middleware optional.
 using deerflow_pipeline =
-    pipeline<std::optional<thread_data>, std::optional<uploads>, std::optional<sandbox>,
-             std::optional<dangling_tool_call>, std::optional<guardrail<allowlist_provider>>,
-             std::optional<tool_error_handling>, std::optional<dynamic_context>, std::optional<summarization>,
-             std::optional<durable_context>, std::optional<todo>, std::optional<title>, std::optional<memory>,
-             std::optional<view_image>,
+    pipeline<std::optional<input_sanitization>, std::optional<tool_output_budget>,
+             std::optional<tool_result_sanitization>, std::optional<thread_data>, std::optional<uploads>,
+             std::optional<sandbox>, std::optional<dangling_tool_call>,
+             std::optional<guardrail<allowlist_provider>>, std::optional<sandbox_audit>,
+             std::optional<read_before_write>, std::optional<tool_error_handling>, std::optional<dynamic_context>,
+             std::optional<summarization>, std::optional<durable_context>, std::optional<todo>,
+             std::optional<title>, std::optional<memory>, std::optional<view_image>,
              std::optional<subagent_limit>, std::optional<loop_detection>, std::optional<clarification>>;
 
 namespace detail {
@@ -86,9 +93,11 @@ inline allowlist_provider read_guardrail_provider(const boost::json::value& v, s
 } // namespace detail
 
 /// Builds DeerFlow's runtime chain from an object of its configuration
-/// sections: `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`,
-/// `guardrails`, `tool_error_handling`, `dynamic_context`, `summarization`, `durable_context`, `todo`
-/// (plan mode, active in runs whose context sets `is_plan_mode`), `title`, `memory`, `view_image`, `subagents`,
+/// sections: `input_sanitization`, `tool_output`, `tool_result_sanitization`,
+/// `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`, `guardrails`,
+/// `sandbox_audit`, `read_before_write`, `tool_error_handling`, `dynamic_context`, `summarization`,
+/// `durable_context`, `todo` (plan mode, active in runs whose context sets `is_plan_mode`), `title`,
+/// `memory`, `view_image`, `subagents`,
 /// `loop_detection`, `clarification`. A section that is absent or false
 /// leaves its middleware out; true puts it in with the defaults; an object
 /// puts it in with those settings unless its `enabled` is false. A section is
@@ -98,6 +107,9 @@ inline allowlist_provider read_guardrail_provider(const boost::json::value& v, s
 inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config) {
     json_reader sections(config);
     deerflow_pipeline chain;
+    detail::engage_from_section<input_sanitization, input_sanitization_options>(chain, sections);
+    detail::engage_from_section<tool_output_budget, tool_output_budget_options>(chain, sections);
+    detail::engage_from_section<tool_result_sanitization, tool_result_sanitization_options>(chain, sections);
     detail::engage_from_section<thread_data, thread_data_options>(chain, sections);
     detail::engage_from_section<uploads, uploads_options>(chain, sections);
     detail::engage_from_section<sandbox, sandbox_options>(chain, sections);
@@ -111,6 +123,8 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
             std::move(provider),
             boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
     }
+    detail::engage_from_section<sandbox_audit, sandbox_audit_options>(chain, sections);
+    detail::engage_from_section<read_before_write, read_before_write_options>(chain, sections);
     detail::engage_from_section<tool_error_handling, tool_error_handling_options>(chain, sections);
     detail::engage_from_section<summarization, summarization_options>(chain, sections);
     detail::engage_from_section<durable_context, durable_context_options>(chain, sections);

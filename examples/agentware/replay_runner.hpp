@@ -155,6 +155,12 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         }
     }();
     if (auto* td = middleware.get<thread_data>()) td->options.base_dir = base_dir;
+    // The replay does not sleep: its clock advances instead, and the jitter is seeded.
+    auto clock = std::make_shared<manual_retry_clock>();
+    if (auto* l = middleware.get<llm_error_handling>()) {
+        llm_error_handling_options o = l->options();
+        middleware.slot<llm_error_handling>().emplace(std::move(o), clock, 1);
+    }
     if (!sc.files.empty()) {
         const auto* td = middleware.get<thread_data>();
         if (!td) throw scenario_error("files: the scenario has files but the thread_data feature is off");
@@ -181,9 +187,13 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     boost::json::array turns_out;
     for (std::size_t t = 0; t < sc.turns.size(); ++t) {
         const scenario_turn& turn = sc.turns[t];
-        scripted_model model(turn.model);
+        scripted_model model = scripted_model::with_failures(turn.model);
         a.model() = model; // copies share the script and the records
+        clock->advance(std::chrono::milliseconds(static_cast<std::int64_t>(turn.advance_clock * 1000)));
+        const auto slept_before = clock->slept();
+        boost::json::array events;
         run_config cfg;
+        cfg.stream.on_event = [&events](const boost::json::object& e) { events.push_back(e); };
         cfg.thread_id = sc.thread_id;
         cfg.run_id = fmt::format("run-{}", t + 1);
         cfg.context = sc.context;
@@ -201,6 +211,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         turn_out["stop_reason"] = to_string(r.reason);
         if (!r.error.empty()) turn_out["error"] = r.error;
         if (const auto* why = r.context.if_contains("stop_reason")) turn_out["stop_detail"] = *why;
+        if (const auto* usage = r.context.if_contains("token_usage")) turn_out["token_usage"] = *usage;
         boost::json::value full = boost::json::value_from(state);
         boost::json::array messages = std::move(full.as_object()["messages"].as_array());
         full.as_object().erase("messages");
@@ -211,6 +222,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
             requests.push_back(detail::request_json(req));
         turn_out["requests"] = std::move(requests);
         if (model.remaining() > 0) turn_out["unused_model_messages"] = model.remaining();
+        if (!events.empty()) turn_out["events"] = std::move(events);
+        if (clock->slept() != slept_before) turn_out["waited_ms"] = (clock->slept() - slept_before).count();
         boost::json::value turn_value = std::move(turn_out);
         names.apply(turn_value);
 

@@ -35,10 +35,17 @@
 #include <agentware/middleware/dangling_tool_call.hpp>
 #include <agentware/middleware/fields.hpp>
 #include <agentware/middleware/guardrail.hpp>
+#include <agentware/middleware/llm_error_handling.hpp>
 #include <agentware/middleware/loop_detection.hpp>
+#include <agentware/middleware/model_length_finish_reason.hpp>
+#include <agentware/middleware/safety_finish_reason.hpp>
 #include <agentware/middleware/sandbox.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
+#include <agentware/middleware/system_message_coalescing.hpp>
+#include <agentware/middleware/terminal_response.hpp>
 #include <agentware/middleware/thread_data.hpp>
+#include <agentware/middleware/token_accounting.hpp>
+#include <agentware/middleware/token_budget.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>

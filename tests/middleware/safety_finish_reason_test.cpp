@@ -6,6 +6,8 @@
 #include <agentware/middleware/loop_detection.hpp>
 #include <agentware/middleware/safety_finish_reason.hpp>
 #include <agentware/middleware/token_budget.hpp>
+#include <agentware/model/anthropic_format.hpp>
+#include <agentware/model/openai_format.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -76,4 +78,27 @@ TEST_CASE("safety_finish_reason stands after the loop and token guards",
     // The other order does not compile (tests/compile_fail/safety_before_loop_detection.cpp).
     STATIC_REQUIRE(detail::placement_rules_hold<loop_detection, token_budget, safety_finish_reason>);
     STATIC_REQUIRE(detail::placement_rules_hold<safety_finish_reason>);
+}
+
+TEST_CASE("the clients carry the provider's safety stop to the guard", "[middleware][safety_finish_reason]") {
+    const model_response openai = parse_openai_response(R"({
+        "id": "chatcmpl-1", "model": "gpt-4o", "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "content_filter", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function",
+                            "function": {"name": "write_file", "arguments": "{\"path\": \"/a.md\"}"}}]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})");
+    CHECK(openai.ai.provider.finish_reason() == "content_filter");
+    test::bench<safety_finish_reason> b;
+    CHECK(b.answer(openai.ai).tool_calls.empty());
+
+    const model_response anthropic = parse_anthropic_response(R"({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
+        "stop_reason": "refusal", "stop_sequence": null,
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}}],
+        "usage": {"input_tokens": 10, "output_tokens": 5}})");
+    CHECK(anthropic.ai.provider.finish_reason() == "refusal");
+    const message& out = b.answer(anthropic.ai);
+    CHECK(out.tool_calls.empty());
+    CHECK(out.metadata.at("safety_termination").at("detector") == "anthropic_refusal");
 }

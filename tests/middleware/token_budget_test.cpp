@@ -109,7 +109,7 @@ TEST_CASE("a warning taken by a failed call is shown to its retry", "[middleware
     auto clock = std::make_shared<manual_retry_clock>();
     model_error flaky(model_error_kind::server, "HTTP 500", 500);
     scripted_model model = scripted_model::with_failures(
-        {{answer(850, 0), std::nullopt}, {{}, flaky}, {ai_message("done"), std::nullopt}});
+        {{answer(850, 0), std::nullopt}, {{}, flaky}, {answer(10, 5, false, "done"), std::nullopt}});
     auto a = make_agent(model, tool_set(test::echo_tool()), llm_error_handling({}, clock, 1),
                         token_budget(budget(1000)));
     auto r = a.invoke("go");

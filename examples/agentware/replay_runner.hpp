@@ -206,6 +206,12 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         }
     }();
     if (auto* td = middleware.get<thread_data>()) td->options.base_dir = base_dir;
+    // The replay does not sleep: its clock advances instead, and the jitter is seeded.
+    auto clock = std::make_shared<manual_retry_clock>();
+    if (auto* l = middleware.get<llm_error_handling>()) {
+        llm_error_handling_options o = l->options();
+        middleware.slot<llm_error_handling>().emplace(std::move(o), clock, 1);
+    }
     if (!sc.files.empty()) {
         const auto* td = middleware.get<thread_data>();
         if (!td) throw scenario_error("files: the scenario has files but the thread_data feature is off");
@@ -228,21 +234,21 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     // Memory and dynamic_context: a manager under the scenario's base
     // directory, no background worker (each turn flushes), the scenario's
     // clock, fact ids numbered in order, and the turn's "memory" model.
-    std::shared_ptr<memory_clock> clock = default_memory_clock();
-    if (sc.now) clock = std::make_shared<manual_clock>(*sc.now);
+    std::shared_ptr<memory_clock> memory_time = default_memory_clock();
+    if (sc.now) memory_time = std::make_shared<manual_clock>(*sc.now);
     std::shared_ptr<memory_manager> memory_mgr;
     if (auto* mem = middleware.get<memory>()) {
         memory_options o = mem->manager()->options();
         o.backend_config.storage_path = base_dir;
         memory_mgr = std::make_shared<memory_manager>(
-            o, memory_manager_setup{.model = {}, .clock = clock, .start_worker = false});
+            o, memory_manager_setup{.model = {}, .clock = memory_time, .start_worker = false});
         memory_mgr->updater().set_fact_ids(
             [n = std::make_shared<int>(0)] { return fmt::format("fact_{:08}", ++*n); });
         middleware.slot<memory>().emplace(memory_mgr);
     }
     if (auto* dc = middleware.get<dynamic_context>()) {
         dc->manager = memory_mgr;
-        dc->clock = clock;
+        dc->clock = memory_time;
     }
 
     agent_options agent_opts;
@@ -256,11 +262,15 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     boost::json::array turns_out;
     for (std::size_t t = 0; t < sc.turns.size(); ++t) {
         const scenario_turn& turn = sc.turns[t];
-        scripted_model model(turn.model);
+        scripted_model model = scripted_model::with_failures(turn.model);
         a.model() = model; // copies share the script and the records
+        clock->advance(std::chrono::milliseconds(static_cast<std::int64_t>(turn.advance_clock * 1000)));
+        const auto slept_before = clock->slept();
+        boost::json::array events;
         detail::helper_models helpers(turn);
         detail::attach_helper_models(a.middleware(), helpers);
         run_config cfg;
+        cfg.stream.on_event = [&events](const boost::json::object& e) { events.push_back(e); };
         cfg.thread_id = sc.thread_id;
         cfg.run_id = fmt::format("run-{}", t + 1);
         cfg.context = sc.context;
@@ -293,6 +303,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         turn_out["stop_reason"] = to_string(r.reason);
         if (!r.error.empty()) turn_out["error"] = r.error;
         if (const auto* why = r.context.if_contains("stop_reason")) turn_out["stop_detail"] = *why;
+        if (const auto* usage = r.context.if_contains("token_usage")) turn_out["token_usage"] = *usage;
         boost::json::value full = boost::json::value_from(state);
         boost::json::array messages = std::move(full.as_object()["messages"].as_array());
         full.as_object().erase("messages");
@@ -337,6 +348,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
             if (memory_model_script->remaining() > 0)
                 turn_out["unused_memory_model_messages"] = memory_model_script->remaining();
         }
+        if (!events.empty()) turn_out["events"] = std::move(events);
+        if (clock->slept() != slept_before) turn_out["waited_ms"] = (clock->slept() - slept_before).count();
         boost::json::value turn_value = std::move(turn_out);
         names.apply(turn_value);
 

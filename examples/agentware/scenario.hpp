@@ -11,6 +11,9 @@
 #include <agentware/message/detail/base64.hpp>
 #include <agentware/message/json.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/model/detail/provider_error.hpp>
+#include <agentware/model/error.hpp>
+#include <agentware/model/scripted_model.hpp>
 
 #include <boost/json.hpp>
 
@@ -19,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <functional>
@@ -64,7 +68,10 @@ inline constexpr std::string_view helper_model_roles[] = {"summarization", "titl
 
 struct scenario_turn {
     std::vector<message> input;
-    std::vector<message> model; ///< the ai messages the scripted model answers with, in order
+    /// What the scripted model does at each call, in order: answer with an ai
+    /// message, or fail with a scripted provider error.
+    std::vector<agentware::scripted_step> model;
+    double advance_clock = 0; ///< seconds the replay's clock moves before the turn
     /// Per helper role (`"models": {"summarization": [...]}`), the ai messages
     /// that role's model answers with, in order.
     std::map<std::string, std::vector<message>, std::less<>> helper_models;
@@ -128,6 +135,42 @@ inline scenario_file read_file(const boost::json::value& v, const std::string& p
     return f;
 }
 
+// {"error": {"status": 429, "message": "...", "retry_after": 1}}: the model
+// call fails as a provider answering with that HTTP status would; `kind`
+// ("connection", "timeout", ...) names a failure without a status.
+inline agentware::model_error read_model_error(const boost::json::value& v, const std::string& path) {
+    agentware::json_reader r(v, path);
+    const auto status = r.optional<int>("status").value_or(0);
+    const auto text = r.optional<std::string>("message").value_or("");
+    const auto retry_after = r.optional<double>("retry_after");
+    const auto kind_name = r.optional<std::string>("kind");
+    r.reject_unknown_keys();
+    agentware::model_error_kind kind = agentware::detail::kind_of_status(status);
+    if (kind_name) {
+        bool known = false;
+        for (int k = 0; k <= static_cast<int>(agentware::model_error_kind::configuration); ++k)
+            if (agentware::to_string(static_cast<agentware::model_error_kind>(k)) == *kind_name) {
+                kind = static_cast<agentware::model_error_kind>(k);
+                known = true;
+            }
+        if (!known)
+            throw agentware::json_error(r.path_of("kind"), "unknown error kind \"" + *kind_name + "\"");
+    } else if (status < 400 || status > 599) {
+        throw agentware::json_error(r.path_of("status"),
+                                    "expected an HTTP error status (400-599), or a `kind`");
+    }
+    if (retry_after && !(*retry_after >= 0 && *retry_after < 1e6))
+        throw agentware::json_error(r.path_of("retry_after"), "expected seconds, at least 0");
+    std::string what = status ? fmt::format("scripted: HTTP {} ({})", status, agentware::to_string(kind))
+                              : fmt::format("scripted: {}", agentware::to_string(kind));
+    if (!text.empty()) what += ": " + text;
+    agentware::model_error e(kind, std::move(what), status, text);
+    if (retry_after)
+        e.set_retry_after(
+            std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*retry_after * 1000))));
+    return e;
+}
+
 inline scenario_turn read_turn(const boost::json::value& v, const std::string& path) {
     agentware::json_reader r(v, path);
     scenario_turn turn;
@@ -141,11 +184,28 @@ inline scenario_turn read_turn(const boost::json::value& v, const std::string& p
     const auto* model = r.find("model");
     if (!model)
         throw agentware::json_error(r.path_of("model"), "missing (the ai messages the model answers with)");
-    turn.model = read_messages(*model, r.path_of("model"));
-    for (std::size_t k = 0; k < turn.model.size(); ++k)
-        if (!turn.model[k].is_ai())
-            throw agentware::json_error(r.path_of(fmt::format("model[{}]", k)),
-                                        "the model answers with assistant messages only");
+    const auto* steps = model->if_array();
+    if (!steps)
+        agentware::detail::json_type_error(r.path_of("model"), "an array of assistant messages or errors",
+                                           *model);
+    for (std::size_t k = 0; k < steps->size(); ++k) {
+        const std::string at = r.path_of(fmt::format("model[{}]", k));
+        const auto* o = (*steps)[k].if_object();
+        if (o && o->contains("error")) {
+            agentware::json_reader step(*o, at);
+            turn.model.push_back({{}, read_model_error(*step.find("error"), step.path_of("error"))});
+            step.reject_unknown_keys();
+            continue;
+        }
+        message m = agentware::json_read_as<message>((*steps)[k], at);
+        if (!m.is_ai())
+            throw agentware::json_error(
+                at, "the model answers with assistant messages (or {\"error\": ...}) only");
+        turn.model.push_back({std::move(m), std::nullopt});
+    }
+    r.read("advance_clock", turn.advance_clock);
+    if (!(turn.advance_clock >= 0))
+        throw agentware::json_error(r.path_of("advance_clock"), "expected seconds, at least 0");
     if (const auto* models = r.find("models")) {
         const auto* roles = models->if_object();
         if (!roles)

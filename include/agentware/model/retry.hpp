@@ -44,6 +44,21 @@ struct retry_policy {
     }
 };
 
+/// Decorrelated jitter (the "AWS" variant): the next delay is drawn uniformly
+/// from [base, min(cap, max(base, 3 * previous))], whole milliseconds. The
+/// window is clamped before drawing, so delays do not pile up at the cap, and
+/// callers failing together spread out instead of retrying in lockstep.
+/// `previous` is the delay drawn last time (the base before the first retry).
+template <class Rng>
+std::chrono::milliseconds decorrelated_jitter(std::chrono::milliseconds base, std::chrono::milliseconds cap,
+                                              std::chrono::milliseconds previous, Rng& rng) {
+    const std::int64_t low = std::max<std::int64_t>(0, base.count());
+    const std::int64_t high =
+        std::max(low, std::min<std::int64_t>(cap.count(), std::max(low, previous.count() * 3)));
+    std::uniform_int_distribution<std::int64_t> pick(low, high);
+    return std::chrono::milliseconds(std::min<std::int64_t>(pick(rng), std::max(low, cap.count())));
+}
+
 namespace detail {
 
 /// Reads a Retry-After value: delta seconds (fractions accepted, which some

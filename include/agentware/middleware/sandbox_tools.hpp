@@ -90,7 +90,7 @@ struct sandbox_options {
 };
 
 /// The provider names `sandbox.use` accepts. A provider is added here and in
-/// make_sandbox_provider (presets/deerflow.hpp), where the name becomes a
+/// make_sandbox_provider (middleware/sandbox.hpp), where the name becomes a
 /// provider object.
 inline constexpr std::string_view sandbox_provider_names[] = {"local",
                                                               "deerflow.sandbox.local:LocalSandboxProvider"};

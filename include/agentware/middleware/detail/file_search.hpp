@@ -109,11 +109,16 @@ inline bool glob_match(std::string_view pattern, std::string_view rel_path) {
             std::size_t first = 0;
             while (first <= path.size() && !reach[first])
                 ++first;
-            for (std::size_t k = first; k <= path.size(); ++k)
-                any = next[k] = 1;
+            for (std::size_t k = first; k <= path.size(); ++k) {
+                next[k] = 1;
+                any = true;
+            }
         } else {
             for (std::size_t k = 0; k < path.size(); ++k)
-                if (reach[k] && wildcard_match(part, path[k])) any = next[k + 1] = 1;
+                if (reach[k] && wildcard_match(part, path[k])) {
+                    next[k + 1] = 1;
+                    any = true;
+                }
         }
         if (!any) return false;
         reach.swap(next);

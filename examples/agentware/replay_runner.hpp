@@ -18,12 +18,16 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -109,6 +113,52 @@ inline std::string make_temp_dir() {
     }
     throw scenario_error("could not create a temporary directory for the thread's files");
 }
+
+// The tools a scenario makes throw (`fail_next`): each is offered as a stub
+// that throws the next error queued for it, or answers "OK" when none is.
+class failing_tools {
+public:
+    explicit failing_tools(const std::vector<scenario_turn>& turns) {
+        for (const auto& t : turns)
+            for (const auto& f : t.fail_next)
+                shared_->queues.emplace(f.tool, std::deque<std::string>{});
+    }
+
+    tool_set tools() const {
+        tool_set set;
+        for (const auto& entry : shared_->queues) {
+            set.add(make_tool(
+                entry.first, "A tool the replay scenario makes fail (fail_next).", R"({"type":"object"})",
+                [shared = shared_, name = entry.first](const boost::json::object&) -> std::string {
+                    std::string error;
+                    {
+                        std::lock_guard lock(shared->mutex);
+                        auto& q = shared->queues.at(name);
+                        if (q.empty()) return "OK";
+                        error = std::move(q.front());
+                        q.pop_front();
+                    }
+                    throw std::runtime_error(error);
+                }));
+        }
+        return set;
+    }
+
+    void queue(const std::vector<scenario_failure>& failures) {
+        std::lock_guard lock(shared_->mutex);
+        for (auto& entry : shared_->queues)
+            entry.second.clear();
+        for (const auto& f : failures)
+            shared_->queues.at(f.tool).push_back(f.error);
+    }
+
+private:
+    struct state {
+        std::mutex mutex;
+        std::map<std::string, std::deque<std::string>> queues;
+    };
+    std::shared_ptr<state> shared_ = std::make_shared<state>();
+};
 
 inline boost::json::value request_json(const recorded_request& r) {
     boost::json::array msgs;
@@ -253,7 +303,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
 
     agent_options agent_opts;
     agent_opts.system_prompt = sc.system_prompt;
-    agent<scripted_model, deerflow_pipeline> a(scripted_model({}), tool_set{}, std::move(middleware),
+    detail::failing_tools failing(sc.turns);
+    agent<scripted_model, deerflow_pipeline> a(scripted_model({}), failing.tools(), std::move(middleware),
                                                agent_opts);
     agent<scripted_model, deerflow_pipeline>::state_type state;
 
@@ -269,6 +320,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         boost::json::array events;
         detail::helper_models helpers(turn);
         detail::attach_helper_models(a.middleware(), helpers);
+        failing.queue(turn.fail_next);
         run_config cfg;
         cfg.stream.on_event = [&events](const boost::json::object& e) { events.push_back(e); };
         cfg.thread_id = sc.thread_id;

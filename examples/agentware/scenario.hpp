@@ -66,8 +66,16 @@ struct turn_expectation {
 /// (`memory` is the memory worker's: the runner drives that one itself.)
 inline constexpr std::string_view helper_model_roles[] = {"summarization", "title", "memory"};
 
+/// A tool call made to throw: the next call of `tool` in the turn throws a
+/// std::runtime_error with `error` as its text (tool_error_handling's input).
+struct scenario_failure {
+    std::string tool;
+    std::string error;
+};
+
 struct scenario_turn {
     std::vector<message> input;
+    std::vector<scenario_failure> fail_next; ///< in the order the calls will meet them
     /// What the scripted model does at each call, in order: answer with an ai
     /// message, or fail with a scripted provider error.
     std::vector<agentware::scripted_step> model;
@@ -225,6 +233,19 @@ inline scenario_turn read_turn(const boost::json::value& v, const std::string& p
         }
     }
     if (const auto* e = r.find("expect")) turn.expect = read_expectation(*e, r.path_of("expect"));
+    if (const auto* f = r.find("fail_next")) {
+        const auto* list = f->if_array();
+        if (!list)
+            agentware::detail::json_type_error(r.path_of("fail_next"),
+                                               "an array of {\"tool\", \"error\"} objects", *f);
+        for (std::size_t k = 0; k < list->size(); ++k) {
+            agentware::json_reader fr((*list)[k], r.path_of(fmt::format("fail_next[{}]", k)));
+            scenario_failure failure{fr.required<std::string>("tool"), fr.required<std::string>("error")};
+            if (failure.tool.empty()) throw agentware::json_error(fr.path_of("tool"), "must not be empty");
+            fr.reject_unknown_keys();
+            turn.fail_next.push_back(std::move(failure));
+        }
+    }
     r.reject_unknown_keys();
     return turn;
 }

@@ -84,7 +84,7 @@ TEST_CASE("options: sandbox in JSON, with DeerFlow's keys and the timeout in sec
     CHECK(json::value_to<sandbox_options>(json::value_from(o)) == o);
 
     CHECK(read_error<sandbox_options>(R"({"bash_timout": 5})")
-              .starts_with("sandbox.bash_timout: unknown key (known: lazy_init, allow_host_bash, "));
+              .starts_with("sandbox.bash_timout: unknown key (known: use, lazy_init, allow_host_bash, "));
 }
 
 TEST_CASE("options: dangling_tool_call, tool_error_handling and clarification in JSON", "[options]") {

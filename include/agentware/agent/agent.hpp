@@ -339,7 +339,7 @@ private:
         result.usage += response.usage;
         result.rounds = rt.round;
         std::size_t first = state.messages.size();
-        detail::normalize_ai(response.ai);
+        detail::normalize_ai(response.ai, first);
         detail::append_message(state.messages, std::move(response.ai));
         notify(config, "model", rt, state, first);
     }

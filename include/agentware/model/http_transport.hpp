@@ -107,6 +107,13 @@ inline std::string env_or_empty(const char* name) {
 /// Whether NO_PROXY (a comma list of host suffixes, or "*") covers `host`.
 AGENTWARE_DECL bool no_proxy_covers(std::string_view list, std::string_view host);
 
+/// Whether `host` is `localhost` or a name under it (`api.localhost`), in any
+/// case, with or without a final dot: such names are the loopback addresses
+/// and are connected to without asking the system resolver (RFC 6761, as
+/// curl and browsers do), so local model servers work where /etc/hosts is
+/// missing.
+AGENTWARE_DECL bool is_localhost_name(std::string_view host);
+
 } // namespace detail
 
 /// Sends requests and keeps idle connections for reuse. Thread-safe; shared

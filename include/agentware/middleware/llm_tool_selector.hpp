@@ -16,6 +16,7 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/run_events.hpp>
 #include <agentware/middleware/detail/side_model.hpp>
 #include <agentware/model/any_chat_model.hpp>
 
@@ -50,16 +51,6 @@ struct llm_tool_selector_options {
 };
 
 namespace detail {
-
-/// Appends `{"middleware": name, "event": event, "detail": detail}` to the run context's `events`.
-inline void record_event(runtime* rt, std::string_view middleware, std::string_view event,
-                         std::string detail_text) {
-    if (!rt) return;
-    auto& events = rt->context["events"];
-    if (!events.is_array()) events = boost::json::array{};
-    events.as_array().push_back(boost::json::object{
-        {"middleware", middleware}, {"event", event}, {"detail", std::move(detail_text)}});
-}
 
 inline std::string python_list(const std::vector<std::string>& names) {
     std::string out = "[";

@@ -27,7 +27,7 @@ TEST_CASE("model_call_limit ends a run at its run limit with LangChain's text",
                           test::calls({test::call("c2", "echo", R"({"text":"b"})")}), ai_message("never")});
     auto a = make_agent(model, tool_set(test::echo_tool()), model_call_limit(limits(std::nullopt, 2)));
     auto r = a.invoke("go");
-    REQUIRE(r.reason == stop_reason::finished);
+    REQUIRE(r.reason == stop_reason::ended_by_hook);
     CHECK(model.calls() == 2);
     CHECK(r.state.messages.back().is_ai());
     CHECK(r.answer() == "Model call limits exceeded: run limit (2/2)");

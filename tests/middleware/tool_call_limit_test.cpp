@@ -79,7 +79,7 @@ TEST_CASE("tool_call_limit with end appends the final text and ends; refuses wit
         auto a = make_agent(model, tool_set(test::echo_tool()),
                             tool_call_limit(limits("echo", 1, 1, exit_behavior::end)));
         auto r = a.invoke("go");
-        REQUIRE(r.reason == stop_reason::finished);
+        REQUIRE(r.reason == stop_reason::ended_by_hook);
         CHECK(model.calls() == 1);
         CHECK(r.answer() == "'echo' tool call limit reached: thread limit exceeded (2/1 calls) and run limit "
                             "exceeded (2/1 calls).");

@@ -9,12 +9,16 @@
 #include <agentware/core/pipeline.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/clarification.hpp>
+#include <agentware/middleware/context_editing.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
 #include <agentware/middleware/guardrail.hpp>
 #include <agentware/middleware/loop_detection.hpp>
+#include <agentware/middleware/model_call_limit.hpp>
+#include <agentware/middleware/pii.hpp>
 #include <agentware/middleware/sandbox.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
 #include <agentware/middleware/thread_data.hpp>
+#include <agentware/middleware/tool_call_limit.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
@@ -35,7 +39,10 @@ using deerflow_pipeline =
     pipeline<std::optional<thread_data>, std::optional<uploads>, std::optional<sandbox>,
              std::optional<dangling_tool_call>, std::optional<guardrail<allowlist_provider>>,
              std::optional<tool_error_handling>, std::optional<view_image>, std::optional<subagent_limit>,
-             std::optional<loop_detection>, std::optional<clarification>>;
+             std::optional<loop_detection>,
+             // LangChain's general middlewares (docs/middleware/README.md), before clarification (last)
+             std::optional<pii>, std::optional<context_editing>, std::optional<model_call_limit>,
+             std::optional<tool_call_limit>, std::optional<clarification>>;
 
 namespace detail {
 
@@ -80,7 +87,8 @@ inline allowlist_provider read_guardrail_provider(const boost::json::value& v, s
 /// Builds DeerFlow's runtime chain from an object of its configuration
 /// sections: `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`,
 /// `guardrails`, `tool_error_handling`, `view_image`, `subagents`,
-/// `loop_detection`, `clarification`. A section that is absent or false
+/// `loop_detection`, `clarification`, and LangChain's `pii`, `context_editing`,
+/// `model_call_limit`, `tool_call_limit`. A section that is absent or false
 /// leaves its middleware out; true puts it in with the defaults; an object
 /// puts it in with those settings unless its `enabled` is false. A section is
 /// read by its options' JSON form, so an unknown section or key and a value
@@ -106,6 +114,10 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
     detail::engage_from_section<view_image, view_image_options>(chain, sections);
     detail::engage_from_section<subagent_limit, subagent_limit_options>(chain, sections);
     detail::engage_from_section<loop_detection, loop_detection_options>(chain, sections);
+    detail::engage_from_section<pii, pii_options>(chain, sections);
+    detail::engage_from_section<context_editing, context_editing_options>(chain, sections);
+    detail::engage_from_section<model_call_limit, model_call_limit_options>(chain, sections);
+    detail::engage_from_section<tool_call_limit, tool_call_limit_options>(chain, sections);
     detail::engage_from_section<clarification, clarification_options>(chain, sections);
     sections.reject_unknown_keys();
     return chain;

@@ -73,6 +73,8 @@ TEST_CASE("hooks from lambdas in the coroutine loop", "[middleware][from_functio
 
 // A lambda with the wrong signature is refused at compile time, with the
 // pipeline's message naming the hook (see tests/compile_fail/).
-static_assert(!requires(before_model_fn<void (*)(int)> m, basic_state<type_list<>> s, runtime rt) {
-    m.before_model(s, rt);
-});
+template <class M, class S>
+concept runs_before_model = requires(M m, S s, runtime rt) { m.before_model(s, rt); };
+static_assert(!runs_before_model<before_model_fn<void (*)(int)>, basic_state<type_list<>>>);
+static_assert(
+    runs_before_model<before_model_fn<void (*)(basic_state<type_list<>>&)>, basic_state<type_list<>>>);

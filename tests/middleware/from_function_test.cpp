@@ -40,8 +40,6 @@ TEST_CASE("hooks from lambdas run in LangChain's order", "[middleware][from_func
 TEST_CASE("a node hook from a lambda may jump; dynamic_system_prompt sets each call's prompt",
           "[middleware][from_function]") {
     scripted_model model({ai_message("one"), ai_message("two")});
-    agent_options opts;
-    opts.system_prompt = "static";
     auto a = make_agent(model, tool_set{}, dynamic_system_prompt([](const auto& state, const runtime& rt) {
                             return "You are talking to " + rt.thread_id + " (" +
                                    std::to_string(state.messages.size()) + " messages)";
@@ -50,6 +48,7 @@ TEST_CASE("a node hook from a lambda may jump; dynamic_system_prompt sets each c
                             if (state.messages.size() > 2) return jump_to::end;
                             return std::nullopt;
                         }));
+    a.use_checkpointer(memory_checkpointer{});
     run_config cfg;
     cfg.thread_id = "ana";
     CHECK(a.invoke("hi", cfg).answer() == "one");

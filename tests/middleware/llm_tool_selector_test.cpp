@@ -52,7 +52,7 @@ TEST_CASE("llm_tool_selector offers the tools the selector picks, capped, plus a
     // offered order kept; "maps" cut by max_tools (duplicates not counted); weather always
     CHECK(offered(model, 0) == std::vector<std::string>{"search", "mail", "weather"});
     // what the selector was asked
-    const auto& q = selector.requests().at(0);
+    const auto q = selector.requests().at(0); // a copy: requests() returns one
     CHECK(q.system_prompt == "Your goal is to select the most relevant tools for answering the user's "
                              "query.\nIMPORTANT: List the tool "
                              "names in order of relevance, with the most relevant first. If you exceed the "

@@ -39,6 +39,7 @@ TEST_CASE("model_call_limit counts a thread across runs; the run count restarts"
           "[middleware][model_call_limit]") {
     scripted_model model({ai_message("one"), ai_message("two"), ai_message("three")});
     auto a = make_agent(model, tool_set{}, model_call_limit(limits(2, 5)));
+    a.use_checkpointer(memory_checkpointer{});
     run_config cfg;
     cfg.thread_id = "t";
     CHECK(a.invoke("a", cfg).answer() == "one");

@@ -131,7 +131,7 @@ TEST_CASE("pii: custom detectors, a regex or a function, and several rules", "[m
     runtime rt;
     s.messages.push_back(human_message("EMP-12345 says s3cr3t to a@b.co"));
     p.before_model(s, rt);
-    CHECK(s.messages[0].text() == "[REDACTED_EMPLOYEE_ID] says ****r3t to [REDACTED_EMAIL]");
+    CHECK(s.messages[0].text() == "[REDACTED_EMPLOYEE_ID] says ****cr3t to [REDACTED_EMAIL]");
     CHECK(p.detect(1, "s3cr3t")[0].type == "secret");
 }
 

@@ -60,6 +60,7 @@ TEST_CASE("tool_call_limit counts the thread across runs and resets the run coun
     scripted_model model({test::calls({echo("a")}), ai_message("1"), test::calls({echo("b")}),
                           ai_message("2"), test::calls({echo("c")}), ai_message("3")});
     auto a = make_agent(model, tool_set(test::echo_tool()), tool_call_limit(limits(std::nullopt, 2, 1)));
+    a.use_checkpointer(memory_checkpointer{});
     run_config cfg;
     cfg.thread_id = "t";
     a.invoke("x", cfg);

@@ -32,13 +32,22 @@
 #include <agentware/agent/wrap.hpp>
 
 #include <agentware/middleware/clarification.hpp>
+#include <agentware/middleware/context_editing.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
 #include <agentware/middleware/fields.hpp>
+#include <agentware/middleware/from_function.hpp>
 #include <agentware/middleware/guardrail.hpp>
 #include <agentware/middleware/input_sanitization.hpp>
 #include <agentware/middleware/llm_error_handling.hpp>
+#include <agentware/middleware/llm_tool_selector.hpp>
 #include <agentware/middleware/loop_detection.hpp>
+#include <agentware/middleware/model_call_limit.hpp>
+#include <agentware/middleware/model_fallback.hpp>
 #include <agentware/middleware/model_length_finish_reason.hpp>
+#include <agentware/middleware/model_retry.hpp>
+#include <agentware/middleware/moderation.hpp>
+#include <agentware/middleware/pii.hpp>
+#include <agentware/middleware/prompt_caching.hpp>
 #include <agentware/middleware/read_before_write.hpp>
 #include <agentware/middleware/safety_finish_reason.hpp>
 #include <agentware/middleware/sandbox.hpp>
@@ -49,9 +58,12 @@
 #include <agentware/middleware/thread_data.hpp>
 #include <agentware/middleware/token_accounting.hpp>
 #include <agentware/middleware/token_budget.hpp>
+#include <agentware/middleware/tool_call_limit.hpp>
+#include <agentware/middleware/tool_emulator.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
 #include <agentware/middleware/tool_output_budget.hpp>
 #include <agentware/middleware/tool_result_sanitization.hpp>
+#include <agentware/middleware/tool_retry.hpp>
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
 

@@ -27,6 +27,8 @@ struct retry_policy {
     double multiplier = 2.0;
     double jitter = 0.25; ///< each delay is scaled by a random factor in [1 - jitter, 1]
     std::chrono::milliseconds max_retry_after{60000};
+    /// Scale by [1 - jitter, 1 + jitter] instead of [1 - jitter, 1] (LangChain's retry middlewares).
+    bool symmetric_jitter = false;
 
     static retry_policy none() {
         retry_policy p;
@@ -39,7 +41,8 @@ struct retry_policy {
     std::chrono::milliseconds backoff(int retry, Rng& rng) const {
         const double base = static_cast<double>(initial_backoff.count()) * std::pow(multiplier, retry);
         const double capped = std::min(base, static_cast<double>(max_backoff.count()));
-        std::uniform_real_distribution<double> factor(1.0 - std::clamp(jitter, 0.0, 1.0), 1.0);
+        const double j = std::clamp(jitter, 0.0, 1.0);
+        std::uniform_real_distribution<double> factor(1.0 - j, symmetric_jitter ? 1.0 + j : 1.0);
         return std::chrono::milliseconds(static_cast<std::int64_t>(capped * factor(rng)));
     }
 };

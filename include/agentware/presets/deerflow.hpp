@@ -9,6 +9,7 @@
 #include <agentware/core/pipeline.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/clarification.hpp>
+#include <agentware/middleware/context_editing.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
 #include <agentware/middleware/durable_context.hpp>
 #include <agentware/middleware/dynamic_context.hpp>
@@ -17,7 +18,9 @@
 #include <agentware/middleware/llm_error_handling.hpp>
 #include <agentware/middleware/loop_detection.hpp>
 #include <agentware/middleware/memory.hpp>
+#include <agentware/middleware/model_call_limit.hpp>
 #include <agentware/middleware/model_length_finish_reason.hpp>
+#include <agentware/middleware/pii.hpp>
 #include <agentware/middleware/read_before_write.hpp>
 #include <agentware/middleware/safety_finish_reason.hpp>
 #include <agentware/middleware/sandbox.hpp>
@@ -31,6 +34,7 @@
 #include <agentware/middleware/todo.hpp>
 #include <agentware/middleware/token_accounting.hpp>
 #include <agentware/middleware/token_budget.hpp>
+#include <agentware/middleware/tool_call_limit.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
 #include <agentware/middleware/tool_output_budget.hpp>
 #include <agentware/middleware/tool_result_sanitization.hpp>
@@ -60,7 +64,9 @@ using deerflow_pipeline =
              std::optional<view_image>, std::optional<system_message_coalescing>, std::optional<subagent_limit>,
              std::optional<loop_detection>, std::optional<token_budget>, std::optional<terminal_response>,
              std::optional<model_length_finish_reason>, std::optional<safety_finish_reason>,
-             std::optional<clarification>>;
+             // LangChain's general middlewares (docs/middleware/README.md), before clarification (last)
+             std::optional<pii>, std::optional<context_editing>, std::optional<model_call_limit>,
+             std::optional<tool_call_limit>, std::optional<clarification>>;
 
 namespace detail {
 
@@ -118,7 +124,8 @@ inline allowlist_provider read_guardrail_provider(const boost::json::value& v, s
 /// `summarization`, `durable_context`, `todo` (plan mode, active in runs whose context sets
 /// `is_plan_mode`), `token_usage`, `title`, `memory`, `view_image`, `system_message_coalescing`,
 /// `subagents`, `loop_detection`, `token_budget`, `terminal_response`,
-/// `model_length_finish_reason`, `safety_finish_reason`, `clarification`. A section that is absent or false
+/// `model_length_finish_reason`, `safety_finish_reason`, `clarification`, and LangChain's `pii`, `context_editing`,
+/// `model_call_limit`, `tool_call_limit`. A section that is absent or false
 /// leaves its middleware out; true puts it in with the defaults; an object
 /// puts it in with those settings unless its `enabled` is false. A section is
 /// read by its options' JSON form, so an unknown section or key and a value
@@ -180,6 +187,10 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
     detail::engage_switch<terminal_response>(chain, sections);
     detail::engage_switch<model_length_finish_reason>(chain, sections);
     detail::engage_from_section<safety_finish_reason, safety_finish_reason_options>(chain, sections);
+    detail::engage_from_section<pii, pii_options>(chain, sections);
+    detail::engage_from_section<context_editing, context_editing_options>(chain, sections);
+    detail::engage_from_section<model_call_limit, model_call_limit_options>(chain, sections);
+    detail::engage_from_section<tool_call_limit, tool_call_limit_options>(chain, sections);
     detail::engage_from_section<clarification, clarification_options>(chain, sections);
     sections.reject_unknown_keys();
     return chain;

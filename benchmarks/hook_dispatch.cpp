@@ -1,7 +1,7 @@
 // hook_dispatch: one agent pass (before_agent, before_model, wrap_model_call
 // around the model, after_model, wrap_tool_call around one tool, after_agent)
 // over the 14 middlewares of DeerFlow's lead agent, each with exactly the
-// hooks of DeerFlow's execution-flow table, dispatched five ways:
+// hooks of DeerFlow's execution-flow table, dispatched six ways:
 //   BM_pipeline              agentware::pipeline
 //   BM_hand_written          the same calls written out by hand (the floor)
 //   BM_virtual               a base class with six virtual hooks, middlewares in
@@ -9,8 +9,11 @@
 //   BM_std_function          one vector<std::function> per hook kind (only the
 //                            hooks that exist)
 //   BM_pipeline_optional_off the pipeline with four of the 14 as empty optional slots
+//   BM_pipeline_lambdas      the pipeline of the 14 made from lambdas
+//                            (agentware::before_model(...), ...: one per hook)
 // Every hook body does the same small, order-dependent work on the state.
 #include <agentware/core.hpp>
+#include <agentware/middleware/from_function.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -132,6 +135,40 @@ void BM_pipeline_optional_off(benchmark::State& bs) {
         thread_data{},         uploads{},        sandbox{},        dangling_tool_call{}, guardrail{},
         tool_error_handling{}, std::nullopt,     std::nullopt,     std::nullopt,         std::nullopt,
         view_image{},          subagent_limit{}, loop_detection{}, clarification{}};
+    state s;
+    for (auto _ : bs) {
+        benchmark::DoNotOptimize(pipeline_pass(p, s));
+        benchmark::ClobberMemory();
+    }
+}
+
+// ---- (a') the same 14 made from lambdas: a middleware per hook, in list order -------
+#define LNODE(hook, id) agentware::hook([](state& s, runtime&) { touch(s, id); })
+#define LWRAP(hook, id)                                                                                      \
+    agentware::hook([](request& r, auto&& next) {                                                            \
+        touch(r, id);                                                                                        \
+        response out = next(r);                                                                              \
+        out.y += id;                                                                                         \
+        return out;                                                                                          \
+    })
+template <class... M>
+auto make_pipeline(M... m) {
+    return agentware::pipeline<M...>{std::move(m)...};
+}
+inline auto lambda_pipeline() {
+    return make_pipeline(LNODE(before_agent, 0), LNODE(before_agent, 1), LNODE(before_agent, 2),
+                         LNODE(after_agent, 102), LWRAP(wrap_model_call, 3), LWRAP(wrap_tool_call, 4),
+                         LWRAP(wrap_tool_call, 5), LNODE(before_model, 6), LNODE(before_model, 7),
+                         LNODE(after_model, 107), LWRAP(wrap_model_call, 207), LNODE(after_model, 8),
+                         LNODE(after_agent, 9), LNODE(before_model, 10), LNODE(after_model, 11),
+                         LNODE(before_agent, 12), LNODE(after_model, 112), LNODE(after_agent, 212),
+                         LWRAP(wrap_model_call, 312), LWRAP(wrap_tool_call, 13));
+}
+#undef LNODE
+#undef LWRAP
+
+void BM_pipeline_lambdas(benchmark::State& bs) {
+    auto p = lambda_pipeline();
     state s;
     for (auto _ : bs) {
         benchmark::DoNotOptimize(pipeline_pass(p, s));
@@ -342,19 +379,21 @@ void BM_std_function(benchmark::State& bs) {
     }
 }
 
-// All five compute the same thing; refuse to report figures if they do not.
+// All six compute the same thing; refuse to report figures if they do not.
 bool variants_agree() {
     deerflow_pipeline p;
+    auto l = lambda_pipeline();
     virtual_chain v;
     function_chain f;
-    state a, b, c, d;
+    state a, b, c, d, e;
     for (int i = 0; i < 3; ++i) {
         pipeline_pass(p, a);
         hand_written_pass(b);
         v.pass(c);
         f.pass(d);
+        pipeline_pass(l, e);
     }
-    return a.acc == b.acc && b.acc == c.acc && c.acc == d.acc;
+    return a.acc == b.acc && b.acc == c.acc && c.acc == d.acc && d.acc == e.acc;
 }
 
 } // namespace
@@ -362,6 +401,7 @@ bool variants_agree() {
 BENCHMARK(BM_hand_written);
 BENCHMARK(BM_pipeline);
 BENCHMARK(BM_pipeline_optional_off);
+BENCHMARK(BM_pipeline_lambdas);
 BENCHMARK(BM_virtual);
 BENCHMARK(BM_std_function);
 

@@ -14,6 +14,8 @@ packages=(
   libssl-dev                     # HTTPS for the model clients
   catch2                         # tests (Catch2 v2)
   libbenchmark-dev               # Google Benchmark
+  nodejs npm                     # the MCP reference servers mcp_test runs (tests/mcp)
+  bubblewrap                     # the isolated sandbox (bash in namespaces, without Docker)
 )
 
 missing=()
@@ -22,16 +24,30 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-if ((${#missing[@]} == 0)); then
-  echo "install-deps: everything is installed"
-  exit 0
+# A machine with node and npm from elsewhere (nodesource, nvm) needs no Debian ones.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  kept=()
+  for p in "${missing[@]}"; do [[ "$p" == nodejs || "$p" == npm ]] || kept+=("$p"); done
+  missing=("${kept[@]}")
 fi
 
-echo "install-deps: installing ${missing[*]}"
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then
-  command -v sudo >/dev/null || { echo "install-deps: run as root or install sudo" >&2; exit 1; }
-  sudo="sudo"
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: every Debian package is installed"
+else
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "install-deps: run as root or install sudo" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The MCP servers mcp_test runs, at the versions tests/mcp/package-lock.json pins
+# (the only step that needs the network; the tests themselves do not).
+mcp_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/mcp" && pwd)"
+if [[ ! -d "$mcp_dir/node_modules" || "$mcp_dir/package-lock.json" -nt "$mcp_dir/node_modules" ]]; then
+  echo "install-deps: npm ci in tests/mcp"
+  (cd "$mcp_dir" && npm ci --no-audit --no-fund && touch node_modules)
+fi

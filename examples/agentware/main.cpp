@@ -7,6 +7,7 @@
 // Models come from --config, else $AGENTWARE_CONFIG, else the environment:
 // OPENAI_BASE_URL, OPENAI_API_KEY and AGENTWARE_MODEL.
 
+#include "mcp_command.hpp"
 #include "replay_command.hpp"
 
 #include <agentware/message/json.hpp>
@@ -29,6 +30,7 @@ namespace {
 
 constexpr std::string_view usage = R"(usage: agentware chat [options] [prompt...]
        agentware replay [--check] [--base-dir DIR] SCENARIO.json   (see agentware replay --help)
+       agentware mcp list --config FILE   (the tools of the MCP servers of an extensions_config.json)
 
 Sends the prompt (the remaining words, or stdin when there are none or "-")
 to a model and prints the answer as it streams.
@@ -88,8 +90,8 @@ options parse(int argc, char** argv) {
     std::vector<std::string_view> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "-h" || args[0] == "--help") throw usage_error{};
     if (args[0] != "chat")
-        throw usage_error{
-            fmt::format("unknown command \"{}\" (the commands are \"chat\" and \"replay\")", args[0])};
+        throw usage_error{fmt::format(
+            "unknown command \"{}\" (the commands are \"chat\", \"replay\" and \"mcp\")", args[0])};
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string_view a = args[i];
         auto value = [&]() -> std::string {
@@ -176,7 +178,8 @@ int chat(const options& o) {
     }
     if (!printed) {
         if (o.show_reasoning && !response.ai.reasoning().empty())
-            std::fprintf(stderr, "%s\n", response.ai.reasoning().c_str());
+            std::fprintf(stderr, "%.*s\n", static_cast<int>(response.ai.reasoning().size()),
+                         response.ai.reasoning().data());
         std::fputs(response.ai.text().c_str(), stdout);
     }
     std::fputc('\n', stdout);
@@ -192,6 +195,8 @@ int chat(const options& o) {
 int main(int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "replay")
         return agentware_cli::replay_main(std::vector<std::string>(argv + 2, argv + argc));
+    if (argc > 1 && std::string_view(argv[1]) == "mcp")
+        return agentware_cli::mcp_main(std::vector<std::string>(argv + 2, argv + argc));
     try {
         return chat(parse(argc, argv));
     } catch (const usage_error& e) {

@@ -9,6 +9,7 @@
 #include "scenario.hpp"
 
 #include <agentware/agent/agent.hpp>
+#include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/presets/deerflow.hpp>
 
@@ -17,11 +18,16 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -108,6 +114,52 @@ inline std::string make_temp_dir() {
     throw scenario_error("could not create a temporary directory for the thread's files");
 }
 
+// The tools a scenario makes throw (`fail_next`): each is offered as a stub
+// that throws the next error queued for it, or answers "OK" when none is.
+class failing_tools {
+public:
+    explicit failing_tools(const std::vector<scenario_turn>& turns) {
+        for (const auto& t : turns)
+            for (const auto& f : t.fail_next)
+                shared_->queues.emplace(f.tool, std::deque<std::string>{});
+    }
+
+    tool_set tools() const {
+        tool_set set;
+        for (const auto& entry : shared_->queues) {
+            set.add(make_tool(
+                entry.first, "A tool the replay scenario makes fail (fail_next).", R"({"type":"object"})",
+                [shared = shared_, name = entry.first](const boost::json::object&) -> std::string {
+                    std::string error;
+                    {
+                        std::lock_guard lock(shared->mutex);
+                        auto& q = shared->queues.at(name);
+                        if (q.empty()) return "OK";
+                        error = std::move(q.front());
+                        q.pop_front();
+                    }
+                    throw std::runtime_error(error);
+                }));
+        }
+        return set;
+    }
+
+    void queue(const std::vector<scenario_failure>& failures) {
+        std::lock_guard lock(shared_->mutex);
+        for (auto& entry : shared_->queues)
+            entry.second.clear();
+        for (const auto& f : failures)
+            shared_->queues.at(f.tool).push_back(f.error);
+    }
+
+private:
+    struct state {
+        std::mutex mutex;
+        std::map<std::string, std::deque<std::string>> queues;
+    };
+    std::shared_ptr<state> shared_ = std::make_shared<state>();
+};
+
 inline boost::json::value request_json(const recorded_request& r) {
     boost::json::array msgs;
     if (!r.system_prompt.empty())
@@ -126,6 +178,55 @@ inline boost::json::value request_json(const recorded_request& r) {
 struct replay_options {
     std::string base_dir; ///< empty: a fresh temporary directory, removed afterwards
 };
+
+namespace detail {
+
+/// One turn's helper models, one scripted model per role of
+/// `helper_model_roles` (a role the turn does not script answers nothing:
+/// using it is the same error as the main model running out).
+struct helper_models {
+    std::map<std::string, scripted_model, std::less<>> by_role;
+
+    explicit helper_models(const scenario_turn& turn) {
+        for (std::string_view role : helper_model_roles) {
+            if (role == "memory") continue; // the runner drives the memory worker's model itself
+            auto it = turn.helper_models.find(role);
+            if (it != turn.helper_models.end()) scripted.insert(std::string(role));
+            by_role.emplace(
+                std::string(role),
+                scripted_model(it == turn.helper_models.end() ? std::vector<message>{} : it->second));
+        }
+    }
+    /// The role's model, as a middleware holds its configured model: when the
+    /// turn scripts the role or the middleware names a model of its own
+    /// (`model_name`); otherwise none, and the middleware uses the run's model
+    /// as DeerFlow does.
+    std::optional<any_chat_model> model(std::string_view role, bool named) const {
+        if (!named && !scripted.contains(std::string(role))) return std::nullopt;
+        return any_chat_model(by_role.find(role)->second);
+    }
+    std::set<std::string> scripted;
+};
+
+/// Gives each engaged middleware that has a model of its own the turn's
+/// scripted model for its role. One line per middleware with a model.
+inline void attach_helper_models(deerflow_pipeline& middleware, const helper_models& helpers) {
+    if (auto* s = middleware.get<summarization>())
+        s->model = helpers.model("summarization", s->options().model_name.has_value());
+    if (auto* t = middleware.get<title>())
+        t->model = helpers.model("title", t->options().model_name.has_value());
+}
+
+/// Fixes the clock of the engaged middlewares that read one, when the
+/// scenario gives `"now"`. One line per middleware with a clock.
+inline void attach_clock(deerflow_pipeline& middleware,
+                         const std::optional<std::chrono::system_clock::time_point>& now) {
+    if (!now) return;
+    auto fixed = [t = *now] { return t; };
+    if (auto* d = middleware.get<durable_context>()) d->clock = fixed;
+}
+
+} // namespace detail
 
 /// The result of a replay: the output JSON, and the expectations that failed.
 struct replay_result {
@@ -155,6 +256,12 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         }
     }();
     if (auto* td = middleware.get<thread_data>()) td->options.base_dir = base_dir;
+    // The replay does not sleep: its clock advances instead, and the jitter is seeded.
+    auto clock = std::make_shared<manual_retry_clock>();
+    if (auto* l = middleware.get<llm_error_handling>()) {
+        llm_error_handling_options o = l->options();
+        middleware.slot<llm_error_handling>().emplace(std::move(o), clock, 1);
+    }
     if (!sc.files.empty()) {
         const auto* td = middleware.get<thread_data>();
         if (!td) throw scenario_error("files: the scenario has files but the thread_data feature is off");
@@ -170,9 +277,34 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         detail::create_files(sc.files, dirs);
     }
 
+    detail::attach_clock(middleware, sc.now);
+    // Plan mode is the runtime context's `is_plan_mode`, as in DeerFlow: a
+    // scenario that sets it gets the todo middleware.
+    if (sc.context.contains("is_plan_mode") && !middleware.enabled<todo>()) middleware.slot<todo>().emplace();
+    // Memory and dynamic_context: a manager under the scenario's base
+    // directory, no background worker (each turn flushes), the scenario's
+    // clock, fact ids numbered in order, and the turn's "memory" model.
+    std::shared_ptr<memory_clock> memory_time = default_memory_clock();
+    if (sc.now) memory_time = std::make_shared<manual_clock>(*sc.now);
+    std::shared_ptr<memory_manager> memory_mgr;
+    if (auto* mem = middleware.get<memory>()) {
+        memory_options o = mem->manager()->options();
+        o.backend_config.storage_path = base_dir;
+        memory_mgr = std::make_shared<memory_manager>(
+            o, memory_manager_setup{.model = {}, .clock = memory_time, .start_worker = false});
+        memory_mgr->updater().set_fact_ids(
+            [n = std::make_shared<int>(0)] { return fmt::format("fact_{:08}", ++*n); });
+        middleware.slot<memory>().emplace(memory_mgr);
+    }
+    if (auto* dc = middleware.get<dynamic_context>()) {
+        dc->manager = memory_mgr;
+        dc->clock = memory_time;
+    }
+
     agent_options agent_opts;
     agent_opts.system_prompt = sc.system_prompt;
-    agent<scripted_model, deerflow_pipeline> a(scripted_model({}), tool_set{}, std::move(middleware),
+    detail::failing_tools failing(sc.turns);
+    agent<scripted_model, deerflow_pipeline> a(scripted_model({}), failing.tools(), std::move(middleware),
                                                agent_opts);
     agent<scripted_model, deerflow_pipeline>::state_type state;
 
@@ -181,26 +313,49 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     boost::json::array turns_out;
     for (std::size_t t = 0; t < sc.turns.size(); ++t) {
         const scenario_turn& turn = sc.turns[t];
-        scripted_model model(turn.model);
+        scripted_model model = scripted_model::with_failures(turn.model);
         a.model() = model; // copies share the script and the records
+        clock->advance(std::chrono::milliseconds(static_cast<std::int64_t>(turn.advance_clock * 1000)));
+        const auto slept_before = clock->slept();
+        boost::json::array events;
+        detail::helper_models helpers(turn);
+        detail::attach_helper_models(a.middleware(), helpers);
+        failing.queue(turn.fail_next);
         run_config cfg;
+        cfg.stream.on_event = [&events](const boost::json::object& e) { events.push_back(e); };
         cfg.thread_id = sc.thread_id;
         cfg.run_id = fmt::format("run-{}", t + 1);
         cfg.context = sc.context;
         cfg.context["thread_id"] = sc.thread_id;
         cfg.recursion_limit = sc.recursion_limit;
+        std::optional<scripted_model> memory_model_script;
+        if (memory_mgr) {
+            auto it = turn.helper_models.find("memory");
+            memory_model_script.emplace(it == turn.helper_models.end() ? std::vector<message>{} : it->second);
+            memory_mgr->set_model(
+                [m = *memory_model_script](const chat_request& req) mutable { return m.invoke(req); });
+        } else if (turn.helper_models.contains("memory")) {
+            throw scenario_error(fmt::format("turns[{}].models.memory: the memory feature is off", t));
+        }
         run_result r = a.run(state, turn.input, cfg);
+        // First the helpers: one that ran out may have sent its middleware on to the main model.
+        for (const auto& [role, helper] : helpers.by_role)
+            if (helper.requests().size() > helper.calls())
+                throw scenario_error(fmt::format(
+                    "turns[{}]: the {} model ran out of scripted answers after {} (the middleware asked "
+                    "for one more); add the ai message it should answer with to turns[{}].models.{}",
+                    t, role, helper.calls(), t, role));
         if (r.reason == stop_reason::error && model.remaining() == 0 && model.calls() == turn.model.size() &&
             r.error.find("no scripted answer left") != std::string::npos)
             throw scenario_error(
                 fmt::format("turns[{}]: the model ran out of scripted answers after {} (the agent "
                             "asked for one more); add the ai message it should answer with",
                             t, turn.model.size()));
-
         boost::json::object turn_out;
         turn_out["stop_reason"] = to_string(r.reason);
         if (!r.error.empty()) turn_out["error"] = r.error;
         if (const auto* why = r.context.if_contains("stop_reason")) turn_out["stop_detail"] = *why;
+        if (const auto* usage = r.context.if_contains("token_usage")) turn_out["token_usage"] = *usage;
         boost::json::value full = boost::json::value_from(state);
         boost::json::array messages = std::move(full.as_object()["messages"].as_array());
         full.as_object().erase("messages");
@@ -211,6 +366,42 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
             requests.push_back(detail::request_json(req));
         turn_out["requests"] = std::move(requests);
         if (model.remaining() > 0) turn_out["unused_model_messages"] = model.remaining();
+        boost::json::object helper_out;
+        for (const auto& [role, helper] : helpers.by_role) {
+            if (helper.requests().empty() && helper.remaining() == 0) continue;
+            boost::json::array role_requests;
+            for (const auto& req : helper.requests())
+                role_requests.push_back(detail::request_json(req));
+            boost::json::object one{{"requests", std::move(role_requests)}};
+            if (helper.remaining() > 0) one["unused_messages"] = helper.remaining();
+            helper_out[role] = std::move(one);
+        }
+        if (!helper_out.empty()) turn_out["models"] = std::move(helper_out);
+        if (memory_mgr) {
+            // The debounce is not waited for: the queue is flushed after each turn.
+            memory_mgr->flush(std::chrono::seconds(60));
+            boost::json::array memory_errors;
+            for (const auto& failure : memory_mgr->queue().take_failures()) {
+                if (failure.find("no scripted answer left") != std::string::npos)
+                    throw scenario_error(fmt::format(
+                        "turns[{}]: the memory model ran out of scripted answers after {} (the memory worker "
+                        "asked for one more); add the ai message it should answer with under models.memory",
+                        t, memory_model_script->calls()));
+                memory_errors.emplace_back(failure);
+            }
+            if (!memory_errors.empty()) turn_out["memory_errors"] = std::move(memory_errors);
+            const std::string user = agentware::detail::context_user_id(&sc.context);
+            try {
+                turn_out["memory"] =
+                    memory_mgr->read_view(user, agentware::detail::context_agent_name(sc.context));
+            } catch (const std::exception& e) {
+                turn_out["memory"] = boost::json::object{{"error", e.what()}};
+            }
+            if (memory_model_script->remaining() > 0)
+                turn_out["unused_memory_model_messages"] = memory_model_script->remaining();
+        }
+        if (!events.empty()) turn_out["events"] = std::move(events);
+        if (clock->slept() != slept_before) turn_out["waited_ms"] = (clock->slept() - slept_before).count();
         boost::json::value turn_value = std::move(turn_out);
         names.apply(turn_value);
 

@@ -7,15 +7,27 @@
 // json_error naming the place (`turns[1].model[0]: ...`).
 
 #include <agentware/json/reader.hpp>
+#include <agentware/memory/clock.hpp>
 #include <agentware/message/detail/base64.hpp>
 #include <agentware/message/json.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/model/detail/provider_error.hpp>
+#include <agentware/model/error.hpp>
+#include <agentware/model/scripted_model.hpp>
 
 #include <boost/json.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstddef>
+#include <cstdio>
+#include <functional>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,14 +59,37 @@ struct turn_expectation {
     std::vector<std::string> not_contains;
 };
 
+/// The roles a helper model may be scripted for in a turn's `"models"`: one
+/// per middleware that calls a model of its own (named as its configuration
+/// section). A middleware that gains a model adds its role here and one line
+/// in replay_runner.hpp's attach_helper_models.
+/// (`memory` is the memory worker's: the runner drives that one itself.)
+inline constexpr std::string_view helper_model_roles[] = {"summarization", "title", "memory"};
+
+/// A tool call made to throw: the next call of `tool` in the turn throws a
+/// std::runtime_error with `error` as its text (tool_error_handling's input).
+struct scenario_failure {
+    std::string tool;
+    std::string error;
+};
+
 struct scenario_turn {
     std::vector<message> input;
-    std::vector<message> model; ///< the ai messages the scripted model answers with, in order
+    std::vector<scenario_failure> fail_next; ///< in the order the calls will meet them
+    /// What the scripted model does at each call, in order: answer with an ai
+    /// message, or fail with a scripted provider error.
+    std::vector<agentware::scripted_step> model;
+    double advance_clock = 0; ///< seconds the replay's clock moves before the turn
+    /// Per helper role (`"models": {"summarization": [...]}`), the ai messages
+    /// that role's model answers with, in order.
+    std::map<std::string, std::vector<message>, std::less<>> helper_models;
     turn_expectation expect;
 };
 
 struct scenario {
     boost::json::object features;
+    /// The clock every turn reads (`"now": "2026-11-23T09:00:00Z"`), so dates are deterministic.
+    std::optional<std::chrono::system_clock::time_point> now;
     std::string thread_id = "replay";
     std::string system_prompt;
     boost::json::object context; ///< the runtime context of every turn (user_id, flags, ...)
@@ -64,6 +99,22 @@ struct scenario {
 };
 
 namespace detail {
+
+/// Reads "YYYY-MM-DDTHH:MM:SSZ" (UTC); nothing when the text is not that.
+inline std::optional<std::chrono::system_clock::time_point> parse_utc(std::string_view text) {
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
+    char z = 0;
+    std::string copy(text);
+    if (copy.size() != 20 ||
+        std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 ||
+        z != 'Z')
+        return std::nullopt;
+    std::chrono::year_month_day day{std::chrono::year(y), std::chrono::month(unsigned(mo)),
+                                    std::chrono::day(unsigned(d))};
+    if (!day.ok() || h > 23 || mi > 59 || sec > 59) return std::nullopt;
+    return std::chrono::sys_days(day) + std::chrono::hours(h) + std::chrono::minutes(mi) +
+           std::chrono::seconds(sec);
+}
 
 inline std::vector<message> read_messages(const boost::json::value& v, const std::string& path) {
     return agentware::json_read_as<std::vector<message>>(v, path);
@@ -92,6 +143,42 @@ inline scenario_file read_file(const boost::json::value& v, const std::string& p
     return f;
 }
 
+// {"error": {"status": 429, "message": "...", "retry_after": 1}}: the model
+// call fails as a provider answering with that HTTP status would; `kind`
+// ("connection", "timeout", ...) names a failure without a status.
+inline agentware::model_error read_model_error(const boost::json::value& v, const std::string& path) {
+    agentware::json_reader r(v, path);
+    const auto status = r.optional<int>("status").value_or(0);
+    const auto text = r.optional<std::string>("message").value_or("");
+    const auto retry_after = r.optional<double>("retry_after");
+    const auto kind_name = r.optional<std::string>("kind");
+    r.reject_unknown_keys();
+    agentware::model_error_kind kind = agentware::detail::kind_of_status(status);
+    if (kind_name) {
+        bool known = false;
+        for (int k = 0; k <= static_cast<int>(agentware::model_error_kind::configuration); ++k)
+            if (agentware::to_string(static_cast<agentware::model_error_kind>(k)) == *kind_name) {
+                kind = static_cast<agentware::model_error_kind>(k);
+                known = true;
+            }
+        if (!known)
+            throw agentware::json_error(r.path_of("kind"), "unknown error kind \"" + *kind_name + "\"");
+    } else if (status < 400 || status > 599) {
+        throw agentware::json_error(r.path_of("status"),
+                                    "expected an HTTP error status (400-599), or a `kind`");
+    }
+    if (retry_after && !(*retry_after >= 0 && *retry_after < 1e6))
+        throw agentware::json_error(r.path_of("retry_after"), "expected seconds, at least 0");
+    std::string what = status ? fmt::format("scripted: HTTP {} ({})", status, agentware::to_string(kind))
+                              : fmt::format("scripted: {}", agentware::to_string(kind));
+    if (!text.empty()) what += ": " + text;
+    agentware::model_error e(kind, std::move(what), status, text);
+    if (retry_after)
+        e.set_retry_after(
+            std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*retry_after * 1000))));
+    return e;
+}
+
 inline scenario_turn read_turn(const boost::json::value& v, const std::string& path) {
     agentware::json_reader r(v, path);
     scenario_turn turn;
@@ -105,12 +192,60 @@ inline scenario_turn read_turn(const boost::json::value& v, const std::string& p
     const auto* model = r.find("model");
     if (!model)
         throw agentware::json_error(r.path_of("model"), "missing (the ai messages the model answers with)");
-    turn.model = read_messages(*model, r.path_of("model"));
-    for (std::size_t k = 0; k < turn.model.size(); ++k)
-        if (!turn.model[k].is_ai())
-            throw agentware::json_error(r.path_of(fmt::format("model[{}]", k)),
-                                        "the model answers with assistant messages only");
+    const auto* steps = model->if_array();
+    if (!steps)
+        agentware::detail::json_type_error(r.path_of("model"), "an array of assistant messages or errors",
+                                           *model);
+    for (std::size_t k = 0; k < steps->size(); ++k) {
+        const std::string at = r.path_of(fmt::format("model[{}]", k));
+        const auto* o = (*steps)[k].if_object();
+        if (o && o->contains("error")) {
+            agentware::json_reader step(*o, at);
+            turn.model.push_back({{}, read_model_error(*step.find("error"), step.path_of("error"))});
+            step.reject_unknown_keys();
+            continue;
+        }
+        message m = agentware::json_read_as<message>((*steps)[k], at);
+        if (!m.is_ai())
+            throw agentware::json_error(
+                at, "the model answers with assistant messages (or {\"error\": ...}) only");
+        turn.model.push_back({std::move(m), std::nullopt});
+    }
+    r.read("advance_clock", turn.advance_clock);
+    if (!(turn.advance_clock >= 0))
+        throw agentware::json_error(r.path_of("advance_clock"), "expected seconds, at least 0");
+    if (const auto* models = r.find("models")) {
+        const auto* roles = models->if_object();
+        if (!roles)
+            agentware::detail::json_type_error(r.path_of("models"), "an object of helper roles", *models);
+        for (const auto& [role, script] : *roles) {
+            std::string at = r.path_of("models") + "." + std::string(role);
+            if (std::find(std::begin(helper_model_roles), std::end(helper_model_roles),
+                          std::string_view(role)) == std::end(helper_model_roles))
+                throw agentware::json_error(at, fmt::format("unknown helper model role (known: {})",
+                                                            fmt::join(helper_model_roles, ", ")));
+            auto answers = read_messages(script, at);
+            for (std::size_t k = 0; k < answers.size(); ++k)
+                if (!answers[k].is_ai())
+                    throw agentware::json_error(fmt::format("{}[{}]", at, k),
+                                                "a helper model answers with assistant messages only");
+            turn.helper_models.emplace(std::string(role), std::move(answers));
+        }
+    }
     if (const auto* e = r.find("expect")) turn.expect = read_expectation(*e, r.path_of("expect"));
+    if (const auto* f = r.find("fail_next")) {
+        const auto* list = f->if_array();
+        if (!list)
+            agentware::detail::json_type_error(r.path_of("fail_next"),
+                                               "an array of {\"tool\", \"error\"} objects", *f);
+        for (std::size_t k = 0; k < list->size(); ++k) {
+            agentware::json_reader fr((*list)[k], r.path_of(fmt::format("fail_next[{}]", k)));
+            scenario_failure failure{fr.required<std::string>("tool"), fr.required<std::string>("error")};
+            if (failure.tool.empty()) throw agentware::json_error(fr.path_of("tool"), "must not be empty");
+            fr.reject_unknown_keys();
+            turn.fail_next.push_back(std::move(failure));
+        }
+    }
     r.reject_unknown_keys();
     return turn;
 }
@@ -127,6 +262,10 @@ inline scenario parse_scenario(const boost::json::value& jv) {
         .read("system_prompt", s.system_prompt)
         .read("context", s.context)
         .read("recursion_limit", s.recursion_limit);
+    if (auto now = r.optional<std::string>("now")) {
+        s.now = detail::parse_utc(*now);
+        if (!s.now) throw agentware::json_error("now", "expected a UTC time as 2026-11-23T09:00:00Z");
+    }
     if (s.recursion_limit < 1) throw agentware::json_error("recursion_limit", "expected at least 1, got 0");
     if (const auto* files = r.find("files")) {
         const auto* list = files->if_array();

@@ -13,6 +13,7 @@
 #include <boost/json/src.hpp>
 
 #if defined(AGENTWARE_SEPARATE_COMPILATION)
+#include <agentware/mcp/impl/client.ipp>
 #include <agentware/model/impl/anthropic_chat_model.ipp>
 #include <agentware/model/impl/http_chat_client.ipp>
 #include <agentware/model/impl/http_transport.ipp>

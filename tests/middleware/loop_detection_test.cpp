@@ -90,6 +90,11 @@ TEST_CASE("a hard stop on an answer without text, or with several blocks", "[mid
     o.hard_limit = 1;
     bench<loop_detection> b{loop_detection(o)};
     CHECK(b.answer({test::call("x", "t")}).text() == hard_stop);
+    // "" is no content (our message model does not tell them apart): the note alone,
+    // where DeerFlow writes "\n\n" + note (see the page's differences).
+    const message& empty = b.answer(ai_message("", {test::call("e", "t")}));
+    CHECK(empty.text() == hard_stop);
+    REQUIRE(empty.content.size() == 1);
     message m = ai_message("", {test::call("y", "t")});
     m.content = {text_block("a"), image_block("http://i")};
     m.edit_invalid_tool_calls().push_back(invalid_tool_call{"z", "t", "{", "bad"});

@@ -84,7 +84,8 @@ TEST_CASE("options: sandbox in JSON, with DeerFlow's keys and the timeout in sec
     CHECK(json::value_to<sandbox_options>(json::value_from(o)) == o);
 
     CHECK(read_error<sandbox_options>(R"({"bash_timout": 5})")
-              .starts_with("sandbox.bash_timout: unknown key (known: lazy_init, allow_host_bash, "));
+              .starts_with(
+                  "sandbox.bash_timout: unknown key (known: use, isolation, lazy_init, allow_host_bash, "));
 }
 
 TEST_CASE("options: dangling_tool_call, tool_error_handling and clarification in JSON", "[options]") {
@@ -240,6 +241,28 @@ TEST_CASE("deerflow preset: sections switch middlewares on and configure them", 
     CHECK_FALSE(none.get<clarification>());
 }
 
+TEST_CASE("options: summarization, durable_context, todo and title in JSON", "[options]") {
+    summarization_options su;
+    su.trigger = {{context_size::kind::tokens, 32000}, {context_size::kind::messages, 50}};
+    su.keep = {context_size::kind::fraction, 0.3};
+    su.trim_tokens_to_summarize.reset();
+    su.model_name = "small";
+    check_json_form(su, "max_input_tokens", R"("x")", "an integer");
+
+    durable_context_options dc;
+    dc.max_brief_chars = 80;
+    check_json_form(dc, "max_brief_chars", R"("x")", "an integer");
+
+    todo_options td;
+    td.max_completion_reminders = 3;
+    check_json_form(td, "max_completion_reminders", R"("x")", "an integer");
+
+    title_options ti;
+    ti.max_chars = 80;
+    ti.model_name = "fast";
+    check_json_form(ti, "max_words", R"("x")", "an integer");
+}
+
 TEST_CASE("deerflow preset: a bad section, key or value is named", "[options][preset]") {
     auto error = [](std::string_view text) {
         try {
@@ -250,7 +273,8 @@ TEST_CASE("deerflow preset: a bad section, key or value is named", "[options][pr
         return std::string();
     };
     CHECK(error(R"({"time_travel": true})")
-              .starts_with("time_travel: unknown key (known: thread_data, uploads, "));
+              .starts_with("time_travel: unknown key (known: input_sanitization, tool_output, "
+                           "tool_result_sanitization, thread_data, "));
     CHECK(error(R"({"loop_detection": {"warn_threshold": "x"}})") ==
           R"(loop_detection.warn_threshold: expected an integer, got "x")");
     CHECK(error(R"({"sandbox": {"bash_timout": 5}})").starts_with("sandbox.bash_timout: unknown key"));

@@ -75,7 +75,7 @@ TEST_CASE("read_file reads line ranges and reports every edge as the reference w
           "instead "
           "(pandas/openpyxl for spreadsheets), or view_image for images.");
     auto missing = env.call("read_file", R"({"description":"d"})");
-    CHECK(missing.text() == "Error: missing required argument 'path'");
+    CHECK(missing.text() == "Error: the required argument 'path' is missing");
     CHECK(missing.status == tool_status::error);
     CHECK(env.text("read_file", R"({"description":"d","path":42})") ==
           "Error: argument 'path' must be a string");
@@ -90,10 +90,11 @@ TEST_CASE("read_file and ls truncate long output with the reference's markers",
     dftest::write(env.ws() / "long.txt", std::string(1000, 'z'));
     const std::string out =
         env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/long.txt"})");
-    const std::string marker = "\n... [truncated: showing first 98 of 1000 chars. Use start_line/end_line to "
+    // DeerFlow reserves room for the marker's longest form ("first 1000 of 1000"), 104 characters.
+    const std::string marker = "\n... [truncated: showing first 96 of 1000 chars. Use start_line/end_line to "
                                "read a specific range] ...";
-    CHECK(out == std::string(98, 'z') + marker);
-    CHECK(detail::utf8_chars(out) == 200);
+    CHECK(out == std::string(96, 'z') + marker);
+    CHECK(detail::utf8_chars(out) == 198);
     for (int i = 0; i < 20; ++i)
         dftest::write(env.ws() / ("file" + std::to_string(i) + ".txt"), "");
     const std::string ls = env.text("ls", R"({"description":"d","path":"/mnt/user-data/workspace"})");
@@ -261,10 +262,8 @@ TEST_CASE("no path a model sends reads or writes outside the thread's directorie
     fs::create_directories(env.outputs());
     fs::create_symlink(env.ws() / "ok.txt", env.outputs() / "inside_link"); // stays inside: allowed
 
-    const std::string traversal = "Error: Access denied: path traversal detected";
-    const std::string only =
-        "Error: Only paths under /mnt/user-data/, /mnt/skills/, /mnt/acp-workspace/, or configured "
-        "mount paths are allowed";
+    // Every refusal is the tool's permission text with the path as sent
+    // (DeerFlow's tools do not tell the model why).
     auto read = [&](const std::string& p) {
         return env.call("read_file", boost::json::object{{"description", "d"}, {"path", p}}).text();
     };
@@ -273,47 +272,42 @@ TEST_CASE("no path a model sends reads or writes outside the thread's directorie
             .call("write_file", boost::json::object{{"description", "d"}, {"path", p}, {"content", "pwned"}})
             .text();
     };
+    auto read_denied = [](const std::string& p) { return "Error: Permission denied reading file: " + p; };
+    auto write_denied = [](const std::string& p) { return "Error: Permission denied writing to file: " + p; };
 
-    CHECK(read("/mnt/user-data/workspace/../../../outside/secret.txt") == traversal);
-    CHECK(read("/mnt/user-data/workspace/..") == traversal);
-    CHECK(read("/mnt/user-data/workspace\\..\\..\\outside\\secret.txt") == traversal);
-    CHECK(read(secret.string()) == only);
-    CHECK(read("/etc/passwd") == only);
-    CHECK(read("workspace/ok.txt") == only);
-    CHECK(read("/mnt/user-data") == only);
-    CHECK(read("/mnt/user-data/") == only);
-    CHECK(read("/mnt/user-data/other/x") == traversal);
-    CHECK(read("/mnt/user-datax/workspace/ok.txt") == only);
-    CHECK(read("/mnt/user-data/workspace/link_to_secret") == traversal);
-    CHECK(read("/mnt/user-data/workspace/linkdir/secret.txt") == traversal);
+    for (std::string p :
+         {std::string("/mnt/user-data/workspace/../../../outside/secret.txt"),
+          std::string("/mnt/user-data/workspace/.."),
+          std::string("/mnt/user-data/workspace\\..\\..\\outside\\secret.txt"), secret.string(),
+          std::string("/etc/passwd"), std::string("workspace/ok.txt"), std::string("/mnt/user-data"),
+          std::string("/mnt/user-data/"), std::string("/mnt/user-data/other/x"),
+          std::string("/mnt/user-datax/workspace/ok.txt"),
+          std::string("/mnt/user-data/workspace/link_to_secret"),
+          std::string("/mnt/user-data/workspace/linkdir/secret.txt"),
+          std::string("/mnt/user-data/workspace/ok.txt\0/../../x", 40), std::string("/mnt/skills/public/x")})
+        CHECK(read(p) == read_denied(p));
     CHECK(read("/mnt/user-data/outputs/inside_link") == "fine");
-    CHECK(read(std::string("/mnt/user-data/workspace/ok.txt\0/../../x", 40)) ==
-          "Error: Access denied: path contains a NUL character");
     CHECK_THAT(read("/mnt/user-data/workspace/" + std::string(300, 'n')), Catch::StartsWith("Error: "));
     std::string deep = "/mnt/user-data/workspace";
     for (int i = 0; i < 200; ++i)
         deep += "/" + std::string(40, 'd');
     CHECK_THAT(read(deep), Catch::StartsWith("Error: "));
-    CHECK(read("/mnt/skills/public/x") == "Error: Path not available in this sandbox: /mnt/skills/public/x");
 
-    CHECK(write("/mnt/user-data/workspace/../../../outside/new.txt") == traversal);
-    CHECK(write("/mnt/user-data/workspace/link_to_secret") == traversal);
-    CHECK(write("/mnt/user-data/workspace/linkdir/secret.txt") == traversal);
-    CHECK(write("/mnt/user-data/workspace/linkdir/new.txt") == traversal);
-    CHECK(write("/mnt/user-data/workspace/dangling") == traversal);
-    CHECK(write("/mnt/skills/public/x") ==
-          "Error: Write access to skills path is not allowed: /mnt/skills/public/x");
-    CHECK(write("/mnt/acp-workspace/x") ==
-          "Error: Write access to ACP workspace is not allowed: /mnt/acp-workspace/x");
+    for (std::string p :
+         {"/mnt/user-data/workspace/../../../outside/new.txt", "/mnt/user-data/workspace/link_to_secret",
+          "/mnt/user-data/workspace/linkdir/secret.txt", "/mnt/user-data/workspace/linkdir/new.txt",
+          "/mnt/user-data/workspace/dangling", "/mnt/skills/public/x", "/mnt/acp-workspace/x"})
+        CHECK(write(p) == write_denied(p));
     CHECK_THAT(write("/mnt/user-data/workspace/" + std::string(300, 'n')), Catch::StartsWith("Error: "));
     CHECK(
         env.text(
             "str_replace",
             R"({"description":"d","path":"/mnt/user-data/workspace/link_to_secret","old_str":"TOP","new_str":"x"})") ==
-        traversal);
+        "Error: Permission denied accessing file: /mnt/user-data/workspace/link_to_secret");
 
     // Listing tools do not follow links out either.
-    CHECK(env.text("ls", R"({"description":"d","path":"/mnt/user-data/workspace/linkdir"})") == traversal);
+    CHECK(env.text("ls", R"({"description":"d","path":"/mnt/user-data/workspace/linkdir"})") ==
+          "Error: Permission denied: /mnt/user-data/workspace/linkdir");
     const std::string ls = env.text("ls", R"({"description":"d","path":"/mnt/user-data/workspace"})");
     CHECK_THAT(ls, !Catch::Contains("secret") && !Catch::Contains("linkdir") && !Catch::Contains("dangling"));
     CHECK(env.text("grep", R"({"description":"d","pattern":"SECRET","path":"/mnt/user-data/workspace"})") ==
@@ -385,7 +379,8 @@ TEST_CASE("bash runs in the workspace, with virtual paths both ways", "[middlewa
     CHECK(bash(env, "cd ~ && ls") ==
           "Error: Unsafe directory change in command: cd ~. Use paths under /mnt/user-data");
     CHECK(bash(env, "echo https://example.com/a/b | /usr/bin/tr a A") == "https://exAmple.com/A/b\n");
-    CHECK(env.call("bash", R"({"description":"d"})").text() == "Error: missing required argument 'command'");
+    CHECK(env.call("bash", R"({"description":"d"})").text() ==
+          "Error: the required argument 'command' is missing");
 }
 
 TEST_CASE("bash output is capped per stream and middle-truncated",
@@ -533,4 +528,165 @@ TEST_CASE("malformed tool arguments from the model become error messages", "[mid
     CHECK_THAT(ms[3].text(), Catch::StartsWith("Error: invalid arguments for tool \"write_file\""));
     CHECK_FALSE(fs::exists(base.path / "users" / "default" / "threads" / "default" / "user-data" /
                            "workspace" / "x"));
+}
+
+// ---- conformance with DeerFlow (issue 13) ------------------------------------------------
+
+TEST_CASE("ls skips a symlink whose target leaves the listed directory, even inside the thread",
+          "[middleware][sandbox][paths]") {
+    sandbox_env env;
+    dftest::write(env.ws() / "sub" / "here.txt", "x");
+    dftest::write(env.ws() / "other.txt", "y");
+    dftest::write(env.outputs() / "out.txt", "z");
+    fs::create_symlink(env.ws() / "sub" / "here.txt", env.ws() / "sub" / "near");   // stays in sub
+    fs::create_symlink(env.ws() / "other.txt", env.ws() / "sub" / "up");            // leaves sub
+    fs::create_symlink(env.outputs() / "out.txt", env.ws() / "sub" / "to_outputs"); // leaves sub
+    const std::string sub = env.text("ls", R"({"description":"d","path":"/mnt/user-data/workspace/sub"})");
+    CHECK(sub == "/mnt/user-data/workspace/sub/here.txt\n/mnt/user-data/workspace/sub/near");
+    // Listed from the workspace, `up` stays inside; `to_outputs` still leaves.
+    const std::string ws = env.text("ls", R"({"description":"d","path":"/mnt/user-data/workspace"})");
+    CHECK_THAT(ws, Catch::Contains("/mnt/user-data/workspace/sub/up") && !Catch::Contains("to_outputs"));
+}
+
+TEST_CASE("present_files accepts .. that stays in outputs and names a traversal as DeerFlow does",
+          "[middleware][sandbox]") {
+    sandbox_env env;
+    dftest::write(env.outputs() / "x.md", "#");
+    CHECK(env.text("present_files", R"({"filepaths":["/mnt/user-data/outputs/sub/../x.md"]})") ==
+          "Successfully presented files");
+    CHECK(env.state.get<artifacts_field>() == std::vector<std::string>{"/mnt/user-data/outputs/x.md"});
+    CHECK(env.text("present_files", R"({"filepaths":["/mnt/user-data/../../etc/passwd"]})") ==
+          "Error: Access denied: path traversal detected");
+    CHECK(env.text("present_files", R"({"filepaths":["/mnt/user-data/workspace/../../x"]})") ==
+          "Error: Access denied: path traversal detected");
+}
+
+TEST_CASE("read_file truncation reserves the marker's longest form, as DeerFlow",
+          "[middleware][sandbox][truncation]") {
+    for (std::size_t cap : {std::size_t(10), std::size_t(50), std::size_t(104)}) {
+        sandbox_options o;
+        o.read_file_output_max_chars = cap;
+        sandbox_env env(o);
+        dftest::write(env.ws() / "long.txt", std::string(1000, 'z'));
+        // Nothing fits beside a 104-character marker: the first `cap` characters alone.
+        CHECK(env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/long.txt"})") ==
+              std::string(cap, 'z'));
+    }
+    sandbox_options o;
+    o.read_file_output_max_chars = 105;
+    sandbox_env env(o);
+    dftest::write(env.ws() / "long.txt", std::string(1000, 'z'));
+    CHECK(env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/long.txt"})") ==
+          "z\n... [truncated: showing first 1 of 1000 chars. Use start_line/end_line to read a specific "
+          "range] ...");
+    CHECK(detail::head_truncate("abcdef", 3, "h") == "abc");
+    CHECK(detail::middle_truncate(std::string(100, 'a'), 20) == std::string(20, 'a'));
+}
+
+TEST_CASE("write_file and str_replace refuse content whose virtual path climbs out",
+          "[middleware][sandbox][files][security]") {
+    sandbox_env env;
+    CHECK(env.text("write_file", R"({"description":"d","path":"/mnt/user-data/workspace/a.txt",)"
+                                 R"("content":"see /mnt/user-data/workspace/../../../etc/passwd"})") ==
+          "Error: Permission denied writing to file: /mnt/user-data/workspace/a.txt");
+    CHECK_FALSE(fs::exists(env.ws() / "a.txt"));
+    // A ".." that stays under the directory it names is fine, and mapped.
+    CHECK(env.text("write_file", R"({"description":"d","path":"/mnt/user-data/workspace/b.txt",)"
+                                 R"("content":"see /mnt/user-data/workspace/x/../y.txt"})") == "OK");
+    dftest::write(env.ws() / "c.txt", "old");
+    CHECK(env.text("str_replace", R"({"description":"d","path":"/mnt/user-data/workspace/c.txt",)"
+                                  R"("old_str":"old","new_str":"/mnt/user-data/uploads/../../x"})") ==
+          "Error: Permission denied accessing file: /mnt/user-data/workspace/c.txt");
+    CHECK(dftest::read(env.ws() / "c.txt") == "old");
+}
+
+TEST_CASE("str_replace writes virtual paths as host paths and reads them back virtual",
+          "[middleware][sandbox][files]") {
+    sandbox_env env;
+    dftest::write(env.ws() / "s.py", "path = 'PLACEHOLDER'\n"); // not written by the agent
+    CHECK(env.text("str_replace",
+                   R"({"description":"d","path":"/mnt/user-data/workspace/s.py",)"
+                   R"("old_str":"PLACEHOLDER","new_str":"/mnt/user-data/outputs/r.csv"})") == "OK");
+    CHECK(dftest::read(env.ws() / "s.py") == "path = '" + (env.outputs() / "r.csv").string() + "'\n");
+    CHECK(env.text("read_file", R"({"description":"d","path":"/mnt/user-data/workspace/s.py"})") ==
+          "path = '/mnt/user-data/outputs/r.csv'\n");
+}
+
+TEST_CASE("grep: no catastrophic backtracking, long lines skipped, a time budget per call",
+          "[middleware][sandbox][search]") {
+    SECTION("(A+)+B over a line of A's answers at once") {
+        sandbox_env env;
+        dftest::write(env.ws() / "a.txt", std::string(40, 'A') + "\n");
+        CHECK(
+            env.text("grep", R"({"description":"d","pattern":"(A+)+B","path":"/mnt/user-data/workspace"})") ==
+            "No matches found under /mnt/user-data/workspace");
+        CHECK(
+            env.text("grep", R"({"description":"d","pattern":"(A+)+$","path":"/mnt/user-data/workspace"})") ==
+            "Found 1 matches under /mnt/user-data/workspace\n/mnt/user-data/workspace/a.txt:1: " +
+                std::string(40, 'A'));
+    }
+    SECTION("lines over 2,000 characters are not searched") {
+        sandbox_env env;
+        dftest::write(env.ws() / "m.js", std::string(1999, 'x') + "\n" + std::string(2000, 'x') + "\nx\n");
+        const std::string out =
+            env.text("grep", R"({"description":"d","pattern":"x","path":"/mnt/user-data/workspace"})");
+        CHECK_THAT(out, Catch::StartsWith("Found 2 matches under /mnt/user-data/workspace\n"));
+        CHECK_THAT(out, Catch::Contains("m.js:1: ") && Catch::Contains("m.js:3: x") &&
+                            !Catch::Contains("m.js:2: "));
+    }
+    SECTION("a search that runs out of time stops with an error") {
+        sandbox_options o;
+        o.search_timeout = std::chrono::milliseconds(1);
+        sandbox_env env(o);
+        std::string lines;
+        for (int i = 0; i < 400; ++i)
+            lines += std::string(1998, 'a') + "\n";
+        dftest::write(env.ws() / "slow.txt", lines);
+        CHECK(env.text("grep",
+                       R"({"description":"d","pattern":"(a|aa)*b","path":"/mnt/user-data/workspace"})") ==
+              "Error: grep stopped after 1 ms, its time limit, with 0 matches found so far. Narrow the path, "
+              "add a glob filter or simplify the pattern.");
+    }
+    SECTION("back-references are refused by name") {
+        sandbox_env env;
+        dftest::write(env.ws() / "a.txt", "aa\n");
+        CHECK_THAT(
+            env.text("grep", R"({"description":"d","pattern":"(a)\\1","path":"/mnt/user-data/workspace"})"),
+            Catch::StartsWith("Error: Invalid regex pattern: "));
+    }
+}
+
+TEST_CASE("glob patterns with many ** match without a combinatorial search",
+          "[middleware][sandbox][search]") {
+    CHECK(
+        detail::glob_match("**/**/**/**/**/**/**/**/*.txt", "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/u.txt"));
+    CHECK_FALSE(
+        detail::glob_match("**/**/**/**/**/**/**/**/*.md", "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t/u.txt"));
+    CHECK(detail::glob_match("src/**/*.py", "src/top.py"));
+    CHECK_FALSE(detail::glob_match("src/**/*.py", "lib/top.py"));
+    CHECK(detail::glob_match("**", ""));
+}
+
+TEST_CASE("sandbox settings name an unknown provider or key", "[middleware][sandbox][options]") {
+    auto error_of = [](std::string_view json) {
+        try {
+            (void)boost::json::value_to<sandbox_options>(boost::json::parse(json));
+        } catch (const json_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(error_of(R"({"use":"docker"})") ==
+          "sandbox.use: unknown sandbox provider \"docker\" (known: local, isolated, "
+          "deerflow.sandbox.local:LocalSandboxProvider)");
+    CHECK(error_of(R"({"use":"isolated"})") == "no error");
+    CHECK(error_of(R"({"use":7})") == "sandbox.use: expected a string, got 7");
+    CHECK(error_of(R"({"isolation":true})") != "no error");
+    const auto o = boost::json::value_to<sandbox_options>(
+        boost::json::parse(R"({"use":"deerflow.sandbox.local:LocalSandboxProvider","search_timeout":2.5})"));
+    CHECK(o.search_timeout == std::chrono::milliseconds(2500));
+    CHECK(boost::json::value_to<sandbox_options>(boost::json::value_from(o)) == o);
+    sandbox_options bad;
+    bad.use = "docker";
+    CHECK_THROWS_AS(sandbox(bad), std::invalid_argument);
 }

@@ -164,6 +164,46 @@ TEST_CASE("successful results are stamped; state-changing and already stamped on
     CHECK(h.stamp(pre).msg.metadata.at("tool_meta") == "mine");
 }
 
+TEST_CASE("the round that acquires the sandbox is stamped like any other; other state changes are not",
+          "[middleware][tool_errors]") {
+    tool_error_handling h;
+    tool_response first{tool_message("c", "read_file", "text"), {}, false};
+    first.update.set<sandbox_field>(sandbox_state{"local:default:t"});
+    const auto stamped = h.stamp(first);
+    REQUIRE(stamped.msg.metadata.contains("tool_meta"));
+    CHECK(stamped.msg.metadata.at("tool_meta").at("status") == "success");
+    CHECK(stamped.update.fields.contains("sandbox")); // the acquisition is kept
+    tool_response artifacts{tool_message("c", "present_files", "Successfully presented files"), {}, false};
+    artifacts.update.set<artifacts_field>(std::vector<std::string>{"/mnt/user-data/outputs/a"});
+    CHECK_FALSE(h.stamp(artifacts).msg.metadata.contains("tool_meta"));
+    tool_response both = first;
+    both.update.set<artifacts_field>(std::vector<std::string>{"/mnt/user-data/outputs/a"});
+    CHECK_FALSE(h.stamp(both).msg.metadata.contains("tool_meta"));
+}
+
+TEST_CASE("refused arguments are recoverable; sandbox refusals are permission errors",
+          "[middleware][tool_errors]") {
+    auto meta = [](const message& m) { return classify_tool_result(m); };
+    const auto missing = meta(
+        tool_message("c", "read_file",
+                     detail::invalid_arguments_message("read_file", R"(missing required argument "path")"),
+                     tool_status::error));
+    CHECK(missing.status == "error");
+    CHECK(missing.error_type == "unknown");
+    CHECK(missing.recoverable_by_model);
+    CHECK(missing.recommended_next_action == "try_alternative");
+    // A tool's own words about a missing setting stay a configuration error.
+    CHECK(meta(tool_message("c", "t", "Error: missing required environment variable X", tool_status::error))
+              .error_type == "config");
+    for (const char* text :
+         {"Error: Permission denied reading file: /etc/passwd", "Error: Permission denied: /mnt/user-data",
+          "Error: Permission denied writing to file: /x", "Error: Permission denied accessing file: /x"}) {
+        const auto m = meta(tool_message("c", "t", text, tool_status::error));
+        CHECK(m.error_type == "permission");
+        CHECK(m.recoverable_by_model);
+    }
+}
+
 TEST_CASE("tool_error_handling works in the coroutine loop too", "[middleware][tool_errors][async]") {
     scripted_model model(
         {test::calls({test::call("c1", "explode"), test::call("c2", "echo", R"({"text":"hi"})")}),

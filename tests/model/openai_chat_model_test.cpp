@@ -105,6 +105,24 @@ TEST_CASE("openai client: a plain answer, and the request it sent", "[client][op
     CHECK_FALSE(body.as_object().contains("stream"));
 }
 
+TEST_CASE("openai client: localhost names reach the loopback without the resolver", "[client][openai]") {
+    CHECK(detail::is_localhost_name("localhost"));
+    CHECK(detail::is_localhost_name("LocalHost."));
+    CHECK(detail::is_localhost_name("ollama.localhost"));
+    CHECK_FALSE(detail::is_localhost_name("localhost.example.com"));
+    CHECK_FALSE(detail::is_localhost_name("mylocalhost"));
+    CHECK_FALSE(detail::is_localhost_name("127.0.0.1"));
+    // A name under localhost is in no /etc/hosts: the system resolver would ask DNS and fail.
+    scripted_http_server server;
+    server.push(scripted_response::json(openai_plain_answer));
+    openai_config c = config_for(server);
+    c.base_url = "http://agentware-test.localhost:" + std::to_string(server.port()) + "/v1";
+    openai_chat_model model(c);
+    CHECK(model.invoke(hello()).ai.text() == "Hello! How can I help?");
+    CHECK(server.requests().at(0).header("host") ==
+          "agentware-test.localhost:" + std::to_string(server.port()));
+}
+
 TEST_CASE("openai client: a streamed answer arrives in deltas and is assembled", "[client][openai][stream]") {
     scripted_http_server server;
     auto response = scripted_response::sse(sse_pieces(openai_stream_chunks()));

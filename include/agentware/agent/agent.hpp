@@ -62,6 +62,18 @@ struct async_loop {
     static_assert(always_false<Agent>, "agent::async_run and agent::async_invoke are defined in "
                                        "<agentware/agent/async_loop.hpp>: include it where you call them");
 };
+
+/// How the blocking loop awaits a coroutine node hook: runs it to its end on
+/// the calling thread. Defined in <agentware/agent/coroutine_hooks.hpp>
+/// (which the headers of middlewares with coroutine hooks include), so that
+/// agents without one do not compile an io_context.
+template <class Agent>
+struct hook_awaiter {
+    static_assert(always_false<Agent>,
+                  "a middleware of this agent has a coroutine node hook (it returns "
+                  "boost::asio::awaitable): include <agentware/agent/coroutine_hooks.hpp> "
+                  "where the agent is run");
+};
 } // namespace detail
 
 /// An agent over a chat model, a tool set and a middleware pipeline.
@@ -201,17 +213,34 @@ private:
 
     runtime start(state_type& state, agent_input input, const run_config& config, run_result& result) {
         runtime rt{config.thread_id, config.run_id.empty() ? make_message_id() : config.run_id,
-                   config.context, 0};
+                   config.context, 0, model_ref(model_)};
         result.first_new_message = state.messages.size();
         for (auto& m : input.messages)
             detail::append_message(state.messages, std::move(m));
         return rt;
     }
 
+    // True when some middleware's node hook `Hook` is a coroutine.
+    template <class Hook>
+    static constexpr bool awaits = Pipeline::template awaits<Hook, state_type, runtime>;
+
+    // One chain of node hooks, in the blocking loop: a coroutine hook runs to
+    // its end on this thread. Without one, the pipeline is called as it always was.
+    template <class Hook>
+    hook_result node_hooks(state_type& state, runtime& rt) {
+        if constexpr (awaits<Hook>)
+            return pipeline_.template node<Hook>(state, rt, detail::hook_awaiter<agent>{});
+        else
+            return pipeline_.template node<Hook>(state, rt);
+    }
+
     // The before_agent hooks, and where the loop starts.
     detail::loop_step first_step(state_type& state, runtime& rt, run_result& result) {
+        return start_at(node_hooks<hooks::before_agent_t>(state, rt), result);
+    }
+    static detail::loop_step start_at(hook_result j, run_result& result) {
         detail::loop_step step = detail::loop_step::model;
-        if (auto j = pipeline_.before_agent(state, rt)) step = detail::step_after_jump(*j);
+        if (j) step = detail::step_after_jump(*j);
         if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
         return step;
     }
@@ -225,7 +254,7 @@ private:
 
     void finish(state_type& state, runtime& rt, run_result& result) {
         try {
-            pipeline_.after_agent(state, rt); // always: it releases what before_agent took
+            node_hooks<hooks::after_agent_t>(state, rt); // always: it releases what before_agent took
         } catch (...) {
             fail(result, std::current_exception());
         }
@@ -277,13 +306,21 @@ private:
     // Returns the step to take instead of calling the model, if any.
     std::optional<detail::loop_step> enter_round(state_type& state, runtime& rt, const run_config& config,
                                                  run_result& result) {
+        if (!count_round(rt, config, result)) return detail::loop_step::end;
+        return round_jump(node_hooks<hooks::before_model_t>(state, rt), result);
+    }
+    // False when the round limit is reached (the run ends with that error).
+    static bool count_round(runtime& rt, const run_config& config, run_result& result) {
         if (rt.round >= config.recursion_limit) {
             result.reason = stop_reason::recursion_limit;
             result.error = detail::recursion_message(config.recursion_limit);
-            return detail::loop_step::end;
+            return false;
         }
         ++rt.round;
-        if (auto j = pipeline_.before_model(state, rt)) {
+        return true;
+    }
+    static std::optional<detail::loop_step> round_jump(hook_result j, run_result& result) {
+        if (j) {
             auto step = detail::step_after_jump(*j);
             if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
             return step;
@@ -294,13 +331,20 @@ private:
     // After the model call: record the answer, run after_model, decide.
     detail::loop_step leave_round(state_type& state, runtime& rt, const run_config& config,
                                   run_result& result, model_response&& response) {
+        record_answer(state, rt, config, result, std::move(response));
+        return after_answer(state, node_hooks<hooks::after_model_t>(state, rt), result);
+    }
+    void record_answer(state_type& state, runtime& rt, const run_config& config, run_result& result,
+                       model_response&& response) {
         result.usage += response.usage;
         result.rounds = rt.round;
         std::size_t first = state.messages.size();
-        detail::normalize_ai(response.ai);
+        detail::normalize_ai(response.ai, first);
         detail::append_message(state.messages, std::move(response.ai));
         notify(config, "model", rt, state, first);
-        if (auto j = pipeline_.after_model(state, rt)) {
+    }
+    static detail::loop_step after_answer(state_type& state, hook_result j, run_result& result) {
+        if (j) {
             auto step = detail::step_after_jump(*j);
             if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
             return step;

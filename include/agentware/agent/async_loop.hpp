@@ -7,6 +7,7 @@
 // nor the Asio they need (co_spawn, parallel groups).
 
 #include <agentware/agent/agent.hpp>
+#include <agentware/agent/coroutine_hooks.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -18,6 +19,7 @@
 #include <cstddef>
 #include <exception>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34,14 +36,29 @@ struct async_loop<agent<Model, Pipeline>> {
         runtime rt = self.start(state, std::move(input), config, result);
         tool_round<state_type> round;
         try {
-            for (auto step = self.first_step(state, rt, result); step != loop_step::end;)
+            loop_step step;
+            if constexpr (agent_type::template awaits<hooks::before_agent_t>)
+                step =
+                    agent_type::start_at(co_await node_hooks<hooks::before_agent_t>(self, state, rt), result);
+            else
+                step = self.first_step(state, rt, result);
+            while (step != loop_step::end)
                 step = step == loop_step::tools
                            ? co_await run_tools(self, state, rt, config, result, round)
                            : co_await model_round(self, state, rt, config, result, round);
         } catch (...) {
             agent_type::fail(result, std::current_exception());
         }
-        self.finish(state, rt, result);
+        if constexpr (agent_type::template awaits<hooks::after_agent_t>) {
+            try {
+                co_await node_hooks<hooks::after_agent_t>(self, state, rt); // always, as in finish
+            } catch (...) {
+                agent_type::fail(result, std::current_exception());
+            }
+            result.context = std::move(rt.context);
+        } else {
+            self.finish(state, rt, result);
+        }
         co_return result;
     }
 
@@ -55,16 +72,62 @@ struct async_loop<agent<Model, Pipeline>> {
     }
 
 private:
+    // A chain of node hooks with at least one coroutine among them: each step
+    // runs in order, a coroutine hook awaited on this executor, until one jumps.
+    template <class Hook>
+    static boost::asio::awaitable<hook_result> node_hooks(agent_type& self, state_type& state, runtime& rt) {
+        co_return co_await node_chain<Hook>(self, state, rt, Pipeline::template node_order<Hook>());
+    }
+
+    template <class Hook, std::size_t... Is>
+    static boost::asio::awaitable<hook_result> node_chain(agent_type& self, state_type& state, runtime& rt,
+                                                          std::index_sequence<Is...>) {
+        hook_result out;
+        bool stop = false;
+        (co_await node_step<Hook, Is>(self, state, rt, out, stop), ...);
+        co_return out;
+    }
+
+    template <class Hook, std::size_t I>
+    static boost::asio::awaitable<void> node_step(agent_type& self, state_type& state, runtime& rt,
+                                                  hook_result& out, bool& stop) {
+        if (stop) co_return;
+        if constexpr (Pipeline::template step_awaits<Hook, I, state_type, runtime>) {
+            auto started = self.pipeline_.template start_node_step<Hook, I>(state, rt);
+            if (!started) co_return;
+            using value_t = node_hook_value_t<typename decltype(started)::value_type>;
+            if constexpr (std::is_void_v<value_t>)
+                co_await std::move(*started);
+            else
+                stop = record_node_value(co_await std::move(*started), out);
+        } else {
+            stop = self.pipeline_.template node_step<Hook, I>(state, rt, out);
+        }
+    }
+
     static boost::asio::awaitable<loop_step> model_round(agent_type& self, state_type& state, runtime& rt,
                                                          const run_config& config, run_result& result,
                                                          tool_round<state_type>& round) {
-        if (auto step = self.enter_round(state, rt, config, result)) co_return *step;
+        if constexpr (agent_type::template awaits<hooks::before_model_t>) {
+            if (!agent_type::count_round(rt, config, result)) co_return loop_step::end;
+            if (auto step = agent_type::round_jump(
+                    co_await node_hooks<hooks::before_model_t>(self, state, rt), result))
+                co_return *step;
+        } else if (auto step = self.enter_round(state, rt, config, result)) {
+            co_return *step;
+        }
         auto req = self.make_request(state, rt, config, self.offer(round));
         // The terminal copies the request into the model coroutine's frame
         // (cheap: the messages are shared), so hooks may pass a request of their own.
         model_response response = co_await self.pipeline_.wrap_model_call(
             req, [&self](model_request<state_type>& r) { return call_model(self, chat_request(r)); });
-        co_return self.leave_round(state, rt, config, result, std::move(response));
+        if constexpr (agent_type::template awaits<hooks::after_model_t>) {
+            self.record_answer(state, rt, config, result, std::move(response));
+            co_return agent_type::after_answer(
+                state, co_await node_hooks<hooks::after_model_t>(self, state, rt), result);
+        } else {
+            co_return self.leave_round(state, rt, config, result, std::move(response));
+        }
     }
 
     static boost::asio::awaitable<model_response> call_model(agent_type& self, chat_request request) {

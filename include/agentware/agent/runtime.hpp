@@ -1,6 +1,8 @@
 #ifndef AGENTWARE_AGENT_RUNTIME_HPP
 #define AGENTWARE_AGENT_RUNTIME_HPP
 
+#include <agentware/model/model_ref.hpp>
+
 #include <boost/json/object.hpp>
 
 #include <cstddef>
@@ -16,6 +18,11 @@ struct runtime {
     std::string run_id;
     boost::json::object context;
     std::size_t round = 0; ///< model calls made so far in this run
+    /// The run's model, lent for the run (not copied): what a middleware that
+    /// needs a model and has none of its own configured calls (DeerFlow's
+    /// summarization and title fall back to the agent's model). Empty when the
+    /// runtime was not made by an agent.
+    model_ref model{};
 };
 
 } // namespace agentware

@@ -19,13 +19,46 @@
 #include <type_traits>
 #include <utility>
 
+// Declared, not included: a node hook may be a coroutine, and the pipeline
+// must recognise one without making every user of core.hpp compile Asio.
+// Asio's own declaration adds the default executor.
+namespace boost::asio {
+template <typename T, typename Executor>
+class awaitable;
+} // namespace boost::asio
+
 namespace agentware {
 namespace detail {
 
-// A node hook may return nothing, an unconditional jump, or an optional jump.
+// What a node hook's value may be: nothing, an unconditional jump, or an optional jump.
 template <class R>
-concept node_hook_return = std::is_void_v<R> || std::same_as<std::remove_cvref_t<R>, jump_to> ||
-                           std::same_as<std::remove_cvref_t<R>, hook_result>;
+concept node_hook_value = std::is_void_v<R> || std::same_as<std::remove_cvref_t<R>, jump_to> ||
+                          std::same_as<std::remove_cvref_t<R>, hook_result>;
+
+template <class R>
+struct node_coroutine {
+    static constexpr bool value = false;
+    using type = R;
+};
+template <class T, class Executor>
+struct node_coroutine<boost::asio::awaitable<T, Executor>> {
+    static constexpr bool value = true;
+    using type = T;
+};
+
+/// True when a node hook returned `boost::asio::awaitable<T>`: a coroutine
+/// hook, awaited by the loop instead of called.
+template <class R>
+concept node_hook_coroutine = node_coroutine<std::remove_cvref_t<R>>::value;
+
+/// What a node hook yields: `T` for a coroutine hook, its return type otherwise.
+template <class R>
+using node_hook_value_t = typename node_coroutine<std::remove_cvref_t<R>>::type;
+
+// A node hook returns a value, or a coroutine that yields one.
+template <class R>
+concept node_hook_return =
+    node_hook_value<R> || (node_hook_coroutine<R> && node_hook_value<node_hook_value_t<R>>);
 
 } // namespace detail
 
@@ -90,6 +123,23 @@ enum class hook_shape { node, wrap };
                 "agentware::hook_result; wrap hooks return what `next` returns (in "                         \
                 "async_invoke: an awaitable, so a wrap hook that looks at the "                              \
                 "response must be a coroutine there).");                                                     \
+        };                                                                                                   \
+        template <class Middleware>                                                                          \
+        struct coroutine_value_error {                                                                       \
+            static_assert(detail::always_false<Middleware>,                                                  \
+                          "agentware::pipeline: the hook `" #NAME                                            \
+                          "` of the middleware named in the instantiation notes is a coroutine whose value " \
+                          "the pipeline cannot use: a coroutine node hook returns "                          \
+                          "boost::asio::awaitable<void>, awaitable<agentware::jump_to> or "                  \
+                          "awaitable<agentware::hook_result>.");                                             \
+        };                                                                                                   \
+        template <class Middleware>                                                                          \
+        struct coroutine_without_runner {                                                                    \
+            static_assert(detail::always_false<Middleware>,                                                  \
+                          "agentware::pipeline: the hook `" #NAME                                            \
+                          "` of the middleware named in the instantiation notes is a coroutine, and this "   \
+                          "call gives the pipeline no way to await it: pass a runner as the third argument " \
+                          "(the agent does, in both loops).");                                               \
         };                                                                                                   \
     };                                                                                                       \
     inline constexpr NAME##_t NAME{};                                                                        \

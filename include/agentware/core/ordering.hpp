@@ -8,8 +8,16 @@
 //       wrap_tool_call must be the innermost, so it sees ask_clarification first);
 //   using must_come_after = agentware::type_list<thread_data>;
 //       when those middlewares are in the list, they stand before this one
-//       (sandbox needs the thread directories that thread_data makes).
+//       (sandbox needs the thread directories that thread_data makes);
+//   using must_come_before = agentware::type_list<tool_error_handling>;
+//       when those middlewares are in the list, they stand after this one
+//       (read_before_write's wrap_tool_call must stand outside tool_error_handling's);
+//   static constexpr bool must_be_outermost_model_wrapper = true;
+//       no middleware before it in the list declares wrap_model_call, so its
+//       wrap_model_call is the outermost (input_sanitization: every inner
+//       wrapper, retries included, sees the sanitised request).
 
+#include <agentware/core/hooks.hpp>
 #include <agentware/core/type_list.hpp>
 
 #include <cstddef>
@@ -36,7 +44,71 @@ struct middleware_must_come_after {
         "must come after the second one in the pipeline (it lists it in must_come_after)");
 };
 
+template <class Middleware, class MustComeAfter>
+struct middleware_must_come_before {
+    static_assert(
+        detail::always_false<Middleware>,
+        "agentware::pipeline: ordering rule broken: the first middleware in this error's template arguments "
+        "must come before the second one in the pipeline (it lists it in must_come_before)");
+};
+
+template <class Middleware, class OuterWrapper>
+struct middleware_must_be_the_outermost_wrap_model_call {
+    static_assert(
+        detail::always_false<Middleware>,
+        "agentware::pipeline: ordering rule broken: the first middleware in this error's template arguments "
+        "must be the outermost wrap_model_call (it declares must_be_outermost_model_wrapper), but the second "
+        "one comes before it and wraps the model call too");
+};
+
 namespace detail {
+
+template <class M>
+consteval bool wants_outermost_model_wrapper() {
+    if constexpr (requires { M::must_be_outermost_model_wrapper; })
+        return static_cast<bool>(M::must_be_outermost_model_wrapper);
+    else
+        return false;
+}
+
+template <class M>
+struct must_come_before_of {
+    using type = type_list<>;
+};
+template <class M>
+    requires requires { typename M::must_come_before; }
+struct must_come_before_of<M> {
+    using type = typename M::must_come_before;
+};
+
+template <std::size_t I, class Self, class... Ms, class... Later>
+consteval bool check_comes_before(type_list<Later...>) {
+    return ([] {
+        constexpr std::size_t j = index_in<Later, Ms...>();
+        if constexpr (j != sizeof...(Ms) && j < I) {
+            (void)sizeof(middleware_must_come_before<Self, Later>);
+            return false;
+        } else {
+            return true;
+        }
+    }() && ... &&
+            true);
+}
+
+// No middleware before position I declares wrap_model_call.
+template <std::size_t I, class Self, class... Ms, std::size_t... Js>
+consteval bool check_outermost_model_wrapper(std::index_sequence<Js...>) {
+    return ([] {
+        using other = typename list_at<Js, type_list<Ms...>>::type;
+        if constexpr (Js < I && declares_wrap_model_call<other>) {
+            (void)sizeof(middleware_must_be_the_outermost_wrap_model_call<Self, other>);
+            return false;
+        } else {
+            return true;
+        }
+    }() && ... &&
+            true);
+}
 
 template <class M>
 consteval bool wants_to_be_last() {
@@ -79,6 +151,9 @@ consteval bool check_placement(std::index_sequence<Is...>) {
             (void)sizeof(middleware_must_be_last_in_the_pipeline<self>);
             ok = false;
         }
+        if constexpr (wants_outermost_model_wrapper<self>())
+            ok = check_outermost_model_wrapper<Is, self, Ms...>(std::index_sequence_for<Ms...>{}) && ok;
+        ok = check_comes_before<Is, self, Ms...>(typename must_come_before_of<self>::type{}) && ok;
         return check_comes_after<Is, self, Ms...>(typename must_come_after_of<self>::type{}) && ok;
     }() && ... &&
             true);

@@ -57,38 +57,96 @@ constexpr auto reversed(std::index_sequence<Is...>) {
     return std::index_sequence<(sizeof...(Is) - 1 - Is)...>{};
 }
 
-// Interprets what a node hook returned. Returns true when the hook asked for a
-// jump (stored in `out`), which stops the chain. For a hook that returns void
-// the result is a constant false, so the fold in `pipeline` leaves no branch.
-template <class Hook, class M, class Call>
-constexpr bool node_hook_outcome(Call&& call, hook_result& out) {
-    using R = decltype(call());
-    if constexpr (!node_hook_return<R>) {
-        (void)sizeof(typename Hook::template return_type_error<M>);
-        return false;
-    } else if constexpr (std::is_void_v<R>) {
-        call();
-        return false;
-    } else if constexpr (std::is_same_v<std::remove_cvref_t<R>, jump_to>) {
-        out = call();
+/// The runner a pipeline entry point gets when its caller passes none: a
+/// chain with a coroutine hook cannot be run with it (a compile-time error
+/// naming the middleware and the hook).
+struct no_node_runner {};
+
+// Records what a node hook yielded. Returns true when it asked for a jump
+// (stored in `out`), which stops the chain.
+template <class V>
+constexpr bool record_node_value(V&& v, hook_result& out) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<V>, jump_to>) {
+        out = v;
         return true;
     } else {
-        out = call();
+        out = std::forward<V>(v);
         return out.has_value();
     }
 }
 
-// Calls one node hook of one middleware, with or without the runtime.
+// Interprets what a node hook returned. Returns true when the hook asked for a
+// jump (stored in `out`), which stops the chain. For a hook that returns void
+// the result is a constant false, so the fold in `pipeline` leaves no branch.
+// A coroutine hook is handed to `runner`, which runs it to its end and
+// returns what it yielded (the blocking loop's way of awaiting it).
+template <class Hook, class M, class Call, class Runner>
+constexpr bool node_hook_outcome(Call&& call, hook_result& out, Runner& runner) {
+    using R = decltype(call());
+    if constexpr (!node_hook_return<R>) {
+        if constexpr (node_hook_coroutine<R>)
+            (void)sizeof(typename Hook::template coroutine_value_error<M>);
+        else
+            (void)sizeof(typename Hook::template return_type_error<M>);
+        return false;
+    } else if constexpr (node_hook_coroutine<R>) {
+        if constexpr (std::is_same_v<std::remove_cvref_t<Runner>, no_node_runner>) {
+            (void)sizeof(typename Hook::template coroutine_without_runner<M>);
+            return false;
+        } else if constexpr (std::is_void_v<node_hook_value_t<R>>) {
+            runner(call());
+            return false;
+        } else {
+            return record_node_value(runner(call()), out);
+        }
+    } else if constexpr (std::is_void_v<R>) {
+        call();
+        return false;
+    } else {
+        return record_node_value(call(), out);
+    }
+}
+
+// What calling `M`'s node hook returns (void when it cannot be called).
 template <class Hook, class M, class State, class Runtime>
-constexpr bool call_node_hook(M& m, State& state, Runtime& rt, hook_result& out) {
+constexpr auto node_hook_result_probe() {
+    if constexpr (Hook::template callable_with<M, State&, Runtime&>)
+        return std::type_identity<typename Hook::template result_of<M, State&, Runtime&>>{};
+    else if constexpr (Hook::template callable_with<M, State&>)
+        return std::type_identity<typename Hook::template result_of<M, State&>>{};
+    else
+        return std::type_identity<void>{};
+}
+template <class Hook, class M, class State, class Runtime>
+using node_hook_result_t = typename decltype(node_hook_result_probe<Hook, M, State, Runtime>())::type;
+
+/// True when `M` declares the node hook `Hook` as a coroutine.
+template <class Hook, class M, class State, class Runtime>
+inline constexpr bool node_hook_awaits =
+    Hook::template declared_by<M> && node_hook_coroutine<node_hook_result_t<Hook, M, State, Runtime>>;
+
+// Calls one node hook of one middleware, with or without the runtime.
+template <class Hook, class M, class State, class Runtime, class Runner>
+constexpr bool call_node_hook(M& m, State& state, Runtime& rt, hook_result& out, Runner& runner) {
     if constexpr (Hook::template callable_with<M, State&, Runtime&>) {
-        return node_hook_outcome<Hook, M>([&]() -> decltype(auto) { return Hook::call(m, state, rt); }, out);
+        return node_hook_outcome<Hook, M>([&]() -> decltype(auto) { return Hook::call(m, state, rt); }, out,
+                                          runner);
     } else if constexpr (Hook::template callable_with<M, State&>) {
-        return node_hook_outcome<Hook, M>([&]() -> decltype(auto) { return Hook::call(m, state); }, out);
+        return node_hook_outcome<Hook, M>([&]() -> decltype(auto) { return Hook::call(m, state); }, out,
+                                          runner);
     } else {
         (void)sizeof(typename Hook::template signature_error<M>);
         return false;
     }
+}
+
+// Starts one coroutine node hook: returns the awaitable, not yet awaited.
+template <class Hook, class M, class State, class Runtime>
+auto start_node_hook(M& m, State& state, Runtime& rt) {
+    if constexpr (Hook::template callable_with<M, State&, Runtime&>)
+        return Hook::call(m, state, rt);
+    else
+        return Hook::call(m, state);
 }
 
 } // namespace detail
@@ -166,6 +224,66 @@ public:
     template <class Hook>
     static constexpr bool declares = (Hook::template declared_by<slot_middleware_t<Slots>> || ... || false);
 
+    /// True when some listed middleware's node hook `Hook` is a coroutine
+    /// (returns `boost::asio::awaitable<...>`) for this state and runtime.
+    /// The asynchronous loop awaits such a chain step by step; a chain without
+    /// one is called exactly as before.
+    template <class Hook, class State, class Runtime>
+    static constexpr bool awaits =
+        (detail::node_hook_awaits<Hook, slot_middleware_t<Slots>, State, Runtime> || ... || false);
+
+    /// The slot indices in the order the chain of node hook `Hook` runs them.
+    template <class Hook>
+    static constexpr auto node_order() {
+        if constexpr (std::is_same_v<Hook, hooks::after_model_t> ||
+                      std::is_same_v<Hook, hooks::after_agent_t>)
+            return detail::reversed(std::index_sequence_for<Slots...>{});
+        else
+            return std::index_sequence_for<Slots...>{};
+    }
+
+    /// True when slot `I`'s node hook `Hook` is a coroutine.
+    template <class Hook, std::size_t I, class State, class Runtime>
+    static constexpr bool step_awaits = detail::node_hook_awaits<
+        Hook, slot_middleware_t<typename detail::list_at<I, type_list<Slots...>>::type>, State, Runtime>;
+
+    /// One step of a node chain, for a driver that awaits coroutine hooks
+    /// (agent/async_loop.hpp): slot `I`'s hook `Hook` if it is a plain one
+    /// (true when it asked for a jump, stored in `out`).
+    template <class Hook, std::size_t I, class State, class Runtime, class Runner = detail::no_node_runner>
+    constexpr bool node_step(State& state, Runtime& rt, hook_result& out, Runner&& runner = {}) {
+        using slot_t = typename detail::list_at<I, type_list<Slots...>>::type;
+        using M = slot_middleware_t<slot_t>;
+        if constexpr (!Hook::template declared_by<M>) {
+            return false;
+        } else if constexpr (is_optional_slot_v<slot_t>) {
+            auto& s = boost::hana::at_c<I>(slots_);
+            return s && detail::call_node_hook<Hook>(*s, state, rt, out, runner);
+        } else {
+            return detail::call_node_hook<Hook>(boost::hana::at_c<I>(slots_), state, rt, out, runner);
+        }
+    }
+
+    /// Slot `I`'s coroutine hook `Hook`, started but not awaited, or nothing
+    /// when its optional slot is empty.
+    template <class Hook, std::size_t I, class State, class Runtime>
+        requires step_awaits<Hook, I, State, Runtime>
+    auto start_node_step(State& state, Runtime& rt) {
+        using slot_t = typename detail::list_at<I, type_list<Slots...>>::type;
+        using M = slot_middleware_t<slot_t>;
+        using R = std::remove_cvref_t<detail::node_hook_result_t<Hook, M, State, Runtime>>;
+        if constexpr (!detail::node_hook_return<R>)
+            (void)sizeof(typename Hook::template coroutine_value_error<M>);
+        std::optional<R> started;
+        if constexpr (is_optional_slot_v<slot_t>) {
+            if (auto& s = boost::hana::at_c<I>(slots_))
+                started.emplace(detail::start_node_hook<Hook>(*s, state, rt));
+        } else {
+            started.emplace(detail::start_node_hook<Hook>(boost::hana::at_c<I>(slots_), state, rt));
+        }
+        return started;
+    }
+
     /// Calls `f(m)` for each middleware `m` in list order, skipping empty optional slots.
     template <class F>
     constexpr void for_each_enabled(F&& f) {
@@ -175,23 +293,30 @@ public:
         });
     }
 
-    template <class State, class Runtime>
-    constexpr hook_result before_agent(State& state, Runtime& rt) {
-        return run_node<hooks::before_agent_t>(std::index_sequence_for<Slots...>{}, state, rt);
+    template <class State, class Runtime, class Runner = detail::no_node_runner>
+    constexpr hook_result before_agent(State& state, Runtime& rt, Runner&& runner = {}) {
+        return run_node<hooks::before_agent_t>(std::index_sequence_for<Slots...>{}, state, rt, runner);
     }
-    template <class State, class Runtime>
-    constexpr hook_result before_model(State& state, Runtime& rt) {
-        return run_node<hooks::before_model_t>(std::index_sequence_for<Slots...>{}, state, rt);
+    template <class State, class Runtime, class Runner = detail::no_node_runner>
+    constexpr hook_result before_model(State& state, Runtime& rt, Runner&& runner = {}) {
+        return run_node<hooks::before_model_t>(std::index_sequence_for<Slots...>{}, state, rt, runner);
     }
-    template <class State, class Runtime>
-    constexpr hook_result after_model(State& state, Runtime& rt) {
+    template <class State, class Runtime, class Runner = detail::no_node_runner>
+    constexpr hook_result after_model(State& state, Runtime& rt, Runner&& runner = {}) {
         return run_node<hooks::after_model_t>(detail::reversed(std::index_sequence_for<Slots...>{}), state,
-                                              rt);
+                                              rt, runner);
     }
-    template <class State, class Runtime>
-    constexpr hook_result after_agent(State& state, Runtime& rt) {
+    template <class State, class Runtime, class Runner = detail::no_node_runner>
+    constexpr hook_result after_agent(State& state, Runtime& rt, Runner&& runner = {}) {
         return run_node<hooks::after_agent_t>(detail::reversed(std::index_sequence_for<Slots...>{}), state,
-                                              rt);
+                                              rt, runner);
+    }
+
+    /// The chain of node hook `Hook` (one of the four `hooks::*_t` node
+    /// descriptors), in its order: what the four entry points above run.
+    template <class Hook, class State, class Runtime, class Runner = detail::no_node_runner>
+    constexpr hook_result node(State& state, Runtime& rt, Runner&& runner = {}) {
+        return run_node<Hook>(node_order<Hook>(), state, rt, runner);
     }
 
     /// Runs `terminal(request)` (the model call) inside every `wrap_model_call`,
@@ -218,24 +343,10 @@ private:
     template <class M>
     using slot_type = typename detail::list_at<index_of<M>(), type_list<Slots...>>::type;
 
-    template <class Hook, std::size_t I, class State, class Runtime>
-    constexpr bool node_step(State& state, Runtime& rt, hook_result& out) {
-        using slot_t = typename detail::list_at<I, type_list<Slots...>>::type;
-        using M = slot_middleware_t<slot_t>;
-        if constexpr (!Hook::template declared_by<M>) {
-            return false;
-        } else if constexpr (is_optional_slot_v<slot_t>) {
-            auto& s = boost::hana::at_c<I>(slots_);
-            return s && detail::call_node_hook<Hook>(*s, state, rt, out);
-        } else {
-            return detail::call_node_hook<Hook>(boost::hana::at_c<I>(slots_), state, rt, out);
-        }
-    }
-
-    template <class Hook, std::size_t... Is, class State, class Runtime>
-    constexpr hook_result run_node(std::index_sequence<Is...>, State& state, Runtime& rt) {
+    template <class Hook, std::size_t... Is, class State, class Runtime, class Runner>
+    constexpr hook_result run_node(std::index_sequence<Is...>, State& state, Runtime& rt, Runner& runner) {
         hook_result out;
-        (void)(node_step<Hook, Is>(state, rt, out) || ...);
+        (void)(node_step<Hook, Is>(state, rt, out, runner) || ...);
         return out;
     }
 

@@ -246,7 +246,9 @@ inline parsed_arguments read_arguments(const boost::json::value* v) {
 }
 
 /// Reads one element of "tool_calls" into m.tool_calls or, when its arguments
-/// are unusable, into m.invalid_tool_calls(). A missing id gets a fresh one.
+/// are unusable, into m.invalid_tool_calls(). A missing or blank id stays
+/// blank: the history keeps what the model sent (dangling_tool_call labels
+/// such calls in the requests it builds, as DeerFlow does).
 inline void read_tool_call(const boost::json::value& v, const json_place& at, message& m) {
     const boost::json::object& call = expect_object(v, at);
     if (const boost::json::value* type = call.if_contains("type"); type != nullptr && !type->is_null()) {
@@ -255,7 +257,6 @@ inline void read_tool_call(const boost::json::value& v, const json_place& at, me
             at.fail("type", fmt::format("must be \"function\" (got {})", describe_json(*type)));
     }
     std::string id = read_string(call, "id", at);
-    if (id.empty()) id = make_tool_call_id();
 
     const boost::json::value* function = call.if_contains("function");
     if (function == nullptr) at.fail("function", "is missing");
@@ -390,9 +391,9 @@ inline message read_message_fields(const boost::json::object& o, const json_plac
                          m.edit_invalid_tool_calls().push_back(read_invalid_tool_call(call, call_at));
                      });
 
+    // A tool message without tool_call_id answers no call that can be named;
+    // it is kept, and dangling_tool_call leaves it out of requests as an orphan.
     m.set_tool_call_id(read_string(o, "tool_call_id", at));
-    if (m.type == role::tool && m.tool_call_id().empty())
-        at.fail("tool_call_id", "is required for role \"tool\" (missing or empty)");
 
     if (const auto* status = o.if_contains("status"); status != nullptr && !status->is_null())
         m.status = read_status(*status, at, "status");

@@ -94,6 +94,12 @@ struct message {
 
     bool has_tool_calls() const noexcept { return !tool_calls.empty(); }
 
+    /// True when metadata[key] is the boolean true (hide_from_ui, the reminders' stamps).
+    bool metadata_flag(std::string_view key) const noexcept {
+        const auto* v = metadata.if_contains(key);
+        return v != nullptr && v->is_bool() && v->get_bool();
+    }
+
     /// Tool only: the id of the call this message answers ("" when none).
     std::string_view tool_call_id() const noexcept { return extras_.tool_call_id(); }
     void set_tool_call_id(std::string_view id_of_call) { extras_.set_tool_call_id(id_of_call); }

@@ -16,12 +16,28 @@
 #include <agentware/middleware/sandbox_tools.hpp>
 #include <agentware/middleware/thread_data.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace agentware {
+
+/// The provider `options.use` names: the one place where a provider name
+/// becomes a provider (the names themselves are listed in
+/// sandbox_provider_names, which the settings are checked against). "local"
+/// and DeerFlow's class path are the host file system; "isolated" runs bash
+/// under bubblewrap.
+inline any_sandbox_provider make_sandbox_provider(const sandbox_options& options) {
+    if (std::find(std::begin(sandbox_provider_names), std::end(sandbox_provider_names), options.use) ==
+        std::end(sandbox_provider_names))
+        throw std::invalid_argument("sandbox: unknown provider \"" + options.use + "\"");
+    if (options.isolated()) return isolated_sandbox_provider{};
+    return local_sandbox_provider{};
+}
 
 /// Acquires (lazily by default) and releases the thread's sandbox, and offers
 /// the sandbox tools.
@@ -34,7 +50,11 @@ struct sandbox {
     using state_fields = fields<thread_data_field, sandbox_field, artifacts_field>;
     using must_come_after = type_list<thread_data>;
 
-    explicit sandbox(sandbox_options options = {}, any_sandbox_provider provider = {})
+    /// With the provider `options.use` names (make_sandbox_provider).
+    explicit sandbox(sandbox_options options = {}) : sandbox(options, make_sandbox_provider(options)) {}
+
+    /// With a provider of the caller's (`options.use` is then not consulted).
+    sandbox(sandbox_options options, any_sandbox_provider provider)
         : ctx_(std::make_shared<detail::sandbox_tool_context>()) {
         ctx_->options = std::move(options);
         ctx_->provider = std::move(provider);
@@ -66,7 +86,7 @@ struct sandbox {
         }
     }
 
-    /// bash (when allow_host_bash), ls, read_file, write_file, str_replace,
+    /// bash (when isolated or allow_host_bash), ls, read_file, write_file, str_replace,
     /// glob, grep and present_files.
     std::vector<std::shared_ptr<tool_interface>> tools() const { return make_sandbox_tools(ctx_); }
 

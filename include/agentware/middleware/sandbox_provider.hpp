@@ -35,8 +35,10 @@ concept sandbox_provider = requires(P& p, std::string_view thread_id, std::strin
 /// Not an isolation boundary: bash runs on the host (see sandbox_options).
 class local_sandbox_provider {
 public:
+    local_sandbox_provider() = default;
+
     std::string acquire(std::string_view thread_id, std::string_view user_id) {
-        std::string id = fmt::format("local:{}:{}", user_id, thread_id);
+        std::string id = fmt::format("{}:{}:{}", prefix_, user_id, thread_id);
         std::lock_guard lock(state_->mutex);
         state_->acquired.insert(id);
         return id;
@@ -49,15 +51,30 @@ public:
         return state_->acquired.count(std::string(id)) != 0;
     }
 
+protected:
+    explicit local_sandbox_provider(std::string prefix) : prefix_(std::move(prefix)) {}
+
 private:
     struct shared {
         mutable std::mutex mutex;
         std::set<std::string> acquired;
     };
+    std::string prefix_ = "local";
     std::shared_ptr<shared> state_ = std::make_shared<shared>(); // copies share the sandboxes
 };
 
 static_assert(sandbox_provider<local_sandbox_provider>);
+
+/// The thread's directories as the sandbox, with bash isolated by the
+/// operating system (bubblewrap namespaces, see detail/bubblewrap.hpp): ids are
+/// "isolated:{user_id}:{thread_id}"; like the local provider, release keeps
+/// the directories. Chosen by `sandbox: {use: isolated}`.
+class isolated_sandbox_provider : public local_sandbox_provider {
+public:
+    isolated_sandbox_provider() : local_sandbox_provider("isolated") {}
+};
+
+static_assert(sandbox_provider<isolated_sandbox_provider>);
 
 /// Any sandbox provider, type-erased and shared (the middleware and its tools
 /// hold the same one).

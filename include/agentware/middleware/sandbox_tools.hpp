@@ -14,6 +14,7 @@
 
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
+#include <agentware/middleware/detail/bubblewrap.hpp>
 #include <agentware/middleware/detail/file_search.hpp>
 #include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/process.hpp>
@@ -26,8 +27,10 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -59,6 +62,13 @@ namespace agentware {
 /// Settings of the sandbox middleware and its tools (DeerFlow's `sandbox:`
 /// configuration, with its defaults).
 struct sandbox_options {
+    /// The provider: "local" (the host file system; DeerFlow's class path
+    /// "deerflow.sandbox.local:LocalSandboxProvider" is read as "local") or
+    /// "isolated" (bash runs under bubblewrap, see detail/bubblewrap.hpp). Any
+    /// other name is refused when the settings are read (sandbox_provider_names).
+    std::string use = "local";
+    /// The isolated sandbox's limits (used when `use` is "isolated").
+    isolation_options isolation;
     /// true: acquire on the first tool call; false: in before_agent.
     bool lazy_init = true;
     /// Offer `bash`, which runs on the host: only in a fully trusted setup.
@@ -78,31 +88,53 @@ struct sandbox_options {
     /// Upper bounds of the glob and grep `max_results` arguments.
     std::size_t glob_max_results = 1000;
     std::size_t grep_max_results = 500;
+    /// One glob or grep call stops with an error after this long (0 = no limit).
+    std::chrono::milliseconds search_timeout = std::chrono::seconds(30);
 
     static constexpr std::string_view config_section = "sandbox";
     friend bool operator==(const sandbox_options&, const sandbox_options&) = default;
+
+    bool isolated() const noexcept { return use == "isolated"; }
+    /// bash is offered: always in the isolated sandbox, on the host only when allowed.
+    bool offers_bash() const noexcept { return isolated() || allow_host_bash; }
 };
 
-/// DeerFlow's `sandbox:` keys; `bash_command_timeout` is in seconds (a
-/// fraction when the timeout is not whole seconds).
+/// The provider names `sandbox.use` accepts. A provider is added here and in
+/// make_sandbox_provider (middleware/sandbox.hpp), where the name becomes a
+/// provider object.
+inline constexpr std::string_view sandbox_provider_names[] = {"local", "isolated",
+                                                              "deerflow.sandbox.local:LocalSandboxProvider"};
+
+namespace detail {
+inline boost::json::value seconds_json(std::chrono::milliseconds d) {
+    const auto ms = d.count();
+    return ms % 1000 == 0 ? boost::json::value(ms / 1000) : boost::json::value(ms / 1000.0);
+}
+} // namespace detail
+
+/// DeerFlow's `sandbox:` keys; `bash_command_timeout` and `search_timeout`
+/// are in seconds (a fraction when not whole seconds).
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const sandbox_options& o) {
-    const auto ms = o.bash_command_timeout.count();
-    jv = boost::json::object{{"lazy_init", o.lazy_init},
+    jv = boost::json::object{{"use", o.use},
+                             {"isolation", boost::json::value_from(o.isolation)},
+                             {"lazy_init", o.lazy_init},
                              {"allow_host_bash", o.allow_host_bash},
-                             {"bash_command_timeout", ms % 1000 == 0 ? boost::json::value(ms / 1000)
-                                                                     : boost::json::value(ms / 1000.0)},
+                             {"bash_command_timeout", detail::seconds_json(o.bash_command_timeout)},
                              {"bash_output_max_chars", o.bash_output_max_chars},
                              {"bash_capture_max_bytes", o.bash_capture_max_bytes},
                              {"read_file_output_max_chars", o.read_file_output_max_chars},
                              {"ls_output_max_chars", o.ls_output_max_chars},
                              {"write_file_max_bytes", o.write_file_max_bytes},
                              {"glob_max_results", o.glob_max_results},
-                             {"grep_max_results", o.grep_max_results}};
+                             {"grep_max_results", o.grep_max_results},
+                             {"search_timeout", detail::seconds_json(o.search_timeout)}};
 }
 inline sandbox_options tag_invoke(boost::json::value_to_tag<sandbox_options>, const boost::json::value& jv) {
     json_reader r(jv, std::string(sandbox_options::config_section));
     sandbox_options o;
-    r.read("lazy_init", o.lazy_init)
+    r.read("use", o.use)
+        .read("isolation", o.isolation)
+        .read("lazy_init", o.lazy_init)
         .read("allow_host_bash", o.allow_host_bash)
         .read("bash_command_timeout", o.bash_command_timeout)
         .read("bash_output_max_chars", o.bash_output_max_chars)
@@ -112,7 +144,13 @@ inline sandbox_options tag_invoke(boost::json::value_to_tag<sandbox_options>, co
         .read("write_file_max_bytes", o.write_file_max_bytes)
         .read("glob_max_results", o.glob_max_results)
         .read("grep_max_results", o.grep_max_results)
+        .read("search_timeout", o.search_timeout)
         .reject_unknown_keys();
+    if (std::find(std::begin(sandbox_provider_names), std::end(sandbox_provider_names), o.use) ==
+        std::end(sandbox_provider_names))
+        throw json_error(r.path_of("use"), fmt::format("unknown sandbox provider \"{}\" (known: {})", o.use,
+                                                       fmt::join(sandbox_provider_names, ", ")));
+    if (o.use == "deerflow.sandbox.local:LocalSandboxProvider") o.use = "local";
     return o;
 }
 
@@ -179,7 +217,8 @@ inline std::optional<std::string> string_arg(const boost::json::object& args, st
                                              bool required, std::optional<arg_error>& err) {
     const auto* v = args.if_contains(key);
     if (!v || v->is_null()) {
-        if (required && !err) err = arg_error{fmt::format("Error: missing required argument '{}'", key)};
+        if (required && !err)
+            err = arg_error{fmt::format("Error: the required argument '{}' is missing", key)};
         return std::nullopt;
     }
     if (!v->is_string()) {
@@ -300,6 +339,49 @@ inline int write_file_nofollow(const std::filesystem::path& p, std::string_view 
 
 inline std::string path_error(std::string_view error) { return fmt::format("Error: {}", error); }
 
+// What each file tool answers for a path it may not use: DeerFlow's tools
+// turn every refusal into their own permission text with the path as the
+// model wrote it (only bash tells the reason); tool_error_handling reads it
+// as a `permission` error the model can recover from.
+// Texts kept for parity with DeerFlow (reference §5.3).
+inline constexpr std::string_view denied_read = "Error: Permission denied reading file: {}";
+inline constexpr std::string_view denied_list = "Error: Permission denied: {}";
+inline constexpr std::string_view denied_write = "Error: Permission denied writing to file: {}";
+inline constexpr std::string_view denied_access = "Error: Permission denied accessing file: {}";
+
+/// True when text to be written holds a virtual path that climbs out of the
+/// directory it names (`/mnt/user-data/workspace/../../etc/passwd`): DeerFlow
+/// resolves each such path while mapping the content and refuses the write.
+/// A path runs to the next blank, quote or shell operator.
+inline bool content_escapes_user_data(std::string_view text) {
+    constexpr std::string_view stops = " \t\r\n\"';&|<>()";
+    for (std::size_t at = text.find(virtual_user_data); at != std::string_view::npos;
+         at = text.find(virtual_user_data, at + 1)) {
+        std::size_t end = text.find_first_of(stops, at);
+        if (end == std::string_view::npos) end = text.size();
+        const std::string_view token = text.substr(at, end - at);
+        if (token.size() > virtual_user_data.size() && token[virtual_user_data.size()] != '/') continue;
+        std::string_view root = virtual_user_data;
+        for (std::string_view dir : {virtual_workspace, virtual_uploads, virtual_outputs})
+            if (has_path_prefix(token, dir)) root = dir;
+        // Lexical depth below the root: a ".." that goes above it escapes.
+        long depth = 0;
+        for (auto seg : split_segments(token.substr(root.size()))) {
+            if (seg == "..") {
+                if (--depth < 0) return true;
+            } else if (seg != ".") {
+                ++depth;
+            }
+        }
+    }
+    return false;
+}
+
+inline tool_output refused(const resolved_path& r, std::string_view text, std::string_view shown) {
+    if (r.error == text_thread_data_missing) return error_output(path_error(r.error));
+    return error_output(fmt::format(fmt::runtime(text), shown));
+}
+
 // ---- bash -------------------------------------------------------------------
 
 inline bool allowed_absolute_path(std::string_view p) {
@@ -381,6 +463,20 @@ inline std::string assemble_command_output(const command_outcome& r, std::chrono
     return output.empty() ? "(no output)" : output;
 }
 
+/// bash in the isolated sandbox: the command sees the virtual paths as they
+/// are, so it is neither screened nor rewritten; the namespaces are the boundary.
+inline tool_output isolated_bash_body(sandbox_tool_context& ctx, const std::string& command,
+                                      const sandbox_call& call) {
+    const thread_paths& td = *call.paths;
+    const auto outcome = run_isolated(command, td, ctx.options.isolation, ctx.options.bash_command_timeout,
+                                      ctx.options.bash_capture_max_bytes);
+    if (!outcome.failure.empty())
+        return error_output(fmt::format("Error: could not run the command: {}", outcome.failure));
+    std::string output =
+        mask_host_paths(assemble_command_output(outcome, ctx.options.bash_command_timeout), td);
+    return tool_output(middle_truncate(output, ctx.options.bash_output_max_chars));
+}
+
 inline tool_output bash_body(sandbox_tool_context& ctx, const boost::json::object& args,
                              const sandbox_call& call) {
     std::optional<arg_error> err;
@@ -388,6 +484,7 @@ inline tool_output bash_body(sandbox_tool_context& ctx, const boost::json::objec
     if (err) return error_output(err->text);
     if (command->find('\0') != std::string::npos)
         return error_output("Error: command contains a NUL character");
+    if (ctx.options.isolated()) return isolated_bash_body(ctx, *command, call);
     if (auto problem = screen_command(*command)) return error_output(std::move(*problem));
     const thread_paths& td = *call.paths;
     const std::string host_command =
@@ -409,14 +506,14 @@ inline tool_output ls_body(sandbox_tool_context& ctx, const boost::json::object&
     auto path = string_arg(args, "path", true, err);
     if (err) return error_output(err->text);
     auto r = resolve_model_path(*path, call.paths, path_access::read);
-    if (!r.ok()) return error_output(path_error(r.error));
+    if (!r.ok()) return refused(r, denied_list, *path);
     std::error_code ec;
     if (!std::filesystem::is_directory(r.host, ec))
         return error_output(fmt::format("Error: Directory not found: {}", *path));
     if (::access(r.host.c_str(), R_OK | X_OK) != 0)
         return error_output(fmt::format("Error: Permission denied: {}", *path));
     std::string out;
-    walk_tree(r.host, *call.paths, 2, [&](const walk_entry& e) {
+    walk_tree(r.host, *call.paths, 2, walk_links::inside_walk_root, [&](const walk_entry& e) {
         std::string virt = to_virtual_path(e.path, *call.paths);
         if (virt.empty()) return true;
         if (!out.empty()) out += '\n';
@@ -442,7 +539,7 @@ inline tool_output read_file_body(sandbox_tool_context& ctx, const boost::json::
     if (end && *end < 1) return tool_output("(end_line must be >= 1)");
     if (start && end && *start > *end) return tool_output("(start_line > end_line — no lines in range)");
     auto r = resolve_model_path(*path, call.paths, path_access::read);
-    if (!r.ok()) return error_output(path_error(r.error));
+    if (!r.ok()) return refused(r, denied_read, *path);
     if (auto problem = not_a_regular_file(r.host, *path)) return error_output(std::move(*problem));
     std::string content;
     int open_errno = 0;
@@ -506,7 +603,11 @@ inline tool_output write_file_body(sandbox_tool_context& ctx, const boost::json:
                                         "docstring or issue #3189 for the rationale.",
                                         content->size(), max));
     auto r = resolve_model_path(*path, call.paths, path_access::write);
-    if (!r.ok()) return error_output(path_error(r.error));
+    if (!r.ok()) return refused(r, denied_write, *path);
+    // A virtual path in the content is written as the host path it stands for;
+    // one that climbs out of the thread's directories refuses the write.
+    if (content_escapes_user_data(*content))
+        return error_output(fmt::format(fmt::runtime(denied_write), *path));
     std::error_code ec;
     if (std::filesystem::is_directory(r.host, ec))
         return error_output(fmt::format("Error: Path is a directory, not a file: {}", *path));
@@ -518,7 +619,7 @@ inline tool_output write_file_body(sandbox_tool_context& ctx, const boost::json:
     const int e = write_file_nofollow(r.host, virtual_to_host_text(*content, *call.paths), append);
     if (e == EACCES || e == EPERM)
         return error_output(fmt::format("Error: Permission denied writing to file: {}", *path));
-    if (e == ELOOP) return error_output(path_error(text_path_traversal));
+    if (e == ELOOP) return error_output(fmt::format(fmt::runtime(denied_write), *path));
     if (e != 0)
         return error_output(bounded_error(
             fmt::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
@@ -535,20 +636,22 @@ inline tool_output str_replace_body(sandbox_tool_context& ctx, const boost::json
     const bool all = bool_arg(args, "replace_all", false, err);
     if (err) return error_output(err->text);
     auto r = resolve_model_path(*path, call.paths, path_access::write);
-    if (!r.ok()) return error_output(path_error(r.error));
+    if (!r.ok()) return refused(r, denied_access, *path);
+    if (content_escapes_user_data(*new_str))
+        return error_output(fmt::format(fmt::runtime(denied_access), *path));
     std::lock_guard lock(path_lock(r.host));
     if (auto problem = not_a_regular_file(r.host, *path)) return error_output(std::move(*problem));
     std::string content;
     int open_errno = 0;
     if (read_whole_file(r.host, content, open_errno))
-        return error_output(fmt::format("Error: Permission denied reading file: {}", *path));
+        return error_output(fmt::format(fmt::runtime(denied_access), *path));
     if (old_str->empty()) return tool_output("OK");
-    // The model saw an agent-written file with virtual paths; match it that way.
-    std::string from = *old_str, to = *new_str;
-    if (ctx.was_written(call.sandbox_id, r.host)) {
-        from = virtual_to_host_text(from, *call.paths);
-        to = virtual_to_host_text(to, *call.paths);
-    }
+    // The model saw an agent-written file with virtual paths; match it that
+    // way. The new text's virtual paths are written as host paths, as
+    // write_file writes them, and the file is the agent's from now on.
+    std::string from = *old_str;
+    const std::string to = virtual_to_host_text(*new_str, *call.paths);
+    if (ctx.was_written(call.sandbox_id, r.host)) from = virtual_to_host_text(from, *call.paths);
     std::size_t pos = content.find(from);
     if (pos == std::string::npos)
         return error_output(fmt::format("Error: String to replace not found in file: {}", *path));
@@ -558,15 +661,58 @@ inline tool_output str_replace_body(sandbox_tool_context& ctx, const boost::json
         pos = content.find(from, pos + to.size());
     }
     const int e = write_file_nofollow(r.host, content, false);
-    if (e == EACCES || e == EPERM)
-        return error_output(fmt::format("Error: Permission denied writing to file: {}", *path));
+    if (e == EACCES || e == EPERM || e == ELOOP)
+        return error_output(fmt::format(fmt::runtime(denied_access), *path));
     if (e != 0)
         return error_output(bounded_error(
             fmt::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
+    ctx.remember_written(call.sandbox_id, r.host);
     return tool_output("OK");
 }
 
 // ---- glob / grep ----------------------------------------------------------------
+
+/// Lines longer than this (in characters, the newline counted) are not searched.
+inline constexpr std::size_t grep_max_line_chars = 2000;
+
+/// grep's regex: ECMAScript, case-folded unless asked otherwise. With
+/// libstdc++ it runs on the breadth-first (polynomial) matcher, so a pattern
+/// like (a+)+b costs at most (line length)^2 x (pattern size) per line, not
+/// an exponential backtracking search; back-references are then refused
+/// when the pattern is compiled.
+inline std::regex::flag_type search_regex_flags(bool case_sensitive) {
+    auto flags = std::regex::ECMAScript;
+    if (!case_sensitive) flags |= std::regex::icase;
+#if defined(__GLIBCXX__)
+    flags |= std::regex_constants::__polynomial;
+#endif
+    return flags;
+}
+
+/// The time one glob or grep call may take (sandbox_options::search_timeout);
+/// checked between files and lines.
+struct search_budget {
+    std::chrono::milliseconds limit;
+    std::chrono::steady_clock::time_point deadline;
+    bool ran_out = false;
+
+    explicit search_budget(std::chrono::milliseconds l)
+        : limit(l), deadline(std::chrono::steady_clock::now() + l) {}
+
+    bool spent() {
+        if (!ran_out && limit.count() > 0 && std::chrono::steady_clock::now() >= deadline) ran_out = true;
+        return ran_out;
+    }
+
+    std::string message(std::string_view tool, std::size_t found, std::string_view what) const {
+        const auto ms = limit.count();
+        const std::string span = ms % 1000 == 0 ? fmt::format("{} second{}", ms / 1000, ms == 1000 ? "" : "s")
+                                                : fmt::format("{} ms", ms);
+        return fmt::format("Error: {} stopped after {}, its time limit, with {} {} found so far. Narrow the "
+                           "path, add a glob filter or simplify the pattern.",
+                           tool, span, found, what);
+    }
+};
 
 inline std::size_t clamp_results(std::optional<std::int64_t> asked, std::size_t fallback, std::size_t cap) {
     std::size_t n = asked ? static_cast<std::size_t>(std::max<std::int64_t>(*asked, 1)) : fallback;
@@ -583,13 +729,15 @@ inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::objec
     if (err) return error_output(err->text);
     const std::size_t max = clamp_results(max_arg, 200, ctx.options.glob_max_results);
     auto r = resolve_model_path(*path, call.paths, path_access::read);
-    if (!r.ok()) return error_output(path_error(r.error));
+    if (!r.ok()) return refused(r, denied_list, *path);
     std::error_code ec;
     if (!std::filesystem::is_directory(r.host, ec))
         return error_output(fmt::format("Error: Directory not found: {}", *path));
     std::vector<std::string> found;
     bool truncated = false;
-    walk_tree(r.host, *call.paths, 0, [&](const walk_entry& e) {
+    search_budget budget(ctx.options.search_timeout);
+    walk_tree(r.host, *call.paths, 0, walk_links::inside_thread, [&](const walk_entry& e) {
+        if (budget.spent()) return false;
         if (e.is_dir && !include_dirs) return true;
         if (!glob_match(*pattern, e.rel)) return true;
         if (found.size() == max) {
@@ -599,6 +747,7 @@ inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::objec
         found.push_back(to_virtual_path(e.path, *call.paths));
         return true;
     });
+    if (budget.ran_out) return error_output(budget.message("glob", found.size(), "paths"));
     if (found.empty()) return tool_output(fmt::format("No files matched under {}", *path));
     std::string out =
         fmt::format("Found {} paths under {}{}", found.size(), *path,
@@ -623,16 +772,14 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
     std::optional<std::regex> re;
     if (!literal) {
         try {
-            auto flags = std::regex::ECMAScript;
-            if (!case_sensitive) flags |= std::regex::icase;
-            re.emplace(*pattern, flags);
+            re.emplace(*pattern, search_regex_flags(case_sensitive));
         } catch (const std::regex_error& e) {
             return error_output(fmt::format("Error: Invalid regex pattern: {}", e.what()));
         }
     }
     const std::string needle = case_sensitive ? *pattern : lower(*pattern);
     auto r = resolve_model_path(*path, call.paths, path_access::read);
-    if (!r.ok()) return error_output(path_error(r.error));
+    if (!r.ok()) return refused(r, denied_list, *path);
     std::error_code ec;
     const bool single_file = std::filesystem::is_regular_file(r.host, ec);
     if (!single_file && !std::filesystem::is_directory(r.host, ec))
@@ -640,6 +787,7 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
 
     std::vector<std::string> hits;
     bool truncated = false;
+    search_budget budget(ctx.options.search_timeout);
     auto search_file = [&](const std::filesystem::path& file, std::string_view rel) {
         if (file_glob && !file_glob->empty()) {
             const bool by_path = file_glob->find('/') != std::string::npos;
@@ -656,12 +804,16 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
         std::string_view rest = content;
         while (!rest.empty()) {
             ++line_no;
+            if (budget.spent()) return false;
             std::size_t nl = rest.find('\n');
+            const bool ended = nl != std::string_view::npos;
             std::string_view line = rest.substr(0, nl);
-            rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+            rest.remove_prefix(ended ? nl + 1 : rest.size());
             if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-            // std::regex recurses per character: very long lines are matched on their start only.
-            const std::string probe(line.substr(0, utf8_offset(line, 10000)));
+            // DeerFlow skips lines longer than 2,000 characters (its newline
+            // counted), which keeps a regex's cost per line bounded.
+            if (utf8_chars(line) + (ended ? 1 : 0) > grep_max_line_chars) continue;
+            const std::string probe(line);
             const bool match = re ? std::regex_search(probe, *re)
                                   : (case_sensitive ? probe : lower(probe)).find(needle) != std::string::npos;
             if (!match) continue;
@@ -676,13 +828,15 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
     if (single_file) {
         search_file(r.host, r.host.filename().string());
     } else {
-        walk_tree(r.host, *call.paths, 0, [&](const walk_entry& e) {
+        walk_tree(r.host, *call.paths, 0, walk_links::inside_thread, [&](const walk_entry& e) {
+            if (budget.spent()) return false;
             if (e.is_dir) return true;
             std::error_code fec;
             if (!std::filesystem::is_regular_file(e.path, fec)) return true;
             return search_file(e.path, e.rel);
         });
     }
+    if (budget.ran_out) return error_output(budget.message("grep", hits.size(), "matches"));
     if (hits.empty()) return tool_output(fmt::format("No matches found under {}", *path));
     std::string out =
         fmt::format("Found {} matches under {}{}", hits.size(), *path,
@@ -704,15 +858,24 @@ inline tool_output present_files_body(const boost::json::object& args, const san
     for (const auto& v : list->get_array()) {
         const std::string p = v.is_string() ? std::string(v.get_string()) : boost::json::serialize(v);
         auto reject = [&] {
+            // Text kept for parity with DeerFlow (reference §5.3).
             return error_output(
                 fmt::format("Error: Only files in /mnt/user-data/outputs can be presented: {}", p));
         };
         if (!v.is_string() || p.find('\0') != std::string::npos) return reject();
         std::filesystem::path host;
         if (has_path_prefix(p, virtual_user_data)) {
-            auto r = resolve_model_path(p, call.paths, path_access::read);
-            if (!r.ok()) return reject();
-            host = r.host;
+            // As DeerFlow's resolve_virtual_path: ".." is allowed while the
+            // resolved path stays in the thread's user data; leaving it is
+            // a traversal.
+            std::error_code ec;
+            const auto mapped = virtual_to_host_path(p, *call.paths);
+            if (!mapped.empty()) host = std::filesystem::weakly_canonical(mapped, ec);
+            const auto parent = common_parent(*call.paths);
+            const bool inside = !ec && !host.empty() &&
+                                (parent.empty() ? inside_thread_roots(host, *call.paths)
+                                                : is_within(host, weakly_canonical_string(parent)));
+            if (!inside) return error_output(path_error(text_path_traversal));
         } else {
             std::error_code ec;
             if (!std::filesystem::path(p).is_absolute()) return reject();
@@ -752,7 +915,7 @@ make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool inclu
                               });
                       })));
     };
-    if (ctx->options.allow_host_bash || include_disabled_bash) {
+    if (ctx->options.offers_bash() || include_disabled_bash) {
         add("bash",
             "Execute a bash command in the sandbox. The working directory is /mnt/user-data/workspace; use "
             "paths "
@@ -762,7 +925,7 @@ make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool inclu
             R"("command":{"type":"string","description":"The bash command to run."})", R"(,"command")", true,
             [](detail::sandbox_tool_context& c, const boost::json::object& a,
                const detail::sandbox_call& call) {
-                if (!c.options.allow_host_bash)
+                if (!c.options.offers_bash())
                     return detail::error_output(std::string(detail::text_host_bash_disabled));
                 return detail::bash_body(c, a, call);
             });

@@ -9,6 +9,7 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/delegations.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
 
@@ -22,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -85,6 +87,17 @@ struct subagent_limit {
         const std::size_t max_concurrent = effective_max_concurrent(rt);
         std::lock_guard lock(ledger_->mutex);
         std::size_t& used = ledger_->runs[detail::run_key::of(rt)];
+        if constexpr (requires { requires State::template has<delegations_field>; }) {
+            // durable_context's ledger holds the run's delegations even after
+            // summarization removed their calls, and outlives this object's
+            // counts: count from it (this answer's calls, which it may have
+            // recorded already, left out).
+            std::set<std::string, std::less<>> now;
+            for (const auto& c : ai->tool_calls)
+                if (is_task(c)) now.insert(c.id);
+            used = std::max(used,
+                            count_run_delegations(state.template get<delegations_field>(), rt.run_id, now));
+        }
         const std::size_t remaining = used >= max_total ? 0 : max_total - used;
         const std::size_t allowed = std::min(max_concurrent, remaining);
         if (tasks <= allowed) {

@@ -14,6 +14,8 @@
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
+#include <agentware/middleware/fields.hpp>
+#include <agentware/tool/invalid_arguments.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
@@ -215,6 +217,12 @@ inline tool_result_meta classify_tool_result(const message& m) {
         meta.source = std::string(source);
         return meta;
     };
+    // Arguments refused by the tool's schema: the model fixes the call and
+    // retries. Classified before the keyword table, whose "missing required"
+    // (meant for a missing setting) would make it a fatal `config` error; the
+    // result is what DeerFlow's table gives a pydantic validation error.
+    if (m.is_error() && std::string_view(text).starts_with(detail::invalid_arguments_prefix))
+        return tool_result_meta{"error", "unknown", true, "try_alternative", "tool_return"};
     const bool error_prefix = std::string_view(text).starts_with("Error:");
     if (m.is_error() && !error_prefix) { // 1: an error status
         if (auto o = detail::parse_object(text)) {
@@ -301,11 +309,20 @@ struct tool_error_handling {
         return tool_response{std::move(m), {}, false};
     }
 
+    /// A result that only answers the call. The sandbox's first tool call of a
+    /// thread also records the sandbox it acquired; DeerFlow adds that record
+    /// outside this middleware, so such a result counts as plain here too.
+    static bool is_plain_result(const tool_response& r) {
+        if (r.end_run || !r.update.messages.empty()) return false;
+        for (const auto& kv : r.update.fields)
+            if (kv.key() != sandbox_field::name) return false;
+        return true;
+    }
+
     /// Classifies a plain result; results that change the state or end the
     /// run (DeerFlow's `Command`s) and already classified ones are left alone.
     tool_response stamp(tool_response r) const {
-        if (!options.classify_results || !r.update.empty() || r.end_run ||
-            r.msg.metadata.contains(options.meta_key))
+        if (!options.classify_results || !is_plain_result(r) || r.msg.metadata.contains(options.meta_key))
             return r;
         r.msg.metadata[options.meta_key] = classify_tool_result(r.msg).to_json();
         return r;

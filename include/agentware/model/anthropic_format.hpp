@@ -124,6 +124,26 @@ inline boost::json::object anthropic_tool_choice(const model_settings& s) {
 
 } // namespace detail
 
+namespace detail {
+
+/// Puts `cache_control` on the last block of the last message (the system
+/// prompt when there is no message), where Anthropic caches everything before
+/// it: tools, system prompt and history.
+inline void anthropic_cache_breakpoint(boost::json::object& body, const boost::json::object& cache_control) {
+    if (auto* msgs = body.if_contains("messages"); msgs && msgs->is_array() && !msgs->as_array().empty()) {
+        auto& content = msgs->as_array().back().as_object()["content"];
+        if (content.is_array() && !content.as_array().empty()) {
+            content.as_array().back().as_object()["cache_control"] = cache_control;
+            return;
+        }
+    }
+    if (auto* system = body.if_contains("system"); system && system->is_string())
+        *system = boost::json::array{boost::json::object{
+            {"type", "text"}, {"text", system->as_string()}, {"cache_control", cache_control}}};
+}
+
+} // namespace detail
+
 /// The body of a Messages API request for `model`. System messages in the
 /// history join the system prompt (the API has no system role); consecutive
 /// messages of one role are merged into one turn, with tool results as
@@ -189,8 +209,13 @@ inline boost::json::object make_anthropic_request(const chat_request& request, s
         body["stop_sequences"] = std::move(stop);
     }
     if (stream) body["stream"] = true;
-    for (const auto& [key, value] : s.extra_body)
+    for (const auto& [key, value] : s.extra_body) {
+        if (key == "cache_control" && value.is_object()) { // a cache breakpoint (prompt_caching)
+            detail::anthropic_cache_breakpoint(body, value.as_object());
+            continue;
+        }
         body[key] = value;
+    }
     return body;
 }
 

@@ -48,6 +48,9 @@ struct model_settings {
 struct stream_handler {
     std::function<void(std::string_view)> on_text;      ///< answer text deltas
     std::function<void(std::string_view)> on_reasoning; ///< reasoning deltas, kept apart from the answer
+    /// Events middlewares report while the call is under way (`{"type": "llm_retry", ...}`):
+    /// DeerFlow's custom stream events.
+    std::function<void(const boost::json::object&)> on_event;
 };
 
 /// One call to a chat model. The messages, the system prompt and the tools are

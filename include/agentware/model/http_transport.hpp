@@ -11,6 +11,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
@@ -44,7 +45,8 @@ struct http_options {
 
 /// One HTTP request, without the host (the transport adds it).
 struct http_request_spec {
-    std::string target; ///< path and query
+    std::string target;          ///< path and query
+    std::string method = "POST"; ///< also "GET", "DELETE" (MCP's Streamable HTTP)
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
 };
@@ -53,6 +55,17 @@ struct http_response_head {
     int status = 0;
     std::string content_type;
     std::optional<std::chrono::milliseconds> retry_after;
+    /// Every header field, names as sent (MCP reads `Mcp-Session-Id`).
+    std::vector<std::pair<std::string, std::string>> headers;
+    /// The value of header `name` (case-insensitive), or "".
+    std::string header(std::string_view name) const {
+        for (const auto& [n, v] : headers)
+            if (n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
+                    return (a | 0x20) == (b | 0x20);
+                }))
+                return v;
+        return {};
+    }
 };
 
 /// Receives a response: its head once, then its body in pieces as they arrive.
@@ -93,6 +106,13 @@ inline std::string env_or_empty(const char* name) {
 
 /// Whether NO_PROXY (a comma list of host suffixes, or "*") covers `host`.
 AGENTWARE_DECL bool no_proxy_covers(std::string_view list, std::string_view host);
+
+/// Whether `host` is `localhost` or a name under it (`api.localhost`), in any
+/// case, with or without a final dot: such names are the loopback addresses
+/// and are connected to without asking the system resolver (RFC 6761, as
+/// curl and browsers do), so local model servers work where /etc/hosts is
+/// missing.
+AGENTWARE_DECL bool is_localhost_name(std::string_view host);
 
 } // namespace detail
 

@@ -27,6 +27,8 @@ struct retry_policy {
     double multiplier = 2.0;
     double jitter = 0.25; ///< each delay is scaled by a random factor in [1 - jitter, 1]
     std::chrono::milliseconds max_retry_after{60000};
+    /// Scale by [1 - jitter, 1 + jitter] instead of [1 - jitter, 1] (LangChain's retry middlewares).
+    bool symmetric_jitter = false;
 
     static retry_policy none() {
         retry_policy p;
@@ -39,10 +41,26 @@ struct retry_policy {
     std::chrono::milliseconds backoff(int retry, Rng& rng) const {
         const double base = static_cast<double>(initial_backoff.count()) * std::pow(multiplier, retry);
         const double capped = std::min(base, static_cast<double>(max_backoff.count()));
-        std::uniform_real_distribution<double> factor(1.0 - std::clamp(jitter, 0.0, 1.0), 1.0);
+        const double j = std::clamp(jitter, 0.0, 1.0);
+        std::uniform_real_distribution<double> factor(1.0 - j, symmetric_jitter ? 1.0 + j : 1.0);
         return std::chrono::milliseconds(static_cast<std::int64_t>(capped * factor(rng)));
     }
 };
+
+/// Decorrelated jitter (the "AWS" variant): the next delay is drawn uniformly
+/// from [base, min(cap, max(base, 3 * previous))], whole milliseconds. The
+/// window is clamped before drawing, so delays do not pile up at the cap, and
+/// callers failing together spread out instead of retrying in lockstep.
+/// `previous` is the delay drawn last time (the base before the first retry).
+template <class Rng>
+std::chrono::milliseconds decorrelated_jitter(std::chrono::milliseconds base, std::chrono::milliseconds cap,
+                                              std::chrono::milliseconds previous, Rng& rng) {
+    const std::int64_t low = std::max<std::int64_t>(0, base.count());
+    const std::int64_t high =
+        std::max(low, std::min<std::int64_t>(cap.count(), std::max(low, previous.count() * 3)));
+    std::uniform_int_distribution<std::int64_t> pick(low, high);
+    return std::chrono::milliseconds(std::min<std::int64_t>(pick(rng), std::max(low, cap.count())));
+}
 
 namespace detail {
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,13 @@ struct recorded_request {
     std::string system_prompt;
     std::vector<std::string> tool_names;
     model_settings settings;
+};
+
+/// One step of a script: an answer, or a failure the model throws in its
+/// place (a provider error scripted for a test or a replay).
+struct scripted_step {
+    message answer;
+    std::optional<model_error> failure;
 };
 
 /// A chat model that answers with prepared ai messages, in order, and records
@@ -37,6 +45,25 @@ public:
     explicit scripted_model(std::vector<message> answers) : scripted_model(std::move(answers), options{}) {}
     scripted_model(std::vector<message> answers, options opts)
         : shared_(std::make_shared<shared>(std::move(answers), opts)) {}
+
+    /// A script whose steps may fail: a step with a `failure` throws it
+    /// (after recording the request) instead of answering.
+    static scripted_model with_failures(std::vector<scripted_step> steps) {
+        return with_failures(std::move(steps), options{});
+    }
+    static scripted_model with_failures(std::vector<scripted_step> steps, options opts) {
+        std::vector<message> answers;
+        std::vector<std::optional<model_error>> failures;
+        answers.reserve(steps.size());
+        failures.reserve(steps.size());
+        for (auto& step : steps) {
+            answers.push_back(std::move(step.answer));
+            failures.push_back(std::move(step.failure));
+        }
+        scripted_model m(std::move(answers), opts);
+        m.shared_->failures = std::move(failures);
+        return m;
+    }
 
     model_response invoke(const chat_request& request) {
         std::lock_guard lock(shared_->mutex);
@@ -57,6 +84,7 @@ public:
             s.next = 0;
         }
         ++s.served;
+        if (s.next < s.failures.size() && s.failures[s.next]) throw *s.failures[s.next++];
         message& answer = s.answers[s.next++];
         if (request.stream.on_text) {
             std::string text = answer.text();
@@ -91,6 +119,7 @@ private:
         shared(std::vector<message> a, options o) : answers(std::move(a)), opts(o) {}
         mutable std::mutex mutex;
         std::vector<message> answers;
+        std::vector<std::optional<model_error>> failures; ///< empty, or one per answer
         options opts;
         std::size_t next = 0;
         std::size_t served = 0;

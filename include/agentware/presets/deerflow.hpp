@@ -9,13 +9,35 @@
 #include <agentware/core/pipeline.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/clarification.hpp>
+#include <agentware/middleware/context_editing.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
+#include <agentware/middleware/durable_context.hpp>
+#include <agentware/middleware/dynamic_context.hpp>
 #include <agentware/middleware/guardrail.hpp>
+#include <agentware/middleware/input_sanitization.hpp>
+#include <agentware/middleware/llm_error_handling.hpp>
 #include <agentware/middleware/loop_detection.hpp>
+#include <agentware/middleware/memory.hpp>
+#include <agentware/middleware/model_call_limit.hpp>
+#include <agentware/middleware/model_length_finish_reason.hpp>
+#include <agentware/middleware/pii.hpp>
+#include <agentware/middleware/read_before_write.hpp>
+#include <agentware/middleware/safety_finish_reason.hpp>
 #include <agentware/middleware/sandbox.hpp>
+#include <agentware/middleware/sandbox_audit.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
+#include <agentware/middleware/summarization.hpp>
+#include <agentware/middleware/system_message_coalescing.hpp>
+#include <agentware/middleware/terminal_response.hpp>
 #include <agentware/middleware/thread_data.hpp>
+#include <agentware/middleware/title.hpp>
+#include <agentware/middleware/todo.hpp>
+#include <agentware/middleware/token_accounting.hpp>
+#include <agentware/middleware/token_budget.hpp>
+#include <agentware/middleware/tool_call_limit.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
+#include <agentware/middleware/tool_output_budget.hpp>
+#include <agentware/middleware/tool_result_sanitization.hpp>
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
 
@@ -32,10 +54,20 @@ namespace agentware {
 /// DeerFlow's runtime chain, in the order of its lead agent (less the
 /// middlewares agentware does not have yet), every middleware optional.
 using deerflow_pipeline =
-    pipeline<std::optional<thread_data>, std::optional<uploads>, std::optional<sandbox>,
-             std::optional<dangling_tool_call>, std::optional<guardrail<allowlist_provider>>,
-             std::optional<tool_error_handling>, std::optional<view_image>, std::optional<subagent_limit>,
-             std::optional<loop_detection>, std::optional<clarification>>;
+    pipeline<std::optional<input_sanitization>, std::optional<tool_output_budget>,
+             std::optional<tool_result_sanitization>, std::optional<thread_data>, std::optional<uploads>,
+             std::optional<sandbox>, std::optional<dangling_tool_call>, std::optional<llm_error_handling>,
+             std::optional<guardrail<allowlist_provider>>, std::optional<sandbox_audit>,
+             std::optional<read_before_write>, std::optional<tool_error_handling>,
+             std::optional<dynamic_context>, std::optional<summarization>, std::optional<durable_context>,
+             std::optional<todo>, std::optional<token_accounting>, std::optional<title>,
+             std::optional<memory>, std::optional<view_image>, std::optional<system_message_coalescing>,
+             std::optional<subagent_limit>, std::optional<loop_detection>, std::optional<token_budget>,
+             std::optional<terminal_response>, std::optional<model_length_finish_reason>,
+             std::optional<safety_finish_reason>,
+             // LangChain's general middlewares (docs/middleware/README.md), before clarification (last)
+             std::optional<pii>, std::optional<context_editing>, std::optional<model_call_limit>,
+             std::optional<tool_call_limit>, std::optional<clarification>>;
 
 namespace detail {
 
@@ -63,6 +95,15 @@ void engage_from_section(deerflow_pipeline& chain, json_reader& config) {
         chain.slot<M>().emplace(boost::json::value_to<Options>(boost::json::value(std::move(*settings))));
 }
 
+// Engages M's slot when its section is on; M has no settings.
+template <class M>
+void engage_switch(deerflow_pipeline& chain, json_reader& config) {
+    if (auto settings = deerflow_section(config, M::config_section)) {
+        json_reader(*settings, config.path_of(M::config_section)).reject_unknown_keys();
+        chain.slot<M>().emplace();
+    }
+}
+
 // DeerFlow names its built-in allowlist by module path; agentware by name.
 inline allowlist_provider read_guardrail_provider(const boost::json::value& v, std::string path) {
     json_reader r(v, std::move(path));
@@ -78,21 +119,37 @@ inline allowlist_provider read_guardrail_provider(const boost::json::value& v, s
 } // namespace detail
 
 /// Builds DeerFlow's runtime chain from an object of its configuration
-/// sections: `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`,
-/// `guardrails`, `tool_error_handling`, `view_image`, `subagents`,
-/// `loop_detection`, `clarification`. A section that is absent or false
-/// leaves its middleware out; true puts it in with the defaults; an object
-/// puts it in with those settings unless its `enabled` is false. A section is
-/// read by its options' JSON form, so an unknown section or key and a value
+/// sections: `input_sanitization`, `tool_output`, `tool_result_sanitization`,
+/// `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`, `llm_call` (with `circuit_breaker`),
+/// `guardrails`, `sandbox_audit`, `read_before_write`, `tool_error_handling`, `dynamic_context`,
+/// `summarization`, `durable_context`, `todo` (plan mode, active in runs whose context sets
+/// `is_plan_mode`), `token_usage`, `title`, `memory`, `view_image`, `system_message_coalescing`,
+/// `subagents`, `loop_detection`, `token_budget`, `terminal_response`,
+/// `model_length_finish_reason`, `safety_finish_reason`, `clarification`, and LangChain's `pii`,
+/// `context_editing`, `model_call_limit`, `tool_call_limit`. A section that is absent or false leaves its
+/// middleware out; true puts it in with the defaults; an object puts it in with those settings unless its
+/// `enabled` is false. A section is read by its options' JSON form, so an unknown section or key and a value
 /// of the wrong type throw json_error naming the path
 /// (`loop_detection.warn_threshold: expected an integer, got "x"`).
 inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config) {
     json_reader sections(config);
     deerflow_pipeline chain;
+    detail::engage_from_section<input_sanitization, input_sanitization_options>(chain, sections);
+    detail::engage_from_section<tool_output_budget, tool_output_budget_options>(chain, sections);
+    detail::engage_from_section<tool_result_sanitization, tool_result_sanitization_options>(chain, sections);
     detail::engage_from_section<thread_data, thread_data_options>(chain, sections);
     detail::engage_from_section<uploads, uploads_options>(chain, sections);
     detail::engage_from_section<sandbox, sandbox_options>(chain, sections);
     detail::engage_from_section<dangling_tool_call, dangling_tool_call_options>(chain, sections);
+    if (auto settings = detail::deerflow_section(sections, llm_error_handling_options::config_section)) {
+        // DeerFlow keeps the breaker's settings in a section of their own.
+        if (const auto* cb = sections.find(llm_error_handling_options::circuit_breaker_section))
+            (*settings)[llm_error_handling_options::circuit_breaker_section] = *cb;
+        chain.slot<llm_error_handling>().emplace(
+            boost::json::value_to<llm_error_handling_options>(boost::json::value(std::move(*settings))));
+    } else {
+        sections.skip(llm_error_handling_options::circuit_breaker_section);
+    }
     if (auto settings = detail::deerflow_section(sections, guardrail_options::config_section)) {
         allowlist_provider provider;
         if (const auto* p = settings->if_contains("provider"); p && !p->is_null())
@@ -102,10 +159,38 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
             std::move(provider),
             boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
     }
+    detail::engage_from_section<sandbox_audit, sandbox_audit_options>(chain, sections);
+    detail::engage_from_section<read_before_write, read_before_write_options>(chain, sections);
     detail::engage_from_section<tool_error_handling, tool_error_handling_options>(chain, sections);
+    detail::engage_from_section<summarization, summarization_options>(chain, sections);
+    detail::engage_from_section<durable_context, durable_context_options>(chain, sections);
+    detail::engage_from_section<todo, todo_options>(chain, sections);
+    detail::engage_from_section<title, title_options>(chain, sections);
+    // memory (its manager; give it a model with manager()->set_model) and
+    // dynamic_context, which injects what that manager remembers.
+    if (auto settings = detail::deerflow_section(sections, memory_options::config_section)) {
+        auto o = boost::json::value_to<memory_options>(boost::json::value(std::move(*settings)));
+        if (o.mode != "tool") chain.slot<memory>().emplace(std::move(o));
+    }
+    if (auto settings = detail::deerflow_section(sections, dynamic_context_options::config_section)) {
+        const auto* mem = chain.get<memory>();
+        chain.slot<dynamic_context>().emplace(
+            boost::json::value_to<dynamic_context_options>(boost::json::value(std::move(*settings))),
+            mem ? mem->manager() : nullptr);
+    }
+    detail::engage_from_section<token_accounting, token_accounting_options>(chain, sections);
     detail::engage_from_section<view_image, view_image_options>(chain, sections);
+    detail::engage_switch<system_message_coalescing>(chain, sections);
     detail::engage_from_section<subagent_limit, subagent_limit_options>(chain, sections);
     detail::engage_from_section<loop_detection, loop_detection_options>(chain, sections);
+    detail::engage_from_section<token_budget, token_budget_options>(chain, sections);
+    detail::engage_switch<terminal_response>(chain, sections);
+    detail::engage_switch<model_length_finish_reason>(chain, sections);
+    detail::engage_from_section<safety_finish_reason, safety_finish_reason_options>(chain, sections);
+    detail::engage_from_section<pii, pii_options>(chain, sections);
+    detail::engage_from_section<context_editing, context_editing_options>(chain, sections);
+    detail::engage_from_section<model_call_limit, model_call_limit_options>(chain, sections);
+    detail::engage_from_section<tool_call_limit, tool_call_limit_options>(chain, sections);
     detail::engage_from_section<clarification, clarification_options>(chain, sections);
     sections.reject_unknown_keys();
     return chain;

@@ -9,9 +9,12 @@
 
 namespace agentware::detail {
 
+/// How every such refusal starts (tool_error_handling classifies it by this).
+inline constexpr std::string_view invalid_arguments_prefix = "Error: invalid arguments for tool \"";
+
 /// The text of the error tool message that answers a call with bad arguments.
 inline std::string invalid_arguments_message(std::string_view tool, std::string_view problem) {
-    std::string out = "Error: invalid arguments for tool \"";
+    std::string out(invalid_arguments_prefix);
     out += tool;
     out += "\": ";
     out += problem;

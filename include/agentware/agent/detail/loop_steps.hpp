@@ -71,13 +71,20 @@ inline void append_message(std::vector<message>& messages, message&& m) {
     }
 }
 
-/// Makes the model's answer fit the history: an ai message whose tool calls all have ids.
-inline void normalize_ai(message& ai) {
+/// Makes the model's answer fit the history: an ai message whose tool calls
+/// all have ids, so that their results can answer them. A call the model sent
+/// without one is labelled by where it stands, `call_{index}_{position}`
+/// (`call_{index}_invalid_{position}` for an invalid call), `index` being the
+/// message's place in the history: the same run gives the same ids.
+inline void normalize_ai(message& ai, std::size_t index) {
     ai.type = role::ai;
-    for (auto& c : ai.tool_calls)
-        if (c.id.empty()) c.id = make_tool_call_id();
-    for (auto& c : ai.edit_invalid_tool_calls())
-        if (c.id.empty()) c.id = make_tool_call_id();
+    for (std::size_t k = 0; k < ai.tool_calls.size(); ++k)
+        if (ai.tool_calls[k].id.empty()) ai.tool_calls[k].id = fmt::format("call_{}_{}", index, k);
+    if (!ai.invalid_tool_calls().empty()) {
+        auto& invalid = ai.edit_invalid_tool_calls();
+        for (std::size_t k = 0; k < invalid.size(); ++k)
+            if (invalid[k].id.empty()) invalid[k].id = fmt::format("call_{}_invalid_{}", index, k);
+    }
 }
 
 /// Index of the last ai message, searching back only over the latest

@@ -54,11 +54,20 @@ consteval bool check_tools_hook() {
     return true;
 }
 
+/// A tool-bringing middleware whose tools may change while its slot stays
+/// engaged (MCP servers' `list_changed`): `tools_version()` grows each time
+/// they do, and the next round asks `tools()` again.
+template <class M>
+concept versioned_tools = requires(const M& m) {
+    { m.tools_version() } -> std::convertible_to<std::uint64_t>;
+};
+
 /// Which engaged optional slots bring tools, and when the agent's own tools
 /// last changed: equal keys mean equal offers.
 struct offer_key {
     std::uint64_t engaged = 0;
     std::uint64_t generation = ~std::uint64_t{0}; // matches no real generation: the first round looks up
+    std::uint64_t versions = 0;                   // the sum of the engaged versioned_tools' versions
     friend bool operator==(const offer_key&, const offer_key&) = default;
 };
 
@@ -92,7 +101,7 @@ public:
     template <class Pipe>
     const tool_set& current(Pipe& pipeline, const tool_set& own, round_offer& held) {
         const offer_key key{engaged(pipeline, std::index_sequence_for<Slots...>{}),
-                            cache_->generation.load(std::memory_order_relaxed)};
+                            cache_->generation.load(std::memory_order_relaxed), versions(pipeline)};
         if (held.tools && held.key == key) return *held.tools;
         std::lock_guard lock(cache_->mutex);
         if (!cache_->tools || !(cache_->key == key)) {
@@ -104,6 +113,18 @@ public:
     }
 
 private:
+    static constexpr bool any_versioned = (versioned_tools<slot_middleware_t<Slots>> || ... || false);
+
+    template <class Pipe>
+    static std::uint64_t versions(Pipe& pipeline) {
+        std::uint64_t sum = 0;
+        if constexpr (any_versioned)
+            pipeline.for_each_enabled([&](auto& m) {
+                if constexpr (versioned_tools<std::remove_cvref_t<decltype(m)>>) sum += m.tools_version();
+            });
+        return sum;
+    }
+
     // Bit I is set when slot I is optional, brings tools and is engaged.
     template <class Pipe, std::size_t... Is>
     static std::uint64_t engaged(Pipe& pipeline, std::index_sequence<Is...>) noexcept {

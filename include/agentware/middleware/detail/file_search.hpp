@@ -94,20 +94,36 @@ inline std::vector<std::string_view> split_segments(std::string_view s) {
 }
 
 /// Matches a relative path against a glob pattern segment by segment; "**"
-/// stands for any number of directories (none included).
+/// stands for any number of directories (none included). The set of path
+/// positions reachable after each pattern segment is carried forward, so
+/// many "**" cost (segments x depth), never a search over their combinations.
 inline bool glob_match(std::string_view pattern, std::string_view rel_path) {
     const auto pat = split_segments(pattern);
     const auto path = split_segments(rel_path);
-    std::function<bool(std::size_t, std::size_t)> match = [&](std::size_t pi, std::size_t si) -> bool {
-        if (pi == pat.size()) return si == path.size();
-        if (pat[pi] == "**") {
-            for (std::size_t k = si; k <= path.size(); ++k)
-                if (match(pi + 1, k)) return true;
-            return false;
+    std::vector<char> reach(path.size() + 1, 0), next(path.size() + 1, 0);
+    reach[0] = 1;
+    for (std::string_view part : pat) {
+        std::fill(next.begin(), next.end(), 0);
+        bool any = false;
+        if (part == "**") {
+            std::size_t first = 0;
+            while (first <= path.size() && !reach[first])
+                ++first;
+            for (std::size_t k = first; k <= path.size(); ++k) {
+                next[k] = 1;
+                any = true;
+            }
+        } else {
+            for (std::size_t k = 0; k < path.size(); ++k)
+                if (reach[k] && wildcard_match(part, path[k])) {
+                    next[k + 1] = 1;
+                    any = true;
+                }
         }
-        return si < path.size() && wildcard_match(pat[pi], path[si]) && match(pi + 1, si + 1);
-    };
-    return match(0, 0);
+        if (!any) return false;
+        reach.swap(next);
+    }
+    return reach[path.size()] != 0;
 }
 
 /// Names that ls, glob and grep skip: version control, dependency and cache
@@ -141,12 +157,17 @@ struct walk_entry {
     std::size_t depth = 1; ///< 1 for the root's children
 };
 
+/// Which symlinks a walk shows: those whose target stays inside the thread's
+/// directories (glob, grep), or only those whose target stays inside the
+/// directory being walked (ls, as DeerFlow's list_dir).
+enum class walk_links { inside_thread, inside_walk_root };
+
 /// Visits the tree under `root` in sorted order, depth first, down to
 /// `max_depth` (0 = unlimited). Skips ignored names, and symlinks whose target
-/// lies outside the thread's roots (or does not exist); symlinked directories
+/// does not exist or lies outside what `links` allows; symlinked directories
 /// are listed but not entered. `visit` returns false to stop.
 inline void walk_tree(const std::filesystem::path& root, const thread_paths& td, std::size_t max_depth,
-                      const std::function<bool(const walk_entry&)>& visit) {
+                      walk_links links, const std::function<bool(const walk_entry&)>& visit) {
     namespace fs = std::filesystem;
     std::function<bool(const fs::path&, const std::string&, std::size_t)> rec =
         [&](const fs::path& dir, const std::string& rel, std::size_t depth) -> bool {
@@ -164,6 +185,7 @@ inline void walk_tree(const std::filesystem::path& root, const thread_paths& td,
             if (is_link) {
                 auto target = fs::weakly_canonical(e.path(), ec);
                 if (ec || !fs::exists(target, ec) || !inside_thread_roots(target, td)) continue;
+                if (links == walk_links::inside_walk_root && !is_within(target, root)) continue;
             }
             walk_entry w{e.path(), rel.empty() ? name : rel + "/" + name, is_dir, depth};
             if (!visit(w)) return false;

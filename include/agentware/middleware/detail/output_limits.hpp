@@ -14,41 +14,40 @@
 
 namespace agentware::detail {
 
-/// The first `max_chars` characters, then the marker
-/// "\n... [truncated: showing first {kept} of {total} chars. {hint}] ...";
-/// the result, marker included, stays within max_chars when it can.
+/// DeerFlow's head truncation (read_file, ls): room for the marker
+/// "\n... [truncated: showing first {kept} of {total} chars. {hint}] ..." is
+/// reserved for its longest form (both numbers at `total`), then the first
+/// `kept` characters and the marker; when no character fits beside the
+/// marker, the first `max_chars` characters alone. The result never exceeds
+/// max_chars (0 = no limit).
 inline std::string head_truncate(std::string_view text, std::size_t max_chars, std::string_view hint) {
     const std::size_t total = utf8_chars(text);
     if (max_chars == 0 || total <= max_chars) return std::string(text);
-    std::size_t kept = max_chars;
-    std::string marker;
-    for (int pass = 0; pass < 3; ++pass) { // the marker's length depends on `kept`
-        marker = fmt::format("\n... [truncated: showing first {} of {} chars. {}] ...", kept, total, hint);
-        const std::size_t m = utf8_chars(marker);
-        kept = max_chars > m ? max_chars - m : 0;
-    }
-    marker = fmt::format("\n... [truncated: showing first {} of {} chars. {}] ...", kept, total, hint);
-    return std::string(text.substr(0, utf8_offset(text, kept))) + marker;
+    // Text kept for parity with DeerFlow (reference §5.3).
+    constexpr std::string_view marker_format = "\n... [truncated: showing first {} of {} chars. {}] ...";
+    const std::size_t worst = utf8_chars(fmt::format(fmt::runtime(marker_format), total, total, hint));
+    const std::size_t kept = max_chars > worst ? max_chars - worst : 0;
+    if (kept == 0) return std::string(text.substr(0, utf8_offset(text, max_chars)));
+    return std::string(text.substr(0, utf8_offset(text, kept))) +
+           fmt::format(fmt::runtime(marker_format), kept, total, hint);
 }
 
-/// Head and tail halves around "\n... [middle truncated: {skipped} chars skipped] ...\n",
-/// the whole within max_chars (DeerFlow's bash output rule; 0 = no limit).
+/// DeerFlow's middle truncation (bash output): head and tail halves around
+/// "\n... [middle truncated: {skipped} chars skipped] ...\n", room reserved for
+/// the marker's longest form; the first `max_chars` characters when no
+/// character fits beside it (0 = no limit).
 inline std::string middle_truncate(std::string_view text, std::size_t max_chars) {
     const std::size_t total = utf8_chars(text);
     if (max_chars == 0 || total <= max_chars) return std::string(text);
-    std::size_t skipped = total;
-    std::string marker;
-    std::size_t budget = 0;
-    for (int pass = 0; pass < 3; ++pass) {
-        marker = fmt::format("\n... [middle truncated: {} chars skipped] ...\n", skipped);
-        const std::size_t m = utf8_chars(marker);
-        budget = max_chars > m ? max_chars - m : 0;
-        skipped = total - budget;
-    }
-    marker = fmt::format("\n... [middle truncated: {} chars skipped] ...\n", skipped);
-    const std::size_t head = budget / 2;
-    const std::size_t tail = budget - head;
-    return std::string(text.substr(0, utf8_offset(text, head))) + marker +
+    // Text kept for parity with DeerFlow (reference §5.3).
+    constexpr std::string_view marker_format = "\n... [middle truncated: {} chars skipped] ...\n";
+    const std::size_t worst = utf8_chars(fmt::format(fmt::runtime(marker_format), total));
+    const std::size_t kept = max_chars > worst ? max_chars - worst : 0;
+    if (kept == 0) return std::string(text.substr(0, utf8_offset(text, max_chars)));
+    const std::size_t head = kept / 2;
+    const std::size_t tail = kept - head;
+    return std::string(text.substr(0, utf8_offset(text, head))) +
+           fmt::format(fmt::runtime(marker_format), total - kept) +
            std::string(text.substr(utf8_offset(text, total - tail)));
 }
 

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,9 +65,47 @@ inline void kill_group(pid_t pid) {
 
 } // namespace process_detail
 
-/// Runs `shell -c command` and waits at most `timeout`.
-inline command_outcome run_command(const std::string& shell, const std::string& command,
-                                   std::chrono::milliseconds timeout, std::size_t capture_cap) {
+/// What the child sets up for itself between fork and exec: resource limits
+/// (0 = leave as is) and a cgroup it joins (`cgroup_procs_fd`, an open
+/// `cgroup.procs` file; -1 = none). Used by the isolated sandbox.
+struct process_limits {
+    std::uint64_t address_space_bytes = 0; ///< RLIMIT_AS
+    std::uint64_t file_size_bytes = 0;     ///< RLIMIT_FSIZE
+    std::uint64_t processes = 0;           ///< RLIMIT_NPROC (not enforced for root: use the cgroup)
+    int cgroup_procs_fd = -1;
+};
+
+namespace process_detail {
+
+// Async-signal-safe: only setrlimit, getpid and write.
+inline void apply_limits_in_child(const process_limits& l) {
+    auto set = [](int resource, std::uint64_t value) {
+        if (value == 0) return;
+        rlimit r{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+        ::setrlimit(resource, &r);
+    };
+    set(RLIMIT_AS, l.address_space_bytes);
+    set(RLIMIT_FSIZE, l.file_size_bytes);
+    set(RLIMIT_NPROC, l.processes);
+    rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    if (l.cgroup_procs_fd >= 0) {
+        char digits[24];
+        int n = 0;
+        for (long pid = ::getpid(); pid > 0 && n < 23; pid /= 10)
+            digits[n++] = static_cast<char>('0' + pid % 10);
+        char text[24];
+        for (int k = 0; k < n; ++k)
+            text[k] = digits[n - 1 - k];
+        if (::write(l.cgroup_procs_fd, text, static_cast<std::size_t>(n)) < 0) ::_exit(126);
+    }
+}
+
+} // namespace process_detail
+
+/// Runs `argv` (argv[0] a path) and waits at most `timeout`.
+inline command_outcome run_process(std::vector<std::string> args, std::chrono::milliseconds timeout,
+                                   std::size_t capture_cap, const process_limits* limits = nullptr) {
     using process_detail::fd_guard;
     command_outcome result;
     int out_pipe[2], err_pipe[2];
@@ -83,8 +122,13 @@ inline command_outcome run_command(const std::string& shell, const std::string& 
 
     // Everything the child needs is prepared before fork: after it, only
     // async-signal-safe calls (the parent may have other threads).
-    std::string arg0 = shell, arg1 = "-c", arg2 = command;
-    char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
+    std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const process_limits no_limits;
+    const process_limits& lim = limits ? *limits : no_limits;
 
     const pid_t pid = ::fork();
     if (pid < 0) {
@@ -97,7 +141,8 @@ inline command_outcome run_command(const std::string& shell, const std::string& 
         if (devnull >= 0) ::dup2(devnull, 0);
         ::dup2(out_pipe[1], 1);
         ::dup2(err_pipe[1], 2);
-        ::execve(argv[0], argv, environ);
+        if (limits) process_detail::apply_limits_in_child(lim);
+        ::execve(argv[0], argv.data(), environ);
         ::_exit(127);
     }
     out_w.reset();
@@ -161,6 +206,12 @@ inline command_outcome run_command(const std::string& shell, const std::string& 
     else if (WIFSIGNALED(status))
         result.exit_code = -WTERMSIG(status);
     return result;
+}
+
+/// Runs `shell -c command` and waits at most `timeout`.
+inline command_outcome run_command(const std::string& shell, const std::string& command,
+                                   std::chrono::milliseconds timeout, std::size_t capture_cap) {
+    return run_process({shell, "-c", command}, timeout, capture_cap);
 }
 
 } // namespace agentware::detail

@@ -189,6 +189,23 @@ inline std::string virtual_to_host_text(std::string_view text, const thread_path
     return replace_path_prefixes(text, std::move(pairs));
 }
 
+/// The host path a path under /mnt/user-data stands for (the longest virtual
+/// prefix replaced, nothing resolved or checked); empty when it names none
+/// of the thread's directories.
+inline std::filesystem::path virtual_to_host_path(std::string_view norm, const thread_paths& td) {
+    const std::pair<std::string_view, const std::string*> mapping[] = {
+        {virtual_workspace, &td.workspace_path},
+        {virtual_uploads, &td.uploads_path},
+        {virtual_outputs, &td.outputs_path}};
+    for (const auto& [virt, real] : mapping)
+        if (has_path_prefix(norm, virt))
+            return std::filesystem::path(*real + std::string(norm.substr(virt.size())));
+    if (!has_path_prefix(norm, virtual_user_data)) return {};
+    const auto parent = common_parent(td);
+    if (parent.empty()) return {};
+    return std::filesystem::path(parent + std::string(norm.substr(virtual_user_data.size())));
+}
+
 /// A path the model sent, resolved to the host, or why it may not be used.
 struct resolved_path {
     std::filesystem::path host; ///< canonical host path (symlinks resolved), inside the thread's roots
@@ -253,19 +270,8 @@ inline resolved_path resolve_model_path(std::string_view path, const thread_path
     if (!has_path_prefix(norm, virtual_user_data) || norm == virtual_user_data || norm == "/mnt/user-data/")
         return {{}, std::string(text_only_allowed_roots)};
 
-    // Longest virtual prefix -> host directory.
-    const std::pair<std::string_view, const std::string*> mapping[] = {
-        {virtual_workspace, &td->workspace_path},
-        {virtual_uploads, &td->uploads_path},
-        {virtual_outputs, &td->outputs_path}};
-    fs::path host;
-    for (const auto& [virt, real] : mapping)
-        if (has_path_prefix(norm, virt)) host = fs::path(*real + norm.substr(virt.size()));
-    if (host.empty()) {
-        const auto parent = common_parent(*td);
-        if (parent.empty()) return {{}, std::string(text_path_traversal)};
-        host = fs::path(parent + norm.substr(virtual_user_data.size()));
-    }
+    fs::path host = virtual_to_host_path(norm, *td);
+    if (host.empty()) return {{}, std::string(text_path_traversal)};
 
     std::error_code ec;
     fs::path canonical = fs::weakly_canonical(host, ec);

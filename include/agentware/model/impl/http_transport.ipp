@@ -116,6 +116,16 @@ bool no_proxy_covers(std::string_view list, std::string_view host) {
     return false;
 }
 
+bool is_localhost_name(std::string_view host) {
+    if (!host.empty() && host.back() == '.') host.remove_suffix(1);
+    constexpr std::string_view name = "localhost";
+    if (host.size() < name.size()) return false;
+    const std::string_view tail = host.substr(host.size() - name.size());
+    for (std::size_t i = 0; i < name.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(tail[i])) != name[i]) return false;
+    return host.size() == name.size() || host[host.size() - name.size() - 1] == '.';
+}
+
 /// The proxy an https target goes through, if any.
 inline std::optional<url> proxy_for(const url& target, const http_options& options) {
     if (!target.tls()) return std::nullopt;
@@ -259,13 +269,29 @@ struct http_transport_state {
 
         const url& first_hop = proxy ? *proxy : target;
         boost::system::error_code ec;
-        tcp::resolver resolver(executor);
-        const auto endpoints = co_await resolver.async_resolve(first_hop.host, first_hop.port,
-                                                               asio::redirect_error(asio::use_awaitable, ec));
-        throw_if_cancelled(control);
-        if (ec)
-            throw model_error(model_error_kind::connection,
-                              fmt::format("cannot resolve {}: {}", first_hop.host, ec.message()));
+        std::vector<tcp::endpoint> endpoints;
+        if (is_localhost_name(first_hop.host)) {
+            // RFC 6761: the loopback addresses, IPv4 first (where most local
+            // servers listen), without the resolver.
+            const unsigned long number = std::stoul(first_hop.port);
+            if (number > 65535)
+                throw model_error(model_error_kind::connection,
+                                  fmt::format("cannot connect to {}: port {} is out of range", first_hop.host,
+                                              first_hop.port));
+            const auto port = static_cast<unsigned short>(number);
+            endpoints = {tcp::endpoint(asio::ip::address_v4::loopback(), port),
+                         tcp::endpoint(asio::ip::address_v6::loopback(), port)};
+        } else {
+            tcp::resolver resolver(executor);
+            const auto results = co_await resolver.async_resolve(
+                first_hop.host, first_hop.port, asio::redirect_error(asio::use_awaitable, ec));
+            throw_if_cancelled(control);
+            if (ec)
+                throw model_error(model_error_kind::connection,
+                                  fmt::format("cannot resolve {}: {}", first_hop.host, ec.message()));
+            for (const auto& entry : results)
+                endpoints.push_back(entry.endpoint());
+        }
 
         auto conn = std::make_unique<connection>();
         conn->key = key;
@@ -356,7 +382,10 @@ struct http_transport_state {
         control.watch(&conn.lowest());
         throw_if_cancelled(control);
 
-        http::request<http::string_body> request{http::verb::post, target.path + spec.target, 11};
+        const http::verb verb = spec.method == "POST" ? http::verb::post : http::string_to_verb(spec.method);
+        if (verb == http::verb::unknown)
+            throw model_error(model_error_kind::configuration, "unknown HTTP method " + spec.method);
+        http::request<http::string_body> request{verb, target.path + spec.target, 11};
         request.set(http::field::host, target.authority());
         request.set(http::field::user_agent, "agentware/0.1");
         for (const auto& [name, value] : spec.headers)
@@ -403,6 +432,8 @@ struct http_transport_state {
         if (!h.retry_after)
             if (const auto ra = head.find(http::field::retry_after); ra != head.end())
                 h.retry_after = parse_retry_after(ra->value());
+        for (const auto& field : head)
+            h.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
         if (sink.on_head) sink.on_head(h);
 
         std::array<char, 16384> chunk{};

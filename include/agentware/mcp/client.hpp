@@ -1,0 +1,178 @@
+#ifndef AGENTWARE_MCP_CLIENT_HPP
+#define AGENTWARE_MCP_CLIENT_HPP
+
+// A Model Context Protocol client: one server, over stdio (the server as a
+// child process) or Streamable HTTP (on the project's HTTP transport), in
+// either era of the protocol (2025-06-18 / 2025-11-25 with `initialize`, or
+// the stateless 2026-07-28 with `server/discover`). JSON-RPC 2.0 on
+// Boost.JSON. The process and socket code is in impl/client.ipp: with
+// AGENTWARE_SEPARATE_COMPILATION this header includes neither Asio nor Beast.
+
+#include <agentware/detail/config.hpp>
+#include <agentware/mcp/config.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentware::mcp {
+
+/// The protocol revisions this client speaks.
+inline constexpr std::string_view modern_protocol_version = "2026-07-28";
+inline constexpr std::string_view latest_legacy_protocol_version = "2025-11-25";
+inline constexpr std::string_view legacy_protocol_versions[] = {"2025-11-25", "2025-06-18"};
+
+/// Which family of revisions a connection speaks.
+enum class protocol_era {
+    legacy, ///< 2025-06-18 / 2025-11-25: `initialize`, sessions, server-to-client requests
+    modern, ///< 2026-07-28: stateless, `server/discover`, `_meta` on every request
+};
+
+/// What the client may pick (`automatic`: the spec's backward-compatibility probe).
+enum class era_preference { automatic, legacy, modern };
+
+/// JSON-RPC error codes the client sends or recognises.
+namespace error_code {
+inline constexpr int parse_error = -32700;
+inline constexpr int invalid_request = -32600;
+inline constexpr int method_not_found = -32601;
+inline constexpr int invalid_params = -32602;
+inline constexpr int internal_error = -32603;
+inline constexpr int header_mismatch = -32020;
+inline constexpr int missing_client_capability = -32021;
+inline constexpr int unsupported_protocol_version = -32022;
+} // namespace error_code
+
+/// Why an MCP operation failed.
+enum class mcp_error_kind {
+    configuration,  ///< a bad server entry, a command that cannot start
+    protocol,       ///< garbage, a closed stream, an answer of the wrong shape, a version we do not speak
+    remote,         ///< the server answered with a JSON-RPC error (code() and data() hold it)
+    timeout,        ///< no answer in time (the request was cancelled)
+    closed,         ///< the server is gone (exited, connection refused)
+    limit,          ///< the server sent more than a configured limit allows
+    input_required, ///< the server asks for input (elicitation, sampling) this client cannot give
+};
+
+class mcp_error : public std::runtime_error {
+public:
+    mcp_error(mcp_error_kind kind, std::string what, int code = 0, boost::json::value data = nullptr)
+        : std::runtime_error(std::move(what)), kind_(kind), code_(code), data_(std::move(data)) {}
+    mcp_error_kind kind() const noexcept { return kind_; }
+    int code() const noexcept { return code_; } ///< the JSON-RPC code (remote only)
+    const boost::json::value& data() const noexcept { return data_; }
+
+private:
+    mcp_error_kind kind_;
+    int code_;
+    boost::json::value data_;
+};
+
+/// A notification of the server passed on to the run: `notifications/progress`
+/// and `notifications/message` (a log line), with the server's name.
+struct mcp_event {
+    std::string server;
+    std::string method;
+    boost::json::object params;
+};
+
+/// Client settings that are not part of DeerFlow's server entry.
+struct client_options {
+    era_preference era = era_preference::automatic;
+    std::string client_name = "agentware";
+    std::string client_version = "0.1";
+    /// How long the `server/discover` probe waits before falling back to `initialize` (stdio).
+    std::chrono::milliseconds discover_timeout{3'000};
+    std::size_t max_message_bytes = 16u << 20; ///< one line (stdio) or one SSE event / JSON body (HTTP)
+    std::size_t max_stderr_bytes = 64u << 10;  ///< the server's stderr kept (the last bytes)
+    std::size_t max_notifications_per_call = 100'000; ///< notifications one request may bring
+    std::size_t max_list_pages = 1'000;               ///< `tools/list` pages before the listing is cut off
+    std::size_t max_input_rounds = 8;                ///< `input_required` retries of one request (2026-07-28)
+    std::chrono::milliseconds shutdown_grace{2'000}; ///< stdio: after closing stdin, then after SIGTERM
+    bool restart_crashed_server = true;              ///< stdio: the next call restarts a dead server, once
+    /// `roots/list` is answered with these (`file://` URIs or plain paths);
+    /// empty: the client does not offer the roots capability and refuses the request.
+    std::vector<std::string> roots;
+    /// Progress and log notifications; called on the client's reader thread
+    /// (stdio) or the calling thread (HTTP). Empty: dropped.
+    std::function<void(const mcp_event&)> on_event;
+};
+
+/// A tool as the server lists it.
+struct tool_info {
+    std::string name;
+    std::string title;
+    std::string description;
+    boost::json::object input_schema;
+    std::optional<boost::json::object> output_schema;
+};
+
+namespace detail {
+struct client_state;
+}
+
+/// One connection to one MCP server. Thread-safe: calls from several threads
+/// run side by side (stdio multiplexes them by request id).
+class client {
+public:
+    AGENTWARE_DECL explicit client(server_config config, client_options options = {});
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
+    AGENTWARE_DECL ~client();
+
+    /// Starts the server (stdio) and runs the handshake of the era it speaks.
+    /// Throws mcp_error. Called by the first request when not called before.
+    AGENTWARE_DECL void connect();
+    /// Ends the session: DELETE (HTTP with a session), or closes stdin, waits,
+    /// SIGTERM, SIGKILL (stdio). Safe to call twice.
+    AGENTWARE_DECL void close();
+
+    AGENTWARE_DECL const server_config& config() const noexcept;
+    AGENTWARE_DECL protocol_era era() const;
+    /// The revision agreed on ("2025-11-25", "2026-07-28", ...); empty before connect().
+    AGENTWARE_DECL std::string protocol_version() const;
+    AGENTWARE_DECL boost::json::object server_info() const;
+    /// The last bytes the server wrote to stderr (stdio), for error messages.
+    AGENTWARE_DECL std::string stderr_tail() const;
+    /// True once the server said its tool list changed, until the next list_tools().
+    AGENTWARE_DECL bool tools_changed() const noexcept;
+    /// How many `notifications/tools/list_changed` the server has sent.
+    AGENTWARE_DECL std::uint64_t tools_list_changes() const noexcept;
+
+    /// Every tool, following `nextCursor` until the last page.
+    AGENTWARE_DECL std::vector<tool_info> list_tools();
+    /// `tools/call`: the result object as the server sent it. A JSON-RPC
+    /// error is thrown as mcp_error (remote); `isError: true` is a result.
+    /// On timeout the request is cancelled (`notifications/cancelled`).
+    AGENTWARE_DECL boost::json::object call_tool(std::string_view name, const boost::json::object& arguments,
+                                                 std::optional<std::chrono::milliseconds> timeout = {});
+    /// `ping` (legacy era; the modern era has none, and this sends `server/discover`).
+    AGENTWARE_DECL void ping();
+    /// Any request; its result object.
+    AGENTWARE_DECL boost::json::object request(std::string_view method, boost::json::object params,
+                                               std::optional<std::chrono::milliseconds> timeout = {});
+
+private:
+    AGENTWARE_DECL std::vector<tool_info> list_tools_once();
+
+    std::shared_ptr<detail::client_state> state_;
+};
+
+} // namespace agentware::mcp
+
+#if defined(AGENTWARE_HEADER_ONLY)
+#include <agentware/mcp/impl/client.ipp>
+#endif
+
+#endif

@@ -1,0 +1,1118 @@
+#ifndef AGENTWARE_MCP_IMPL_CLIENT_IPP
+#define AGENTWARE_MCP_IMPL_CLIENT_IPP
+
+// The MCP client's implementation: the stdio channel (a child process with
+// three pipes, a reader thread for its stdout and one for its stderr), the
+// Streamable HTTP channel (on http_transport), and the protocol above them.
+
+#include <agentware/detail/blocking_runner.hpp>
+#include <agentware/mcp/client.hpp>
+#include <agentware/model/detail/call_control.hpp>
+#include <agentware/model/error.hpp>
+#include <agentware/model/http_transport.hpp>
+#include <agentware/model/sse_parser.hpp>
+
+#include <boost/asio/this_coro.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <poll.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ; // NOLINT
+
+namespace agentware::mcp::detail {
+
+/// At most `n` bytes of `s`, for error messages.
+inline std::string excerpt(std::string_view s, std::size_t n = 200) {
+    if (s.size() <= n) return std::string(s);
+    return std::string(s.substr(0, n)) + "...";
+}
+
+/// What a channel calls with each message it receives, and when it fails.
+struct channel_events {
+    std::function<void(boost::json::value&&)> deliver;
+    std::function<void(const mcp_error&)> fail;
+};
+
+class channel {
+public:
+    virtual ~channel() = default;
+    virtual void start() = 0;
+    /// Sends one message. A multiplexed channel returns at once (answers come
+    /// through `deliver` from its reader); the HTTP channel returns once the
+    /// answer to this POST has been delivered.
+    virtual void send(const boost::json::object& msg, std::string_view method, std::string_view name) = 0;
+    virtual bool multiplexed() const noexcept = 0;
+    virtual bool alive() const noexcept = 0;
+    virtual void shutdown() = 0;
+    virtual std::string stderr_tail() const { return {}; }
+    virtual void set_era(protocol_era, std::string_view /*version*/) {}
+};
+
+// ---------------------------------------------------------------------------
+// stdio
+
+class stdio_channel final : public channel {
+public:
+    stdio_channel(const server_config& cfg, const client_options& opts, channel_events ev)
+        : cfg_(cfg), opts_(opts), ev_(std::move(ev)) {}
+    ~stdio_channel() override { shutdown(); }
+
+    bool multiplexed() const noexcept override { return true; }
+    bool alive() const noexcept override { return pid_ > 0 && !dead_; }
+
+    void start() override {
+        ignore_sigpipe();
+        int in[2], out[2], err[2], status[2];
+        if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
+            ::pipe2(status, O_CLOEXEC) != 0)
+            throw mcp_error(mcp_error_kind::configuration,
+                            "cannot create pipes: " + std::string(std::strerror(errno)));
+        // Everything exec needs is built before fork (the child may only call
+        // async-signal-safe functions).
+        std::vector<std::string> arg_strings{cfg_.command};
+        arg_strings.insert(arg_strings.end(), cfg_.args.begin(), cfg_.args.end());
+        std::vector<char*> argv;
+        for (auto& a : arg_strings)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        std::vector<std::string> env_strings;
+        for (char** e = environ; *e != nullptr; ++e) {
+            std::string_view kv(*e);
+            const auto eq = kv.find('=');
+            if (eq != std::string_view::npos && cfg_.env.contains(std::string(kv.substr(0, eq)))) continue;
+            env_strings.emplace_back(kv);
+        }
+        for (const auto& [k, v] : cfg_.env)
+            env_strings.push_back(k + "=" + v);
+        std::vector<char*> envp;
+        for (auto& e : env_strings)
+            envp.push_back(e.data());
+        envp.push_back(nullptr);
+        const char* cwd = cfg_.cwd.empty() ? nullptr : cfg_.cwd.c_str();
+
+        const pid_t pid = ::fork();
+        if (pid < 0)
+            throw mcp_error(mcp_error_kind::configuration,
+                            "cannot fork: " + std::string(std::strerror(errno)));
+        if (pid == 0) {
+            ::setpgid(0, 0); // its own group: shutdown reaches what it starts (npx -> node)
+            ::dup2(in[0], 0);
+            ::dup2(out[1], 1);
+            ::dup2(err[1], 2);
+            int e = 0;
+            if (cwd != nullptr && ::chdir(cwd) != 0) e = errno;
+            if (e == 0) {
+                ::execvpe(argv[0], argv.data(), envp.data());
+                e = errno;
+            }
+            [[maybe_unused]] auto w = ::write(status[1], &e, sizeof e);
+            ::_exit(127);
+        }
+        ::close(in[0]);
+        ::close(out[1]);
+        ::close(err[1]);
+        ::close(status[1]);
+        int child_errno = 0;
+        ssize_t got;
+        do
+            got = ::read(status[0], &child_errno, sizeof child_errno);
+        while (got < 0 && errno == EINTR);
+        ::close(status[0]);
+        if (got == sizeof child_errno) {
+            ::close(in[1]);
+            ::close(out[0]);
+            ::close(err[0]);
+            int st;
+            ::waitpid(pid, &st, 0);
+            throw mcp_error(mcp_error_kind::configuration, "MCP server \"" + cfg_.name +
+                                                               "\": cannot start `" + cfg_.command +
+                                                               "`: " + std::strerror(child_errno));
+        }
+        pid_ = pid;
+        in_fd_ = in[1];
+        out_fd_ = out[0];
+        err_fd_ = err[0];
+        dead_ = false;
+        stop_ = false;
+        reader_ = std::thread([this] { read_stdout(); });
+        err_reader_ = std::thread([this] { read_stderr(); });
+    }
+
+    void send(const boost::json::object& msg, std::string_view, std::string_view) override {
+        std::string line = boost::json::serialize(msg); // never contains a raw newline
+        line += '\n';
+        std::lock_guard lock(write_mutex_);
+        if (in_fd_ < 0 || dead_) throw closed_error();
+        std::size_t off = 0;
+        while (off < line.size()) {
+            const ssize_t n = ::write(in_fd_, line.data() + off, line.size() - off);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                throw closed_error();
+            }
+            off += static_cast<std::size_t>(n);
+        }
+    }
+
+    void shutdown() override {
+        if (pid_ <= 0) return;
+        {
+            std::lock_guard lock(write_mutex_);
+            if (in_fd_ >= 0) ::close(in_fd_);
+            in_fd_ = -1;
+        }
+        if (!wait_exit(opts_.shutdown_grace)) {
+            ::kill(-pid_, SIGTERM);
+            if (!wait_exit(opts_.shutdown_grace)) {
+                ::kill(-pid_, SIGKILL);
+                wait_exit(std::chrono::milliseconds(-1));
+            }
+        }
+        ::kill(-pid_, SIGKILL); // whatever of its group is left
+        stop_ = true;
+        if (reader_.joinable()) reader_.join();
+        if (err_reader_.joinable()) err_reader_.join();
+        ::close(out_fd_);
+        ::close(err_fd_);
+        out_fd_ = err_fd_ = -1;
+        pid_ = -1;
+        dead_ = true;
+    }
+
+    std::string stderr_tail() const override {
+        std::lock_guard lock(err_mutex_);
+        return stderr_;
+    }
+
+    /// Kills the process now (limits exceeded).
+    void kill_now() {
+        if (pid_ > 0) ::kill(-pid_, SIGKILL);
+    }
+
+private:
+    static void ignore_sigpipe() {
+        // A server that exits makes writes to its stdin raise SIGPIPE, which
+        // would end the whole program; the write's EPIPE is handled instead.
+        struct sigaction current {};
+        if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+            struct sigaction ignore {};
+            ignore.sa_handler = SIG_IGN;
+            ::sigaction(SIGPIPE, &ignore, nullptr);
+        }
+    }
+
+    mcp_error closed_error() const {
+        std::string text = "MCP server \"" + cfg_.name + "\" is not running";
+        if (exit_description_.empty()) return mcp_error(mcp_error_kind::closed, text);
+        return mcp_error(mcp_error_kind::closed, text + " (" + exit_description_ + ")");
+    }
+
+    /// Reaps the process when it has exited within `limit` (negative: wait for it).
+    bool wait_exit(std::chrono::milliseconds limit) {
+        if (reaped_) return true;
+        const auto until = std::chrono::steady_clock::now() + limit;
+        for (;;) {
+            int st = 0;
+            const pid_t r = ::waitpid(pid_, &st, limit.count() < 0 ? 0 : WNOHANG);
+            if (r == pid_ || (r < 0 && errno == ECHILD)) {
+                reaped_ = true;
+                if (r == pid_) {
+                    if (WIFEXITED(st))
+                        exit_description_ = "exited with status " + std::to_string(WEXITSTATUS(st));
+                    else if (WIFSIGNALED(st))
+                        exit_description_ = "killed by signal " + std::to_string(WTERMSIG(st));
+                }
+                return true;
+            }
+            if (r < 0 && errno != EINTR) return false;
+            if (limit.count() >= 0 && std::chrono::steady_clock::now() >= until) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+
+    /// Reads until EOF or stop; false when stopped.
+    template <class OnBytes>
+    bool pump(int fd, OnBytes&& on_bytes) {
+        std::array<char, 65536> buf{};
+        for (;;) {
+            pollfd p{fd, POLLIN, 0};
+            const int r = ::poll(&p, 1, 100);
+            if (stop_) return false;
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) continue;
+            const ssize_t n = ::read(fd, buf.data(), buf.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return true;
+            if (!on_bytes(std::string_view(buf.data(), static_cast<std::size_t>(n)))) return true;
+        }
+    }
+
+    void read_stdout() {
+        std::string partial;
+        std::optional<mcp_error> failure;
+        const bool eof = pump(out_fd_, [&](std::string_view bytes) {
+            std::size_t pos = 0;
+            while (pos < bytes.size()) {
+                const auto nl = bytes.find('\n', pos);
+                const auto piece = bytes.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
+                if (partial.size() + piece.size() > opts_.max_message_bytes) {
+                    failure =
+                        mcp_error(mcp_error_kind::limit,
+                                  "MCP server \"" + cfg_.name + "\" sent a line longer than " +
+                                      std::to_string(opts_.max_message_bytes) + " bytes; it was stopped");
+                    kill_now();
+                    return false;
+                }
+                partial += piece;
+                if (nl == std::string_view::npos) break;
+                pos = nl + 1;
+                line(partial);
+                partial.clear();
+            }
+            return true;
+        });
+        if (!eof) return; // shut down by us
+        dead_ = true;
+        if (!failure) {
+            wait_exit(std::chrono::milliseconds(500));
+            std::string text = "MCP server \"" + cfg_.name + "\" closed its output";
+            if (!exit_description_.empty()) text += " (" + exit_description_ + ")";
+            const std::string tail = stderr_tail();
+            if (!tail.empty()) text += "; its last stderr: " + excerpt(tail, 500);
+            failure = mcp_error(mcp_error_kind::closed, text);
+        }
+        ev_.fail(*failure);
+    }
+
+    void line(std::string& text) {
+        if (!text.empty() && text.back() == '\r') text.pop_back();
+        if (text.find_first_not_of(" \t") == std::string::npos) return;
+        boost::system::error_code ec;
+        boost::json::value v = boost::json::parse(text, ec);
+        if (ec) {
+            ev_.fail(mcp_error(mcp_error_kind::protocol,
+                               "MCP server \"" + cfg_.name +
+                                   "\" wrote a line that is not JSON: " + excerpt(text)));
+            return;
+        }
+        ev_.deliver(std::move(v));
+    }
+
+    void read_stderr() {
+        pump(err_fd_, [&](std::string_view bytes) {
+            std::lock_guard lock(err_mutex_);
+            stderr_.append(bytes);
+            if (stderr_.size() > opts_.max_stderr_bytes)
+                stderr_.erase(0, stderr_.size() - opts_.max_stderr_bytes);
+            return true;
+        });
+    }
+
+    const server_config& cfg_;
+    const client_options& opts_;
+    channel_events ev_;
+    pid_t pid_ = -1;
+    int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
+    std::atomic<bool> dead_{true}, stop_{false};
+    bool reaped_ = false;
+    std::string exit_description_;
+    std::mutex write_mutex_;
+    mutable std::mutex err_mutex_;
+    std::string stderr_;
+    std::thread reader_, err_reader_;
+};
+
+// ---------------------------------------------------------------------------
+// Streamable HTTP
+
+class http_channel final : public channel {
+public:
+    http_channel(const server_config& cfg, const client_options& opts, channel_events ev)
+        : cfg_(cfg), opts_(opts), ev_(std::move(ev)), transport_(make_options(cfg, opts)) {}
+    ~http_channel() override { shutdown(); }
+
+    bool multiplexed() const noexcept override { return false; }
+    bool alive() const noexcept override { return !closed_; }
+
+    void start() override {
+        try {
+            target_ = agentware::detail::parse_url(cfg_.url);
+        } catch (const std::exception& e) {
+            throw mcp_error(mcp_error_kind::configuration, "MCP server \"" + cfg_.name + "\": " + e.what());
+        }
+        closed_ = false;
+    }
+
+    void set_era(protocol_era era, std::string_view version) override {
+        std::lock_guard lock(mutex_);
+        era_ = era;
+        version_ = std::string(version);
+    }
+
+    void send(const boost::json::object& msg, std::string_view method, std::string_view name) override {
+        http_request_spec spec = base_request("POST");
+        spec.headers.emplace_back("Content-Type", "application/json");
+        spec.headers.emplace_back("Accept", "application/json, text/event-stream");
+        {
+            std::lock_guard lock(mutex_);
+            if (era_ == protocol_era::modern) {
+                spec.headers.emplace_back("Mcp-Method", std::string(method));
+                if (!name.empty()) spec.headers.emplace_back("Mcp-Name", std::string(name));
+            }
+        }
+        spec.body = boost::json::serialize(msg);
+        const bool is_initialize = method == "initialize";
+
+        int status = 0;
+        bool sse = false;
+        std::string body;
+        std::size_t events = 0;
+        sse_parser parser(opts_.max_message_bytes);
+        http_response_sink sink;
+        sink.on_head = [&](const http_response_head& h) {
+            status = h.status;
+            sse = h.content_type.starts_with("text/event-stream");
+            if (const std::string sid = h.header("Mcp-Session-Id"); !sid.empty() && is_initialize) {
+                std::lock_guard lock(mutex_);
+                session_id_ = sid;
+            }
+        };
+        sink.on_data = [&](std::string_view bytes) {
+            if (!sse) {
+                if (body.size() + bytes.size() > opts_.max_message_bytes)
+                    throw mcp_error(mcp_error_kind::limit,
+                                    "MCP server \"" + cfg_.name + "\" answered more than " +
+                                        std::to_string(opts_.max_message_bytes) + " bytes");
+                body.append(bytes);
+                return true;
+            }
+            try {
+                parser.feed(bytes, [&](const sse_event& e) {
+                    if (e.data.empty()) return;
+                    if (++events > opts_.max_notifications_per_call)
+                        throw mcp_error(mcp_error_kind::limit,
+                                        "MCP server \"" + cfg_.name + "\" sent more than " +
+                                            std::to_string(opts_.max_notifications_per_call) +
+                                            " messages in one answer");
+                    deliver_text(e.data);
+                });
+            } catch (const sse_error& e) {
+                throw mcp_error(mcp_error_kind::limit, "MCP server \"" + cfg_.name + "\": " + e.what());
+            }
+            return true;
+        };
+        post(spec, sink);
+        if (status == 202 || status == 204) return;
+        if (status >= 400) {
+            // A JSON-RPC error in the body answers the request; anything else is the transport's.
+            boost::system::error_code ec;
+            if (!sse && !body.empty()) {
+                boost::json::value v = boost::json::parse(body, ec);
+                if (!ec && v.is_object() && v.get_object().contains("error")) {
+                    ev_.deliver(std::move(v));
+                    return;
+                }
+            }
+            if (status == 404) {
+                std::lock_guard lock(mutex_);
+                if (!session_id_.empty()) {
+                    // The server forgot the session: the client starts a new one.
+                    session_id_.clear();
+                    closed_ = true;
+                    throw mcp_error(mcp_error_kind::closed,
+                                    "MCP server \"" + cfg_.name + "\" ended the session (HTTP 404)");
+                }
+            }
+            throw mcp_error(mcp_error_kind::protocol,
+                            "MCP server \"" + cfg_.name + "\" answered HTTP " + std::to_string(status) +
+                                (body.empty() ? std::string() : ": " + excerpt(body)),
+                            status);
+        }
+        if (!sse && !body.empty()) deliver_text(body);
+    }
+
+    void shutdown() override {
+        if (closed_.exchange(true)) return;
+        std::string sid;
+        {
+            std::lock_guard lock(mutex_);
+            sid = session_id_;
+        }
+        if (!sid.empty()) {
+            try {
+                http_request_spec spec = base_request("DELETE");
+                http_response_sink sink;
+                sink.on_data = [](std::string_view) { return true; };
+                post(spec, sink);
+            } catch (const std::exception&) { // the session ends with the server anyway
+            }
+        }
+        transport_.close_idle_connections();
+    }
+
+private:
+    static http_options make_options(const server_config& cfg, const client_options&) {
+        http_options o;
+        const auto longest = std::max(cfg.session_init_timeout, cfg.tool_call_timeout);
+        o.first_byte_timeout = longest;
+        o.total_timeout = longest;
+        return o;
+    }
+
+    http_request_spec base_request(std::string method) {
+        http_request_spec spec;
+        spec.method = std::move(method);
+        for (const auto& [k, v] : cfg_.headers)
+            spec.headers.emplace_back(k, v);
+        std::lock_guard lock(mutex_);
+        if (!session_id_.empty()) spec.headers.emplace_back("Mcp-Session-Id", session_id_);
+        if (!version_.empty()) spec.headers.emplace_back("MCP-Protocol-Version", version_);
+        return spec;
+    }
+
+    void post(const http_request_spec& spec, http_response_sink& sink) {
+        try {
+            transport_.runner().run([&]() -> boost::asio::awaitable<void> {
+                auto control = std::make_shared<agentware::detail::call_control>(
+                    co_await boost::asio::this_coro::executor);
+                co_await transport_.post(target_, spec, sink, *control);
+            }());
+        } catch (const model_error& e) {
+            const auto kind =
+                e.kind() == model_error_kind::timeout ? mcp_error_kind::timeout : mcp_error_kind::closed;
+            throw mcp_error(kind, "MCP server \"" + cfg_.name + "\": " + e.what());
+        }
+    }
+
+    void deliver_text(std::string_view text) {
+        boost::system::error_code ec;
+        boost::json::value v = boost::json::parse(text, ec);
+        if (ec)
+            throw mcp_error(mcp_error_kind::protocol,
+                            "MCP server \"" + cfg_.name +
+                                "\" sent a message that is not JSON: " + excerpt(text));
+        if (v.is_array()) { // a batch
+            for (auto& m : v.get_array())
+                ev_.deliver(std::move(m));
+            return;
+        }
+        ev_.deliver(std::move(v));
+    }
+
+    const server_config& cfg_;
+    const client_options& opts_;
+    channel_events ev_;
+    http_transport transport_;
+    agentware::detail::url target_;
+    std::mutex mutex_;
+    std::string session_id_;
+    std::string version_;
+    protocol_era era_ = protocol_era::legacy;
+    std::atomic<bool> closed_{true};
+};
+
+// ---------------------------------------------------------------------------
+// The protocol
+
+struct pending_request {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    boost::json::object result;
+    std::optional<mcp_error> error;
+    std::size_t notifications = 0;
+};
+
+struct client_state : std::enable_shared_from_this<client_state> {
+    server_config config;
+    client_options options;
+    std::unique_ptr<channel> chan;
+
+    std::recursive_mutex connect_mutex; // connect / restart / close
+    bool connected = false;
+    bool restarted = false;
+    bool era_known = false;
+
+    mutable std::mutex mutex; // what follows
+    protocol_era era = protocol_era::legacy;
+    std::string version;
+    boost::json::object server_info;
+    std::map<std::int64_t, std::shared_ptr<pending_request>> pending;
+    std::int64_t next_id = 1;
+    std::atomic<bool> tools_changed{false};
+    std::atomic<std::uint64_t> list_changes{0};
+    std::vector<std::thread> responders; // HTTP: answers to server requests
+
+    client_state(server_config c, client_options o) : config(std::move(c)), options(std::move(o)) {}
+
+    std::string label() const { return "MCP server \"" + config.name + "\""; }
+
+    void make_channel() {
+        channel_events ev{[this](boost::json::value&& v) { on_message(std::move(v)); },
+                          [this](const mcp_error& e) { fail_all(e); }};
+        if (config.type == transport_type::stdio)
+            chan = std::make_unique<stdio_channel>(config, options, std::move(ev));
+        else
+            chan = std::make_unique<http_channel>(config, options, std::move(ev));
+    }
+
+    void fail_all(const mcp_error& e) {
+        std::map<std::int64_t, std::shared_ptr<pending_request>> failing;
+        {
+            std::lock_guard lock(mutex);
+            failing.swap(pending);
+        }
+        for (auto& [id, p] : failing) {
+            std::lock_guard lock(p->m);
+            if (p->done) continue;
+            p->error = e;
+            p->done = true;
+            p->cv.notify_all();
+        }
+    }
+
+    void on_message(boost::json::value&& v) {
+        if (!v.is_object()) {
+            fail_all(mcp_error(mcp_error_kind::protocol, label() +
+                                                             " sent a message that is not a JSON object: " +
+                                                             excerpt(boost::json::serialize(v))));
+            return;
+        }
+        auto& msg = v.get_object();
+        const auto* method = msg.if_contains("method");
+        const auto* id = msg.if_contains("id");
+        if (method == nullptr) {
+            if (id == nullptr || !id->is_int64()) {
+                fail_all(mcp_error(
+                    mcp_error_kind::protocol,
+                    label() + " sent an answer without a known id: " + excerpt(boost::json::serialize(v))));
+                return;
+            }
+            std::shared_ptr<pending_request> p;
+            {
+                std::lock_guard lock(mutex);
+                if (auto it = pending.find(id->as_int64()); it != pending.end()) {
+                    p = it->second;
+                    pending.erase(it);
+                }
+            }
+            if (!p) return; // an answer to a request we gave up on
+            std::lock_guard lock(p->m);
+            if (const auto* err = msg.if_contains("error"); err != nullptr) {
+                int code = 0;
+                std::string text = "unknown error";
+                boost::json::value data;
+                if (err->is_object()) {
+                    const auto& eo = err->get_object();
+                    if (const auto* c = eo.if_contains("code"); c && c->is_int64())
+                        code = static_cast<int>(c->as_int64());
+                    if (const auto* m = eo.if_contains("message"); m && m->is_string()) text = m->as_string();
+                    if (const auto* d = eo.if_contains("data")) data = *d;
+                }
+                p->error = mcp_error(mcp_error_kind::remote, text, code, std::move(data));
+            } else if (const auto* res = msg.if_contains("result"); res != nullptr && res->is_object()) {
+                p->result = res->get_object();
+            } else {
+                p->error = mcp_error(
+                    mcp_error_kind::protocol,
+                    label() + " answered without a result object: " + excerpt(boost::json::serialize(v)));
+            }
+            p->done = true;
+            p->cv.notify_all();
+            return;
+        }
+        if (!method->is_string()) return;
+        const std::string_view name = method->get_string();
+        if (id != nullptr) {
+            answer_server_request(*id, name, msg);
+            return;
+        }
+        if (name == "notifications/tools/list_changed") {
+            tools_changed = true;
+            ++list_changes;
+        } else if (name == "notifications/progress" || name == "notifications/message") {
+            if (options.on_event) {
+                mcp_event e{config.name, std::string(name), {}};
+                if (const auto* p = msg.if_contains("params"); p && p->is_object())
+                    e.params = p->get_object();
+                try {
+                    options.on_event(e);
+                } catch (...) { // a listener's failure is not the server's
+                }
+            }
+        }
+    }
+
+    /// Server-to-client requests: `ping`, `roots/list` when enabled; anything
+    /// else is refused with JSON-RPC's "method not found".
+    void answer_server_request(const boost::json::value& id, std::string_view method,
+                               const boost::json::object&) {
+        boost::json::object reply{{"jsonrpc", "2.0"}, {"id", id}};
+        if (method == "ping") {
+            reply["result"] = boost::json::object{};
+        } else if (method == "roots/list" && !options.roots.empty()) {
+            reply["result"] = boost::json::object{{"roots", roots()}};
+        } else {
+            reply["error"] = boost::json::object{{"code", error_code::method_not_found},
+                                                 {"message", "Method not found: " + std::string(method)}};
+        }
+        if (chan->multiplexed()) {
+            try {
+                chan->send(reply, "", "");
+            } catch (const mcp_error&) {
+            }
+            return;
+        }
+        // HTTP: the answer is a POST of its own, while the server holds the
+        // stream that asked open; it cannot be sent from inside that stream's read.
+        std::lock_guard lock(mutex);
+        responders.emplace_back([self = shared_from_this(), reply = std::move(reply)] {
+            try {
+                self->chan->send(reply, "", "");
+            } catch (const std::exception&) {
+            }
+        });
+    }
+
+    boost::json::array roots() const {
+        boost::json::array out;
+        for (const auto& r : options.roots) {
+            std::string uri = r.starts_with("file://") ? r : "file://" + r;
+            const auto slash = r.find_last_of('/');
+            out.push_back(boost::json::object{
+                {"uri", uri}, {"name", slash == std::string::npos ? r : r.substr(slash + 1)}});
+        }
+        return out;
+    }
+
+    boost::json::object client_capabilities() const {
+        boost::json::object caps;
+        if (!options.roots.empty()) caps["roots"] = boost::json::object{{"listChanged", false}};
+        return caps;
+    }
+
+    boost::json::object client_info() const {
+        return {{"name", options.client_name}, {"version", options.client_version}};
+    }
+
+    /// One JSON-RPC exchange, without era handling.
+    boost::json::object exchange(std::string_view method, boost::json::object params,
+                                 std::chrono::milliseconds timeout) {
+        auto p = std::make_shared<pending_request>();
+        std::int64_t id;
+        {
+            std::lock_guard lock(mutex);
+            id = next_id++;
+            pending[id] = p;
+        }
+        boost::json::object msg{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+        std::string name;
+        if (const auto* n = params.if_contains("name"); n && n->is_string()) name = n->as_string();
+        if (const auto* n = params.if_contains("uri"); n && n->is_string()) name = n->as_string();
+        msg["params"] = std::move(params);
+        const auto forget = [&] {
+            std::lock_guard lock(mutex);
+            pending.erase(id);
+        };
+        try {
+            chan->send(msg, method, name);
+        } catch (...) {
+            forget();
+            throw;
+        }
+        std::unique_lock lock(p->m);
+        if (chan->multiplexed()) {
+            if (!p->cv.wait_for(lock, timeout, [&] { return p->done; })) {
+                lock.unlock();
+                forget();
+                cancel(id, "timeout");
+                throw mcp_error(mcp_error_kind::timeout, label() + " did not answer " + std::string(method) +
+                                                             " within " + std::to_string(timeout.count()) +
+                                                             " ms; the request was cancelled");
+            }
+        } else if (!p->done) {
+            lock.unlock();
+            forget();
+            throw mcp_error(mcp_error_kind::protocol,
+                            label() + " ended its answer to " + std::string(method) + " without a response");
+        }
+        if (p->error) throw *p->error;
+        return std::move(p->result);
+    }
+
+    void notify(std::string_view method, boost::json::object params) {
+        boost::json::object msg{{"jsonrpc", "2.0"}, {"method", method}};
+        if (!params.empty()) msg["params"] = std::move(params);
+        chan->send(msg, method, "");
+    }
+
+    void cancel(std::int64_t id, std::string_view reason) {
+        std::lock_guard lock(mutex);
+        if (era == protocol_era::modern && !chan->multiplexed()) return; // closing the stream cancelled it
+        try {
+            boost::json::object params{{"requestId", id}, {"reason", reason}};
+            boost::json::object msg{
+                {"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", params}};
+            if (chan->multiplexed()) chan->send(msg, "notifications/cancelled", "");
+        } catch (const std::exception&) {
+        }
+    }
+
+    boost::json::object modern_meta() const {
+        return {{"io.modelcontextprotocol/protocolVersion", modern_protocol_version},
+                {"io.modelcontextprotocol/clientCapabilities", client_capabilities()},
+                {"io.modelcontextprotocol/clientInfo", client_info()}};
+    }
+
+    /// A request in the connection's era: `_meta` and `input_required`
+    /// retries in the modern one.
+    boost::json::object call(std::string_view method, boost::json::object params,
+                             std::chrono::milliseconds timeout) {
+        protocol_era e;
+        {
+            std::lock_guard lock(mutex);
+            e = era;
+        }
+        if (e == protocol_era::legacy) return exchange(method, std::move(params), timeout);
+        for (std::size_t round = 0;; ++round) {
+            boost::json::object sent = params;
+            boost::json::object meta = modern_meta();
+            if (const auto* m = sent.if_contains("_meta"); m && m->is_object())
+                for (const auto& [k, v] : m->get_object())
+                    meta[k] = v;
+            sent["_meta"] = std::move(meta);
+            boost::json::object result = exchange(method, std::move(sent), timeout);
+            const auto* type = result.if_contains("resultType");
+            if (type == nullptr || !type->is_string() || type->get_string() != "input_required")
+                return result;
+            if (round + 1 >= options.max_input_rounds)
+                throw mcp_error(mcp_error_kind::protocol, label() + " asked for input " +
+                                                              std::to_string(round + 1) + " times for one " +
+                                                              std::string(method) + "; the client gave up");
+            boost::json::object responses;
+            if (const auto* reqs = result.if_contains("inputRequests"); reqs && reqs->is_object()) {
+                for (const auto& [key, req] : reqs->get_object()) {
+                    std::string what = "an unknown request";
+                    if (req.is_object())
+                        if (const auto* m = req.get_object().if_contains("method"); m && m->is_string())
+                            what = m->as_string();
+                    if (what == "roots/list" && !options.roots.empty()) {
+                        responses[key] = boost::json::object{{"roots", roots()}};
+                        continue;
+                    }
+                    throw mcp_error(mcp_error_kind::input_required,
+                                    label() + " needs input the client cannot give yet (" + what +
+                                        "): interactive input from the user is not supported");
+                }
+            }
+            params["inputResponses"] = std::move(responses);
+            if (const auto* st = result.if_contains("requestState"))
+                params["requestState"] = *st;
+            else
+                params.erase("requestState");
+        }
+    }
+
+    // -- connection -------------------------------------------------------
+
+    void connect() {
+        std::lock_guard lock(connect_mutex);
+        if (connected && chan && chan->alive()) return;
+        if (chan) chan->shutdown();
+        make_channel();
+        chan->start();
+        try {
+            handshake();
+        } catch (...) {
+            chan->shutdown();
+            throw;
+        }
+        connected = true;
+    }
+
+    void handshake() {
+        const auto pref = options.era;
+        if (pref == era_preference::modern ||
+            (pref == era_preference::automatic && !(era_known && era == protocol_era::legacy))) {
+            if (try_modern(pref == era_preference::modern)) return;
+        }
+        legacy_initialize();
+    }
+
+    /// `server/discover`; true when the server speaks 2026-07-28. With
+    /// `required`, any other answer is an error.
+    bool try_modern(bool required) {
+        {
+            std::lock_guard lock(mutex);
+            era = protocol_era::modern;
+        }
+        chan->set_era(protocol_era::modern, modern_protocol_version);
+        const auto timeout = required || config.type == transport_type::http ? config.session_init_timeout
+                                                                             : options.discover_timeout;
+        try {
+            boost::json::object params{{"_meta", modern_meta()}};
+            boost::json::object result = exchange("server/discover", std::move(params), timeout);
+            bool supported = false;
+            if (const auto* v = result.if_contains("supportedVersions"); v && v->is_array())
+                for (const auto& s : v->get_array())
+                    supported = supported || (s.is_string() && s.get_string() == modern_protocol_version);
+            if (!supported) {
+                if (required)
+                    throw mcp_error(mcp_error_kind::protocol, label() + " does not list " +
+                                                                  std::string(modern_protocol_version) +
+                                                                  " among its supported versions");
+                return fall_back();
+            }
+            std::lock_guard lock(mutex);
+            version = modern_protocol_version;
+            server_info = {};
+            if (const auto* m = result.if_contains("_meta"); m && m->is_object())
+                if (const auto* si = m->get_object().if_contains("io.modelcontextprotocol/serverInfo");
+                    si && si->is_object())
+                    server_info = si->get_object();
+            if (server_info.empty())
+                if (const auto* si = result.if_contains("serverInfo"); si && si->is_object())
+                    server_info = si->get_object();
+            era_known = true;
+            return true;
+        } catch (const mcp_error& e) {
+            if (required) throw;
+            if (e.kind() == mcp_error_kind::closed || e.kind() == mcp_error_kind::limit ||
+                e.kind() == mcp_error_kind::configuration)
+                throw;
+            if (e.kind() == mcp_error_kind::timeout && config.type == transport_type::stdio) {
+                // The spec's rule: a timeout falls back too. The server may be
+                // one that never answers anything; initialize finds out.
+            }
+            return fall_back();
+        }
+    }
+
+    bool fall_back() {
+        {
+            std::lock_guard lock(mutex);
+            era = protocol_era::legacy;
+        }
+        chan->set_era(protocol_era::legacy, "");
+        return false;
+    }
+
+    void legacy_initialize() {
+        {
+            std::lock_guard lock(mutex);
+            era = protocol_era::legacy;
+        }
+        chan->set_era(protocol_era::legacy, "");
+        boost::json::object params{{"protocolVersion", latest_legacy_protocol_version},
+                                   {"capabilities", client_capabilities()},
+                                   {"clientInfo", client_info()}};
+        boost::json::object result;
+        try {
+            result = exchange("initialize", std::move(params), config.session_init_timeout);
+        } catch (const mcp_error& e) {
+            if (e.kind() == mcp_error_kind::remote)
+                throw mcp_error(mcp_error_kind::protocol, label() + " refused initialize: " + e.what(),
+                                e.code(), e.data());
+            throw;
+        }
+        std::string answered;
+        if (const auto* v = result.if_contains("protocolVersion"); v && v->is_string())
+            answered = v->as_string();
+        bool ok = false;
+        for (auto s : legacy_protocol_versions)
+            ok = ok || answered == s;
+        if (!ok)
+            throw mcp_error(mcp_error_kind::protocol, label() + " answered protocol version \"" + answered +
+                                                          "\"; this client speaks " +
+                                                          std::string(legacy_protocol_versions[0]) + ", " +
+                                                          std::string(legacy_protocol_versions[1]) + " and " +
+                                                          std::string(modern_protocol_version));
+        {
+            std::lock_guard lock(mutex);
+            version = answered;
+            server_info = {};
+            if (const auto* si = result.if_contains("serverInfo"); si && si->is_object())
+                server_info = si->get_object();
+            era_known = true;
+        }
+        chan->set_era(protocol_era::legacy, answered);
+        notify("notifications/initialized", {});
+    }
+
+    /// Connects when needed; restarts a crashed stdio server once.
+    void ensure_connected() {
+        std::lock_guard lock(connect_mutex);
+        if (!connected) {
+            connect();
+            return;
+        }
+        if (chan->alive()) return;
+        if (config.type == transport_type::stdio) {
+            if (!options.restart_crashed_server || restarted)
+                throw mcp_error(mcp_error_kind::closed,
+                                label() + " has stopped" +
+                                    (restarted ? " again after a restart" : std::string()));
+            restarted = true;
+        }
+        connected = false;
+        connect();
+    }
+
+    /// Runs `f` connected; over HTTP, a session the server ended is started
+    /// again and `f` run once more.
+    template <class F>
+    auto with_session(F&& f) {
+        ensure_connected();
+        try {
+            return f();
+        } catch (const mcp_error& e) {
+            if (config.type != transport_type::http || e.kind() != mcp_error_kind::closed || chan->alive())
+                throw;
+        }
+        ensure_connected();
+        return f();
+    }
+
+    void close() {
+        std::lock_guard lock(connect_mutex);
+        if (chan) chan->shutdown();
+        connected = false;
+        std::vector<std::thread> threads;
+        {
+            std::lock_guard l(mutex);
+            threads.swap(responders);
+        }
+        for (auto& t : threads)
+            if (t.joinable()) t.join();
+        fail_all(mcp_error(mcp_error_kind::closed, label() + " was closed"));
+    }
+};
+
+} // namespace agentware::mcp::detail
+
+namespace agentware::mcp {
+
+AGENTWARE_DECL client::client(server_config config, client_options options)
+    : state_(std::make_shared<detail::client_state>(std::move(config), std::move(options))) {}
+
+AGENTWARE_DECL client::~client() {
+    try {
+        close();
+    } catch (...) {
+    }
+}
+
+AGENTWARE_DECL void client::connect() { state_->connect(); }
+AGENTWARE_DECL void client::close() { state_->close(); }
+AGENTWARE_DECL const server_config& client::config() const noexcept { return state_->config; }
+
+AGENTWARE_DECL protocol_era client::era() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->era;
+}
+AGENTWARE_DECL std::string client::protocol_version() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->version;
+}
+AGENTWARE_DECL boost::json::object client::server_info() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->server_info;
+}
+AGENTWARE_DECL std::string client::stderr_tail() const {
+    std::lock_guard lock(state_->connect_mutex);
+    return state_->chan ? state_->chan->stderr_tail() : std::string();
+}
+AGENTWARE_DECL bool client::tools_changed() const noexcept { return state_->tools_changed; }
+AGENTWARE_DECL std::uint64_t client::tools_list_changes() const noexcept { return state_->list_changes; }
+
+AGENTWARE_DECL boost::json::object client::request(std::string_view method, boost::json::object params,
+                                                   std::optional<std::chrono::milliseconds> timeout) {
+    return state_->with_session(
+        [&] { return state_->call(method, params, timeout.value_or(state_->config.tool_call_timeout)); });
+}
+
+AGENTWARE_DECL std::vector<tool_info> client::list_tools() {
+    return state_->with_session([&] { return list_tools_once(); });
+}
+
+AGENTWARE_DECL std::vector<tool_info> client::list_tools_once() {
+    state_->tools_changed = false;
+    std::vector<tool_info> out;
+    std::string cursor;
+    for (std::size_t page = 0;; ++page) {
+        if (page >= state_->options.max_list_pages)
+            throw mcp_error(mcp_error_kind::limit, state_->label() + " listed more than " +
+                                                       std::to_string(state_->options.max_list_pages) +
+                                                       " pages of tools");
+        boost::json::object params;
+        if (!cursor.empty()) params["cursor"] = cursor;
+        const boost::json::object result =
+            state_->call("tools/list", std::move(params), state_->config.session_init_timeout);
+        const auto* tools = result.if_contains("tools");
+        if (tools == nullptr || !tools->is_array())
+            throw mcp_error(mcp_error_kind::protocol,
+                            state_->label() + " answered tools/list without a tools array");
+        for (const auto& t : tools->get_array()) {
+            if (!t.is_object()) continue;
+            const auto& o = t.get_object();
+            tool_info info;
+            if (const auto* n = o.if_contains("name"); n && n->is_string()) info.name = n->as_string();
+            if (info.name.empty())
+                throw mcp_error(mcp_error_kind::protocol, state_->label() + " listed a tool without a name");
+            if (const auto* v = o.if_contains("title"); v && v->is_string()) info.title = v->as_string();
+            if (const auto* v = o.if_contains("description"); v && v->is_string())
+                info.description = v->as_string();
+            if (const auto* v = o.if_contains("inputSchema"); v && v->is_object())
+                info.input_schema = v->get_object();
+            else
+                info.input_schema = {{"type", "object"}};
+            if (const auto* v = o.if_contains("outputSchema"); v && v->is_object())
+                info.output_schema = v->get_object();
+            out.push_back(std::move(info));
+        }
+        const auto* next = result.if_contains("nextCursor");
+        if (next == nullptr || !next->is_string() || next->get_string().empty()) break;
+        cursor = next->as_string();
+    }
+    return out;
+}
+
+AGENTWARE_DECL boost::json::object client::call_tool(std::string_view name,
+                                                     const boost::json::object& arguments,
+                                                     std::optional<std::chrono::milliseconds> timeout) {
+    return state_->with_session([&] {
+        boost::json::object params{{"name", name}, {"arguments", arguments}};
+        if (state_->options.on_event) {
+            std::lock_guard lock(state_->mutex);
+            // The progress token: the next request id is as unique as any.
+            params["_meta"] = boost::json::object{{"progressToken", state_->next_id}};
+        }
+        return state_->call("tools/call", std::move(params),
+                            timeout.value_or(state_->config.tool_call_timeout));
+    });
+}
+
+AGENTWARE_DECL void client::ping() {
+    state_->ensure_connected();
+    if (era() == protocol_era::modern)
+        state_->call("server/discover", {}, state_->config.session_init_timeout);
+    else
+        state_->call("ping", {}, state_->config.session_init_timeout);
+}
+
+} // namespace agentware::mcp
+
+#endif

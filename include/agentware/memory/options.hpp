@@ -1,0 +1,254 @@
+#ifndef AGENTWARE_MEMORY_OPTIONS_HPP
+#define AGENTWARE_MEMORY_OPTIONS_HPP
+
+// DeerFlow's `memory:` configuration section (reference §10), with DeerMem's
+// private settings under `backend_config` (legacy top-level spellings of
+// those are accepted too, as DeerFlow migrates them).
+
+#include <agentware/json/reader.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <boost/json/value_to.hpp>
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentware {
+
+struct memory_backend_options {
+    std::string storage_path;           ///< a directory; empty: $AGENTWARE_HOME or ./.agentware
+    double debounce_seconds = 30;       ///< 1..300
+    std::size_t queue_max_depth = 1000; ///< 0 = unlimited
+    boost::json::object model;          ///< the memory model's settings; empty = the run's model
+    std::size_t max_facts = 100;        ///< 10..500
+    double fact_confidence_threshold = 0.7;
+    std::string fact_eviction_policy = "confidence";
+    std::size_t max_injection_tokens = 2000; ///< 100..8000
+    std::string token_counting = "tiktoken"; ///< or "char" (both use the character estimate here)
+    std::vector<std::string> guaranteed_categories{"correction"};
+    std::size_t guaranteed_token_budget = 500;
+    bool staleness_review_enabled = true;
+    std::size_t staleness_age_days = 90;
+    std::size_t staleness_min_candidates = 3;
+    std::size_t staleness_max_removals_per_cycle = 10;
+    std::vector<std::string> staleness_protected_categories{"correction"};
+    double staleness_max_lifetime_multiplier = 20.0;
+    std::size_t staleness_max_extension_days = 3650;
+    bool consolidation_enabled = false;
+    std::size_t consolidation_min_facts = 8;
+    std::size_t consolidation_max_groups_per_cycle = 3;
+    std::size_t consolidation_max_sources = 8;
+    std::size_t watermark_max_keys = 4096;
+    std::string retrieval_adapter = "fts5";
+    /// Pause between two queued items of one batch (DeerFlow sleeps 0.5 s); a flush skips it.
+    double between_items_seconds = 0.5;
+
+    friend bool operator==(const memory_backend_options&, const memory_backend_options&) = default;
+};
+
+struct memory_options {
+    bool enabled = true;
+    std::string mode = "middleware"; ///< or "tool" (then only summaries are injected)
+    bool injection_enabled = true;
+    double shutdown_flush_timeout_seconds = 30.0;
+    std::string manager_class = "deermem"; ///< "deermem" or "noop"
+    memory_backend_options backend_config;
+
+    static constexpr std::string_view config_section = "memory";
+    friend bool operator==(const memory_options&, const memory_options&) = default;
+};
+
+namespace detail {
+
+inline void read_backend_key(json_reader& r, std::string_view key, memory_backend_options& b) {
+    if (key == "storage_path")
+        r.read("storage_path", b.storage_path);
+    else if (key == "debounce_seconds")
+        r.read("debounce_seconds", b.debounce_seconds);
+    else if (key == "queue_max_depth")
+        r.read("queue_max_depth", b.queue_max_depth);
+    else if (key == "model") {
+        const auto* v = r.find("model");
+        if (v && !v->is_null()) b.model = json_read_as<boost::json::object>(*v, r.path_of("model"));
+    } else if (key == "max_facts")
+        r.read("max_facts", b.max_facts);
+    else if (key == "fact_confidence_threshold")
+        r.read("fact_confidence_threshold", b.fact_confidence_threshold);
+    else if (key == "fact_eviction_policy")
+        r.read("fact_eviction_policy", b.fact_eviction_policy);
+    else if (key == "max_injection_tokens")
+        r.read("max_injection_tokens", b.max_injection_tokens);
+    else if (key == "token_counting")
+        r.read("token_counting", b.token_counting);
+    else if (key == "guaranteed_categories")
+        r.read("guaranteed_categories", b.guaranteed_categories);
+    else if (key == "guaranteed_token_budget")
+        r.read("guaranteed_token_budget", b.guaranteed_token_budget);
+    else if (key == "staleness_review_enabled")
+        r.read("staleness_review_enabled", b.staleness_review_enabled);
+    else if (key == "staleness_age_days")
+        r.read("staleness_age_days", b.staleness_age_days);
+    else if (key == "staleness_min_candidates")
+        r.read("staleness_min_candidates", b.staleness_min_candidates);
+    else if (key == "staleness_max_removals_per_cycle")
+        r.read("staleness_max_removals_per_cycle", b.staleness_max_removals_per_cycle);
+    else if (key == "staleness_protected_categories")
+        r.read("staleness_protected_categories", b.staleness_protected_categories);
+    else if (key == "staleness_max_lifetime_multiplier")
+        r.read("staleness_max_lifetime_multiplier", b.staleness_max_lifetime_multiplier);
+    else if (key == "staleness_max_extension_days")
+        r.read("staleness_max_extension_days", b.staleness_max_extension_days);
+    else if (key == "consolidation_enabled")
+        r.read("consolidation_enabled", b.consolidation_enabled);
+    else if (key == "consolidation_min_facts")
+        r.read("consolidation_min_facts", b.consolidation_min_facts);
+    else if (key == "consolidation_max_groups_per_cycle")
+        r.read("consolidation_max_groups_per_cycle", b.consolidation_max_groups_per_cycle);
+    else if (key == "consolidation_max_sources")
+        r.read("consolidation_max_sources", b.consolidation_max_sources);
+    else if (key == "watermark_max_keys")
+        r.read("watermark_max_keys", b.watermark_max_keys);
+    else if (key == "retrieval_adapter")
+        r.read("retrieval_adapter", b.retrieval_adapter);
+    else if (key == "between_items_seconds")
+        r.read("between_items_seconds", b.between_items_seconds);
+}
+
+inline constexpr std::string_view memory_backend_keys[] = {"storage_path",
+                                                           "debounce_seconds",
+                                                           "queue_max_depth",
+                                                           "model",
+                                                           "max_facts",
+                                                           "fact_confidence_threshold",
+                                                           "fact_eviction_policy",
+                                                           "max_injection_tokens",
+                                                           "token_counting",
+                                                           "guaranteed_categories",
+                                                           "guaranteed_token_budget",
+                                                           "staleness_review_enabled",
+                                                           "staleness_age_days",
+                                                           "staleness_min_candidates",
+                                                           "staleness_max_removals_per_cycle",
+                                                           "staleness_protected_categories",
+                                                           "staleness_max_lifetime_multiplier",
+                                                           "staleness_max_extension_days",
+                                                           "consolidation_enabled",
+                                                           "consolidation_min_facts",
+                                                           "consolidation_max_groups_per_cycle",
+                                                           "consolidation_max_sources",
+                                                           "watermark_max_keys",
+                                                           "retrieval_adapter",
+                                                           "between_items_seconds"};
+
+inline void check_memory_range(const json_reader& r, std::string_view key, double v, double lo, double hi) {
+    if (v < lo || v > hi)
+        throw json_error(r.path_of(key), fmt::format("expected a value from {} to {}, got {}", lo, hi, v));
+}
+
+} // namespace detail
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const memory_backend_options& b) {
+    boost::json::array guaranteed, protected_;
+    for (const auto& c : b.guaranteed_categories)
+        guaranteed.emplace_back(c);
+    for (const auto& c : b.staleness_protected_categories)
+        protected_.emplace_back(c);
+    jv = boost::json::object{{"storage_path", b.storage_path},
+                             {"debounce_seconds", b.debounce_seconds},
+                             {"queue_max_depth", b.queue_max_depth},
+                             {"model", b.model},
+                             {"max_facts", b.max_facts},
+                             {"fact_confidence_threshold", b.fact_confidence_threshold},
+                             {"fact_eviction_policy", b.fact_eviction_policy},
+                             {"max_injection_tokens", b.max_injection_tokens},
+                             {"token_counting", b.token_counting},
+                             {"guaranteed_categories", std::move(guaranteed)},
+                             {"guaranteed_token_budget", b.guaranteed_token_budget},
+                             {"staleness_review_enabled", b.staleness_review_enabled},
+                             {"staleness_age_days", b.staleness_age_days},
+                             {"staleness_min_candidates", b.staleness_min_candidates},
+                             {"staleness_max_removals_per_cycle", b.staleness_max_removals_per_cycle},
+                             {"staleness_protected_categories", std::move(protected_)},
+                             {"staleness_max_lifetime_multiplier", b.staleness_max_lifetime_multiplier},
+                             {"staleness_max_extension_days", b.staleness_max_extension_days},
+                             {"consolidation_enabled", b.consolidation_enabled},
+                             {"consolidation_min_facts", b.consolidation_min_facts},
+                             {"consolidation_max_groups_per_cycle", b.consolidation_max_groups_per_cycle},
+                             {"consolidation_max_sources", b.consolidation_max_sources},
+                             {"watermark_max_keys", b.watermark_max_keys},
+                             {"retrieval_adapter", b.retrieval_adapter},
+                             {"between_items_seconds", b.between_items_seconds}};
+}
+
+inline memory_backend_options tag_invoke(boost::json::value_to_tag<memory_backend_options>,
+                                         const boost::json::value& jv) {
+    json_reader r(jv);
+    memory_backend_options b;
+    for (auto key : detail::memory_backend_keys)
+        detail::read_backend_key(r, key, b);
+    r.reject_unknown_keys();
+    detail::check_memory_range(r, "debounce_seconds", b.debounce_seconds, 1, 300);
+    detail::check_memory_range(r, "max_facts", double(b.max_facts), 10, 500);
+    detail::check_memory_range(r, "max_injection_tokens", double(b.max_injection_tokens), 100, 8000);
+    detail::check_memory_range(r, "fact_confidence_threshold", b.fact_confidence_threshold, 0, 1);
+    detail::check_memory_range(r, "between_items_seconds", b.between_items_seconds, 0, 60);
+    if (b.fact_eviction_policy != "confidence")
+        throw json_error(r.path_of("fact_eviction_policy"),
+                         fmt::format("\"{}\" is not supported (known: confidence)", b.fact_eviction_policy));
+    if (b.token_counting != "tiktoken" && b.token_counting != "char")
+        throw json_error(r.path_of("token_counting"),
+                         fmt::format("expected \"tiktoken\" or \"char\", got \"{}\"", b.token_counting));
+    return b;
+}
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const memory_options& o) {
+    jv = boost::json::object{{"enabled", o.enabled},
+                             {"mode", o.mode},
+                             {"injection_enabled", o.injection_enabled},
+                             {"shutdown_flush_timeout_seconds", o.shutdown_flush_timeout_seconds},
+                             {"manager_class", o.manager_class},
+                             {"backend_config", boost::json::value_from(o.backend_config)}};
+}
+
+/// Reads DeerFlow's `memory:` section; a bad value is a json_error naming
+/// its key (`memory.backend_config.max_facts: expected a value from 10 to 500, got 5`).
+inline memory_options tag_invoke(boost::json::value_to_tag<memory_options>, const boost::json::value& jv) {
+    json_reader r(jv, std::string(memory_options::config_section));
+    memory_options o;
+    r.read("enabled", o.enabled)
+        .read("mode", o.mode)
+        .read("injection_enabled", o.injection_enabled)
+        .read("shutdown_flush_timeout_seconds", o.shutdown_flush_timeout_seconds)
+        .read("manager_class", o.manager_class);
+    if (o.mode != "middleware" && o.mode != "tool")
+        throw json_error(r.path_of("mode"),
+                         fmt::format("expected \"middleware\" or \"tool\", got \"{}\"", o.mode));
+    if (o.manager_class != "deermem" && o.manager_class != "noop")
+        throw json_error(r.path_of("manager_class"),
+                         fmt::format("unknown manager \"{}\" (known: deermem, noop)", o.manager_class));
+    if (o.shutdown_flush_timeout_seconds < 0)
+        throw json_error(r.path_of("shutdown_flush_timeout_seconds"), "expected a non-negative number");
+    // Legacy spelling: backend keys at the top level, merged under backend_config.
+    boost::json::object backend;
+    if (const auto* b = r.find("backend_config"); b && !b->is_null())
+        backend = json_read_as<boost::json::object>(*b, r.path_of("backend_config"));
+    for (auto key : detail::memory_backend_keys)
+        if (const auto* v = r.find(key); v && !backend.contains(key)) backend[key] = *v;
+    r.reject_unknown_keys();
+    try {
+        o.backend_config =
+            boost::json::value_to<memory_backend_options>(boost::json::value(std::move(backend)));
+    } catch (const json_error& e) {
+        throw e.within(r.path_of("backend_config"));
+    }
+    return o;
+}
+
+} // namespace agentware
+
+#endif

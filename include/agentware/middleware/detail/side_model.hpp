@@ -1,0 +1,100 @@
+#ifndef AGENTWARE_MIDDLEWARE_DETAIL_SIDE_MODEL_HPP
+#define AGENTWARE_MIDDLEWARE_DETAIL_SIDE_MODEL_HPP
+
+// A wrap hook that asks a model of its own (a tool selector, a tool
+// emulator), written once for both agent loops: in the blocking loop the
+// model's invoke is called, in the coroutine loop its async_invoke is awaited.
+
+#include <agentware/detail/awaitable.hpp>
+#include <agentware/model/any_chat_model.hpp>
+#include <agentware/model/chat_model.hpp>
+
+#include <exception>
+#include <optional>
+#include <utility>
+
+namespace agentware::detail {
+
+/// The side model's answer, or what it threw.
+struct side_answer {
+    std::optional<model_response> response;
+    std::exception_ptr failure;
+};
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
+template <class R, class Request, class Next, class Adjust>
+R ask_then_next_awaited(Request request, Next next, any_chat_model model, chat_request question,
+                        Adjust adjust) {
+    side_answer a;
+    try {
+        a.response.emplace(co_await model.async_invoke(question));
+    } catch (...) {
+        a.failure = std::current_exception();
+    }
+    adjust(request, std::move(a));
+    co_return co_await next(request);
+}
+
+template <class R, class Model, class Answer>
+R ask_instead_awaited(any_chat_model model, chat_request question, Answer answer) {
+    side_answer a;
+    try {
+        a.response.emplace(co_await model.async_invoke(question));
+    } catch (...) {
+        a.failure = std::current_exception();
+    }
+    co_return answer(std::move(a));
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/// Asks `model` the `question`, lets `adjust(request, side_answer)` change the
+/// request, then forwards it to `next`.
+template <class Request, class Next, class Adjust>
+auto ask_then_next(Request& request, Next& next, any_chat_model model, chat_request question, Adjust adjust)
+    -> decltype(next(request)) {
+    using R = decltype(next(request));
+    if constexpr (is_awaitable_v<R>) {
+        return ask_then_next_awaited<R>(request, next, std::move(model), std::move(question),
+                                        std::move(adjust));
+    } else {
+        side_answer a;
+        try {
+            a.response.emplace(model.invoke(question));
+        } catch (...) {
+            a.failure = std::current_exception();
+        }
+        adjust(request, std::move(a));
+        return next(request);
+    }
+}
+
+/// Asks `model` the `question` and answers with `answer(side_answer)`,
+/// without calling `next`.
+template <class Request, class Next, class Answer>
+auto ask_instead(Request& request, Next& next, any_chat_model model, chat_request question, Answer answer)
+    -> decltype(next(request)) {
+    using R = decltype(next(request));
+    if constexpr (is_awaitable_v<R>) {
+        return ask_instead_awaited<R, any_chat_model>(std::move(model), std::move(question),
+                                                      std::move(answer));
+    } else {
+        side_answer a;
+        try {
+            a.response.emplace(model.invoke(question));
+        } catch (...) {
+            a.failure = std::current_exception();
+        }
+        return answer(std::move(a));
+    }
+}
+
+} // namespace agentware::detail
+
+#endif

@@ -1,0 +1,241 @@
+#ifndef AGENTWARE_MIDDLEWARE_MODERATION_HPP
+#define AGENTWARE_MIDDLEWARE_MODERATION_HPP
+
+// moderation: sends the user's input, the tool results and the model's output
+// to a moderation endpoint and acts on what it flags (langchain_openai's
+// OpenAIModerationMiddleware, Python's design).
+//   before_model: the tool results after the last ai message
+//                 (check_tool_results), then the last human message (check_input);
+//   after_model:  the last ai message (check_output).
+// Flagged content, by exit behaviour:
+//   end:     an ai message with the violation text ends the run;
+//   error:   throws moderation_flagged;
+//   replace: the flagged message's content becomes the violation text.
+//
+// The check itself is a function (`moderation_options::check`): give it the
+// endpoint call of your HTTP client, built with `openai_moderation_body` and
+// read with `parse_openai_moderation` (the OpenAI-compatible wire format).
+
+#include <agentware/agent/runtime.hpp>
+#include <agentware/core/jump.hpp>
+#include <agentware/json/reader.hpp>
+#include <agentware/message/id.hpp>
+#include <agentware/message/message.hpp>
+#include <agentware/model/error.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
+#include <boost/json/value_to.hpp>
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace agentware {
+
+/// What the endpoint said about one text.
+struct moderation_result {
+    bool flagged = false;
+    std::map<std::string, bool> categories;
+    std::map<std::string, double> category_scores;
+};
+
+struct moderation_options {
+    std::string model = "omni-moderation-latest"; ///< the moderation model the endpoint is asked for
+    bool check_input = true;
+    bool check_output = true;
+    bool check_tool_results = false;
+    std::string exit_behavior = "end"; ///< "end", "error" or "replace"
+    /// Placeholders {categories}, {category_scores} (JSON), {original_content}. Empty: LangChain's text.
+    std::string violation_message;
+    /// The endpoint call (code only): text -> result. Throws on failure (the run fails with it).
+    std::function<moderation_result(const std::string& text, const std::string& model)> check;
+
+    void validate() const {
+        if (exit_behavior != "end" && exit_behavior != "error" && exit_behavior != "replace")
+            throw std::invalid_argument("exit_behavior must be \"end\", \"error\" or \"replace\"");
+    }
+
+    static constexpr std::string_view config_section = "moderation";
+    friend bool operator==(const moderation_options& a, const moderation_options& b) {
+        return a.model == b.model && a.check_input == b.check_input && a.check_output == b.check_output &&
+               a.check_tool_results == b.check_tool_results && a.exit_behavior == b.exit_behavior &&
+               a.violation_message == b.violation_message;
+    }
+};
+
+/// Thrown with exit_behavior "error".
+class moderation_flagged : public std::runtime_error {
+public:
+    moderation_flagged(std::string message, std::string stage, std::string content, moderation_result result)
+        : std::runtime_error(std::move(message)), stage(std::move(stage)), content(std::move(content)),
+          result(std::move(result)) {}
+    std::string stage; ///< "input", "output" or "tool"
+    std::string content;
+    moderation_result result;
+};
+
+/// The request body of an OpenAI-compatible POST /v1/moderations.
+inline boost::json::object openai_moderation_body(std::string_view text, std::string_view model) {
+    return boost::json::object{{"model", model}, {"input", text}};
+}
+
+/// Reads an OpenAI-compatible moderation response (its first result).
+/// Throws model_error (invalid_response) when it has no result.
+inline moderation_result parse_openai_moderation(std::string_view body) {
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(body, ec);
+    const boost::json::value* results = nullptr;
+    if (!ec && v.is_object()) results = v.as_object().if_contains("results");
+    if (!results || !results->is_array() || results->as_array().empty() ||
+        !results->as_array()[0].is_object())
+        throw model_error(model_error_kind::invalid_response, "moderation: the response has no results");
+    const auto& r = results->as_array()[0].as_object();
+    moderation_result out;
+    if (const auto* f = r.if_contains("flagged"); f && f->is_bool()) out.flagged = f->as_bool();
+    if (const auto* c = r.if_contains("categories"); c && c->is_object())
+        for (const auto& kv : c->as_object())
+            if (kv.value().is_bool()) out.categories[std::string(kv.key())] = kv.value().as_bool();
+    if (const auto* s = r.if_contains("category_scores"); s && s->is_object())
+        for (const auto& kv : s->as_object())
+            if (kv.value().is_number())
+                out.category_scores[std::string(kv.key())] = kv.value().to_number<double>();
+    return out;
+}
+
+struct moderation {
+    // Text kept for parity with LangChain (next.md §1.12).
+    static constexpr std::string_view default_violation_message =
+        "I'm sorry, but I can't comply with that request. It was flagged for {categories}.";
+
+    explicit moderation(moderation_options o) : options_(std::move(o)) {
+        options_.validate();
+        if (!options_.check) throw std::invalid_argument("moderation: a check function is required");
+    }
+
+    const moderation_options& options() const noexcept { return options_; }
+
+    /// The violation text for flagged `content`.
+    std::string violation_text(const std::string& content, const moderation_result& r) const {
+        std::string categories;
+        for (const auto& [name, flagged] : r.categories)
+            if (flagged) {
+                std::string shown = name;
+                for (char& c : shown)
+                    if (c == '_') c = ' ';
+                categories += (categories.empty() ? "" : ", ") + shown;
+            }
+        if (categories.empty()) categories = "OpenAI's safety policies";
+        boost::json::object scores;
+        for (const auto& [name, score] : r.category_scores)
+            scores[name] = score;
+        const std::string tmpl = options_.violation_message.empty() ? std::string(default_violation_message)
+                                                                    : options_.violation_message;
+        try {
+            return fmt::format(fmt::runtime(tmpl), fmt::arg("categories", categories),
+                               fmt::arg("category_scores", boost::json::serialize(scores)),
+                               fmt::arg("original_content", content));
+        } catch (const fmt::format_error&) {
+            return tmpl; // an unknown placeholder: the template as it is, as Python's KeyError fallback
+        }
+    }
+
+    template <class State>
+    hook_result before_model(State& state, runtime&) {
+        auto& ms = state.messages;
+        if (options_.check_tool_results) {
+            std::size_t ai = last_index(ms, [](const message& m) { return m.is_ai(); });
+            if (ai != npos)
+                for (std::size_t i = ai + 1; i < ms.size(); ++i)
+                    if (ms[i].is_tool())
+                        if (auto j = act(state, i, "tool")) return j;
+        }
+        if (options_.check_input) {
+            std::size_t h = last_index(ms, [](const message& m) { return m.is_human(); });
+            if (h != npos)
+                if (auto j = act(state, h, "input")) return j;
+        }
+        return std::nullopt;
+    }
+
+    template <class State>
+    hook_result after_model(State& state, runtime&) {
+        if (!options_.check_output) return std::nullopt;
+        std::size_t ai = last_index(state.messages, [](const message& m) { return m.is_ai(); });
+        return ai == npos ? std::nullopt : act(state, ai, "output");
+    }
+
+private:
+    static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+    template <class Pred>
+    static std::size_t last_index(const std::vector<message>& ms, Pred p) {
+        for (std::size_t i = ms.size(); i-- > 0;)
+            if (p(ms[i])) return i;
+        return npos;
+    }
+
+    template <class State>
+    hook_result act(State& state, std::size_t index, std::string_view stage) const {
+        const std::string text = state.messages[index].text();
+        if (text.empty()) return std::nullopt;
+        moderation_result r = options_.check(text, options_.model);
+        if (!r.flagged) return std::nullopt;
+        std::string violation = violation_text(text, r);
+        if (options_.exit_behavior == "error")
+            throw moderation_flagged(std::move(violation), std::string(stage), text, std::move(r));
+        if (options_.exit_behavior == "end") {
+            message m = ai_message(std::move(violation));
+            m.id = make_message_id();
+            state.messages.push_back(std::move(m));
+            return jump_to::end;
+        }
+        message& m = state.messages[index];
+        m.content = {text_block(std::move(violation))};
+        m.metadata["moderation"] = boost::json::object{{"flagged", true}, {"stage", stage}};
+        return std::nullopt;
+    }
+
+    moderation_options options_;
+};
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const moderation_options& o) {
+    jv = boost::json::object{{"model", o.model},
+                             {"check_input", o.check_input},
+                             {"check_output", o.check_output},
+                             {"check_tool_results", o.check_tool_results},
+                             {"exit_behavior", o.exit_behavior},
+                             {"violation_message", o.violation_message}};
+}
+/// Reads langchain_openai's names (`model`, `check_input`, `check_output`,
+/// `check_tool_results`, `exit_behavior`, `violation_message`); the check is given in code.
+inline moderation_options tag_invoke(boost::json::value_to_tag<moderation_options>,
+                                     const boost::json::value& jv) {
+    json_reader r(jv, std::string(moderation_options::config_section));
+    moderation_options o;
+    r.read("model", o.model)
+        .read("check_input", o.check_input)
+        .read("check_output", o.check_output)
+        .read("check_tool_results", o.check_tool_results)
+        .read("exit_behavior", o.exit_behavior)
+        .read("violation_message", o.violation_message)
+        .reject_unknown_keys();
+    try {
+        o.validate();
+    } catch (const std::invalid_argument& e) {
+        throw json_error(r.path(), e.what());
+    }
+    return o;
+}
+
+} // namespace agentware
+
+#endif

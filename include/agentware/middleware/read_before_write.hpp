@@ -1,0 +1,221 @@
+#ifndef AGENTWARE_MIDDLEWARE_READ_BEFORE_WRITE_HPP
+#define AGENTWARE_MIDDLEWARE_READ_BEFORE_WRITE_HPP
+
+// read_before_write: the model may change an existing file only if it has
+// read the file's current version (DeerFlow's ReadBeforeWriteMiddleware).
+// Every successful read_file result carries a read mark, the file's path and
+// the SHA-256 of its whole current content (also for a ranged read). A
+// write_file or str_replace on an existing file is refused, with DeerFlow's
+// text, unless the newest read mark for that path matches the file as it is
+// now; since every write changes the hash, every write needs a fresh read.
+// New files, files that cannot be read, and reads that failed let the call
+// through (fail open).
+//
+// One gate per (thread, path): the check, the tool and the mark happen under
+// it, so a write cannot slip between a parallel read and its mark. Its
+// wrap_tool_call must stand outside tool_error_handling's (it lists
+// tool_error_handling in `must_come_before`).
+
+#include <agentware/agent/requests.hpp>
+#include <agentware/agent/wrap.hpp>
+#include <agentware/core/fields.hpp>
+#include <agentware/core/type_list.hpp>
+#include <agentware/json/reader.hpp>
+#include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/hash.hpp>
+#include <agentware/middleware/detail/user_data_paths.hpp>
+#include <agentware/middleware/fields.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <boost/json/value_to.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace agentware {
+
+struct tool_error_handling;
+
+struct read_before_write_options {
+    std::string read_tool = "read_file";
+    std::vector<std::string> write_tools{"write_file", "str_replace"};
+    std::string mark_key = "deerflow_read_mark"; ///< where the read mark goes in the message metadata
+
+    static constexpr std::string_view config_section = "read_before_write";
+    friend bool operator==(const read_before_write_options&, const read_before_write_options&) = default;
+};
+
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,
+                       const read_before_write_options& o) {
+    boost::json::array w;
+    for (const auto& t : o.write_tools)
+        w.emplace_back(t);
+    jv = boost::json::object{
+        {"read_tool", o.read_tool}, {"write_tools", std::move(w)}, {"mark_key", o.mark_key}};
+}
+inline read_before_write_options tag_invoke(boost::json::value_to_tag<read_before_write_options>,
+                                            const boost::json::value& jv) {
+    json_reader r(jv, std::string(read_before_write_options::config_section));
+    read_before_write_options o;
+    r.read("read_tool", o.read_tool).read("write_tools", o.write_tools).read("mark_key", o.mark_key);
+    r.reject_unknown_keys();
+    return o;
+}
+
+namespace detail {
+
+/// Python's os.path.normpath for the paths models send.
+inline std::string normalize_model_path(std::string_view p) {
+    if (p.empty()) return ".";
+    std::string s = std::filesystem::path(std::string(p)).lexically_normal().generic_string();
+    while (s.size() > 1 && s.back() == '/')
+        s.pop_back();
+    return s.empty() ? "." : s;
+}
+
+/// The whole file, or nullopt when it cannot be read.
+inline std::optional<std::string> slurp(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) return std::nullopt;
+    return std::move(ss).str();
+}
+
+} // namespace detail
+
+struct read_before_write {
+    using state_fields = fields<thread_data_field>;
+    /// Its wrap_tool_call stands outside tool_error_handling's.
+    using must_come_before = type_list<tool_error_handling>;
+
+    // Text kept for parity with DeerFlow (reference §5.16i).
+    static constexpr std::string_view blocked_format =
+        "Error: {} blocked — {} already exists and you have not read its current version. Any write "
+        "invalidates "
+        "earlier reads, so re-read before every modification. Call read_file on it (a ranged read of the "
+        "relevant section is enough, e.g. the last ~30 lines before an append), check what is already there, "
+        "then retry.";
+
+    read_before_write() : read_before_write(read_before_write_options{}) {}
+    explicit read_before_write(read_before_write_options o)
+        : options_(std::move(o)), gates_(std::make_shared<std::array<std::mutex, 128>>()) {}
+
+    const read_before_write_options& options() const noexcept { return options_; }
+
+    auto wrap_tool_call(auto& req, auto&& next) -> decltype(next(req)) {
+        const std::string& name = req.call->name;
+        const bool is_read = name == options_.read_tool;
+        const bool is_write = std::find(options_.write_tools.begin(), options_.write_tools.end(), name) !=
+                              options_.write_tools.end();
+        if (!is_read && !is_write) return next(req);
+        const auto* p = req.call->args.if_contains("path");
+        if (!p || !p->is_string()) return next(req);
+        const std::string path = detail::normalize_model_path(p->get_string());
+        std::optional<std::filesystem::path> host = host_path(req, path);
+        if (!host) return next(req); // not a sandbox path: the tool will say so
+
+        using R = decltype(next(req));
+        const std::string thread = req.rt ? req.rt->thread_id : std::string();
+        if constexpr (detail::is_awaitable_v<R>) {
+            // In the coroutine loop a mutex cannot be held across the tool's
+            // suspension: the gate covers the check and the mark (see the docs).
+            if (is_write) {
+                std::lock_guard lock(gate(thread, path));
+                if (auto refusal = check_write(req, name, path, *host))
+                    return short_circuit(req, next, std::move(*refusal));
+            }
+            if (!is_read) return next(req);
+            return map_response(req, next, [this, thread, path, h = *host](tool_response r) {
+                std::lock_guard lock(gate(thread, path));
+                mark(r, path, h);
+                return r;
+            });
+        } else {
+            std::lock_guard lock(gate(thread, path));
+            if (is_write) {
+                if (auto refusal = check_write(req, name, path, *host)) return std::move(*refusal);
+                return next(req);
+            }
+            tool_response r = next(req);
+            mark(r, path, *host);
+            return r;
+        }
+    }
+
+    /// The hash of the newest read mark for `path` in `messages`, if any.
+    std::optional<std::string> newest_mark(const auto& messages, std::string_view path) const {
+        for (std::size_t i = messages.size(); i > 0; --i) {
+            const message& m = messages[i - 1];
+            if (!m.is_tool()) continue;
+            const auto* mk = m.metadata.if_contains(options_.mark_key);
+            if (!mk || !mk->is_object()) continue;
+            const auto* mp = mk->get_object().if_contains("path");
+            const auto* mh = mk->get_object().if_contains("hash");
+            if (mp && mh && mp->is_string() && mh->is_string() && mp->get_string() == path)
+                return std::string(mh->get_string());
+        }
+        return std::nullopt;
+    }
+
+private:
+    template <class Req>
+    static std::optional<std::filesystem::path> host_path(const Req& req, const std::string& path) {
+        if (!req.state) return std::nullopt;
+        const auto& td = get<thread_data_field>(*req.state);
+        if (!td) return std::nullopt;
+        auto resolved = detail::resolve_model_path(path, &*td, detail::path_access::read);
+        if (!resolved.ok()) return std::nullopt;
+        return resolved.host;
+    }
+
+    std::mutex& gate(std::string_view thread, std::string_view path) const {
+        const std::size_t h = std::hash<std::string_view>{}(thread)*31 + std::hash<std::string_view>{}(path);
+        return (*gates_)[h % gates_->size()];
+    }
+
+    template <class Req>
+    std::optional<tool_response> check_write(const Req& req, const std::string& tool, const std::string& path,
+                                             const std::filesystem::path& host) const {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(host, ec)) return std::nullopt; // a new file
+        const auto content = detail::slurp(host);
+        if (!content) return std::nullopt; // unreadable: fail open
+        const std::string current = detail::sha256_hex(*content);
+        const auto seen = newest_mark(req.state->messages, path);
+        if (seen && *seen == current) return std::nullopt;
+        message m = tool_message(req.call->id, tool, fmt::format(fmt::runtime(blocked_format), tool, path),
+                                 tool_status::error);
+        return tool_response{std::move(m), {}, false};
+    }
+
+    void mark(tool_response& r, const std::string& path, const std::filesystem::path& host) const {
+        if (r.msg.is_error() || std::string_view(r.msg.text()).starts_with("Error:")) return;
+        const auto content = detail::slurp(host);
+        if (!content) return;
+        std::string hash = detail::sha256_hex(*content);
+        r.msg.metadata[options_.mark_key] = boost::json::object{{"path", path}, {"hash", std::move(hash)}};
+    }
+
+    read_before_write_options options_;
+    std::shared_ptr<std::array<std::mutex, 128>> gates_;
+};
+
+} // namespace agentware
+
+#endif

@@ -1,0 +1,124 @@
+// A small MCP server over stdio for what the reference servers do not do:
+// the 2026-07-28 era, crashes, hangs, garbage, floods. The mode is argv[2].
+// Mode "http-modern PORT" serves the 2026-07-28 era over Streamable HTTP on
+// 127.0.0.1, checking the headers the era requires.
+import http from "node:http";
+import readline from "node:readline";
+
+const argMode = process.argv[2] ?? "legacy";
+const overHttp = argMode.startsWith("http-");
+const mode = overHttp ? argMode.slice(5) : argMode;
+let send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
+const tools = [
+  { name: "echo", description: "Echoes.", inputSchema: { type: "object", properties: { message: { type: "string" } } } },
+  { name: "crash", description: "Exits mid-call.", inputSchema: { type: "object" } },
+  { name: "hang", description: "Never answers.", inputSchema: { type: "object" } },
+  { name: "garbage", description: "Answers garbage.", inputSchema: { type: "object" } },
+  { name: "ask", description: "Asks the user.", inputSchema: { type: "object" } },
+  { name: "roots", description: "Asks for roots.", inputSchema: { type: "object" } },
+  { name: "sampling", description: "Asks the client to sample.", inputSchema: { type: "object" } },
+  { name: "huge", description: "Answers a line too long.", inputSchema: { type: "object" } },
+];
+let pendingSampling = null;
+let echoed = false; // after an echo, the list has one more tool (and the server says so)
+
+function handle(msg) {
+  if (msg.id !== undefined && msg.method === undefined) {
+    // An answer to our sampling request: report what the client said.
+    if (pendingSampling !== null) {
+      send({ jsonrpc: "2.0", id: pendingSampling, result: { content: [{ type: "text", text: JSON.stringify(msg) }] } });
+      pendingSampling = null;
+    }
+    return;
+  }
+  if (msg.id === undefined) return; // notifications
+  const reply = (result) => send({ jsonrpc: "2.0", id: msg.id, result });
+  const error = (code, message) => send({ jsonrpc: "2.0", id: msg.id, error: { code, message } });
+  const modern = mode === "modern";
+  if (mode === "silent") return;
+  if (msg.method === "server/discover") {
+    if (!modern) return error(-32601, "Method not found");
+    return reply({ resultType: "complete", supportedVersions: ["2026-07-28"], capabilities: { tools: {} },
+                   _meta: { "io.modelcontextprotocol/serverInfo": { name: "fake-modern", version: "1" } } });
+  }
+  if (modern && msg.params?._meta?.["io.modelcontextprotocol/protocolVersion"] !== "2026-07-28")
+    return error(-32022, "Unsupported protocol version");
+  if (msg.method === "initialize") {
+    if (modern) return error(-32601, "Method not found");
+    const version = mode === "old" ? "2024-11-05" : msg.params.protocolVersion;
+    return reply({ protocolVersion: version, capabilities: { tools: { listChanged: true } }, serverInfo: { name: "fake", version: "1" } });
+  }
+  if (msg.method === "tools/list") {
+    // Two pages, to exercise the cursor.
+    if (!msg.params?.cursor) return reply({ tools: tools.slice(0, 3), nextCursor: "page2" });
+    return reply({ tools: echoed ? [...tools.slice(3), { name: "added", description: "New.", inputSchema: { type: "object" } }] : tools.slice(3) });
+  }
+  if (msg.method === "tools/call") {
+    const name = msg.params.name;
+    if (name === "echo") {
+      send({ jsonrpc: "2.0", method: "notifications/progress",
+             params: { progressToken: msg.params._meta?.progressToken ?? 0, progress: 1, total: 1 } });
+      echoed = true;
+      send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+      return reply({ content: [{ type: "text", text: "echo: " + msg.params.arguments.message }] });
+    }
+    if (name === "added" && echoed) return reply({ content: [{ type: "text", text: "added works" }] });
+    if (name === "crash") process.exit(3);
+    if (name === "hang") return;
+    if (name === "garbage") return process.stdout.write("this is not json\n");
+    if (name === "huge") return process.stdout.write("x".repeat(3 << 20) + "\n");
+    if (name === "ask") {
+      if (modern) return reply({ resultType: "input_required", requestState: "s1",
+                                 inputRequests: { q: { method: "elicitation/create", params: { message: "Name?" } } } });
+      pendingSampling = msg.id;
+      return send({ jsonrpc: "2.0", id: "srv-1", method: "elicitation/create", params: { message: "Name?" } });
+    }
+    if (name === "roots") {
+      if (modern) {
+        if (msg.params.inputResponses) return reply({ resultType: "complete", content: [{ type: "text", text: JSON.stringify(msg.params.inputResponses) + " " + msg.params.requestState }] });
+        return reply({ resultType: "input_required", requestState: "r1",
+                       inputRequests: { r: { method: "roots/list", params: {} } } });
+      }
+      pendingSampling = msg.id;
+      return send({ jsonrpc: "2.0", id: "srv-2", method: "roots/list", params: {} });
+    }
+    if (name === "sampling") {
+      pendingSampling = msg.id;
+      return send({ jsonrpc: "2.0", id: "srv-3", method: "sampling/createMessage", params: {} });
+    }
+    return error(-32602, "Unknown tool: " + name);
+  }
+  error(-32601, "Method not found");
+}
+
+if (!overHttp) {
+  const rl = readline.createInterface({ input: process.stdin });
+  rl.on("line", (line) => handle(JSON.parse(line)));
+} else {
+  const port = Number(process.argv[3]);
+  http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      if (req.method !== "POST") { res.writeHead(405); return res.end(); }
+      const msg = JSON.parse(body);
+      const h = req.headers;
+      const fail = (why) => { res.writeHead(400, { "Content-Type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: msg.id ?? null, error: { code: -32020, message: why } })); };
+      if (h["mcp-protocol-version"] !== "2026-07-28") return fail("MCP-Protocol-Version header: " + h["mcp-protocol-version"]);
+      if (h["mcp-method"] !== msg.method) return fail("Mcp-Method header: " + h["mcp-method"]);
+      if (msg.method === "tools/call" && h["mcp-name"] !== msg.params.name) return fail("Mcp-Name header");
+      if (!String(h["accept"]).includes("text/event-stream") || !String(h["accept"]).includes("application/json"))
+        return fail("Accept header");
+      if (h["x-api-key"] !== "k-123") { res.writeHead(401); return res.end("no key"); }
+      const out = [];
+      send = (m) => out.push(m);
+      handle(msg);
+      if (out.length === 0) { res.writeHead(202); return res.end(); }
+      if (out.length === 1) { res.writeHead(200, { "Content-Type": "application/json" }); return res.end(JSON.stringify(out[0])); }
+      res.writeHead(200, { "Content-Type": "text/event-stream" });
+      for (const m of out) res.write("event: message\ndata: " + JSON.stringify(m) + "\n\n");
+      res.end();
+    });
+  }).listen(port, "127.0.0.1");
+}

@@ -1,0 +1,501 @@
+// The MCP client against the official reference servers (installed by
+// cmake/install-deps.sh into tests/mcp/node_modules, pinned by its
+// package-lock.json) and against a small fake server (fake_server.mjs) for
+// the 2026-07-28 era and the failures the reference servers do not produce.
+
+#include <agentware.hpp>
+#include <agentware/mcp/client.hpp>
+#include <agentware/mcp/config.hpp>
+#include <agentware/mcp/tools.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace agentware;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path servers_dir = AGENTWARE_MCP_SERVERS_DIR;
+
+fs::path node_module(const std::string& package) {
+    const fs::path p = servers_dir / "node_modules" / "@modelcontextprotocol" / package / "dist" / "index.js";
+    if (!fs::exists(p))
+        FAIL(p.string() << " is missing: run cmake/install-deps.sh (it runs `npm ci` in tests/mcp)");
+    return p;
+}
+
+mcp::server_config everything_stdio() {
+    mcp::server_config c;
+    c.name = "everything";
+    c.command = "node";
+    c.args = {node_module("server-everything").string(), "stdio"};
+    c.session_init_timeout = 20s;
+    c.tool_call_timeout = 20s;
+    return c;
+}
+
+mcp::server_config fake(const std::string& mode) {
+    mcp::server_config c;
+    c.name = "fake";
+    c.command = "node";
+    c.args = {(servers_dir / "fake_server.mjs").string(), mode};
+    c.session_init_timeout = 10s;
+    c.tool_call_timeout = 10s;
+    return c;
+}
+
+std::string text_of(const boost::json::object& result) { return mcp::to_tool_output(result).text(); }
+
+bool is_error(const boost::json::object& result) {
+    const auto* e = result.if_contains("isError");
+    return e && e->is_bool() && e->get_bool();
+}
+
+int free_port() {
+    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(s);
+    return ntohs(a.sin_port);
+}
+
+/// The local addresses listening on `port` (from /proc/net/tcp and tcp6), in hex.
+std::vector<std::string> listeners(int port) {
+    std::vector<std::string> out;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, ":%04X", port);
+    for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+        std::ifstream in(file);
+        std::string line;
+        std::getline(in, line);
+        while (std::getline(in, line)) {
+            std::istringstream fields(line);
+            std::string sl, local, remote, state;
+            fields >> sl >> local >> remote >> state;
+            if (state == "0A" && local.ends_with(hex)) out.push_back(local);
+        }
+    }
+    return out;
+}
+
+/// A node server listening on 127.0.0.1:port(), started with `args` (the
+/// port appended when `port_last`, else in $PORT).
+class http_server {
+public:
+    http_server(std::vector<std::string> args, bool port_last) : port_(free_port()) {
+        const std::string port = std::to_string(port_);
+        if (port_last) args.push_back(port);
+        std::vector<char*> argv;
+        argv.push_back(const_cast<char*>("node"));
+        for (auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::setenv("PORT", port.c_str(), 1);
+            ::execvp("node", argv.data());
+            ::_exit(127);
+        }
+        for (int i = 0; i < 200 && listeners(port_).empty(); ++i)
+            std::this_thread::sleep_for(50ms);
+    }
+    ~http_server() {
+        ::kill(pid_, SIGTERM);
+        int st;
+        ::waitpid(pid_, &st, 0);
+    }
+    int port() const { return port_; }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
+
+private:
+    int port_;
+    pid_t pid_;
+};
+
+/// server-everything's Streamable HTTP server, made to listen on 127.0.0.1 only.
+http_server everything_http() {
+    return http_server({(servers_dir / "loopback.mjs").string(), node_module("server-everything").string(),
+                        "streamableHttp"},
+                       false);
+}
+
+} // namespace
+
+TEST_CASE("stdio against server-everything (2025 era after the 2026 probe)", "[mcp][stdio]") {
+    std::vector<mcp::mcp_event> events;
+    std::mutex m;
+    mcp::client_options opts;
+    opts.on_event = [&](const mcp::mcp_event& e) {
+        std::lock_guard lock(m);
+        events.push_back(e);
+    };
+    mcp::client c(everything_stdio(), opts);
+    c.connect();
+    CHECK(c.era() == mcp::protocol_era::legacy);
+    CHECK(c.protocol_version() == "2025-11-25");
+    CHECK(c.server_info().contains("name"));
+    c.ping();
+
+    const auto tools = c.list_tools();
+    const auto has = [&](std::string_view n) {
+        return std::any_of(tools.begin(), tools.end(), [&](const auto& t) { return t.name == n; });
+    };
+    CHECK(has("echo"));
+    CHECK(has("get-sum"));
+    CHECK(has("get-tiny-image"));
+
+    SECTION("echo and get-sum") {
+        CHECK(text_of(c.call_tool("echo", {{"message", "hello"}})) == "Echo: hello");
+        CHECK_THAT(text_of(c.call_tool("get-sum", {{"a", 2}, {"b", 40}})), Catch::Contains("42"));
+    }
+    SECTION("a structured result keeps its structuredContent") {
+        const auto r = c.call_tool("get-structured-content", {{"location", "New York"}});
+        REQUIRE(r.contains("structuredContent"));
+        CHECK(r.at("structuredContent").as_object().contains("temperature"));
+        CHECK_FALSE(mcp::to_tool_output(r).text().empty());
+    }
+    SECTION("an image result becomes an image block") {
+        const auto out = mcp::to_tool_output(c.call_tool("get-tiny-image", {}));
+        const bool image = std::any_of(out.content.begin(), out.content.end(), [](const content_block& b) {
+            return b.is_image() && b.image_url.starts_with("data:image/png;base64,");
+        });
+        CHECK(image);
+    }
+    SECTION("unknown tools and bad arguments are errors the model reads") {
+        for (auto [name, args] :
+             {std::pair<std::string, boost::json::object>{"no-such-tool", {}}, {"get-sum", {{"a", "two"}}}}) {
+            try {
+                const auto r = c.call_tool(name, args);
+                CHECK(is_error(r));
+                CHECK(mcp::to_tool_output(r).status == tool_status::error);
+            } catch (const mcp::mcp_error& e) {
+                CHECK(e.kind() == mcp::mcp_error_kind::remote);
+                CHECK(e.code() == mcp::error_code::invalid_params);
+            }
+        }
+    }
+    SECTION("progress notifications reach the event stream") {
+        const auto r = c.call_tool("trigger-long-running-operation", {{"duration", 1}, {"steps", 3}});
+        CHECK_FALSE(is_error(r));
+        std::lock_guard lock(m);
+        const auto progress = std::count_if(
+            events.begin(), events.end(), [](const auto& e) { return e.method == "notifications/progress"; });
+        CHECK(progress >= 1);
+        CHECK(events.front().server == "everything");
+    }
+    c.close();
+    c.close();
+}
+
+TEST_CASE("server-filesystem answers access-denied as an error result", "[mcp][stdio]") {
+    const fs::path dir = fs::temp_directory_path() / ("agentware_mcp_fs_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::ofstream(dir / "hello.txt") << "hello from the file";
+    mcp::server_config cfg;
+    cfg.name = "fs";
+    cfg.command = "node";
+    cfg.args = {node_module("server-filesystem").string(), dir.string()};
+    mcp::client c(cfg);
+    CHECK(text_of(c.call_tool("read_text_file", {{"path", (dir / "hello.txt").string()}})) ==
+          "hello from the file");
+    const auto denied = c.call_tool("read_text_file", {{"path", "/etc/hostname"}});
+    CHECK(is_error(denied));
+    CHECK_THAT(text_of(denied), Catch::Contains("ccess denied"));
+    c.close();
+    fs::remove_all(dir);
+}
+
+TEST_CASE("Streamable HTTP against server-everything on 127.0.0.1", "[mcp][http]") {
+    http_server server = everything_http();
+    const auto bound = listeners(server.port());
+    REQUIRE_FALSE(bound.empty());
+    for (const auto& a : bound)
+        CHECK((a == "0100007F:" + std::string(a.substr(9)) ||
+               a.starts_with("0000000000000000FFFF00000100007F")));
+
+    mcp::server_config cfg;
+    cfg.name = "everything";
+    cfg.type = mcp::transport_type::http;
+    cfg.url = server.url();
+    cfg.headers = {{"X-Test", "1"}};
+    cfg.session_init_timeout = 20s;
+    mcp::client c(cfg);
+    c.connect();
+    CHECK(c.era() == mcp::protocol_era::legacy);
+    CHECK(c.protocol_version() == "2025-11-25");
+    const auto tools = c.list_tools();
+    CHECK(tools.size() > 5);
+    CHECK(text_of(c.call_tool("echo", {{"message", "over http"}})) == "Echo: over http");
+    CHECK_THAT(text_of(c.call_tool("get-sum", {{"a", 1}, {"b", 2}})), Catch::Contains("3"));
+    c.close();
+}
+
+TEST_CASE("the 2026-07-28 era with server/discover", "[mcp][modern]") {
+    mcp::client_options opts;
+    opts.roots = {"/work/space"};
+    mcp::client c(fake("modern"), opts);
+    c.connect();
+    CHECK(c.era() == mcp::protocol_era::modern);
+    CHECK(c.protocol_version() == "2026-07-28");
+    CHECK(c.server_info().at("name") == "fake-modern");
+    const auto tools = c.list_tools(); // two pages, every request with _meta (else -32022)
+    CHECK(tools.size() == 8);
+    CHECK(text_of(c.call_tool("echo", {{"message", "hi"}})) == "echo: hi");
+    // input_required with roots/list is answered and the call retried
+    const std::string roots = text_of(c.call_tool("roots", {}));
+    CHECK_THAT(roots, Catch::Contains("file:///work/space"));
+    CHECK_THAT(roots, Catch::Contains(" r1"));
+    // elicitation cannot be answered yet: a clear error
+    try {
+        c.call_tool("ask", {});
+        FAIL("no error");
+    } catch (const mcp::mcp_error& e) {
+        CHECK(e.kind() == mcp::mcp_error_kind::input_required);
+        CHECK_THAT(e.what(), Catch::Contains("elicitation/create"));
+    }
+}
+
+TEST_CASE("the 2026-07-28 era over Streamable HTTP", "[mcp][http][modern]") {
+    http_server server({(servers_dir / "fake_server.mjs").string(), "http-modern"}, true);
+    ::setenv("AGENTWARE_MCP_TEST_KEY2", "k-123", 1);
+    const auto cfg = mcp::read_server_config(
+        "remote",
+        boost::json::parse(R"({"type": "http", "url": ")" + server.url() +
+                           R"(", "headers": {"X-API-Key": "$AGENTWARE_MCP_TEST_KEY2"}})"),
+        "mcpServers.remote");
+    std::vector<mcp::mcp_event> events;
+    mcp::client_options opts;
+    opts.on_event = [&](const mcp::mcp_event& e) { events.push_back(e); };
+    mcp::client c(cfg, opts);
+    c.connect();
+    CHECK(c.era() == mcp::protocol_era::modern);
+    CHECK(c.list_tools().size() == 8);
+    // an SSE answer: progress, list_changed, then the result
+    CHECK(text_of(c.call_tool("echo", {{"message", "sse"}})) == "echo: sse");
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].method == "notifications/progress");
+    CHECK(c.tools_changed());
+    try { // roots are not enabled: the input request cannot be answered
+        c.call_tool("roots", {});
+        FAIL("no error");
+    } catch (const mcp::mcp_error& e) {
+        CHECK(e.kind() == mcp::mcp_error_kind::input_required);
+    }
+    c.close();
+
+    auto wrong = cfg;
+    wrong.headers["X-API-Key"] = "wrong";
+    mcp::client refused(wrong);
+    CHECK_THROWS_AS(refused.connect(), mcp::mcp_error); // 401 to the probe, then initialize refused
+}
+
+TEST_CASE("legacy handshake versions", "[mcp][stdio]") {
+    {
+        mcp::client c(fake("legacy"));
+        c.connect();
+        CHECK(c.era() == mcp::protocol_era::legacy);
+        CHECK(c.protocol_version() == "2025-11-25");
+    }
+    {
+        mcp::client_options opts;
+        opts.era = mcp::era_preference::legacy;
+        mcp::client c(fake("old"), opts);
+        try {
+            c.connect();
+            FAIL("connected");
+        } catch (const mcp::mcp_error& e) {
+            CHECK(e.kind() == mcp::mcp_error_kind::protocol);
+            CHECK_THAT(e.what(), Catch::Contains("\"2024-11-05\""));
+            CHECK_THAT(e.what(), Catch::Contains("2025-11-25"));
+        }
+    }
+}
+
+TEST_CASE("server requests and notifications (legacy era)", "[mcp][stdio]") {
+    mcp::client_options opts;
+    opts.roots = {"/work/space"};
+    mcp::client c(fake("legacy"), opts);
+    CHECK(c.list_tools().size() == 8);
+    CHECK_FALSE(c.tools_changed());
+    CHECK(text_of(c.call_tool("echo", {{"message", "x"}})) == "echo: x");
+    CHECK(c.tools_changed()); // notifications/tools/list_changed
+    CHECK_THAT(text_of(c.call_tool("ask", {})), Catch::Contains("-32601"));      // elicitation refused
+    CHECK_THAT(text_of(c.call_tool("sampling", {})), Catch::Contains("-32601")); // sampling refused
+    CHECK_THAT(text_of(c.call_tool("roots", {})), Catch::Contains("file:///work/space"));
+}
+
+TEST_CASE("failing servers give readable errors and the client goes on", "[mcp][stdio]") {
+    SECTION("a crash mid-call, then a restart") {
+        mcp::client c(fake("legacy"));
+        try {
+            c.call_tool("crash", {});
+            FAIL("no error");
+        } catch (const mcp::mcp_error& e) {
+            CHECK(e.kind() == mcp::mcp_error_kind::closed);
+            CHECK_THAT(e.what(), Catch::Contains("exited with status 3"));
+        }
+        CHECK(text_of(c.call_tool("echo", {{"message", "back"}})) == "echo: back"); // restarted once
+        CHECK_THROWS_AS(c.call_tool("crash", {}), mcp::mcp_error);
+        CHECK_THROWS_WITH(c.call_tool("echo", {{"message", "x"}}), Catch::Contains("again after a restart"));
+    }
+    SECTION("a hang times out and the call is cancelled") {
+        mcp::client c(fake("legacy"));
+        try {
+            c.call_tool("hang", {}, 300ms);
+            FAIL("no error");
+        } catch (const mcp::mcp_error& e) {
+            CHECK(e.kind() == mcp::mcp_error_kind::timeout);
+        }
+        CHECK(text_of(c.call_tool("echo", {{"message", "still"}})) == "echo: still");
+    }
+    SECTION("garbage") {
+        mcp::client c(fake("legacy"));
+        CHECK_THROWS_WITH(c.call_tool("garbage", {}), Catch::Contains("not JSON: this is not json"));
+    }
+    SECTION("a line over the limit stops the server") {
+        mcp::client_options opts;
+        opts.max_message_bytes = 1 << 20;
+        opts.restart_crashed_server = false;
+        mcp::client c(fake("legacy"), opts);
+        CHECK_THROWS_WITH(c.call_tool("huge", {}), Catch::Contains("longer than 1048576 bytes"));
+        CHECK_THROWS_AS(c.call_tool("echo", {{"message", "x"}}), mcp::mcp_error);
+    }
+    SECTION("a server that never answers initialize") {
+        auto cfg = fake("silent");
+        cfg.session_init_timeout = 500ms;
+        mcp::client_options opts;
+        opts.discover_timeout = 200ms;
+        mcp::client c(cfg, opts);
+        CHECK_THROWS_WITH(c.connect(), Catch::Contains("did not answer initialize"));
+    }
+    SECTION("a command that does not exist") {
+        mcp::server_config cfg;
+        cfg.name = "missing";
+        cfg.command = "/nonexistent/mcp-server";
+        mcp::client c(cfg);
+        CHECK_THROWS_WITH(c.connect(), Catch::Contains("cannot start `/nonexistent/mcp-server`"));
+    }
+    SECTION("as tools, failures are error tool messages") {
+        mcp::mcp_toolkit kit({fake("legacy")});
+        const auto tools = kit.tools();
+        REQUIRE(tools.size() == 8);
+        CHECK(tools[0]->schema().name == "fake_echo");
+        tool_runtime rt;
+        for (const auto& t : tools) {
+            if (t->schema().name != "fake_garbage") continue;
+            const tool_output out = t->call({}, rt);
+            CHECK(out.status == tool_status::error);
+            CHECK_THAT(out.text(),
+                       Catch::Contains("Error: the MCP tool \"garbage\" of server \"fake\" failed"));
+        }
+    }
+}
+
+TEST_CASE("extensions_config.json", "[mcp][config]") {
+    ::setenv("AGENTWARE_MCP_TEST_KEY", "secret", 1);
+    const auto doc = boost::json::parse(R"({
+        "mcpServers": {
+            "fs": {"enabled": true, "type": "stdio", "command": "npx", "args": ["-y", "x"],
+                   "env": {"TOKEN": "$AGENTWARE_MCP_TEST_KEY"}, "tool_call_timeout": 5},
+            "remote": {"type": "http", "url": "http://127.0.0.1:1/mcp",
+                       "headers": {"Authorization": "Bearer ${AGENTWARE_MCP_TEST_KEY}"}, "tool_name_prefix": false},
+            "off": {"enabled": false, "command": "nothing"}
+        },
+        "skills": {}
+    })");
+    const auto servers = mcp::read_extensions_config(doc);
+    REQUIRE(servers.size() == 3);
+    CHECK(servers[0].name == "fs");
+    CHECK(servers[0].env.at("TOKEN") == "secret");
+    CHECK(servers[0].tool_call_timeout == 5s);
+    CHECK(servers[1].type == mcp::transport_type::http);
+    CHECK(servers[1].headers.at("Authorization") == "Bearer secret");
+    CHECK_FALSE(servers[1].tool_name_prefix);
+    CHECK_FALSE(servers[2].enabled);
+    mcp::mcp_toolkit none({servers[2]}); // disabled: not started
+    CHECK(none.tools().empty());
+
+    const auto bad = [](const char* text) { return mcp::read_extensions_config(boost::json::parse(text)); };
+    CHECK_THROWS_WITH(bad(R"({"mcpServers": {"a": {"type": "ftp"}}})"), Catch::Contains("mcpServers.a.type"));
+    CHECK_THROWS_WITH(bad(R"({"mcpServers": {"a": {"command": "x", "argz": []}}})"),
+                      Catch::Contains("mcpServers.a.argz: unknown key"));
+    CHECK_THROWS_WITH(bad(R"({"mcpServers": {"a": {"type": "http"}}})"), Catch::Contains("mcpServers.a.url"));
+    CHECK_THROWS_WITH(bad(R"({"mcpServers": {"a": {"command": 3}}})"),
+                      Catch::Contains("mcpServers.a.command"));
+    CHECK_THROWS_WITH(bad(R"({"mcpServers": {"a": {"type": "sse", "url": "http://x"}}})"),
+                      Catch::Contains("legacy HTTP+SSE"));
+}
+
+TEST_CASE("tool name collisions are reported at load time", "[mcp][stdio]") {
+    auto a = fake("legacy");
+    auto b = fake("legacy");
+    b.name = "other";
+    a.tool_name_prefix = b.tool_name_prefix = false;
+    CHECK_THROWS_WITH(mcp::mcp_toolkit({a, b}),
+                      Catch::Contains("\"echo\" is offered by servers \"fake\" and \"other\""));
+}
+
+TEST_CASE("an agent calls MCP tools end to end", "[mcp][agent]") {
+    mcp::mcp_toolkit kit({everything_stdio()});
+    scripted_model model({ai_message("", {tool_call{"c1", "everything_get-sum", {{"a", 20}, {"b", 22}}},
+                                          tool_call{"c2", "everything_echo", {{"message", 5}}}}),
+                          ai_message("done")});
+    auto agent = make_agent(model, kit.tool_set());
+    auto r = agent.invoke("add");
+    REQUIRE(r.ok());
+    const auto& ms = r.state.messages;
+    REQUIRE(ms.size() == 5);
+    CHECK_THAT(ms[2].text(), Catch::Contains("42"));
+    CHECK(ms[3].is_error()); // the schema check refused a number for a string, before the call
+    CHECK_THAT(ms[3].text(), Catch::Contains("invalid arguments for tool \"everything_echo\""));
+    kit.close();
+}
+
+TEST_CASE("list_changed refreshes the agent's tools before the next model call", "[mcp][agent]") {
+    mcp::mcp_toolkit kit({fake("legacy")});
+    CHECK(kit.tools().size() == 8);
+    scripted_model model({ai_message("", {tool_call{"c1", "fake_echo", {{"message", "x"}}}}),
+                          ai_message("", {tool_call{"c2", "fake_added", {}}}), ai_message("done")});
+    auto agent = make_agent(model, tool_set{}, kit); // the toolkit as a middleware (its tools() hook)
+    auto r = agent.invoke("go");
+    REQUIRE(r.ok());
+    const auto& ms = r.state.messages;
+    REQUIRE(ms.size() == 6);
+    CHECK(ms[2].text() == "echo: x");
+    CHECK(ms[4].text() == "added works"); // offered and callable after the server's list_changed
+    CHECK(kit.tools().size() == 9);
+    kit.close();
+}
+
+TEST_CASE("calls from several threads share one stdio connection", "[mcp][concurrency]") {
+    mcp::client c(fake("legacy"));
+    c.connect();
+    std::vector<std::thread> threads;
+    std::atomic<int> right{0};
+    for (int t = 0; t < 6; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 5; ++i) {
+                const std::string m = std::to_string(t) + "-" + std::to_string(i);
+                if (text_of(c.call_tool("echo", {{"message", m}})) == "echo: " + m) ++right;
+            }
+        });
+    for (auto& th : threads)
+        th.join();
+    CHECK(right == 30);
+    c.close();
+}

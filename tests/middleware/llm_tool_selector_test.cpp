@@ -1,0 +1,204 @@
+// llm_tool_selector and tool_emulator: a side model chooses the tools or plays
+// them; garbage, unknown names and failures fall back to all tools with an
+// event; both loops.
+#include "../agent/run_async.hpp"
+#include "../agent/support.hpp"
+
+#include <agentware/middleware/llm_tool_selector.hpp>
+#include <agentware/middleware/tool_emulator.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <boost/json/parse.hpp>
+
+using namespace agentware;
+
+namespace {
+
+auto named_tool(std::string name) {
+    return make_tool(name, "The " + name + " tool.", R"({"type":"object"})",
+                     [name](const boost::json::object&) { return "real " + name; });
+}
+tool_set five() {
+    return tool_set(named_tool("search"), named_tool("weather"), named_tool("calendar"), named_tool("mail"),
+                    named_tool("maps"));
+}
+message pick(std::vector<std::string> names) {
+    boost::json::array a;
+    for (auto& n : names)
+        a.emplace_back(n);
+    return ai_message("", {tool_call{"s1", "ToolSelectionResponse", boost::json::object{{"tools", a}}}});
+}
+std::vector<std::string> offered(const scripted_model& m, std::size_t i) {
+    return m.requests().at(i).tool_names;
+}
+const boost::json::array* events(const boost::json::object& ctx) {
+    const auto* e = ctx.if_contains("events");
+    return e && e->is_array() ? &e->as_array() : nullptr;
+}
+
+} // namespace
+
+TEST_CASE("llm_tool_selector offers the tools the selector picks, capped, plus always_include",
+          "[middleware][llm_tool_selector]") {
+    scripted_model selector({pick({"mail", "search", "mail", "maps"})});
+    scripted_model model({ai_message("ok")});
+    llm_tool_selector_options o;
+    o.max_tools = 2;
+    o.always_include = {"weather"};
+    auto a = make_agent(model, five(), llm_tool_selector(any_chat_model(selector), o));
+    auto r = a.invoke("Email my boss the search results");
+    REQUIRE(r.reason == stop_reason::finished);
+    // offered order kept; "maps" cut by max_tools (duplicates not counted); weather always
+    CHECK(offered(model, 0) == std::vector<std::string>{"search", "mail", "weather"});
+    // what the selector was asked
+    const auto q = selector.requests().at(0); // a copy: requests() returns one
+    CHECK(q.system_prompt == "Your goal is to select the most relevant tools for answering the user's "
+                             "query.\nIMPORTANT: List the tool "
+                             "names in order of relevance, with the most relevant first. If you exceed the "
+                             "maximum number of tools, "
+                             "only the first 2 will be used.");
+    REQUIRE(q.messages.size() == 1);
+    CHECK(q.messages[0].text() == "Email my boss the search results");
+    CHECK(q.tool_names == std::vector<std::string>{"ToolSelectionResponse"});
+    CHECK(q.settings.tool_choice == "ToolSelectionResponse");
+    CHECK_FALSE(events(r.context));
+}
+
+TEST_CASE("llm_tool_selector: a JSON answer in the text is read too", "[middleware][llm_tool_selector]") {
+    scripted_model selector({ai_message(R"({"tools": ["maps"]})")});
+    scripted_model model({ai_message("ok")});
+    auto a = make_agent(model, five(), llm_tool_selector(any_chat_model(selector)));
+    a.invoke("where am I");
+    CHECK(offered(model, 0) == std::vector<std::string>{"maps"});
+}
+
+TEST_CASE("llm_tool_selector falls back to all tools on unknown names, garbage or failure, and says so",
+          "[middleware][llm_tool_selector]") {
+    const std::vector<std::string> all{"search", "weather", "calendar", "mail", "maps"};
+    {
+        scripted_model selector({pick({"search", "teleport"})});
+        scripted_model model({ai_message("ok")});
+        auto a = make_agent(model, five(), llm_tool_selector(any_chat_model(selector)));
+        auto r = a.invoke("go");
+        CHECK(offered(model, 0) == all);
+        REQUIRE(events(r.context));
+        const auto& e = events(r.context)->at(0).as_object();
+        CHECK(e.at("middleware") == "llm_tool_selector");
+        CHECK(e.at("event") == "tool_selection_fallback");
+        CHECK(e.at("detail").as_string().starts_with("Model selected invalid tools: ['teleport']"));
+    }
+    {
+        scripted_model selector({ai_message("I think you want the search tool!")});
+        scripted_model model({ai_message("ok")});
+        auto a = make_agent(model, five(), llm_tool_selector(any_chat_model(selector)));
+        auto r = a.invoke("go");
+        CHECK(offered(model, 0) == all);
+        REQUIRE(events(r.context));
+    }
+    {
+        scripted_model selector({}); // fails: no answer scripted
+        scripted_model model({ai_message("ok")});
+        auto a = make_agent(model, five(), llm_tool_selector(any_chat_model(selector)));
+        auto r = a.invoke("go");
+        REQUIRE(r.reason == stop_reason::finished);
+        CHECK(offered(model, 0) == all);
+        CHECK(events(r.context)->at(0).at("detail").as_string().starts_with("the selector model failed"));
+    }
+}
+
+TEST_CASE(
+    "llm_tool_selector: always_include not offered is an error; no tools left to choose skips the selector",
+    "[middleware][llm_tool_selector]") {
+    scripted_model selector({pick({"search"})});
+    scripted_model model({ai_message("ok")});
+    llm_tool_selector_options o;
+    o.always_include = {"teleport"};
+    auto a = make_agent(model, five(), llm_tool_selector(any_chat_model(selector), o));
+    auto r = a.invoke("go");
+    REQUIRE(r.reason == stop_reason::error);
+    CHECK(r.error.find(
+              "Tools in always_include not found in request: ['teleport']. Available tools: ['calendar', "
+              "'mail', 'maps', 'search', 'weather']") != std::string::npos);
+    o.always_include = {"search"};
+    scripted_model model2({ai_message("ok")});
+    auto b =
+        make_agent(model2, tool_set(named_tool("search")), llm_tool_selector(any_chat_model(selector), o));
+    b.invoke("go");
+    CHECK(selector.calls() == 0);
+    CHECK_THROWS_AS(llm_tool_selector(any_chat_model{}), std::invalid_argument);
+}
+
+TEST_CASE("llm_tool_selector in the coroutine loop", "[middleware][llm_tool_selector][async]") {
+    scripted_model selector({pick({"calendar"})});
+    scripted_model model({ai_message("ok")});
+    auto a = make_agent(model, five(), llm_tool_selector(any_chat_model(selector)));
+    auto r = test::run_async(a, "when");
+    CHECK(r.answer() == "ok");
+    CHECK(offered(model, 0) == std::vector<std::string>{"calendar"});
+}
+
+TEST_CASE("llm_tool_selector options from JSON", "[middleware][llm_tool_selector][options]") {
+    auto o = boost::json::value_to<llm_tool_selector_options>(
+        boost::json::parse(R"({"max_tools": 3, "always_include": ["a"]})"));
+    CHECK(o.max_tools == 3u);
+    CHECK(boost::json::value_to<llm_tool_selector_options>(boost::json::value_from(o)) == o);
+    CHECK_THROWS_WITH(
+        boost::json::value_to<llm_tool_selector_options>(boost::json::parse(R"({"max_tools": 0})")),
+        Catch::Contains("llm_tool_selector.max_tools"));
+    CHECK_THROWS_WITH(
+        boost::json::value_to<llm_tool_selector_options>(boost::json::parse(R"({"model": "x"})")),
+        Catch::Contains("model"));
+}
+
+TEST_CASE("tool_emulator answers the named tools with the emulator model", "[middleware][tool_emulator]") {
+    scripted_model emulator({ai_message("Sunny, 21 degrees")});
+    scripted_model model(
+        {test::calls({test::call("c1", "weather", R"({"city":"Oslo"})"), test::call("c2", "search")}),
+         ai_message("done")});
+    tool_emulator_options o;
+    o.tools = std::vector<std::string>{"weather"};
+    auto a = make_agent(model, five(), tool_emulator(any_chat_model(emulator), o));
+    auto r = a.invoke("weather?");
+    REQUIRE(r.reason == stop_reason::finished);
+    CHECK(r.state.messages.at(2).text() == "Sunny, 21 degrees");
+    CHECK(r.state.messages.at(2).tool_call_id() == "c1");
+    CHECK(r.state.messages.at(2).metadata.at("emulated") == true);
+    CHECK(r.state.messages.at(3).text() == "real search");
+    REQUIRE(emulator.requests().size() == 1);
+    CHECK(emulator.requests()[0].messages.at(0).text() ==
+          "You are emulating a tool call for testing purposes.\n\nTool: weather\nDescription: The weather "
+          "tool.\n"
+          "Arguments: {\"city\":\"Oslo\"}\n\nGenerate a realistic response that this tool would return given "
+          "these "
+          "arguments.\nReturn ONLY the tool's output, no explanation or preamble. Introduce variation into "
+          "your "
+          "responses.");
+}
+
+TEST_CASE("tool_emulator plays a tool the agent lacks; a failing emulator is an error result",
+          "[middleware][tool_emulator]") {
+    scripted_model emulator({ai_message("42 results")});
+    scripted_model model({test::calls({test::call("c1", "ghost")}), test::calls({test::call("c2", "ghost")}),
+                          ai_message("done")});
+    auto a = make_agent(model, tool_set{}, tool_emulator(any_chat_model(emulator)));
+    auto r = a.invoke("go");
+    REQUIRE(r.reason == stop_reason::finished);
+    CHECK(r.state.messages.at(2).text() == "42 results");
+    CHECK(emulator.requests()[0].messages.at(0).text().find("Description: No description available") !=
+          std::string::npos);
+    CHECK(r.state.messages.at(4).is_error());
+    CHECK(r.state.messages.at(4).text().starts_with("Error: the emulator of tool 'ghost' failed:"));
+}
+
+TEST_CASE("tool_emulator in the coroutine loop", "[middleware][tool_emulator][async]") {
+    scripted_model emulator({ai_message("emulated")});
+    scripted_model model({test::calls({test::call("c1", "mail")}), ai_message("done")});
+    auto a = make_agent(model, five(), tool_emulator(any_chat_model(emulator)));
+    auto r = test::run_async(a, "go");
+    CHECK(r.state.messages.at(2).text() == "emulated");
+    auto o = boost::json::value_to<tool_emulator_options>(boost::json::parse(R"({"tools": ["a"]})"));
+    CHECK(boost::json::value_to<tool_emulator_options>(boost::json::value_from(o)) == o);
+    CHECK_THROWS_WITH(boost::json::value_to<tool_emulator_options>(boost::json::parse(R"({"tools": [1]})")),
+                      Catch::Contains("tool_emulator.tools"));
+}

@@ -1,0 +1,175 @@
+// read_before_write: read marks with the content hash, the block text on
+// stale or missing reads, fail-open cases, and the per-(thread, path) gate
+// under a write racing a read.
+#include "deerflow_support.hpp"
+
+#include <agentware/middleware/detail/hash.hpp>
+#include <agentware/middleware/read_before_write.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+using namespace agentware;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string blocked_text =
+    "Error: write_file blocked — /mnt/user-data/workspace/a.txt already exists and you have not read its "
+    "current "
+    "version. Any write invalidates earlier reads, so re-read before every modification. Call read_file on "
+    "it (a "
+    "ranged read of the relevant section is enough, e.g. the last ~30 lines before an append), check what is "
+    "already there, then retry.";
+
+// The sandbox tools with read_before_write in front, run by an agent.
+auto run_calls(dftest::sandbox_env& env, std::vector<message> script) {
+    scripted_model model(std::move(script));
+    auto a = make_agent(model, tool_set{}, sandbox{}, read_before_write{});
+    decltype(a)::state_type state;
+    get<thread_data_field>(state) = env.paths;
+    auto r = a.run(state, "go");
+    INFO(r.error);
+    REQUIRE(r.reason == stop_reason::finished);
+    return state;
+}
+
+std::string write_args(std::string_view content) {
+    return fmt::format(R"({{"description":"d","path":"/mnt/user-data/workspace/a.txt","content":"{}"}})",
+                       content);
+}
+const std::string read_args = R"({"description":"d","path":"/mnt/user-data/workspace/./a.txt"})";
+
+} // namespace
+
+TEST_CASE("a write to an existing unread file is blocked; after a read it goes through",
+          "[middleware][read_before_write]") {
+    dftest::sandbox_env env;
+    dftest::write(env.ws() / "a.txt", "old\n");
+    auto state = run_calls(env, {test::calls({test::call("c1", "write_file", write_args("new"))}),
+                                 test::calls({test::call("c2", "read_file", read_args)}),
+                                 test::calls({test::call("c3", "write_file", write_args("new"))}),
+                                 test::calls({test::call("c4", "write_file", write_args("newer"))}),
+                                 ai_message("done")});
+    const auto& m = state.messages;
+    CHECK(m.at(2).text() == blocked_text);
+    CHECK(m.at(2).is_error());
+    // The read carries the mark: normalised path and the hash of the whole file.
+    const auto& mark = m.at(4).metadata.at("deerflow_read_mark").as_object();
+    CHECK(mark.at("path") == "/mnt/user-data/workspace/a.txt");
+    CHECK(mark.at("hash").as_string() == detail::sha256_hex("old\n"));
+    CHECK(m.at(6).text() == "OK");
+    // That write changed the file: the earlier read no longer counts.
+    CHECK(m.at(8).text() == blocked_text);
+    CHECK(dftest::read(env.ws() / "a.txt") == "new");
+}
+
+TEST_CASE("a ranged read marks the hash of the whole file", "[middleware][read_before_write]") {
+    dftest::sandbox_env env;
+    dftest::write(env.ws() / "a.txt", "1\n2\n3\n");
+    auto state = run_calls(
+        env,
+        {test::calls(
+             {test::call("c1", "read_file",
+                         R"({"description":"d","path":"/mnt/user-data/workspace/a.txt","start_line":3})")}),
+         test::calls({test::call(
+             "c2", "str_replace",
+             R"({"description":"d","path":"/mnt/user-data/workspace/a.txt","old_str":"3","new_str":"4"})")}),
+         ai_message("done")});
+    CHECK(state.messages.at(2).metadata.at("deerflow_read_mark").at("hash").as_string() ==
+          detail::sha256_hex("1\n2\n3\n"));
+    CHECK(state.messages.at(4).text() == "OK");
+    CHECK(dftest::read(env.ws() / "a.txt") == "1\n2\n4\n");
+}
+
+TEST_CASE("new files, failed reads and unreadable files fail open", "[middleware][read_before_write]") {
+    dftest::sandbox_env env;
+    auto state = run_calls(
+        env,
+        {test::calls({test::call("c1", "write_file", write_args("first"))}),
+         test::calls({test::call("c2", "read_file",
+                                 R"({"description":"d","path":"/mnt/user-data/workspace/missing.txt"})")}),
+         ai_message("done")});
+    CHECK(state.messages.at(2).text() == "OK"); // a new file
+    CHECK(state.messages.at(4).text().starts_with("Error:"));
+    CHECK_FALSE(state.messages.at(4).metadata.contains("deerflow_read_mark")); // no mark for a failed read
+    // A path outside the sandbox is the tool's business (it refuses it).
+    auto outside =
+        run_calls(env, {test::calls({test::call("c1", "write_file",
+                                                R"({"description":"d","path":"/etc/x","content":"y"})")}),
+                        ai_message("done")});
+    CHECK(outside.messages.at(2).text().find("blocked") == std::string::npos);
+}
+
+TEST_CASE("reads and writes in parallel in one round: the write is judged on the state before the round",
+          "[middleware][read_before_write][concurrency]") {
+    dftest::sandbox_env env;
+    dftest::write(env.ws() / "a.txt", "old\n");
+    auto state = run_calls(env, {test::calls({test::call("c1", "read_file", read_args),
+                                              test::call("c2", "write_file", write_args("new"))}),
+                                 ai_message("done")});
+    CHECK(state.messages.at(3).text() == blocked_text); // the read of the same round does not count yet
+    CHECK(state.messages.at(2).metadata.at("deerflow_read_mark").at("hash").as_string() ==
+          detail::sha256_hex("old\n"));
+    CHECK(dftest::read(env.ws() / "a.txt") == "old\n");
+}
+
+TEST_CASE("a write racing a read: the mark always matches what the read returned",
+          "[middleware][read_before_write][concurrency]") {
+    dftest::sandbox_env env;
+    const fs::path file = env.ws() / "a.txt";
+    dftest::write(file, "v0");
+    read_before_write mw;
+    runtime rt;
+    rt.thread_id = "t1";
+    using req_t = tool_request<dftest::full_state>;
+    for (int round = 0; round < 20; ++round) {
+        std::string returned;
+        tool_response read_result;
+        std::thread reader([&] {
+            req_t req{
+                tool_call{"r", "read_file", boost::json::object{{"path", "/mnt/user-data/workspace/a.txt"}}},
+                nullptr, &env.state, &rt};
+            read_result = mw.wrap_tool_call(req, [&](auto& r) {
+                returned = dftest::read(file);
+                std::this_thread::sleep_for(std::chrono::milliseconds(2)); // a slow read
+                return tool_response{tool_message(r.call->id, "read_file", returned), {}, false};
+            });
+        });
+        std::thread writer([&] {
+            // Give the writer the latest content's mark, so it may write.
+            dftest::full_state st = env.state;
+            message mark = tool_message("m", "read_file", "");
+            mark.metadata["deerflow_read_mark"] = boost::json::object{
+                {"path", "/mnt/user-data/workspace/a.txt"}, {"hash", detail::sha256_hex(dftest::read(file))}};
+            st.messages.push_back(mark);
+            req_t req{
+                tool_call{"w", "write_file", boost::json::object{{"path", "/mnt/user-data/workspace/a.txt"}}},
+                nullptr, &st, &rt};
+            mw.wrap_tool_call(req, [&](auto& r) {
+                dftest::write(file, "v" + std::to_string(round + 1));
+                return tool_response{tool_message(r.call->id, "write_file", "OK"), {}, false};
+            });
+        });
+        reader.join();
+        writer.join();
+        REQUIRE(read_result.msg.metadata.contains("deerflow_read_mark"));
+        CHECK(read_result.msg.metadata.at("deerflow_read_mark").at("hash").as_string() ==
+              detail::sha256_hex(returned));
+    }
+}
+
+TEST_CASE("read_before_write options in JSON", "[middleware][read_before_write][options]") {
+    auto o = boost::json::value_to<read_before_write_options>(
+        boost::json::parse(R"({"write_tools":["write_file","str_replace","edit_file"]})"));
+    CHECK(o.write_tools.size() == 3);
+    CHECK(boost::json::value_to<read_before_write_options>(boost::json::value_from(o)) == o);
+    CHECK_THROWS_WITH(
+        boost::json::value_to<read_before_write_options>(boost::json::parse(R"({"enabled":true})")),
+        Catch::Contains("read_before_write.enabled"));
+    CHECK_THROWS_WITH(
+        boost::json::value_to<read_before_write_options>(boost::json::parse(R"({"write_tools":[1]})")),
+        Catch::Contains("read_before_write.write_tools[0]"));
+}

@@ -29,7 +29,8 @@ std::string joined(const std::vector<std::string>& pieces) {
     return out;
 }
 
-model_response anthropic_assemble(std::string_view bytes, std::size_t cut, const stream_handler* h = nullptr) {
+model_response anthropic_assemble(std::string_view bytes, std::size_t cut,
+                                  const stream_handler* h = nullptr) {
     anthropic_stream_assembler a(h);
     a.feed(bytes.substr(0, cut));
     a.feed(bytes.substr(cut));

@@ -389,7 +389,7 @@ TEST_CASE("the coroutine loop retries without holding its thread",
     std::vector<boost::json::object> events;
     run_config cfg;
     cfg.stream.on_event = [&](const boost::json::object& e) { events.push_back(e); };
-    auto r = test::run_async(a, "hi", cfg);
+    auto r = ::test::run_async(a, "hi", cfg);
     CHECK(r.answer() == "after a retry");
     CHECK(events.size() == 1);
     CHECK(clock->slept() == 1000ms);

@@ -9,6 +9,7 @@
 // caller cannot overtake one that waits.
 
 #include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/post.hpp>
@@ -48,14 +49,15 @@ public:
     auto async_acquire(CompletionToken&& token) {
         return boost::asio::async_initiate<CompletionToken, void()>(
             [this](auto handler) {
+                boost::asio::any_io_executor executor = boost::asio::get_associated_executor(handler);
                 std::unique_lock lock(mutex_);
                 if (free_ > 0 && queue_.empty()) {
                     --free_;
                     lock.unlock();
-                    resume(std::move(handler));
+                    resume(executor, std::move(handler));
                     return;
                 }
-                queue_.emplace_back(async_waiter(std::move(handler)));
+                queue_.emplace_back(async_waiter{std::move(executor), std::move(handler)});
             },
             token);
     }
@@ -75,7 +77,8 @@ public:
             granted_.notify_all();
         } else {
             lock.unlock();
-            resume(std::move(std::get<async_waiter>(next)));
+            auto& w = std::get<async_waiter>(next);
+            resume(w.executor, std::move(w.handler));
         }
     }
 
@@ -89,14 +92,16 @@ private:
     struct blocking_waiter {
         bool granted = false;
     };
-    using async_waiter = boost::asio::any_completion_handler<void()>;
+    struct async_waiter {
+        boost::asio::any_io_executor executor; // the waiting coroutine's
+        boost::asio::any_completion_handler<void()> handler;
+    };
     using waiter = std::variant<blocking_waiter*, async_waiter>;
 
     // Resumes a waiting coroutine on its own executor, never inside release().
     template <class Handler>
-    static void resume(Handler handler) {
-        auto executor = boost::asio::get_associated_executor(handler);
-        boost::asio::post(executor, std::move(handler));
+    static void resume(const boost::asio::any_io_executor& executor, Handler handler) {
+        boost::asio::post(executor, [h = std::move(handler)]() mutable { std::move(h)(); });
     }
 
     mutable std::mutex mutex_;

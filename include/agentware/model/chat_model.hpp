@@ -66,7 +66,7 @@ struct chat_request {
     /// `retry_policy::max_retries`); unset: the client's policy. A middleware
     /// that retries the call itself sets 0 (llm_error_handling does), so
     /// retries do not multiply.
-    std::optional<int> client_max_retries;
+    std::optional<int> client_max_retries{};
 };
 
 /// What a model answers: one ai message and the tokens it cost.

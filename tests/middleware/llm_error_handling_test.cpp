@@ -6,10 +6,7 @@
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/middleware/llm_error_handling.hpp>
-#include <agentware/model/openai_chat_model.hpp>
 #include <agentware/model/scripted_model.hpp>
-
-#include "../support/scripted_http_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -23,7 +20,6 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -521,29 +517,7 @@ TEST_CASE("the calls llm_error_handling wraps turn the client's own retries off"
         });
         CHECK(seen == 0);
     }
-    SECTION("a failing provider sees the middleware's attempts, not their product") {
-        agentware::test::scripted_http_server server;
-        for (int i = 0; i < 16; ++i)
-            server.push(agentware::test::scripted_response::json(R"({"error": {"message": "down"}})", 503));
-        ::setenv("AGENTWARE_TEST_LLM_EH_KEY", "sk-test-llm-eh", 1);
-        openai_config c;
-        c.base_url = server.base_url();
-        c.model = "gpt-test";
-        c.api_key_env = "AGENTWARE_TEST_LLM_EH_KEY";
-        c.retry.max_retries = 3; // alone, the client tries 4 times
-        c.retry.initial_backoff = 1ms;
-        c.retry.max_backoff = 2ms;
-        openai_chat_model model(c);
-
-        chat_request plain;
-        plain.messages = cow_vector<message>(std::vector<message>{human_message("hello")});
-        CHECK_THROWS_AS(model.invoke(plain), model_error);
-        CHECK(server.request_count() == 4);
-
-        harness h; // three attempts
-        message m = h.call([&](chat_request& r) { return model.invoke(r); }).ai;
-        CHECK(m.text() == llm_error_handling::unavailable_text);
-        CHECK(server.request_count() == 4 + 3); // not 4 * 3
-        CHECK(h.events.size() == 2);
-    }
+    // The client honours the request's cap: tests/model/openai_chat_model_test.cpp
+    // ("client_max_retries caps the client's own retries") counts the requests a
+    // failing server receives.
 }

@@ -299,7 +299,7 @@ private:
 
     // Copies text[copied_, pos) to the output (starting it if need be).
     void flush(std::size_t pos) {
-        if (out_.empty()) out_.start(t_.size() + t_.size() / 16 + 64);
+        if (out_.empty()) out_.start(t_.size() + t_.size() / 4 + 64); // room for dense escapes: no regrowth
         out_.put(t_.data() + copied_, pos - copied_);
         copied_ = pos;
     }

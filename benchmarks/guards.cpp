@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 #include <boost/json/src.hpp>
 
+#include <cstring>
 #include <regex>
 #include <string>
 
@@ -86,6 +87,24 @@ void neutralize_hostile_100k(benchmark::State& state) {
 }
 BENCHMARK(neutralize_hostile_100k);
 
+// A floor for the hostile text: only finding its 4,188 '<' (memchr from one to
+// the next), no tag looked at, nothing written.
+void find_every_lt_hostile_100k(benchmark::State& state) {
+    const std::string text = hostile(100 * 1024);
+    for (auto _ : state) {
+        std::size_t n = 0;
+        const char* p = text.data();
+        const char* const end = p + text.size();
+        while ((p = static_cast<const char*>(std::memchr(p, '<', static_cast<std::size_t>(end - p)))) !=
+               nullptr) {
+            ++n;
+            ++p;
+        }
+        benchmark::DoNotOptimize(n);
+    }
+}
+BENCHMARK(find_every_lt_hostile_100k);
+
 // The message as input_sanitization hands it to the model: neutralised and framed.
 void input_sanitization_message_100k(benchmark::State& state) {
     const agentware::message m = agentware::human_message(hostile(100 * 1024));
@@ -143,6 +162,16 @@ void sandbox_audit_command_10k(benchmark::State& state) {
     }
 }
 BENCHMARK(sandbox_audit_command_10k);
+
+// Where its time goes: the lexer alone (393 simple commands, a string per word).
+void sandbox_audit_lex_only_10k(benchmark::State& state) {
+    const std::string command = long_command(10000);
+    for (auto _ : state) {
+        auto segments = agentware::detail::lex_shell(command);
+        benchmark::DoNotOptimize(segments.data());
+    }
+}
+BENCHMARK(sandbox_audit_lex_only_10k);
 
 } // namespace
 

@@ -8,6 +8,11 @@
 #include <agentware/middleware/llm_error_handling.hpp>
 #include <agentware/model/scripted_model.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -16,6 +21,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -379,7 +385,7 @@ TEST_CASE("the coroutine loop retries without holding its thread",
     std::vector<boost::json::object> events;
     run_config cfg;
     cfg.stream.on_event = [&](const boost::json::object& e) { events.push_back(e); };
-    auto r = test::run_async(a, "hi", cfg);
+    auto r = ::test::run_async(a, "hi", cfg);
     CHECK(r.answer() == "after a retry");
     CHECK(events.size() == 1);
     CHECK(clock->slept() == 1000ms);
@@ -408,8 +414,110 @@ TEST_CASE("llm_call options read DeerFlow's keys and refuse bad ones", "[middlew
                       Catch::Contains("llm_call.retry_base_delay_ms"));
     CHECK_THROWS_WITH(read(R"({"retry_max_attempts": 0})"),
                       Catch::Contains("retry_max_attempts must be >= 1"));
-    CHECK_THROWS_WITH(read(R"({"max_concurrent_calls": 4})"), Catch::Contains("only 0"));
+    CHECK(read(R"({"max_concurrent_calls": 4})").max_concurrent_calls == 4);
+    CHECK_THROWS_WITH(read(R"({"max_concurrent_calls": -1})"),
+                      Catch::Contains("llm_call") && Catch::Contains("max_concurrent_calls must be >= 0"));
     CHECK_THROWS_WITH(read(R"({"circuit_breaker": {"threshold": 1}})"),
                       Catch::Contains("llm_call.circuit_breaker") && Catch::Contains("threshold"));
     CHECK_THROWS_AS(llm_error_handling(llm_error_handling_options{}, nullptr), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------- max_concurrent_calls
+
+TEST_CASE("max_concurrent_calls bounds the blocking calls in flight; the others wait their turn",
+          "[middleware][llm_error_handling][concurrency]") {
+    llm_error_handling_options o;
+    o.max_concurrent_calls = 2;
+    llm_error_handling mw(o, std::make_shared<manual_retry_clock>(), 11);
+    std::mutex m;
+    std::condition_variable cv;
+    bool release = false;
+    std::atomic<int> in_flight{0}, peak{0}, entered{0};
+    auto gated = [&](chat_request&) -> model_response {
+        const int now = in_flight.fetch_add(1) + 1;
+        for (int p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
+        }
+        entered.fetch_add(1);
+        {
+            std::unique_lock lock(m);
+            cv.wait(lock, [&] { return release; });
+        }
+        in_flight.fetch_sub(1);
+        return model_response{ai_message("ok"), {}};
+    };
+    constexpr int callers = 6;
+    std::vector<std::thread> threads;
+    std::atomic<int> answered{0};
+    for (int i = 0; i < callers; ++i)
+        threads.emplace_back([&] {
+            chat_request r;
+            if (mw.wrap_model_call(r, gated).ai.text() == "ok") answered.fetch_add(1);
+        });
+    // Two are inside the provider, four wait for a slot.
+    while (entered.load() < 2 || mw.calls_waiting() < callers - 2)
+        std::this_thread::yield();
+    CHECK(entered.load() == 2);
+    {
+        std::lock_guard lock(m);
+        release = true;
+    }
+    cv.notify_all();
+    for (auto& t : threads)
+        t.join();
+    CHECK(answered.load() == callers);
+    CHECK(peak.load() == 2);
+    CHECK(mw.calls_waiting() == 0);
+}
+
+namespace llm_eh_async {
+// One call through the middleware's coroutine form; its answer goes to `out`.
+template <class Next>
+boost::asio::awaitable<void> call(llm_error_handling& mw, Next next, std::vector<std::string>* out) {
+    chat_request r;
+    model_response resp = co_await mw.wrap_model_call(r, next);
+    out->push_back(resp.ai.text());
+}
+} // namespace llm_eh_async
+
+TEST_CASE("max_concurrent_calls in the coroutine loop waits without holding the thread",
+          "[middleware][llm_error_handling][async]") {
+    llm_error_handling_options o;
+    o.max_concurrent_calls = 1;
+    llm_error_handling mw(o, std::make_shared<manual_retry_clock>(), 12);
+    int in_flight = 0, peak = 0;
+    // Each call holds its slot across a timer: on one thread, a waiter that
+    // blocked the thread would never let the timer fire.
+    auto slow = [&](chat_request&) -> boost::asio::awaitable<model_response> {
+        peak = std::max(peak, ++in_flight);
+        boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, 2ms);
+        co_await t.async_wait(boost::asio::use_awaitable);
+        --in_flight;
+        co_return model_response{ai_message("ok"), {}};
+    };
+    boost::asio::io_context io;
+    std::vector<std::string> answers;
+    for (int i = 0; i < 3; ++i)
+        boost::asio::co_spawn(io, llm_eh_async::call(mw, slow, &answers), boost::asio::detached);
+    io.run(); // one thread
+    CHECK(answers == std::vector<std::string>{"ok", "ok", "ok"});
+    CHECK(peak == 1);
+    CHECK(mw.calls_waiting() == 0);
+}
+
+// ---------------------------------------------------------------- the client's own retries
+
+TEST_CASE("the calls llm_error_handling wraps turn the client's own retries off",
+          "[middleware][llm_error_handling]") {
+    SECTION("the request says so") {
+        harness h;
+        std::optional<int> seen;
+        h.call([&](chat_request& r) {
+            seen = r.client_max_retries;
+            return model_response{ai_message("ok"), {}};
+        });
+        CHECK(seen == 0);
+    }
+    // The client honours the request's cap: tests/model/openai_chat_model_test.cpp
+    // ("client_max_retries caps the client's own retries") counts the requests a
+    // failing server receives.
 }

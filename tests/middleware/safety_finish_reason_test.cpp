@@ -2,16 +2,22 @@
 // the explanation; the ordering rule against loop_detection and token_budget.
 #include "after_model_bench.hpp"
 
+#include <agentware/agent/agent.hpp>
 #include <agentware/core/pipeline.hpp>
 #include <agentware/middleware/loop_detection.hpp>
 #include <agentware/middleware/safety_finish_reason.hpp>
 #include <agentware/middleware/token_budget.hpp>
 #include <agentware/model/anthropic_format.hpp>
 #include <agentware/model/openai_format.hpp>
+#include <agentware/model/scripted_model.hpp>
 
 #include <boost/json/parse.hpp>
 
 #include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 using namespace agentware;
 
@@ -44,6 +50,49 @@ TEST_CASE("OpenAI content_filter and Anthropic refusal remove the tool calls",
     CHECK(refused.tool_calls.empty());
     CHECK(refused.text().starts_with("The model provider stopped this response with a safety-related signal "
                                      "(stop_reason='refusal', detector='anthropic_refusal')."));
+}
+
+TEST_CASE("a safety stop is reported as a safety_termination event", "[middleware][safety_finish_reason]") {
+    test::bench<safety_finish_reason> b;
+    std::vector<boost::json::object> events;
+    b.rt.on_event = [&](const boost::json::object& e) { events.push_back(e); };
+    message m = stopped("content_filter");
+    m.id = "ai-7";
+    b.answer(std::move(m));
+    REQUIRE(events.size() == 1);
+    CHECK(events[0] ==
+          boost::json::parse(R"({"type": "safety_termination", "detector": "openai_content_filter",
+        "reason_field": "finish_reason", "reason_value": "content_filter", "suppressed_tool_call_count": 2,
+        "suppressed_tool_call_names": ["write_file", "unknown"], "message_id": "ai-7"})")
+              .as_object());
+    // ... and in the run's context, for a caller that does not listen.
+    const auto& recorded = b.rt.context.at("events").as_array();
+    REQUIRE(recorded.size() == 1);
+    CHECK(recorded[0].at("event") == "safety_termination");
+    CHECK(recorded[0].at("middleware") == "safety_finish_reason");
+
+    // A listener that throws does not fail the run; an answer that passes emits nothing.
+    b.rt.on_event = [](const boost::json::object&) { throw std::runtime_error("listener"); };
+    CHECK(b.answer(stopped("refusal")).tool_calls.empty());
+    b.rt.on_event = [&](const boost::json::object& e) { events.push_back(e); };
+    b.answer(stopped("tool_calls"));
+    CHECK(events.size() == 1);
+}
+
+TEST_CASE("an agent's run_config.stream.on_event receives safety_termination",
+          "[middleware][safety_finish_reason]") {
+    message stop = stopped("content_filter", "cut");
+    scripted_model model(std::vector<message>{stop});
+    agent a(model, tool_set{}, pipeline<safety_finish_reason>{});
+    std::vector<std::string> types;
+    run_config cfg;
+    cfg.stream.on_event = [&](const boost::json::object& e) {
+        types.push_back(std::string(e.at("type").as_string()));
+    };
+    auto r = a.invoke("write it", cfg);
+    CHECK(types == std::vector<std::string>{"safety_termination"});
+    CHECK(r.reason == stop_reason::finished);
+    CHECK(r.context.at("events").as_array().size() == 1);
 }
 
 TEST_CASE("answers without tool calls or without a safety stop pass", "[middleware][safety_finish_reason]") {

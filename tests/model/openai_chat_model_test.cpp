@@ -227,6 +227,28 @@ TEST_CASE("openai client: 500 twice, then success; 5xx past the retry budget fai
     CHECK(server.request_count() == 3 + 4);
 }
 
+TEST_CASE("openai client: a request's client_max_retries caps the client's own retries",
+          "[client][openai][retry]") {
+    // llm_error_handling sets 0 on the calls it wraps (it retries them itself):
+    // three middleware attempts then reach a failing provider three times, not twelve.
+    scripted_http_server server;
+    for (int i = 0; i < 8; ++i)
+        server.push(scripted_response::json(R"({"error":{"message":"down"}})", 503));
+    openai_chat_model model(config_for(server)); // max_retries 3: four tries alone
+    chat_request once = hello();
+    once.client_max_retries = 0;
+    CHECK(error_of(model, once).http_status() == 503);
+    CHECK(server.request_count() == 1);
+    chat_request twice = hello();
+    twice.client_max_retries = 1;
+    error_of(model, twice);
+    CHECK(server.request_count() == 1 + 2);
+    chat_request more = hello();
+    more.client_max_retries = 10; // a cap, never more than the client's policy
+    error_of(model, more);
+    CHECK(server.request_count() == 1 + 2 + 4);
+}
+
 TEST_CASE("openai client: 401, 400, 404 and context length are not retried", "[client][openai][errors]") {
     scripted_http_server server;
     openai_chat_model model(config_for(server));

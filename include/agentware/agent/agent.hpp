@@ -212,8 +212,9 @@ private:
     };
 
     runtime start(state_type& state, agent_input input, const run_config& config, run_result& result) {
-        runtime rt{config.thread_id, config.run_id.empty() ? make_message_id() : config.run_id,
-                   config.context, 0, model_ref(model_)};
+        runtime rt{config.thread_id,  config.run_id.empty() ? make_message_id() : config.run_id,
+                   config.context,    0,
+                   model_ref(model_), config.stream.on_event};
         result.first_new_message = state.messages.size();
         for (auto& m : input.messages)
             detail::append_message(state.messages, std::move(m));

@@ -6,6 +6,7 @@
 #include <boost/json/object.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace agentware {
@@ -23,6 +24,12 @@ struct runtime {
     /// summarization and title fall back to the agent's model). Empty when the
     /// runtime was not made by an agent.
     model_ref model{};
+    /// The run's event channel: what a hook reports while the run is under
+    /// way (`{"type": "safety_termination", ...}`), DeerFlow's custom stream
+    /// events. The agent sets it from `run_config::stream.on_event`, so the
+    /// caller receives these beside the model calls' own events (`llm_retry`).
+    /// Empty when nobody listens; call it through `detail::emit_event`.
+    std::function<void(const boost::json::object&)> on_event{};
 };
 
 } // namespace agentware

@@ -14,7 +14,9 @@
 //     a row it opens for `recovery_timeout`, during which calls fail at once;
 //     then one probe call is let through (half open), and its outcome closes
 //     or reopens the breaker;
-//  4. answers a final failure with an ai message (no tool calls) that says
+//  4. with `max_concurrent_calls`, lets at most that many calls reach the
+//     provider at once (the others wait their turn);
+//  5. answers a final failure with an ai message (no tool calls) that says
 //     what happened, marked `deerflow_error_fallback`, so the run ends with a
 //     readable answer instead of an error.
 //
@@ -25,6 +27,7 @@
 #include <agentware/detail/awaitable.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/call_slots.hpp>
 #include <agentware/model/chat_model.hpp>
 #include <agentware/model/detail/provider_error.hpp>
 #include <agentware/model/error.hpp>
@@ -101,8 +104,10 @@ private:
 
 /// DeerFlow's `llm_call:` section, and its `circuit_breaker:` section folded in.
 struct llm_error_handling_options {
-    int max_concurrent_calls =
-        0; ///< DeerFlow's process-wide cap on calls in flight; only 0 (no cap) is supported
+    /// At most this many calls to the provider in flight at once, across every
+    /// run the middleware (and its copies) serves; 0: no cap. A call over the
+    /// cap waits for a slot (a coroutine waits without holding its thread).
+    int max_concurrent_calls = 0;
     int retry_max_attempts = 3; ///< attempts in all, the first included (1: no retries)
     std::chrono::milliseconds retry_base_delay{1000};
     std::chrono::milliseconds retry_cap_delay{8000};
@@ -111,10 +116,7 @@ struct llm_error_handling_options {
     std::chrono::seconds recovery_timeout{60};              ///< circuit_breaker.recovery_timeout_sec
 
     void validate() const {
-        if (max_concurrent_calls != 0)
-            throw std::invalid_argument(
-                "max_concurrent_calls: only 0 (no cap) is supported; bound concurrency with the agent's "
-                "own limits");
+        if (max_concurrent_calls < 0) throw std::invalid_argument("max_concurrent_calls must be >= 0");
         if (retry_max_attempts < 1) throw std::invalid_argument("retry_max_attempts must be >= 1");
         if (retry_base_delay.count() < 0 || retry_cap_delay.count() < 0 || burst_retry_base_delay.count() < 0)
             throw std::invalid_argument("retry delays must be >= 0");
@@ -178,6 +180,8 @@ public:
         if (!clock) throw std::invalid_argument("llm_error_handling: the clock must not be null");
         shared_->clock = std::move(clock);
         shared_->rng.seed(seed ? *seed : std::random_device{}());
+        if (options_.max_concurrent_calls > 0)
+            shared_->slots = std::make_unique<detail::call_slots>(options_.max_concurrent_calls);
     }
 
     const llm_error_handling_options& options() const noexcept { return options_; }
@@ -191,6 +195,8 @@ public:
         std::lock_guard lock(shared_->mutex);
         return shared_->failures;
     }
+    /// Calls waiting for a slot under `max_concurrent_calls` now (0 without a cap).
+    std::size_t calls_waiting() const { return shared_->slots ? shared_->slots->waiting() : 0; }
 
     /// DeerFlow's `_classify_error`, with the clients' typed errors first.
     static llm_failure classify(std::exception_ptr e) {
@@ -323,6 +329,7 @@ private:
         bool probe_in_flight = false;
         std::shared_ptr<retry_clock> clock;
         std::minstd_rand rng;
+        std::unique_ptr<detail::call_slots> slots; // max_concurrent_calls; null: no cap
     };
 
     // What to do after an attempt failed.
@@ -439,10 +446,14 @@ private:
     auto call_blocking(auto& req, auto& next) -> decltype(next(req)) {
         using R = decltype(next(req));
         if (!admit()) return R{circuit_open_message(), {}};
+        req.client_max_retries = 0; // the retries are ours (see the docs page)
+        detail::call_slots* slots = shared_->slots.get();
         std::chrono::milliseconds previous{-1};
         for (int attempt = 1;; ++attempt) {
             std::exception_ptr failure;
             try {
+                if (slots) slots->acquire(); // a slot per attempt, not held while waiting to retry
+                detail::call_slot_guard slot(slots);
                 R response = next(req);
                 record_success();
                 return response;
@@ -460,10 +471,14 @@ private:
     R call_async(Request req, Next next) {
         using response_t = detail::awaited_t<R>;
         if (!admit()) co_return response_t{circuit_open_message(), {}};
+        req.client_max_retries = 0; // the retries are ours (see the docs page)
+        detail::call_slots* slots = shared_->slots.get();
         std::chrono::milliseconds previous{-1};
         for (int attempt = 1;; ++attempt) {
             std::exception_ptr failure;
             try {
+                if (slots) co_await slots->async_acquire(boost::asio::use_awaitable);
+                detail::call_slot_guard slot(slots);
                 response_t response = co_await next(req);
                 record_success();
                 co_return response;

@@ -7,7 +7,8 @@
 // finish reason is a safety stop (OpenAI `content_filter`, Anthropic
 // `refusal`, Gemini `SAFETY` and its kin), the calls are removed, an
 // explanation is appended and the answer is stamped with
-// `metadata.safety_termination`; the provider's finish reason is kept.
+// `metadata.safety_termination`; the provider's finish reason is kept. A
+// `safety_termination` event goes to the run's event channel and its context.
 //
 // It must stand after loop_detection and token_budget in the pipeline: after
 // hooks run in reverse order, so it then sees the answer first and the loop
@@ -18,6 +19,7 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
+#include <agentware/middleware/detail/run_events.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -107,7 +109,7 @@ public:
     }
 
     template <class State>
-    void after_model(State& state, runtime&) {
+    void after_model(State& state, runtime& rt) {
         message* ai = detail::last_ai_with_calls(state);
         if (!ai) return;
         const safety_detector* d = detect(ai->provider.finish_reason());
@@ -121,12 +123,21 @@ public:
         ai->edit_invalid_tool_calls().clear();
         detail::append_note(*ai,
                             fmt::format(fmt::runtime(explanation_format), d->reason_field, value, d->name));
-        ai->metadata["safety_termination"] =
-            boost::json::object{{"detector", d->name},
-                                {"reason_field", d->reason_field},
-                                {"reason_value", value},
-                                {"suppressed_tool_call_count", count},
-                                {"suppressed_tool_call_names", std::move(names)}};
+        boost::json::object stamp{{"detector", d->name},
+                                  {"reason_field", d->reason_field},
+                                  {"reason_value", value},
+                                  {"suppressed_tool_call_count", count},
+                                  {"suppressed_tool_call_names", std::move(names)}};
+        // DeerFlow's `safety_termination` custom event: the stamp, its type and the message's id.
+        boost::json::object event{{"type", "safety_termination"}};
+        for (const auto& [k, v] : stamp)
+            event.emplace(k, v);
+        event.emplace("message_id", ai->id);
+        ai->metadata["safety_termination"] = std::move(stamp);
+        detail::emit_event(&rt, event);
+        detail::record_event(
+            &rt, "safety_finish_reason", "safety_termination",
+            fmt::format("{}={} ({}): {} tool call(s) suppressed", d->reason_field, value, d->name, count));
     }
 
 private:

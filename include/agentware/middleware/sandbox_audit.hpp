@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <memory>
@@ -112,8 +113,9 @@ inline bool is_shell_special(char c) noexcept {
 /// || newlines, $( ) and backticks, redirections).
 inline std::vector<shell_segment> lex_shell(std::string_view s) {
     std::vector<shell_segment> segs(1);
-    std::vector<int> stack{0};      // open segments: the innermost is current
-    std::vector<bool> in_dq{false}; // inside double quotes, per nesting level
+    segs.reserve(s.size() / 24 + 4); // about one simple command per 24 characters in long scripts
+    std::vector<int> stack{0};       // open segments: the innermost is current
+    std::vector<bool> in_dq{false};  // inside double quotes, per nesting level
     std::vector<bool> backtick{false};
     std::string word;
     bool have_word = false;
@@ -123,15 +125,15 @@ inline std::vector<shell_segment> lex_shell(std::string_view s) {
         if (!have_word) return;
         shell_segment& sg = cur();
         if (redirect_pending) {
-            sg.write_targets.push_back(word);
+            sg.write_targets.push_back(std::move(word));
             redirect_pending = 0;
         } else if (sg.words.empty() && word.find('=') != std::string::npos && word[0] != '=' &&
                    std::all_of(
                        word.begin(), word.begin() + static_cast<std::ptrdiff_t>(word.find('=')),
                        [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
-            sg.assignments.push_back(word);
+            sg.assignments.push_back(std::move(word));
         } else {
-            sg.words.push_back(word);
+            sg.words.push_back(std::move(word));
         }
         word.clear();
         have_word = false;
@@ -140,6 +142,7 @@ inline std::vector<shell_segment> lex_shell(std::string_view s) {
         end_word();
         redirect_pending = 0;
         shell_segment next;
+        next.words.reserve(8); // one allocation instead of four for a typical command
         next.piped_from = piped;
         next.parent = cur().parent;
         segs.push_back(std::move(next));
@@ -319,9 +322,15 @@ inline std::string_view base_name(std::string_view w) {
     return slash == std::string_view::npos ? w : w.substr(slash + 1);
 }
 
+// Whether `w` is in `set`: the length and first letter refuse most words
+// before any byte comparison (this runs for every word of every command).
 template <std::size_t N>
 bool one_of(std::string_view w, const std::array<std::string_view, N>& set) {
-    return std::find(set.begin(), set.end(), w) != set.end();
+    if (w.empty()) return false;
+    for (std::string_view x : set)
+        if (x.size() == w.size() && x[0] == w[0] && std::memcmp(x.data(), w.data(), w.size()) == 0)
+            return true;
+    return false;
 }
 
 inline constexpr std::array<std::string_view, 8> shells{"sh",  "bash", "zsh", "dash",
@@ -351,9 +360,10 @@ inline std::size_t command_index(const shell_segment& sg) {
 }
 
 inline bool has_sudo(const shell_segment& sg) {
+    static constexpr std::array<std::string_view, 3> root{"sudo", "su", "doas"};
     for (const auto& w : sg.words) {
         const std::string_view b = base_name(w);
-        if (b == "sudo" || b == "su" || b == "doas") return true;
+        if (one_of(b, root)) return true;
         if (b != "env" && b != "nohup" && b != "exec" && b != "command") break;
     }
     return false;
@@ -376,10 +386,11 @@ inline bool is_system_path(std::string_view p) {
 }
 
 inline bool is_protected_write_target(std::string_view p) {
-    if (p.starts_with("/etc/") || p == "/etc" || p.starts_with("/usr/bin/") || p.starts_with("/usr/sbin/") ||
-        p.starts_with("/bin/") || p.starts_with("/sbin/") || p.starts_with("/usr/lib/") ||
-        p.starts_with("/boot/") || p.starts_with("/dev/sd") || p.starts_with("/dev/nvme") ||
-        p.starts_with("/dev/mem"))
+    if (p.empty()) return false;
+    if (p[0] == '/' && (p.starts_with("/etc/") || p == "/etc" || p.starts_with("/usr/bin/") ||
+                        p.starts_with("/usr/sbin/") || p.starts_with("/bin/") || p.starts_with("/sbin/") ||
+                        p.starts_with("/usr/lib/") || p.starts_with("/boot/") || p.starts_with("/dev/sd") ||
+                        p.starts_with("/dev/nvme") || p.starts_with("/dev/mem")))
         return true;
     static constexpr std::array<std::string_view, 8> rc{".bashrc",   ".bash_profile", ".profile", ".zshrc",
                                                         ".zprofile", ".bash_login",   ".zshenv",  ".cshrc"};

@@ -62,6 +62,11 @@ struct chat_request {
     cow_vector<tool_schema> tools;
     model_settings settings;
     stream_handler stream; ///< when set (and the model streams), deltas go here
+    /// Caps the model client's own retries for this call (the HTTP clients'
+    /// `retry_policy::max_retries`); unset: the client's policy. A middleware
+    /// that retries the call itself sets 0 (llm_error_handling does), so
+    /// retries do not multiply.
+    std::optional<int> client_max_retries{};
 };
 
 /// What a model answers: one ai message and the tokens it cost.

@@ -2,8 +2,11 @@
 #define AGENTWARE_MIDDLEWARE_DETAIL_RUN_EVENTS_HPP
 
 // What a middleware tells the caller about a run without failing it (a
-// fallback taken, a setting that had no effect): an entry in the run
-// context's `events` list, which the caller reads in run_result::context.
+// fallback taken, a setting that had no effect, an answer cut for safety):
+// an entry in the run context's `events` list, which the caller reads in
+// run_result::context after the run, and, for what the caller should see as
+// it happens, an event on the run's channel (`runtime::on_event`, fed to
+// `run_config::stream.on_event`).
 
 #include <agentware/agent/runtime.hpp>
 
@@ -24,6 +27,16 @@ inline void record_event(runtime* rt, std::string_view middleware, std::string_v
     if (!events.is_array()) events = boost::json::array{};
     events.as_array().push_back(boost::json::object{
         {"middleware", middleware}, {"event", event}, {"detail", std::move(detail_text)}});
+}
+
+/// Sends `event` (an object with a "type") to the run's event channel, if
+/// anyone listens. A listener that throws does not fail the run.
+inline void emit_event(const runtime* rt, const boost::json::object& event) noexcept {
+    if (!rt || !rt->on_event) return;
+    try {
+        rt->on_event(event);
+    } catch (...) {
+    }
 }
 
 /// True when the run's context already holds an event named `event`.

@@ -23,6 +23,7 @@
 #include <boost/system/system_error.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -168,6 +169,9 @@ public:
             static_cast<bool>(request.stream.on_text) || static_cast<bool>(request.stream.on_reasoning);
         const http_request_spec spec = protocol_->make_request(request, stream);
         thread_local std::minstd_rand rng{std::random_device{}()};
+        const int max_retries = request.client_max_retries
+                                    ? std::min(std::max(*request.client_max_retries, 0), retry_.max_retries)
+                                    : retry_.max_retries;
 
         for (int retry = 0;; ++retry) {
             std::optional<model_error> failure;
@@ -189,7 +193,7 @@ public:
             throw_if_cancelled(*control);
             if (failure->kind() == model_error_kind::cancelled) throw *failure;
             // After text went to the caller's callback a retry would repeat it.
-            if (!failure->retryable() || retry >= retry_.max_retries || delivered) throw *failure;
+            if (!failure->retryable() || retry >= max_retries || delivered) throw *failure;
             std::chrono::milliseconds delay = retry_.backoff(retry, rng);
             if (const auto asked = failure->retry_after()) {
                 if (*asked > retry_.max_retry_after) throw *failure;

@@ -95,8 +95,9 @@ struct clarification {
 #undef WRAP
 #undef FIELDS
 
-// The model's answers for one run: 99 tool calls, then a final answer.
-std::vector<message> make_script() {
+// The model's answers for one run: 99 tool calls, then a final answer; with
+// `reported_usage`, each carries the token usage a provider reports.
+std::vector<message> make_script(bool reported_usage = false) {
     std::vector<message> script;
     for (std::size_t i = 0; i + 1 < rounds_per_run; ++i) {
         boost::json::object args;
@@ -105,6 +106,9 @@ std::vector<message> make_script() {
         script.push_back(ai_message("", {tool_call{"call-" + std::to_string(i), "echo", std::move(args)}}));
     }
     script.push_back(ai_message("done"));
+    if (reported_usage)
+        for (message& m : script)
+            m.provider.set_usage(token_usage{1000, 20, 1020});
     return script;
 }
 
@@ -174,12 +178,12 @@ template <class Agent>
 // (unless the model cycles) the model gets a fresh script.
 template <class Agent>
 void run_rounds(benchmark::State& bs, Agent& a, bool cycling_model = false,
-                loop_kind kind = loop_kind::blocking) {
+                loop_kind kind = loop_kind::blocking, bool reported_usage = false) {
     boost::asio::io_context io;
     const auto history = static_cast<std::size_t>(bs.range(0));
     auto state = make_history<typename Agent::state_type>(history);
     state.messages.reserve(history + 2 * rounds_per_run + 2);
-    const std::vector<message> script = make_script();
+    const std::vector<message> script = make_script(reported_usage);
     run_config cfg;
     cfg.run_id = "bench";
     for (auto _ : bs) {
@@ -188,7 +192,7 @@ void run_rounds(benchmark::State& bs, Agent& a, bool cycling_model = false,
         bs.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         if (r.rounds != rounds_per_run || !r.ok()) {
             const std::string why = "the run did not do the expected rounds (" + std::to_string(r.rounds) +
-                                    " rounds; " + r.error + ")";
+                                    " rounds; " + std::string(to_string(r.reason)) + " " + r.error + ")";
             bs.SkipWithError(why.c_str());
             break;
         }
@@ -312,7 +316,9 @@ void BM_agent_loop_summarization(benchmark::State& bs) {
 // that would end a run of 99 identical echo calls (loop detection, call
 // limits, the token budget) are set above it, so that every hook runs every
 // round and the run does its 100 rounds; summarization's token trigger does
-// not fire.
+// not fire. The model's answers carry reported usage, as a provider's do (an
+// answer without it is estimated by token_accounting and token_budget from
+// the whole request, which costs in proportion to the history).
 constexpr std::string_view lead_chain_sections = R"({
     "input_sanitization": true, "tool_output": true, "tool_result_sanitization": true,
     "thread_data": true, "uploads": true, "sandbox": true, "dangling_tool_call": true,
@@ -324,7 +330,7 @@ constexpr std::string_view lead_chain_sections = R"({
     "system_message_coalescing": true, "subagents": true,
     "loop_detection": {"warn_threshold": 1000, "hard_limit": 1000, "tool_freq_warn": 1000,
                        "tool_freq_hard_limit": 1000},
-    "token_budget": true, "terminal_response": true, "model_length_finish_reason": true,
+    "token_budget": {"max_tokens": 1000000000000}, "terminal_response": true, "model_length_finish_reason": true,
     "safety_finish_reason": true, "pii": {"rules": [{"pii_type": "email"}]}, "context_editing": true,
     "model_call_limit": {"run_limit": 1000}, "tool_call_limit": {"run_limit": 1000}, "clarification": true
 })";
@@ -365,8 +371,9 @@ void BM_agent_loop_lead_chain(benchmark::State& bs) {
         any_chat_model(scripted_model({ai_message("A summary.")}, {false, true}));
     chain.get<agentware::title>()->model =
         any_chat_model(scripted_model({ai_message("A title")}, {false, true}));
-    agent<scripted_model, deerflow_pipeline> a(make_model(), make_tools(), std::move(chain));
-    run_rounds(bs, a);
+    agent<scripted_model, deerflow_pipeline> a(scripted_model(make_script(true), {false, false}),
+                                               make_tools(), std::move(chain));
+    run_rounds(bs, a, false, loop_kind::blocking, true);
 }
 
 } // namespace

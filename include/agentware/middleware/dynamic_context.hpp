@@ -17,6 +17,7 @@
 // (DeerFlow's time box): a slow disk delays no run for longer. Past the limit
 // nothing is injected in this run, and the next run tries again.
 
+#include <agentware/agent/coroutine_hooks.hpp>
 #include <agentware/agent/runtime.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/memory/clock.hpp>

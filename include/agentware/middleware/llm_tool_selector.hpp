@@ -125,8 +125,8 @@ struct llm_tool_selector {
         question.tools = std::vector<tool_schema>{selection_schema(candidates)};
         question.settings.tool_choice = std::string(selection_tool);
         return detail::ask_then_next(req, next, model_, std::move(question),
-                                     [this, candidates](auto& r, detail::side_answer a) {
-                                         this->select(r, candidates, std::move(a));
+                                     [self = this, candidates](auto& r, detail::side_answer a) {
+                                         self->select(r, candidates, std::move(a));
                                      });
     }
 

@@ -12,6 +12,7 @@
 #include <agentware/agent/async_loop.hpp>
 #include <agentware/middleware/summarization.hpp>
 #include <agentware/model/scripted_model.hpp>
+#include <agentware/presets/deerflow.hpp>
 #include <agentware/src.hpp>
 #include <agentware/tool/make_tool.hpp>
 
@@ -23,6 +24,8 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -92,8 +95,9 @@ struct clarification {
 #undef WRAP
 #undef FIELDS
 
-// The model's answers for one run: 99 tool calls, then a final answer.
-std::vector<message> make_script() {
+// The model's answers for one run: 99 tool calls, then a final answer; with
+// `reported_usage`, each carries the token usage a provider reports.
+std::vector<message> make_script(bool reported_usage = false) {
     std::vector<message> script;
     for (std::size_t i = 0; i + 1 < rounds_per_run; ++i) {
         boost::json::object args;
@@ -102,6 +106,9 @@ std::vector<message> make_script() {
         script.push_back(ai_message("", {tool_call{"call-" + std::to_string(i), "echo", std::move(args)}}));
     }
     script.push_back(ai_message("done"));
+    if (reported_usage)
+        for (message& m : script)
+            m.provider.set_usage(token_usage{1000, 20, 1020});
     return script;
 }
 
@@ -171,12 +178,12 @@ template <class Agent>
 // (unless the model cycles) the model gets a fresh script.
 template <class Agent>
 void run_rounds(benchmark::State& bs, Agent& a, bool cycling_model = false,
-                loop_kind kind = loop_kind::blocking) {
+                loop_kind kind = loop_kind::blocking, bool reported_usage = false) {
     boost::asio::io_context io;
     const auto history = static_cast<std::size_t>(bs.range(0));
     auto state = make_history<typename Agent::state_type>(history);
     state.messages.reserve(history + 2 * rounds_per_run + 2);
-    const std::vector<message> script = make_script();
+    const std::vector<message> script = make_script(reported_usage);
     run_config cfg;
     cfg.run_id = "bench";
     for (auto _ : bs) {
@@ -184,7 +191,9 @@ void run_rounds(benchmark::State& bs, Agent& a, bool cycling_model = false,
         run_result r = run_once(a, state, cfg, kind, io);
         bs.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         if (r.rounds != rounds_per_run || !r.ok()) {
-            bs.SkipWithError("the run did not do the expected rounds");
+            const std::string why = "the run did not do the expected rounds (" + std::to_string(r.rounds) +
+                                    " rounds; " + std::string(to_string(r.reason)) + " " + r.error + ")";
+            bs.SkipWithError(why.c_str());
             break;
         }
         state.messages.resize(history);
@@ -298,6 +307,75 @@ void BM_agent_loop_summarization(benchmark::State& bs) {
     run_rounds(bs, a);
 }
 
+// DeerFlow's whole lead chain (include/agentware/presets/deerflow.hpp) with
+// every optional slot engaged, as a scenario of the replay would build it:
+// thread directories and the sandbox under a temporary directory, memory with
+// its manager (no background worker: each run's conversation is queued, and
+// the queue keeps the latest one per thread), dynamic_context reading that
+// manager, and scripted helper models for summarization and title. The limits
+// that would end a run of 99 identical echo calls (loop detection, call
+// limits, the token budget) are set above it, so that every hook runs every
+// round and the run does its 100 rounds; summarization's token trigger does
+// not fire. The model's answers carry reported usage, as a provider's do (an
+// answer without it is estimated by token_accounting and token_budget from
+// the whole request, which costs in proportion to the history).
+constexpr std::string_view lead_chain_sections = R"({
+    "input_sanitization": true, "tool_output": true, "tool_result_sanitization": true,
+    "thread_data": true, "uploads": true, "sandbox": true, "dangling_tool_call": true,
+    "llm_call": true, "guardrails": true, "sandbox_audit": true, "read_before_write": true,
+    "tool_error_handling": true, "dynamic_context": true,
+    "summarization": {"trigger": [{"type": "tokens", "value": 1000000000000}]},
+    "durable_context": true, "todo": true, "token_usage": true, "title": true,
+    "memory": {"backend_config": {"storage_path": ""}}, "view_image": true,
+    "system_message_coalescing": true, "subagents": true,
+    "loop_detection": {"warn_threshold": 1000, "hard_limit": 1000, "tool_freq_warn": 1000,
+                       "tool_freq_hard_limit": 1000},
+    "token_budget": {"max_tokens": 1000000000000}, "terminal_response": true, "model_length_finish_reason": true,
+    "safety_finish_reason": true, "pii": {"rules": [{"pii_type": "email"}]}, "context_editing": true,
+    "model_call_limit": {"run_limit": 1000}, "tool_call_limit": {"run_limit": 1000}, "clarification": true
+})";
+
+struct lead_chain_env {
+    std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("agentware-lead-chain-bench-" + std::to_string(::getpid()));
+    lead_chain_env() { std::filesystem::create_directories(dir); }
+    ~lead_chain_env() {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+};
+
+void BM_agent_loop_lead_chain(benchmark::State& bs) {
+    lead_chain_env env;
+    deerflow_pipeline chain = make_deerflow_pipeline(boost::json::parse(lead_chain_sections));
+    std::size_t engaged = 0;
+    chain.for_each_enabled([&](const auto&) { ++engaged; });
+    if (engaged != deerflow_pipeline::size) {
+        bs.SkipWithError("not every slot of the lead chain is engaged");
+        return;
+    }
+    chain.get<agentware::thread_data>()->options.base_dir = env.dir.string();
+    memory_options mo = chain.get<agentware::memory>()->manager()->options();
+    mo.backend_config.storage_path = env.dir.string();
+    auto manager = std::make_shared<memory_manager>(
+        mo, memory_manager_setup{.model =
+                                     [](const chat_request&) {
+                                         return model_response{ai_message("{}"), {}};
+                                     },
+                                 .start_worker = false});
+    chain.slot<agentware::memory>().emplace(manager);
+    chain.get<agentware::dynamic_context>()->manager = manager;
+    // The helper models: scripted, cycling (neither is asked while the trigger
+    // does not fire and the thread is past its first exchange).
+    chain.get<agentware::summarization>()->model =
+        any_chat_model(scripted_model({ai_message("A summary.")}, {false, true}));
+    chain.get<agentware::title>()->model =
+        any_chat_model(scripted_model({ai_message("A title")}, {false, true}));
+    agent<scripted_model, deerflow_pipeline> a(scripted_model(make_script(true), {false, false}),
+                                               make_tools(), std::move(chain));
+    run_rounds(bs, a, false, loop_kind::blocking, true);
+}
+
 } // namespace
 
 BENCHMARK(BM_message_work_only)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -323,5 +401,6 @@ BENCHMARK(BM_agent_loop_14_middlewares)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_summarization)->Arg(10)->Arg(10000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_agent_loop_lead_chain)->Arg(10)->Arg(10000)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_agent_loop_14_middlewares_8kb_prompt)->Arg(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

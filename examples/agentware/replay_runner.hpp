@@ -295,6 +295,10 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         memory_mgr->updater().set_fact_ids(
             [n = std::make_shared<int>(0)] { return fmt::format("fact_{:08}", ++*n); });
         middleware.slot<memory>().emplace(memory_mgr);
+        if (auto* s = middleware.get<summarization>()) { // the preset's flush hook, to this manager
+            s->before_summarization.clear();
+            s->before_summarization.push_back(memory_flush_hook(memory_mgr));
+        }
     }
     if (auto* dc = middleware.get<dynamic_context>()) {
         dc->manager = memory_mgr;

@@ -5,6 +5,7 @@
 
 #include <agentware/memory/manager.hpp>
 #include <agentware/middleware/memory.hpp>
+#include <agentware/presets/deerflow.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -682,4 +683,226 @@ TEST_CASE("the memory section reads from JSON and names a bad key", "[memory]") 
     CHECK(error(R"({"injection_enabled": 3})") == "memory.injection_enabled: expected true or false, got 3");
     auto round = boost::json::value_to<memory_options>(boost::json::value_from(o));
     CHECK(round == o);
+}
+
+// ---------------------------------------------------------------- staleness and consolidation
+
+namespace memory_review {
+
+user_memory aged_memory() {
+    user_memory m;
+    auto aged = [&](std::string id, std::string created, double confidence,
+                    std::string category = "context") {
+        memory_fact f = fact(std::move(id), "about " + created, confidence, std::move(category));
+        f.created_at = created + "T00:00:00Z";
+        m.facts.push_back(std::move(f));
+        return &m.facts.back();
+    };
+    aged("fact_a", "2026-01-01", 0.8);                                             // 327 days: due
+    aged("fact_b", "2026-05-01", 0.75)->expected_valid_days = 365;                 // within its own window
+    aged("fact_c", "2026-02-01", 0.9, "correction");                               // protected category
+    aged("fact_d", "2026-03-01", 0.9)->last_confirmed_at = "2026-10-01T00:00:00Z"; // confirmed since
+    aged("fact_e", "2026-02-10", 0.72);                                            // due
+    aged("fact_f", "2026-03-10", 0.95);                                            // due
+    aged("fact_g", "2026-11-01", 0.9);                                             // young
+    m.facts[0].content = "Uses <Qt> & Boost";
+    return m;
+}
+
+memory_clock::time_point nov24() { return std::chrono::sys_days(std::chrono::year(2026) / 11 / 24) + 10h; }
+
+std::vector<std::string> ids(const user_memory& m) {
+    std::vector<std::string> out;
+    for (const auto& f : m.facts)
+        out.push_back(f.id);
+    return out;
+}
+
+} // namespace memory_review
+
+TEST_CASE("the staleness review lists the facts past their window in the prompt", "[memory]") {
+    using namespace memory_review;
+    const user_memory m = aged_memory();
+    memory_backend_options o;
+    const std::vector<message> feed{human_message("hi there"), ai_message("hello")};
+    const std::string p = memory_update_prompt(m, feed, {}, o, nov24());
+    CHECK(p.find("</conversation>\n\n\n\nFacts Due for Review:\n") != std::string::npos);
+    CHECK(p.find("<stale_facts>\n"
+                 "- [fact_a | context | 0.80 | 2026-01-01 | valid:90d] \"Uses &lt;Qt&gt; &amp; Boost\"\n"
+                 "- [fact_e | context | 0.72 | 2026-02-10 | valid:90d] \"about 2026-02-10\"\n"
+                 "- [fact_f | context | 0.95 | 2026-03-10 | valid:90d] \"about 2026-03-10\"\n"
+                 "</stale_facts>\n\n\n\nUpdate the memory") != std::string::npos);
+    CHECK(p.find("Consolidation:") == std::string::npos); // off by default
+
+    memory_backend_options more = o;
+    more.staleness_min_candidates = 4; // three are due: no review
+    CHECK(memory_update_prompt(m, feed, {}, more, nov24()).find("<stale_facts>") == std::string::npos);
+    memory_backend_options off = o;
+    off.staleness_review_enabled = false;
+    CHECK(memory_update_prompt(m, feed, {}, off, nov24()).find("<stale_facts>") == std::string::npos);
+    memory_backend_options shorter = o;
+    shorter.staleness_age_days = 20; // fact_g (23 days) and fact_d (54 days since confirmed) join
+    const std::string p2 = memory_update_prompt(m, feed, {}, shorter, nov24());
+    CHECK(p2.find("[fact_d | context | 0.90 | 2026-10-01 | valid:20d]") != std::string::npos);
+    CHECK(p2.find("[fact_g |") != std::string::npos);
+    CHECK(p2.find("[fact_c |") == std::string::npos);
+    CHECK(p2.find("[fact_b |") == std::string::npos);
+}
+
+TEST_CASE("stale removals are capped, least confident first; extensions are bounded", "[memory]") {
+    using namespace memory_review;
+    user_memory m = aged_memory();
+    memory_backend_options o;
+    o.staleness_max_removals_per_cycle = 1;
+    const auto update = parse_memory_update(update_json(
+        {},
+        R"(, "staleFactsToRemove": [{"id": "fact_a", "reason": "old"}, "fact_e", {"id": "fact_b"}, {"id": "fact_zz"}],
+               "staleFactsToExtend": [{"id": "fact_f", "extendByDays": 100}, {"id": "fact_b", "extendByDays": 30},
+                                      {"id": "fact_a", "extendByDays": "soon"}])"));
+    const auto report = apply_memory_update(m, update, o, "t", "2026-11-24T10:00:00Z");
+    CHECK(report.stale_removed == 1);
+    CHECK(report.facts_removed == 1);
+    CHECK(report.stale_extended == 1);
+    // fact_e (0.72) goes before fact_a (0.80); fact_b is not due and stays as it was
+    CHECK(ids(m) == std::vector<std::string>{"fact_a", "fact_b", "fact_c", "fact_d", "fact_f", "fact_g"});
+    CHECK(m.facts[1].expected_valid_days == 365);
+    CHECK_FALSE(m.facts[0].expected_valid_days);
+    // 259 days since fact_f was created, plus 100
+    CHECK(m.facts[4].expected_valid_days == 359);
+    CHECK(m.facts[4].updated_at == "2026-11-24T10:00:00Z");
+
+    user_memory far = aged_memory();
+    apply_memory_update(far,
+                        parse_memory_update(update_json(
+                            {}, R"(, "staleFactsToExtend": [{"id": "fact_a", "extendByDays": 100000}])")),
+                        memory_backend_options{}, "t", "2026-11-24T10:00:00Z");
+    CHECK(far.facts[0].expected_valid_days == 3650);
+
+    // Not enough due, or the review off: the answer's stale lists are ignored.
+    user_memory few = aged_memory();
+    memory_backend_options strict;
+    strict.staleness_min_candidates = 4;
+    apply_memory_update(few, update, strict, "t", "2026-11-24T10:00:00Z");
+    CHECK(few.facts.size() == 7);
+    CHECK_FALSE(few.facts[5].expected_valid_days);
+}
+
+TEST_CASE("the updater reviews stale facts with its clock and stores the result", "[memory]") {
+    using namespace memory_review;
+    temp_dir dir;
+    auto clock = std::make_shared<manual_clock>(nov24());
+    auto storage = std::make_shared<memory_storage>(dir.path, clock);
+    user_memory m = aged_memory();
+    storage->save("alice", "", m);
+    canned_model model;
+    model.answers->push_back(update_json({}, R"(, "staleFactsToRemove": [{"id": "fact_a"}],
+                                                 "staleFactsToExtend": [{"id": "fact_e", "extendByDays": 10}])"));
+    memory_updater updater(storage, model.fn(), memory_backend_options{}, clock);
+    REQUIRE(updater.update(item_for("thread-1")));
+    REQUIRE(model.prompts->size() == 1);
+    CHECK(model.prompts->front().find("[fact_e | context | 0.72 | 2026-02-10 | valid:90d]") !=
+          std::string::npos);
+    const user_memory back = storage->load("alice", ""); // oldest first
+    CHECK(ids(back) == std::vector<std::string>{"fact_c", "fact_e", "fact_d", "fact_f", "fact_b", "fact_g"});
+    CHECK(back.facts[1].expected_valid_days == 287 + 10);             // days since 2026-02-10, plus 10
+    CHECK(back.facts[2].last_confirmed_at == "2026-10-01T00:00:00Z"); // read back from its file
+}
+
+TEST_CASE("consolidation merges groups of stored facts when it is on", "[memory]") {
+    using namespace memory_review;
+    user_memory m;
+    for (int i = 0; i < 8; ++i)
+        m.facts.push_back(fact(fmt::format("fact_{}", i), fmt::format("fact {}", i), 0.7 + i * 0.02));
+    m.facts[7].source_type = "manual";
+    memory_backend_options o;
+    o.consolidation_enabled = true;
+    o.consolidation_min_facts = 7; // the seven a consolidation may merge (one is manual)
+    o.staleness_review_enabled = false;
+    const std::vector<message> feed{human_message("hi there"), ai_message("hello")};
+    CHECK(memory_update_prompt(m, feed, {}, o, nov24()).find("\n\nConsolidation:\n") != std::string::npos);
+    memory_backend_options fewer = o;
+    fewer.consolidation_min_facts = 8;
+    CHECK(memory_update_prompt(m, feed, {}, fewer, nov24()).find("Consolidation:") == std::string::npos);
+
+    const auto update = parse_memory_update(update_json({fact_json("A new one")}, R"(, "consolidations": [
+        {"sourceIds": ["fact_0", "fact_1"], "content": " Prefers short answers ", "confidence": 0.99},
+        {"sourceIds": ["fact_1", "fact_2"], "content": "reuses fact_1"},
+        {"sourceIds": ["fact_3"], "content": "one source"},
+        {"sourceIds": ["fact_4", "fact_5"], "content": "too weak", "confidence": 0.5},
+        {"sourceIds": ["fact_6", "fact_7"], "content": "touches a manual fact"},
+        {"sourceIds": ["fact_2", "fact_new"], "content": "touches a new fact"},
+        {"sourceIds": ["fact_4", "fact_5", "fact_6"], "content": "Works late", "category": "Behavior"}])"));
+    int n = 0;
+    auto id_source = [&] { return ++n == 1 ? std::string("fact_new") : fmt::format("fact_m{}", n); };
+    user_memory on = m;
+    const auto report = apply_memory_update(on, update, o, "t", "2026-11-24T10:00:00Z", id_source);
+    CHECK(report.facts_consolidated == 5);
+    CHECK(ids(on) ==
+          std::vector<std::string>{"fact_2", "fact_3", "fact_7", "fact_new", "fact_m2", "fact_m3"});
+    const memory_fact& merged = on.facts[4];
+    CHECK(merged.content == "Prefers short answers");
+    CHECK(merged.confidence == Approx(0.72)); // no more than its most confident source
+    CHECK(merged.category == "context");
+    CHECK(merged.source == "consolidation");
+    CHECK(merged.consolidated_from == std::vector<std::string>{"fact_0", "fact_1"});
+    CHECK(on.facts[5].category == "behavior");
+    CHECK(on.facts[5].consolidated_from == std::vector<std::string>{"fact_4", "fact_5", "fact_6"});
+
+    user_memory off = m;
+    n = 0;
+    memory_backend_options disabled = o;
+    disabled.consolidation_enabled = false;
+    CHECK(apply_memory_update(off, update, disabled, "t", "2026-11-24T10:00:00Z", id_source)
+              .facts_consolidated == 0);
+    CHECK(off.facts.size() == 9);
+
+    // The merged fact's file names its sources, and reads back.
+    temp_dir dir;
+    memory_storage s(dir.path);
+    s.save("alice", "", on);
+    const std::string md = dftest::read(s.fact_file("alice", "", "fact_m2"));
+    CHECK(md.find("source: {type: consolidation}\n") != std::string::npos);
+    CHECK(md.find("consolidatedFrom: [fact_0, fact_1]\n") != std::string::npos);
+    const user_memory back = s.load("alice", "");
+    REQUIRE(back.facts.size() == 6);
+    const auto it =
+        std::find_if(back.facts.begin(), back.facts.end(), [](auto& f) { return f.id == "fact_m2"; });
+    REQUIRE(it != back.facts.end());
+    CHECK(*it == merged);
+}
+
+TEST_CASE("in the preset, summarization hands what it replaces to memory at once", "[memory][concurrency]") {
+    temp_dir dir;
+    auto chain = make_deerflow_pipeline(boost::json::parse(fmt::format(
+        R"({{"summarization": {{"trigger": [{{"type": "messages", "value": 6}}], "keep": {{"type": "messages", "value": 2}}}},
+            "memory": {{"backend_config": {{"storage_path": {}}}}}}})",
+        boost::json::serialize(boost::json::value(dir.path.string())))));
+    REQUIRE(chain.get<summarization>()->before_summarization.size() == 1);
+    chain.get<summarization>()->model = any_chat_model(scripted_model({ai_message("Summary.")}));
+    std::shared_ptr<memory_manager> manager = chain.get<memory>()->manager();
+    canned_model memory_model;
+    memory_model.answers->push_back(update_json({}));
+    memory_model.answers->push_back(update_json({}));
+    manager->set_model(memory_model.fn());
+
+    agent<scripted_model, deerflow_pipeline> a(scripted_model({ai_message("final")}), tool_set{},
+                                               std::move(chain));
+    agent<scripted_model, deerflow_pipeline>::state_type state;
+    state.messages = {human_message("I prefer tabs over spaces"),
+                      ai_message("Noted."),
+                      human_message("second question"),
+                      ai_message("second answer"),
+                      human_message("third question"),
+                      ai_message("third answer")};
+    run_config cfg;
+    cfg.thread_id = "t-flush";
+    cfg.context["user_id"] = "alice";
+    REQUIRE(a.run(state, "next", cfg).ok());
+    CHECK(get<summary_text_field>(state) == "Summary.");
+    REQUIRE(manager->flush(5s));
+    REQUIRE_FALSE(memory_model.prompts->empty());
+    // The first update is the immediate one, with the messages the summary replaced.
+    const std::string& first = memory_model.prompts->front();
+    CHECK(first.find("User: I prefer tabs over spaces\n\nAssistant: Noted.") != std::string::npos);
+    CHECK(first.find("third answer") == std::string::npos); // kept, not summarised
 }

@@ -215,6 +215,17 @@ TEST_CASE("summarization's token trigger counts a running total, not the history
     state.messages.push_back(ai_message("more"));
     state.messages.back().id = "more";
     CHECK(s.counted_tokens(state, "t") == first + token_counter{}.estimate(state.messages.back()));
+    // Cut back and given a new last message (a retried turn): the same as a full count.
+    state.messages.resize(60);
+    state.messages.push_back(human_message("a longer question than the one it replaces"));
+    state.messages.back().id = "retry";
+    CHECK(s.counted_tokens(state, "t") == count_tokens(state.messages));
+    // The last counted message swapped in place for another (a new id), then more.
+    state.messages.back() = human_message("x");
+    state.messages.back().id = "swapped";
+    state.messages.push_back(ai_message("reply"));
+    state.messages.back().id = "reply";
+    CHECK(s.counted_tokens(state, "t") == count_tokens(state.messages));
     // A history replaced under it is counted again.
     state.messages = history(2);
     CHECK(s.counted_tokens(state, "t") == count_tokens(state.messages));

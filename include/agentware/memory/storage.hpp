@@ -77,6 +77,8 @@ struct memory_fact {
     std::string source_error;
     std::optional<std::int64_t> expected_valid_days;
     std::string updated_at;
+    std::string last_confirmed_at;              ///< when a staleness review last kept it ("" = never)
+    std::vector<std::string> consolidated_from; ///< the facts a consolidation merged into this one
     friend bool operator==(const memory_fact&, const memory_fact&) = default;
 };
 
@@ -224,7 +226,12 @@ inline std::string fact_markdown(const memory_fact& f, std::string_view user_id,
         out += "source: {type: " + yaml_scalar(f.source_type) + "}\n";
     if (!f.source_error.empty()) out += "sourceError: " + yaml_scalar(f.source_error, true) + "\n";
     if (f.expected_valid_days) out += fmt::format("expected_valid_days: {}\n", *f.expected_valid_days);
-    out += "status: active\ntopics: []\nconsolidatedFrom: []\nrevision: 1\nschemaVersion: 2\n";
+    if (!f.last_confirmed_at.empty())
+        out += "lastConfirmedAt: " + yaml_scalar(f.last_confirmed_at, true) + "\n";
+    out += "status: active\ntopics: []\nconsolidatedFrom: [";
+    for (std::size_t i = 0; i < f.consolidated_from.size(); ++i)
+        out += (i ? ", " : "") + yaml_scalar(f.consolidated_from[i]);
+    out += "]\nrevision: 1\nschemaVersion: 2\n";
     out += "updatedAt: " + yaml_scalar(f.updated_at.empty() ? f.created_at : f.updated_at, true) + "\n";
     out += "user_id: " + yaml_scalar(user_id) + "\n";
     out += "agent_name: " + yaml_scalar(agent) + "\n";
@@ -270,7 +277,17 @@ inline memory_fact parse_fact_markdown(std::string_view text, const std::string&
             f.updated_at = yaml_unquote(raw);
         else if (key == "sourceError")
             f.source_error = yaml_unquote(raw);
-        else if (key == "status")
+        else if (key == "lastConfirmedAt")
+            f.last_confirmed_at = yaml_unquote(raw);
+        else if (key == "consolidatedFrom" && raw.starts_with('[') && raw.ends_with(']')) {
+            std::string_view inner = raw.substr(1, raw.size() - 2);
+            while (!trim(inner).empty()) { // fact ids: no commas inside
+                const auto comma = inner.find(',');
+                if (auto id = yaml_unquote(inner.substr(0, comma)); !id.empty())
+                    f.consolidated_from.push_back(std::move(id));
+                inner.remove_prefix(comma == std::string_view::npos ? inner.size() : comma + 1);
+            }
+        } else if (key == "status")
             status = yaml_unquote(raw);
         else if (key == "expected_valid_days") {
             try {

@@ -22,6 +22,7 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <regex>
 #include <string>
@@ -67,14 +68,18 @@ Read the current memory and the new conversation, then answer with one JSON obje
   "newFacts": [{"content": "...", "category": "preference|correction|context|goal|behavior|identity|constraint|decision",
                 "confidence": 0.0-1.0, "scope": "user|thread|project", "durability": "durable|transient",
                 "authority": "descriptive|instruction", "sourceError": "optional: what was wrong before"}],
-  "factsToRemove": [{"id": "fact_...", "scope": "user", "reason": "...", "replacementFactIndex": 0}]
+  "factsToRemove": [{"id": "fact_...", "scope": "user", "reason": "...", "replacementFactIndex": 0}],
+  "staleFactsToRemove": [{"id": "fact_...", "reason": "..."}],
+  "staleFactsToExtend": [{"id": "fact_...", "extendByDays": 180}],
+  "consolidations": [{"sourceIds": ["fact_...", "fact_..."], "content": "...", "category": "...", "confidence": 0.9}]
 }
 Rules:
 - Only record what is true of the user across unrelated tasks (scope "user", durability "durable").
 - Describe the user; never store instructions addressed to the assistant (authority "descriptive").
 - Set shouldUpdate to false for summaries that do not change.
 - Confidence below 0.7 is not stored. Do not repeat facts already in memory.
-- Never record details of uploaded files or of the current task.)";
+- Never record details of uploaded files or of the current task.
+- The last three lists answer the review sections of the request; leave them out when it has none.)";
 
 // Text kept for parity with DeerFlow (reference §9.1).
 inline constexpr std::string_view correction_hint =
@@ -200,6 +205,78 @@ inline std::string strip_upload_sentences(std::string_view summary) {
     return std::string(trim(out));
 }
 
+/// A fact past the time it was expected to stay true (reference §9.1 step 3).
+struct stale_memory_fact {
+    std::size_t index;        ///< in the memory's facts
+    std::int64_t window_days; ///< expected_valid_days, else staleness_age_days
+    std::string since;        ///< the date its age is measured from (YYYY-MM-DD)
+};
+
+/// Whole days from `from` (an ISO timestamp) to `now`; nullopt when `from` is malformed.
+inline std::optional<std::int64_t> memory_days_since(std::string_view from, memory_clock::time_point now) {
+    memory_clock::time_point t;
+    if (!parse_iso_utc(from, t)) return std::nullopt;
+    return std::chrono::floor<std::chrono::days>(now - t).count();
+}
+
+/// The staleness review's candidates: facts older than their window, measured
+/// from lastConfirmedAt or else createdAt, the protected categories left out;
+/// none unless the review is on and at least staleness_min_candidates are due.
+inline std::vector<stale_memory_fact>
+stale_memory_facts(const user_memory& m, const memory_backend_options& o, memory_clock::time_point now) {
+    std::vector<stale_memory_fact> out;
+    if (!o.staleness_review_enabled) return out;
+    for (std::size_t i = 0; i < m.facts.size(); ++i) {
+        const memory_fact& f = m.facts[i];
+        if (std::find(o.staleness_protected_categories.begin(), o.staleness_protected_categories.end(),
+                      f.category) != o.staleness_protected_categories.end())
+            continue;
+        const std::string& since = f.last_confirmed_at.empty() ? f.created_at : f.last_confirmed_at;
+        const auto age = memory_days_since(since, now);
+        const std::int64_t window = f.expected_valid_days.value_or(std::int64_t(o.staleness_age_days));
+        if (age && *age > window) out.push_back({i, window, since.substr(0, 10)});
+    }
+    if (out.size() < std::max<std::size_t>(o.staleness_min_candidates, 1)) out.clear();
+    return out;
+}
+
+/// Facts a consolidation may merge: the stored ones a person did not write.
+inline bool consolidation_eligible(const memory_fact& f) { return f.source_type != "manual"; }
+
+inline std::size_t consolidation_candidates(const user_memory& m) {
+    return std::size_t(std::count_if(m.facts.begin(), m.facts.end(), consolidation_eligible));
+}
+
+// The review sections of the prompt: our own words (the reference gives only
+// the staleness lines' layout).
+inline std::string staleness_section(const user_memory& m, const std::vector<stale_memory_fact>& stale) {
+    if (stale.empty()) return {};
+    std::string out =
+        "Facts Due for Review:\nThese facts are older than the time they were expected to stay true. Remove "
+        "those that the conversation or what you know of the user no longer supports "
+        "(\"staleFactsToRemove\"), "
+        "keep those still true for longer (\"staleFactsToExtend\" with \"extendByDays\"), and leave out any "
+        "you are unsure of.\n<stale_facts>";
+    for (const auto& s : stale) {
+        const memory_fact& f = m.facts[s.index];
+        // Layout kept for parity with DeerFlow (reference §9.1).
+        out += fmt::format("\n- [{} | {} | {:.2f} | {} | valid:{}d] \"{}\"", f.id, html_escape(f.category),
+                           f.confidence, s.since, s.window_days, html_escape(f.content));
+    }
+    return out + "\n</stale_facts>";
+}
+
+inline std::string consolidation_section(const user_memory& m, const memory_backend_options& o) {
+    if (!o.consolidation_enabled || consolidation_candidates(m) < o.consolidation_min_facts) return {};
+    return fmt::format(
+        "Consolidation:\nSome facts in memory may say the same thing in other words. Merge each group of 2 "
+        "to "
+        "{} such facts into one (\"consolidations\": \"sourceIds\", the merged \"content\", \"category\" "
+        "and \"confidence\"), at most {} groups; a fact belongs to one group at most, and facts marked "
+        "[MANUAL] are left as they are.",
+        o.consolidation_max_sources, o.consolidation_max_groups_per_cycle);
+}
+
 inline std::string new_fact_id() {
     thread_local std::mt19937_64 rng{std::random_device{}()};
     return fmt::format("fact_{:08x}", static_cast<std::uint32_t>(rng()));
@@ -280,9 +357,13 @@ inline boost::json::object parse_memory_update(std::string_view text) {
         "the memory model's answer holds no JSON object with user, history or newFacts");
 }
 
-/// Builds the user message of the extraction prompt.
+/// Builds the user message of the extraction prompt. `options` and `now`
+/// decide the review sections: the facts due for a staleness review, and
+/// consolidation when it is on (at the epoch no fact is due).
 inline std::string memory_update_prompt(const user_memory& current, const std::vector<message>& feed,
-                                        const std::vector<std::string>& signals) {
+                                        const std::vector<std::string>& signals,
+                                        const memory_backend_options& options = {},
+                                        memory_clock::time_point now = {}) {
     std::string hints;
     for (const auto& s : signals)
         if (auto h = detail::signal_hint(s); !h.empty())
@@ -290,12 +371,13 @@ inline std::string memory_update_prompt(const user_memory& current, const std::v
     if (std::any_of(current.facts.begin(), current.facts.end(),
                     [](const memory_fact& f) { return f.source_type == "manual"; }))
         hints += (hints.empty() ? "" : "\n") + std::string(detail::manual_facts_note);
-    // The staleness and consolidation sections are not produced (see docs/middleware/memory.md).
     return fmt::format(
         "Current Memory State:\n<current_memory>\n{}\n</current_memory>\n\nNew Conversation to "
-        "Process:\n<conversation>\n{}\n</conversation>\n\n{}\n\n\n\n\n\nUpdate the memory based on "
+        "Process:\n<conversation>\n{}\n</conversation>\n\n{}\n\n{}\n\n{}\n\nUpdate the memory based on "
         "the above conversation.",
-        detail::memory_prompt_json(current), format_conversation_for_memory(feed), hints);
+        detail::memory_prompt_json(current), format_conversation_for_memory(feed), hints,
+        detail::staleness_section(current, detail::stale_memory_facts(current, options, now)),
+        detail::consolidation_section(current, options));
 }
 
 /// Step 6: applies the model's answer to `m` through DeerFlow's gates. Returns
@@ -306,6 +388,9 @@ struct memory_apply_report {
     std::size_t facts_removed = 0;
     std::size_t facts_rejected = 0;
     std::size_t facts_evicted = 0;
+    std::size_t stale_removed = 0;      ///< by the staleness review (also counted in facts_removed)
+    std::size_t stale_extended = 0;     ///< given a longer expected_valid_days
+    std::size_t facts_consolidated = 0; ///< source facts merged (each group becomes one new fact)
 };
 
 inline memory_apply_report apply_memory_update(user_memory& m, const boost::json::object& update,
@@ -335,6 +420,61 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
     };
     summaries("user", memory_user_keys, m.user);
     summaries("history", memory_history_keys, m.history);
+
+    // The staleness review: only facts that were due when the prompt was made
+    // (the same memory and clock); removals capped, least confident first.
+    memory_clock::time_point now_point{};
+    const bool now_known = detail::parse_iso_utc(now, now_point);
+    const std::vector<detail::stale_memory_fact> stale =
+        now_known ? detail::stale_memory_facts(m, options, now_point)
+                  : std::vector<detail::stale_memory_fact>{};
+    auto stale_index = [&](const boost::json::value& v) -> std::optional<std::size_t> {
+        const boost::json::value* id = &v;
+        if (v.is_object()) id = v.get_object().if_contains("id");
+        if (!id || !id->is_string()) return std::nullopt;
+        for (const auto& s : stale)
+            if (m.facts[s.index].id == id->get_string()) return s.index;
+        return std::nullopt;
+    };
+    if (!stale.empty()) {
+        if (const auto* ext = update.if_contains("staleFactsToExtend"); ext && ext->is_array()) {
+            for (const auto& v : ext->get_array()) {
+                const auto i = stale_index(v);
+                if (!i || !v.is_object()) continue;
+                const auto* by = v.get_object().if_contains("extendByDays");
+                const double days = by && by->is_number() ? by->to_number<double>() : 0;
+                if (!std::isfinite(days) || days < 1) continue;
+                memory_fact& f = m.facts[*i];
+                const std::int64_t age = detail::memory_days_since(f.created_at, now_point).value_or(0);
+                const double extended = std::min(double(std::max<std::int64_t>(age, 0)) + std::floor(days),
+                                                 double(options.staleness_max_extension_days));
+                f.expected_valid_days = static_cast<std::int64_t>(extended);
+                f.updated_at = std::string(now);
+                ++report.stale_extended;
+            }
+        }
+        if (const auto* rm = update.if_contains("staleFactsToRemove"); rm && rm->is_array()) {
+            std::vector<std::size_t> doomed;
+            for (const auto& v : rm->get_array())
+                if (const auto i = stale_index(v);
+                    i && std::find(doomed.begin(), doomed.end(), *i) == doomed.end())
+                    doomed.push_back(*i);
+            std::stable_sort(doomed.begin(), doomed.end(), [&](std::size_t a, std::size_t b) {
+                return m.facts[a].confidence < m.facts[b].confidence;
+            });
+            if (doomed.size() > options.staleness_max_removals_per_cycle)
+                doomed.resize(options.staleness_max_removals_per_cycle);
+            std::sort(doomed.begin(), doomed.end(), std::greater<>());
+            for (std::size_t i : doomed)
+                m.facts.erase(m.facts.begin() + std::ptrdiff_t(i));
+            report.stale_removed = doomed.size();
+            report.facts_removed += doomed.size();
+        }
+    }
+    // Consolidation may merge only facts that were stored before this update.
+    std::vector<std::string> stored_ids;
+    for (const auto& f : m.facts)
+        stored_ids.push_back(f.id);
 
     // New facts.
     std::vector<std::string> seen;
@@ -427,6 +567,68 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
         }
     }
 
+    // Consolidation: groups of 2..consolidation_max_sources stored facts, in no
+    // other group, become one fact no more confident than its most confident
+    // source (and still above the threshold).
+    if (const auto* groups = update.if_contains("consolidations");
+        options.consolidation_enabled && groups && groups->is_array() &&
+        detail::consolidation_candidates(m) >= options.consolidation_min_facts) {
+        std::vector<std::string> used;
+        std::size_t merged = 0;
+        for (const auto& v : groups->get_array()) {
+            if (merged >= options.consolidation_max_groups_per_cycle) break;
+            if (!v.is_object()) continue;
+            const auto& o = v.get_object();
+            const auto* ids = o.if_contains("sourceIds");
+            const auto* content = o.if_contains("content");
+            if (!ids || !ids->is_array() || !content || !content->is_string() ||
+                detail::trim(content->get_string()).empty())
+                continue;
+            std::vector<std::string> sources;
+            double top = 0;
+            bool ok =
+                ids->get_array().size() >= 2 && ids->get_array().size() <= options.consolidation_max_sources;
+            for (const auto& id : ids->get_array()) {
+                if (!ok) break;
+                const std::string sid = id.is_string() ? std::string(id.get_string()) : std::string();
+                auto it = std::find_if(m.facts.begin(), m.facts.end(),
+                                       [&](const memory_fact& f) { return f.id == sid; });
+                ok = it != m.facts.end() && detail::consolidation_eligible(*it) &&
+                     std::find(stored_ids.begin(), stored_ids.end(), sid) != stored_ids.end() &&
+                     std::find(used.begin(), used.end(), sid) == used.end() &&
+                     std::find(sources.begin(), sources.end(), sid) == sources.end();
+                if (ok) {
+                    sources.push_back(sid);
+                    top = std::max(top, it->confidence);
+                }
+            }
+            if (!ok) continue;
+            double confidence = top;
+            if (const auto* c = o.if_contains("confidence"); c && c->is_number())
+                confidence = std::min(c->to_number<double>(), top);
+            if (!std::isfinite(confidence) || confidence < options.fact_confidence_threshold) continue;
+            memory_fact f;
+            f.id = make_fact_id ? make_fact_id() : detail::new_fact_id();
+            f.content = std::string(detail::trim(content->get_string()));
+            const auto first = std::find_if(m.facts.begin(), m.facts.end(),
+                                            [&](const memory_fact& x) { return x.id == sources.front(); });
+            f.category = detail::lower_trim(o, "category");
+            if (f.category.empty()) f.category = first->category;
+            f.confidence = std::clamp(confidence, 0.0, 1.0);
+            f.created_at = std::string(now);
+            f.updated_at = f.created_at;
+            f.source = f.source_type = "consolidation";
+            f.consolidated_from = sources;
+            std::erase_if(m.facts, [&](const memory_fact& x) {
+                return std::find(sources.begin(), sources.end(), x.id) != sources.end();
+            });
+            used.insert(used.end(), sources.begin(), sources.end());
+            report.facts_consolidated += sources.size();
+            m.facts.push_back(std::move(f));
+            ++merged;
+        }
+    }
+
     // Nothing about uploads survives.
     for (auto* group : {&m.user, &m.history})
         for (auto& s : *group)
@@ -467,7 +669,8 @@ public:
         user_memory m = storage_->load(item.user_id, item.agent_name);
         chat_request request;
         request.system_prompt = std::string(detail::memory_system_prompt);
-        request.messages.edit().push_back(human_message(memory_update_prompt(m, feed, signals)));
+        request.messages.edit().push_back(
+            human_message(memory_update_prompt(m, feed, signals, options_, clock_->now())));
         const model_response answer = model(request);
         const boost::json::object update = parse_memory_update(answer.ai.text());
         for (int attempt = 0;; ++attempt) {

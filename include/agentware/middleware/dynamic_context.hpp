@@ -12,7 +12,12 @@
 // The reminders are hidden from the UI and marked `dynamic_context_reminder`,
 // so summarization keeps them and memory ignores them. The system prompt is
 // never touched, so a provider's prompt cache keeps working.
+//
+// The memory is read on a thread of its own and waited for at most 5 seconds
+// (DeerFlow's time box): a slow disk delays no run for longer. Past the limit
+// nothing is injected in this run, and the next run tries again.
 
+#include <agentware/agent/coroutine_hooks.hpp>
 #include <agentware/agent/runtime.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/memory/clock.hpp>
@@ -21,17 +26,26 @@
 #include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/memory.hpp>
 
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value_to.hpp>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
+#include <variant>
 
 namespace agentware {
 
@@ -54,6 +68,38 @@ inline dynamic_context_options tag_invoke(boost::json::value_to_tag<dynamic_cont
     return o;
 }
 
+namespace detail {
+
+// manager->injection(user, agent) on a thread of its own, awaited at most
+// `limit`: the text, or nothing when the limit passed first. A late lookup
+// finishes on its thread and its text is dropped (the channel keeps it until
+// the thread lets go of it); it holds the manager until then.
+inline boost::asio::awaitable<std::optional<std::string>>
+bounded_memory_injection(std::shared_ptr<memory_manager> manager, std::string user_id, std::string agent_name,
+                         std::chrono::steady_clock::duration limit) {
+    using namespace boost::asio::experimental::awaitable_operators;
+    using channel =
+        boost::asio::experimental::concurrent_channel<void(boost::system::error_code, std::string)>;
+    auto executor = co_await boost::asio::this_coro::executor;
+    auto done = std::make_shared<channel>(executor, 1);
+    std::thread([done, manager = std::move(manager), user_id = std::move(user_id),
+                 agent_name = std::move(agent_name)] {
+        std::string text;
+        try {
+            text = manager->injection(user_id, agent_name);
+        } catch (...) { // injection() already answers "" for what it cannot read
+        }
+        done->try_send(boost::system::error_code{}, std::move(text));
+    }).detach();
+    boost::asio::steady_timer timer(executor, limit);
+    std::variant<std::string, std::monostate> first = co_await (
+        done->async_receive(boost::asio::use_awaitable) || timer.async_wait(boost::asio::use_awaitable));
+    if (first.index() != 0) co_return std::nullopt;
+    co_return std::get<0>(std::move(first));
+}
+
+} // namespace detail
+
 struct dynamic_context {
     static constexpr std::string_view memory_suffix = "__memory";
     static constexpr std::string_view user_suffix = "__user";
@@ -66,6 +112,8 @@ struct dynamic_context {
     dynamic_context_options options;
     std::shared_ptr<memory_manager> manager; ///< where the `<memory>` text comes from; none: date only
     std::shared_ptr<memory_clock> clock = default_memory_clock();
+    /// How long the run waits for the memory (DeerFlow's 5 s, reference §5.16e and §12).
+    std::chrono::steady_clock::duration memory_timeout = std::chrono::seconds(5);
 
     /// "<system-reminder>\n<current_date>2026-11-23, Monday</current_date>\n</system-reminder>"
     static std::string date_reminder(memory_clock::time_point now) {
@@ -75,8 +123,10 @@ struct dynamic_context {
             std::chrono::time_point_cast<std::chrono::seconds>(now));
     }
 
+    /// A coroutine: the memory is awaited (at most `memory_timeout`), not
+    /// waited for on the run's thread; the blocking loop runs it to its end.
     template <class State>
-    void before_agent(State& state, runtime& rt) {
+    boost::asio::awaitable<void> before_agent(State& state, runtime& rt) {
         auto& msgs = state.messages;
         std::optional<std::size_t> last_user;
         std::optional<std::string> last_date;
@@ -89,17 +139,23 @@ struct dynamic_context {
             }
             if (m.is_human() && !m.metadata_flag("hide_from_ui") && m.name != "summary") last_user = i;
         }
-        if (!last_user) return;
-        message& user = msgs[*last_user];
-        if (user.id.ends_with(user_suffix)) return; // this message was already given its context
+        if (!last_user) co_return;
+        if (msgs[*last_user].id.ends_with(user_suffix)) co_return; // already given its context
         const auto now = clock ? clock->now() : std::chrono::system_clock::now();
         const std::string today = detail::iso_date(now);
-        if (last_date && *last_date == today) return;
+        if (last_date && *last_date == today) co_return;
 
         std::string memory_text;
-        if (!last_date && options.inject_memory && manager)
-            memory_text = manager->injection(detail::context_user_id(&rt.context),
-                                             detail::context_agent_name(rt.context));
+        if (!last_date && options.inject_memory && manager && manager->options().enabled &&
+            manager->options().injection_enabled) {
+            std::optional<std::string> found = co_await detail::bounded_memory_injection(
+                manager, detail::context_user_id(&rt.context), detail::context_agent_name(rt.context),
+                memory_timeout);
+            // Too slow: no reminder in this run, so the next one tries again (as DeerFlow's time box).
+            if (!found) co_return;
+            memory_text = std::move(*found);
+        }
+        message& user = msgs[*last_user];
         if (user.id.empty()) user.id = make_message_id();
         const std::string id = user.id;
 

@@ -300,8 +300,8 @@ private:
 
     // The running total of this thread's messages: only the messages added
     // since the last count are counted; a history cut back (messages removed
-    // from its end) subtracts theirs. A history whose last kept message is
-    // not the one counted there is counted again.
+    // from its end) subtracts theirs, and so does a message replaced at the
+    // end of what was counted (its id differs), back to the last one in place.
     std::uint64_t running_total(const std::vector<message>& ms, std::string_view thread_id) const {
         auto it = shared_->threads.find(thread_id);
         if (it == shared_->threads.end()) {
@@ -315,7 +315,13 @@ private:
             r.tokens.pop_back();
             r.id_hashes.pop_back();
         }
-        if (!r.tokens.empty() && r.id_hashes.back() != hash(ms[r.tokens.size() - 1].id)) r = running{};
+        // Back to the last message still in place: a run's input that replaced
+        // an earlier one cut back (a retried turn) costs only the new tail.
+        while (!r.tokens.empty() && r.id_hashes.back() != hash(ms[r.tokens.size() - 1].id)) {
+            r.total -= r.tokens.back();
+            r.tokens.pop_back();
+            r.id_hashes.pop_back();
+        }
         token_counter counter;
         for (std::size_t i = r.tokens.size(); i < ms.size(); ++i) {
             const std::uint64_t n = counter.estimate(ms[i]);

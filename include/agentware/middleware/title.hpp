@@ -113,7 +113,8 @@ public:
         if (!options_.enabled || !get<title_field>(state).empty() || state.messages.size() < 2) return false;
         std::size_t users = 0, ais = 0;
         for (const auto& m : state.messages) {
-            if (m.is_human() && !is_reminder(m)) ++users;
+            // A second user message settles it: a long thread costs no more than a short one.
+            if (m.is_human() && !is_reminder(m) && ++users > 1) return false;
             if (m.is_ai()) ++ais;
         }
         return users == 1 && ais >= 1;

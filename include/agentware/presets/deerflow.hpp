@@ -45,9 +45,12 @@
 #include <boost/json/value.hpp>
 #include <boost/json/value_to.hpp>
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace agentware {
 
@@ -118,6 +121,21 @@ inline allowlist_provider read_guardrail_provider(const boost::json::value& v, s
 
 } // namespace detail
 
+/// DeerFlow's `memory_flush_hook` (reference §5.7 step 9), for summarization's
+/// `before_summarization`: the messages a summary is about to replace go to
+/// the memory queue's immediate path, so that nothing is forgotten unread.
+inline std::function<void(const summarization_event&)>
+memory_flush_hook(std::shared_ptr<memory_manager> manager) {
+    return [manager = std::move(manager)](const summarization_event& e) {
+        if (!manager || e.rt == nullptr) return;
+        const runtime& rt = *e.rt;
+        manager->add_nowait(
+            detail::context_thread_id(&rt.context, rt.thread_id),
+            std::vector<message>(e.messages_to_summarize.begin(), e.messages_to_summarize.end()),
+            detail::context_agent_name(rt.context), detail::context_user_id(&rt.context), rt.run_id);
+    };
+}
+
 /// Builds DeerFlow's runtime chain from an object of its configuration
 /// sections: `input_sanitization`, `tool_output`, `tool_result_sanitization`,
 /// `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`, `llm_call` (with `circuit_breaker`),
@@ -172,6 +190,9 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
         auto o = boost::json::value_to<memory_options>(boost::json::value(std::move(*settings)));
         if (o.mode != "tool") chain.slot<memory>().emplace(std::move(o));
     }
+    // As DeerFlow's lead agent: with both on, a summary first hands what it replaces to memory.
+    if (auto* s = chain.get<summarization>(); s && chain.get<memory>())
+        s->before_summarization.push_back(memory_flush_hook(chain.get<memory>()->manager()));
     if (auto settings = detail::deerflow_section(sections, dynamic_context_options::config_section)) {
         const auto* mem = chain.get<memory>();
         chain.slot<dynamic_context>().emplace(

@@ -1,11 +1,13 @@
 #ifndef AGENTWARE_AGENT_RUNTIME_HPP
 #define AGENTWARE_AGENT_RUNTIME_HPP
 
+#include <agentware/model/event_sink.hpp>
 #include <agentware/model/model_ref.hpp>
 
 #include <boost/json/object.hpp>
 
 #include <cstddef>
+#include <stop_token>
 #include <string>
 
 namespace agentware {
@@ -23,6 +25,13 @@ struct runtime {
     /// summarization and title fall back to the agent's model). Empty when the
     /// runtime was not made by an agent.
     model_ref model{};
+    /// The run's custom-event channel (`run_config::stream.on_event`): any hook
+    /// may emit here, and tools through their `tool_runtime::events`.
+    event_sink events{};
+    /// Set when the caller asked the run to stop (`run_config::stop`): the loop
+    /// checks it before each model call; long hooks and tools (the task tool's
+    /// subagents) watch it to stop early.
+    std::stop_token stop{};
 };
 
 } // namespace agentware

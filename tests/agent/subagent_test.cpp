@@ -420,8 +420,14 @@ TEST_CASE("subagents stop when the parent run is stopped or cancelled", "[subage
                            if (e) std::rethrow_exception(e);
                            out = std::move(r);
                        }));
-        asio::steady_timer later(io, 30ms);
-        later.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+        // Cancelled once the subagent's model is waiting.
+        asio::steady_timer poll(io);
+        std::function<void()> when_waiting = [&] {
+            if (*hang.now > 0) return cancel.emit(asio::cancellation_type::terminal);
+            poll.expires_after(1ms);
+            poll.async_wait([&](boost::system::error_code) { when_waiting(); });
+        };
+        when_waiting();
         io.run();
         REQUIRE(out);
         CHECK_FALSE(out->ok());
@@ -503,7 +509,8 @@ TEST_CASE("subagent_limit counts the delegations the task tool records", "[subag
 }
 
 TEST_CASE("DeerFlow's subagent chain runs each delegation with fresh guards", "[subagent]") {
-    auto again = make_tool("again", "t", boost::json::object{}, [](const boost::json::object&) { return "ok"; });
+    auto again =
+        make_tool("again", "t", boost::json::object{}, [](const boost::json::object&) { return "ok"; });
     scripted_model sub({test::calls({test::call("a", "again")}, "still looking")}, {.cycle = true});
     subagent_executor_options o;
     o.config = options_from(sub_model_config);
@@ -520,8 +527,9 @@ TEST_CASE("DeerFlow's subagent chain runs each delegation with fresh guards", "[
         auto r = execute(*ex, {fmt::format("c{}", i), "d", "p", "general-purpose"});
         CHECK(r.status == subagent_status::completed);
         CHECK(r.stop_reason == "loop_capped");
-        CHECK_THAT(format_subagent_result_message(r),
-                   Catch::StartsWith("Task Succeeded (capped: repeated tool-call loop). Result: still looking"));
+        CHECK_THAT(
+            format_subagent_result_message(r),
+            Catch::StartsWith("Task Succeeded (capped: repeated tool-call loop). Result: still looking"));
         CHECK(sub.calls() - before == 3);
     }
     // The subagent chain: DeerFlow's order, the guards engaged by their sections, the budget on by default.
@@ -532,6 +540,7 @@ TEST_CASE("DeerFlow's subagent chain runs each delegation with fresh guards", "[
     subagent_type off;
     off.token_budget = boost::json::object{{"enabled", false}};
     CHECK_FALSE(make_subagent_pipeline(boost::json::object{}, off).enabled<token_budget>());
-    CHECK_THROWS_WITH(make_deerflow_subagent_runner(boost::json::parse(R"({"loop_detection": {"bogus": 1}})")),
-                      Catch::StartsWith("loop_detection.bogus: unknown key"));
+    CHECK_THROWS_WITH(
+        make_deerflow_subagent_runner(boost::json::parse(R"({"loop_detection": {"bogus": 1}})")),
+        Catch::StartsWith("loop_detection.bogus: unknown key"));
 }

@@ -92,7 +92,8 @@ inline std::optional<boost::json::object> deerflow_section(json_reader& config, 
 template <class M, class Options, class Chain>
 void engage_from_section(Chain& chain, json_reader& config) {
     if (auto settings = deerflow_section(config, Options::config_section))
-        chain.template slot<M>().emplace(boost::json::value_to<Options>(boost::json::value(std::move(*settings))));
+        chain.template slot<M>().emplace(
+            boost::json::value_to<Options>(boost::json::value(std::move(*settings))));
 }
 
 // Engages M's slot when its section is on; M has no settings.

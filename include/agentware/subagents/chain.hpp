@@ -30,10 +30,10 @@ using subagent_pipeline =
     pipeline<subagent_shared_fields, std::optional<input_sanitization>, std::optional<tool_output_budget>,
              std::optional<tool_result_sanitization>, std::optional<dangling_tool_call>,
              std::optional<llm_error_handling>, std::optional<guardrail<allowlist_provider>>,
-             std::optional<sandbox_audit>, std::optional<read_before_write>, std::optional<tool_error_handling>,
-             std::optional<view_image>, std::optional<loop_detection>, std::optional<token_budget>,
-             std::optional<safety_finish_reason>, std::optional<durable_context>, std::optional<summarization>,
-             std::optional<system_message_coalescing>>;
+             std::optional<sandbox_audit>, std::optional<read_before_write>,
+             std::optional<tool_error_handling>, std::optional<view_image>, std::optional<loop_detection>,
+             std::optional<token_budget>, std::optional<safety_finish_reason>, std::optional<durable_context>,
+             std::optional<summarization>, std::optional<system_message_coalescing>>;
 
 namespace detail {
 
@@ -60,7 +60,8 @@ inline std::optional<token_budget_options> subagent_budget(const std::optional<b
 /// same object make_deerflow_pipeline reads; the sections the subagent chain
 /// does not use are passed over), for a delegation of type `type` (its token
 /// budget). A fresh chain each call: guards start with no history.
-inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config, const subagent_type& type = {}) {
+inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config,
+                                                const subagent_type& type = {}) {
     json_reader sections(config);
     subagent_pipeline chain;
     detail::engage_from_section<input_sanitization, input_sanitization_options>(chain, sections);
@@ -79,7 +80,8 @@ inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config
             provider = detail::read_guardrail_provider(*p, sections.path_of("guardrails.provider"));
         settings->erase("provider");
         chain.slot<guardrail<allowlist_provider>>().emplace(
-            std::move(provider), boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
+            std::move(provider),
+            boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
     }
     detail::engage_from_section<sandbox_audit, sandbox_audit_options>(chain, sections);
     detail::engage_from_section<read_before_write, read_before_write_options>(chain, sections);

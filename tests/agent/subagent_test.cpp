@@ -439,6 +439,29 @@ TEST_CASE("subagents stop when the parent run is stopped or cancelled", "[subage
     }
 }
 
+TEST_CASE("a delegation whose parent is cancelled before it starts is cancelled", "[subagent][async]") {
+    slow_model hang;
+    auto ex = executor_with(any_chat_model(hang), sub_model_config);
+    event_log log;
+    std::function<void(const boost::json::object&)> listener = log.listener();
+    subagent_parent parent;
+    parent.events = event_sink(&listener);
+    asio::io_context io;
+    asio::cancellation_signal cancel;
+    std::optional<subagent_result> out;
+    asio::co_spawn(io, ex->execute({"c", "d", "p", "general-purpose"}, parent),
+                   asio::bind_cancellation_slot(cancel.slot(), [&](std::exception_ptr e, subagent_result r) {
+                       if (e) std::rethrow_exception(e);
+                       out = std::move(r);
+                   }));
+    cancel.emit(asio::cancellation_type::terminal);
+    io.run();
+    REQUIRE(out);
+    CHECK(format_subagent_result_message(*out) == "Task cancelled by user. Error: Cancelled by user");
+    CHECK(log.types() == std::vector<std::string>{"task_started", "task_cancelled"});
+    CHECK(*hang.now == 0);
+}
+
 TEST_CASE("subagents run at most max_concurrent at once, as coroutines on one thread", "[subagent][async]") {
     slow_model slow{20ms};
     auto ex = executor_with(any_chat_model(slow),
@@ -543,4 +566,45 @@ TEST_CASE("DeerFlow's subagent chain runs each delegation with fresh guards", "[
     CHECK_THROWS_WITH(
         make_deerflow_subagent_runner(boost::json::parse(R"({"loop_detection": {"bogus": 1}})")),
         Catch::StartsWith("loop_detection.bogus: unknown key"));
+}
+
+namespace subagent_test {
+struct announcer {
+    void before_model(auto&, runtime& rt) {
+        rt.events.emit(boost::json::object{{"type", "round"}, {"round", rt.round}});
+    }
+};
+} // namespace subagent_test
+
+TEST_CASE("hooks and tools write to the run's custom-event channel; run_config::stop ends a run",
+          "[subagent]") {
+    auto emit =
+        make_tool("emit", "t", boost::json::object{}, [](const boost::json::object&, const tool_runtime& rt) {
+            rt.events.emit(boost::json::object{{"type", "from_tool"}, {"call", rt.tool_call_id}});
+            return std::string(rt.stop.stop_requested() ? "stopping" : "going");
+        });
+    scripted_model model({test::calls({test::call("e1", "emit")}), ai_message("done")});
+    auto a = make_agent(model, tool_set(emit), announcer{});
+    event_log log;
+    run_config cfg;
+    cfg.stream.on_event = log.listener();
+    auto r = a.invoke("go", cfg);
+    REQUIRE(r.ok());
+    CHECK(log.types() == std::vector<std::string>{"round", "from_tool", "round"});
+    CHECK(log.find("from_tool")->at("call") == "e1");
+
+    // Without a listener, emitting does nothing.
+    CHECK(a.invoke("again").reason == stop_reason::error); // the script is spent: an error, not a crash
+
+    std::stop_source stop;
+    stop.request_stop();
+    scripted_model idle({ai_message("never")});
+    auto b = make_agent(idle, tool_set());
+    run_config stopped;
+    stopped.stop = stop.get_token();
+    auto s = b.invoke("go", stopped);
+    CHECK(s.reason == stop_reason::error);
+    CHECK_THAT(s.error, Catch::Contains("run_config::stop"));
+    CHECK(idle.calls() == 0);
+    CHECK(s.state.messages.size() == 1); // the input is kept
 }

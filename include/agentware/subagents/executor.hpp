@@ -349,11 +349,26 @@ public:
                                                {"description", task.description},
                                                {"model_name", out.model_name}});
         auto ex = co_await boost::asio::this_coro::executor;
-        // A coroutine of its own: its cancellation state is the delegation's.
-        out = co_await boost::asio::co_spawn(
-            ex,
-            supervise(shared_from_this(), std::move(run), std::move(task), std::move(parent), out.model_name),
-            boost::asio::use_awaitable);
+        const std::string task_id = task.task_id;
+        const event_sink events = parent.events;
+        try {
+            // A coroutine of its own: its cancellation state is the delegation's.
+            out =
+                co_await boost::asio::co_spawn(ex,
+                                               supervise(shared_from_this(), std::move(run), std::move(task),
+                                                         std::move(parent), out.model_name),
+                                               boost::asio::use_awaitable);
+        } catch (const boost::system::system_error& e) {
+            // The parent was cancelled before the delegation could start.
+            if (e.code() != boost::asio::error::operation_aborted) throw;
+            out.status = subagent_status::cancelled;
+            out.error = std::string(detail::cancelled_text);
+            events.emit(boost::json::object{{"type", "task_cancelled"},
+                                            {"task_id", task_id},
+                                            {"error", out.error},
+                                            {"usage", usage_json(out.usage)},
+                                            {"model_name", out.model_name}});
+        }
         co_return out;
     }
 

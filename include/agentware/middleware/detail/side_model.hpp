@@ -11,6 +11,7 @@
 
 #include <exception>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace agentware::detail {
@@ -19,6 +20,28 @@ namespace agentware::detail {
 struct side_answer {
     std::optional<model_response> response;
     std::exception_ptr failure;
+
+    /// What the failure says ("unknown error" for a throw that is not a std::exception).
+    std::string failure_text() const {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const std::exception& e) {
+            return e.what();
+        } catch (...) {
+        }
+        return "unknown error";
+    }
+
+    /// The blocking loop's question: the model's answer or what it threw.
+    static side_answer of(any_chat_model& model, const chat_request& question) {
+        side_answer a;
+        try {
+            a.response.emplace(model.invoke(question));
+        } catch (...) {
+            a.failure = std::current_exception();
+        }
+        return a;
+    }
 };
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -64,13 +87,7 @@ auto ask_then_next(Request& request, Next& next, any_chat_model model, chat_requ
         return ask_then_next_awaited<R>(request, next, std::move(model), std::move(question),
                                         std::move(adjust));
     } else {
-        side_answer a;
-        try {
-            a.response.emplace(model.invoke(question));
-        } catch (...) {
-            a.failure = std::current_exception();
-        }
-        adjust(request, std::move(a));
+        adjust(request, side_answer::of(model, question));
         return next(request);
     }
 }
@@ -85,13 +102,7 @@ auto ask_instead(Request& request, Next& next, any_chat_model model, chat_reques
         return ask_instead_awaited<R, any_chat_model>(std::move(model), std::move(question),
                                                       std::move(answer));
     } else {
-        side_answer a;
-        try {
-            a.response.emplace(model.invoke(question));
-        } catch (...) {
-            a.failure = std::current_exception();
-        }
-        return answer(std::move(a));
+        return answer(side_answer::of(model, question));
     }
 }
 

@@ -117,9 +117,7 @@ inline subagent_result execute(subagent_executor& ex, subagent_task task, subage
     return std::move(*out);
 }
 
-} // namespace subagent_test
-
-using namespace subagent_test;
+// The test cases are in the namespace too: the binary is a unity build.
 
 TEST_CASE("subagent result texts match DeerFlow's", "[subagent]") {
     subagent_result r;
@@ -568,13 +566,11 @@ TEST_CASE("DeerFlow's subagent chain runs each delegation with fresh guards", "[
         Catch::StartsWith("loop_detection.bogus: unknown key"));
 }
 
-namespace subagent_test {
 struct announcer {
     void before_model(auto&, runtime& rt) {
         rt.events.emit(boost::json::object{{"type", "round"}, {"round", rt.round}});
     }
 };
-} // namespace subagent_test
 
 TEST_CASE("hooks and tools write to the run's custom-event channel; run_config::stop ends a run",
           "[subagent]") {
@@ -608,3 +604,5 @@ TEST_CASE("hooks and tools write to the run's custom-event channel; run_config::
     CHECK(idle.calls() == 0);
     CHECK(s.state.messages.size() == 1); // the input is kept
 }
+
+} // namespace subagent_test

@@ -124,9 +124,10 @@ struct llm_tool_selector {
         question.messages = std::vector<message>{*user};
         question.tools = std::vector<tool_schema>{selection_schema(candidates)};
         question.settings.tool_choice = std::string(selection_tool);
-        return detail::ask_then_next(
-            req, next, model_, std::move(question),
-            [this, candidates](auto& r, detail::side_answer a) { select(r, candidates, std::move(a)); });
+        return detail::ask_then_next(req, next, model_, std::move(question),
+                                     [self = this, candidates](auto& r, detail::side_answer a) {
+                                         self->select(r, candidates, std::move(a));
+                                     });
     }
 
     /// The names the selector's answer lists, or an error text.

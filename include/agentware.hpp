@@ -70,5 +70,8 @@
 #include <agentware/middleware/view_image.hpp>
 
 #include <agentware/presets/deerflow.hpp>
+#include <agentware/subagents/chain.hpp>
+#include <agentware/subagents/config.hpp>
+#include <agentware/subagents/executor.hpp>
 
 #endif

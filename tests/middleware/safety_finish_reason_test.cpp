@@ -55,7 +55,8 @@ TEST_CASE("OpenAI content_filter and Anthropic refusal remove the tool calls",
 TEST_CASE("a safety stop is reported as a safety_termination event", "[middleware][safety_finish_reason]") {
     test::bench<safety_finish_reason> b;
     std::vector<boost::json::object> events;
-    b.rt.on_event = [&](const boost::json::object& e) { events.push_back(e); };
+    const event_sink::listener collect = [&](const boost::json::object& e) { events.push_back(e); };
+    b.rt.events = event_sink(&collect);
     message m = stopped("content_filter");
     m.id = "ai-7";
     b.answer(std::move(m));
@@ -72,9 +73,10 @@ TEST_CASE("a safety stop is reported as a safety_termination event", "[middlewar
     CHECK(recorded[0].at("middleware") == "safety_finish_reason");
 
     // A listener that throws does not fail the run; an answer that passes emits nothing.
-    b.rt.on_event = [](const boost::json::object&) { throw std::runtime_error("listener"); };
+    const event_sink::listener throws = [](const boost::json::object&) { throw std::runtime_error("listener"); };
+    b.rt.events = event_sink(&throws);
     CHECK(b.answer(stopped("refusal")).tool_calls.empty());
-    b.rt.on_event = [&](const boost::json::object& e) { events.push_back(e); };
+    b.rt.events = event_sink(&collect);
     b.answer(stopped("tool_calls"));
     CHECK(events.size() == 1);
 }

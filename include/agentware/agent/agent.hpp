@@ -214,7 +214,8 @@ private:
     runtime start(state_type& state, agent_input input, const run_config& config, run_result& result) {
         runtime rt{config.thread_id,  config.run_id.empty() ? make_message_id() : config.run_id,
                    config.context,    0,
-                   model_ref(model_), config.stream.on_event};
+                   model_ref(model_), event_sink(&config.stream.on_event),
+                   config.stop};
         result.first_new_message = state.messages.size();
         for (auto& m : input.messages)
             detail::append_message(state.messages, std::move(m));
@@ -312,6 +313,11 @@ private:
     }
     // False when the round limit is reached (the run ends with that error).
     static bool count_round(runtime& rt, const run_config& config, run_result& result) {
+        if (rt.stop.stop_requested()) {
+            result.reason = stop_reason::error;
+            result.error = "the run was stopped (run_config::stop) before its next model call";
+            return false;
+        }
         if (rt.round >= config.recursion_limit) {
             result.reason = stop_reason::recursion_limit;
             result.error = detail::recursion_message(config.recursion_limit);

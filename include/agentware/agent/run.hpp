@@ -12,6 +12,7 @@
 #include <exception>
 #include <functional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,6 +61,10 @@ struct run_config {
     boost::json::object context;       ///< starts the runtime's context (user_id, flags, ...)
     std::function<void(const agent_update&)> on_update; ///< each step, as it happens
     stream_handler stream;                              ///< model text deltas, when the model streams
+                                                        ///< and `on_event`: the run's custom events
+    /// Asks the run to stop: it ends with stop_reason::error before its next
+    /// model call, and the subagents it delegated to stop at once.
+    std::stop_token stop;
 };
 
 /// What a run did. The state itself (all messages, the new ones included) is

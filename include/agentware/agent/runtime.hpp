@@ -1,12 +1,13 @@
 #ifndef AGENTWARE_AGENT_RUNTIME_HPP
 #define AGENTWARE_AGENT_RUNTIME_HPP
 
+#include <agentware/model/event_sink.hpp>
 #include <agentware/model/model_ref.hpp>
 
 #include <boost/json/object.hpp>
 
 #include <cstddef>
-#include <functional>
+#include <stop_token>
 #include <string>
 
 namespace agentware {
@@ -24,12 +25,13 @@ struct runtime {
     /// summarization and title fall back to the agent's model). Empty when the
     /// runtime was not made by an agent.
     model_ref model{};
-    /// The run's event channel: what a hook reports while the run is under
-    /// way (`{"type": "safety_termination", ...}`), DeerFlow's custom stream
-    /// events. The agent sets it from `run_config::stream.on_event`, so the
-    /// caller receives these beside the model calls' own events (`llm_retry`).
-    /// Empty when nobody listens; call it through `detail::emit_event`.
-    std::function<void(const boost::json::object&)> on_event{};
+    /// The run's custom-event channel (`run_config::stream.on_event`): any hook
+    /// may emit here, and tools through their `tool_runtime::events`.
+    event_sink events{};
+    /// Set when the caller asked the run to stop (`run_config::stop`): the loop
+    /// checks it before each model call; long hooks and tools (the task tool's
+    /// subagents) watch it to stop early.
+    std::stop_token stop{};
 };
 
 } // namespace agentware

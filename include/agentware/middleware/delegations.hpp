@@ -6,6 +6,7 @@
 // merge_delegations reducer, reference §3).
 
 #include <agentware/json/reader.hpp>
+#include <agentware/memory/clock.hpp> // detail::iso_utc, for created_at
 #include <agentware/message/detail/text.hpp>
 
 #include <boost/json/object.hpp>

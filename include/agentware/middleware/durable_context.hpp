@@ -153,7 +153,7 @@ private:
                     e.description = string_arg(c.args, "description", 200);
                     e.subagent_type = string_arg(c.args, "subagent_type", 200);
                     e.status = "in_progress";
-                    e.created_at = iso_utc(clock());
+                    e.created_at = detail::iso_utc(clock());
                     found.push_back(std::move(e));
                 }
             } else if (m.is_tool() && m.name == options_.task_tool_name) {
@@ -166,9 +166,11 @@ private:
                     text = std::string(b->get_string());
                 e.result_brief = detail::bounded_brief(text, 2000);
                 e.result_ref = m.tool_call_id(); // stable across replays (the message id is random)
+                if (const auto* h = m.metadata.if_contains("subagent_result_sha256"); h && h->is_string())
+                    e.result_sha256 = std::string(h->get_string());
                 if (const auto* r = m.metadata.if_contains("subagent_stop_reason"); r && r->is_string())
                     e.stop_reason = std::string(r->get_string());
-                e.created_at = iso_utc(clock());
+                e.created_at = detail::iso_utc(clock());
                 found.push_back(std::move(e));
             }
         }
@@ -192,15 +194,6 @@ private:
         if (starts("Task timed out")) return "timed_out";
         if (starts("Task polling timed out")) return "polling_timed_out";
         return "failed";
-    }
-
-    static std::string iso_utc(std::chrono::system_clock::time_point t) {
-        const auto day = std::chrono::floor<std::chrono::days>(t);
-        const std::chrono::year_month_day ymd(day);
-        const std::chrono::hh_mm_ss hms(std::chrono::floor<std::chrono::seconds>(t - day));
-        return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", static_cast<int>(ymd.year()),
-                           static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                           hms.hours().count(), hms.minutes().count(), hms.seconds().count());
     }
 
     durable_context_options options_;

@@ -174,6 +174,12 @@ inline subagent_limit_options tag_invoke(boost::json::value_to_tag<subagent_limi
         .read("max_total_ceiling", o.max_total_ceiling)
         .read("task_tool_name", o.task_tool_name)
         .read("limits_from_context", o.limits_from_context)
+        // the executor's (subagents_options, <agentware/subagents/config.hpp>)
+        .skip("timeout_seconds")
+        .skip("max_turns")
+        .skip("token_budget")
+        .skip("agents")
+        .skip("custom_agents")
         .reject_unknown_keys();
     return o;
 }

@@ -92,18 +92,19 @@ inline std::optional<boost::json::object> deerflow_section(json_reader& config, 
 }
 
 // Engages M's slot with the options its section gives, when the section is on.
-template <class M, class Options>
-void engage_from_section(deerflow_pipeline& chain, json_reader& config) {
+template <class M, class Options, class Chain>
+void engage_from_section(Chain& chain, json_reader& config) {
     if (auto settings = deerflow_section(config, Options::config_section))
-        chain.slot<M>().emplace(boost::json::value_to<Options>(boost::json::value(std::move(*settings))));
+        chain.template slot<M>().emplace(
+            boost::json::value_to<Options>(boost::json::value(std::move(*settings))));
 }
 
 // Engages M's slot when its section is on; M has no settings.
-template <class M>
-void engage_switch(deerflow_pipeline& chain, json_reader& config) {
+template <class M, class Chain>
+void engage_switch(Chain& chain, json_reader& config) {
     if (auto settings = deerflow_section(config, M::config_section)) {
         json_reader(*settings, config.path_of(M::config_section)).reject_unknown_keys();
-        chain.slot<M>().emplace();
+        chain.template slot<M>().emplace();
     }
 }
 

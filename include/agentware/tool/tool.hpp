@@ -8,12 +8,15 @@
 #include <agentware/message/content.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/model/chat_model.hpp>
+#include <agentware/model/event_sink.hpp>
+#include <agentware/model/model_ref.hpp>
 #include <agentware/state/update.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
 #include <concepts>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,8 +27,9 @@ namespace agentware {
 struct tool_output {
     std::vector<content_block> content; ///< usually one text block
     tool_status status = tool_status::ok;
-    state_update update;  ///< changes to other state fields (and extra messages)
-    bool end_run = false; ///< stop the run after this round (the result is still recorded)
+    state_update update;          ///< changes to other state fields (and extra messages)
+    bool end_run = false;         ///< stop the run after this round (the result is still recorded)
+    boost::json::object metadata; ///< the tool message's metadata (DeerFlow's additional_kwargs)
 
     tool_output() = default;
     // Implicit on purpose, so a tool may return its text. The block is made in
@@ -57,6 +61,9 @@ public:
     std::string_view tool_call_id;
     const boost::json::object* context = nullptr; ///< the run's context (never null inside a run)
     const std::vector<message>* messages = nullptr;
+    event_sink events;    ///< the run's custom-event channel (empty when nobody listens)
+    std::stop_token stop; ///< requested when the run is asked to stop
+    model_ref model;      ///< the run's model, lent for the call (empty outside an agent)
 
     /// The state field `F`, or nullptr when the agent's state has no such field.
     template <state_field F>

@@ -106,6 +106,9 @@ public:
         return nullptr;
     }
     std::size_t size() const noexcept { return tools_.size(); }
+    /// The tools, in the order they were added (shared pointers, to add them to another set).
+    auto begin() const noexcept { return tools_.begin(); }
+    auto end() const noexcept { return tools_.end(); }
     bool empty() const noexcept { return tools_.empty(); }
 
     /// "a, b, c": for messages that tell the model what exists.

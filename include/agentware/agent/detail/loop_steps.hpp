@@ -187,6 +187,7 @@ inline tool_response to_result(const tool_call& call, tool_output&& out) {
     r.msg.name = call.name;
     r.msg.content = std::move(out.content);
     r.msg.status = out.status;
+    if (!out.metadata.empty()) r.msg.metadata = std::move(out.metadata);
     if (!out.update.empty()) r.update = std::move(out.update); // most tools change nothing else
     r.end_run = out.end_run;
     return r;
@@ -217,6 +218,9 @@ tool_runtime runtime_for(const tool_request<State>& r) noexcept {
     trt.run_id = r.rt->run_id;
     trt.tool_call_id = r.call->id;
     trt.context = &r.rt->context;
+    trt.events = r.rt->events;
+    trt.stop = r.rt->stop;
+    trt.model = r.rt->model;
     trt.bind_state(*r.state);
     return trt;
 }

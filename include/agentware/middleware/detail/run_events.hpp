@@ -5,7 +5,7 @@
 // fallback taken, a setting that had no effect, an answer cut for safety):
 // an entry in the run context's `events` list, which the caller reads in
 // run_result::context after the run, and, for what the caller should see as
-// it happens, an event on the run's channel (`runtime::on_event`, fed to
+// it happens, an event on the run's channel (`runtime::events`, fed to
 // `run_config::stream.on_event`).
 
 #include <agentware/agent/runtime.hpp>
@@ -32,11 +32,7 @@ inline void record_event(runtime* rt, std::string_view middleware, std::string_v
 /// Sends `event` (an object with a "type") to the run's event channel, if
 /// anyone listens. A listener that throws does not fail the run.
 inline void emit_event(const runtime* rt, const boost::json::object& event) noexcept {
-    if (!rt || !rt->on_event) return;
-    try {
-        rt->on_event(event);
-    } catch (...) {
-    }
+    if (rt) rt->events.emit(event);
 }
 
 /// True when the run's context already holds an event named `event`.

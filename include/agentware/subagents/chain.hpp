@@ -1,0 +1,114 @@
+#ifndef AGENTWARE_SUBAGENTS_CHAIN_HPP
+#define AGENTWARE_SUBAGENTS_CHAIN_HPP
+
+// DeerFlow's subagent chain (build_subagent_runtime_middlewares, reference
+// §4.3) from the same configuration sections as the lead's chain
+// (presets/deerflow.hpp), and the executor runner that builds it afresh for
+// every delegation.
+
+#include <agentware/presets/deerflow.hpp>
+#include <agentware/subagents/config.hpp>
+#include <agentware/subagents/executor.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <boost/json/value_to.hpp>
+
+#include <optional>
+#include <utility>
+
+namespace agentware {
+
+/// The subagent chain, in DeerFlow's order, less what agentware does not have
+/// yet (skill activation and policy, MCP routing, deferred tools, the date
+/// context). The sandbox and thread-data middlewares are left out on purpose:
+/// the parent holds the sandbox (a subagent's after_agent must not release
+/// it), and the sandbox tools come from the executor's tool set, where the
+/// types' allow- and denylists filter them; subagent_shared_fields carries the
+/// parent's `sandbox` and `thread_data` into the subagent's state.
+using subagent_pipeline =
+    pipeline<subagent_shared_fields, std::optional<input_sanitization>, std::optional<tool_output_budget>,
+             std::optional<tool_result_sanitization>, std::optional<dangling_tool_call>,
+             std::optional<llm_error_handling>, std::optional<guardrail<allowlist_provider>>,
+             std::optional<sandbox_audit>, std::optional<read_before_write>,
+             std::optional<tool_error_handling>, std::optional<view_image>, std::optional<loop_detection>,
+             std::optional<token_budget>, std::optional<safety_finish_reason>, std::optional<durable_context>,
+             std::optional<summarization>, std::optional<system_message_coalescing>>;
+
+namespace detail {
+
+// The subagents' token budget: on unless `enabled: false`; DeerFlow's
+// defaults (2,000,000 tokens, 1,000,000 with summarization on; warning at 0.7)
+// under the given keys.
+inline std::optional<token_budget_options> subagent_budget(const std::optional<boost::json::object>& given,
+                                                           bool summarizing) {
+    boost::json::object o{{"max_tokens", summarizing ? 1000000 : 2000000}, {"warn_threshold", 0.7}};
+    if (given) {
+        for (const auto& kv : *given)
+            o[kv.key()] = kv.value();
+        if (const auto* e = o.if_contains("enabled")) {
+            if (e->is_bool() && !e->get_bool()) return std::nullopt;
+            o.erase("enabled");
+        }
+    }
+    return boost::json::value_to<token_budget_options>(boost::json::value(std::move(o)));
+}
+
+} // namespace detail
+
+/// The subagent chain from an object of DeerFlow configuration sections (the
+/// same object make_deerflow_pipeline reads; the sections the subagent chain
+/// does not use are passed over), for a delegation of type `type` (its token
+/// budget). A fresh chain each call: guards start with no history.
+inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config,
+                                                const subagent_type& type = {}) {
+    json_reader sections(config);
+    subagent_pipeline chain;
+    detail::engage_from_section<input_sanitization, input_sanitization_options>(chain, sections);
+    detail::engage_from_section<tool_output_budget, tool_output_budget_options>(chain, sections);
+    detail::engage_from_section<tool_result_sanitization, tool_result_sanitization_options>(chain, sections);
+    detail::engage_from_section<dangling_tool_call, dangling_tool_call_options>(chain, sections);
+    if (auto settings = detail::deerflow_section(sections, llm_error_handling_options::config_section)) {
+        if (const auto* cb = sections.find(llm_error_handling_options::circuit_breaker_section))
+            (*settings)[llm_error_handling_options::circuit_breaker_section] = *cb;
+        chain.slot<llm_error_handling>().emplace(
+            boost::json::value_to<llm_error_handling_options>(boost::json::value(std::move(*settings))));
+    }
+    if (auto settings = detail::deerflow_section(sections, guardrail_options::config_section)) {
+        allowlist_provider provider;
+        if (const auto* p = settings->if_contains("provider"); p && !p->is_null())
+            provider = detail::read_guardrail_provider(*p, sections.path_of("guardrails.provider"));
+        settings->erase("provider");
+        chain.slot<guardrail<allowlist_provider>>().emplace(
+            std::move(provider),
+            boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
+    }
+    detail::engage_from_section<sandbox_audit, sandbox_audit_options>(chain, sections);
+    detail::engage_from_section<read_before_write, read_before_write_options>(chain, sections);
+    detail::engage_from_section<tool_error_handling, tool_error_handling_options>(chain, sections);
+    detail::engage_from_section<view_image, view_image_options>(chain, sections);
+    detail::engage_from_section<loop_detection, loop_detection_options>(chain, sections);
+    detail::engage_from_section<safety_finish_reason, safety_finish_reason_options>(chain, sections);
+    detail::engage_from_section<durable_context, durable_context_options>(chain, sections);
+    detail::engage_from_section<summarization, summarization_options>(chain, sections);
+    if (auto budget = detail::subagent_budget(type.token_budget, chain.enabled<summarization>()))
+        chain.slot<token_budget>().emplace(std::move(*budget));
+    detail::engage_switch<system_message_coalescing>(chain, sections);
+    return chain;
+}
+
+/// A runner whose delegations each run make_subagent_pipeline(config, type).
+/// The configuration is checked here, once, so a bad key is reported when the
+/// executor is made rather than at the first delegation.
+inline subagent_runner make_deerflow_subagent_runner(boost::json::value config) {
+    (void)make_subagent_pipeline(config);
+    return [config = std::move(config)](subagent_run run) {
+        subagent_type type = run.type;
+        return detail::run_subagent([config, type] { return make_subagent_pipeline(config, type); },
+                                    std::move(run));
+    };
+}
+
+} // namespace agentware
+
+#endif

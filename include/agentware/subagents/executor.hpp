@@ -1,0 +1,686 @@
+#ifndef AGENTWARE_SUBAGENTS_EXECUTOR_HPP
+#define AGENTWARE_SUBAGENTS_EXECUTOR_HPP
+
+// The subagent executor and the `task` tool (DeerFlow's task tool and
+// SubagentExecutor, reference §5.12).
+//
+// Each delegation is a fresh agent (a fresh chain, from the runner's factory)
+// with a state of its own: a system message with the type's prompt and a
+// human message with the task; the parent's sandbox and thread directories
+// are shared, its history is not. The run's recursion limit is the type's
+// `max_turns`; the run is cancelled at the type's timeout, and when the
+// parent run is cancelled (Asio cancellation of its coroutine) or asked to
+// stop (`run_config::stop`). At most `max_concurrent` delegations run at once
+// per executor; the others wait for a slot. Everything is a coroutine on the
+// executor of the caller: in `async_run` the subagents hold no thread while
+// their models wait; the blocking loop runs the task tool on an io_context of
+// the tool's own.
+
+#include <agentware/agent/agent.hpp>
+#include <agentware/agent/async_loop.hpp>
+#include <agentware/message/detail/text.hpp>
+#include <agentware/middleware/delegations.hpp>
+#include <agentware/middleware/detail/hash.hpp>
+#include <agentware/middleware/fields.hpp>
+#include <agentware/model/any_chat_model.hpp>
+#include <agentware/subagents/config.hpp>
+#include <agentware/tool/tool.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/value_from.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace agentware {
+
+/// How a delegation ended.
+enum class subagent_status { completed, failed, cancelled, timed_out };
+
+constexpr std::string_view to_string(subagent_status s) noexcept {
+    switch (s) {
+    case subagent_status::completed:
+        return "completed";
+    case subagent_status::failed:
+        return "failed";
+    case subagent_status::cancelled:
+        return "cancelled";
+    case subagent_status::timed_out:
+        return "timed_out";
+    }
+    return "failed";
+}
+
+/// What a delegation produced.
+struct subagent_result {
+    subagent_status status = subagent_status::failed;
+    std::string result;      ///< the subagent's answer (completed)
+    std::string error;       ///< why it did not complete (may be empty)
+    std::string stop_reason; ///< token_capped, turn_capped or loop_capped, when a guard stopped it
+    std::string model_name;
+    token_usage usage;
+    std::vector<message> messages; ///< the steps it took (its ai and tool messages)
+};
+
+namespace detail {
+
+inline std::string_view capped_label(std::string_view stop_reason) noexcept {
+    // Text kept for parity with DeerFlow (reference §5.12).
+    if (stop_reason == "token_capped") return "token budget";
+    if (stop_reason == "turn_capped") return "turn budget";
+    if (stop_reason == "loop_capped") return "repeated tool-call loop";
+    return {};
+}
+
+inline std::string timeout_text(std::chrono::milliseconds t) {
+    const auto ms = t.count();
+    // Text kept for parity with DeerFlow (reference §5.12).
+    if (ms % 1000 == 0) return fmt::format("Execution timed out after {} seconds", ms / 1000);
+    return fmt::format("Execution timed out after {} seconds", static_cast<double>(ms) / 1000.0);
+}
+
+// Text kept for parity with DeerFlow (reference §5.12).
+inline constexpr std::string_view cancelled_text = "Cancelled by user";
+inline constexpr std::string_view no_response_text = "No response generated";
+
+} // namespace detail
+
+/// The task tool's result text (DeerFlow's format_subagent_result_message).
+inline std::string format_subagent_result_message(const subagent_result& r) {
+    const std::string_view label = detail::capped_label(r.stop_reason);
+    // Text kept for parity with DeerFlow (reference §5.12).
+    switch (r.status) {
+    case subagent_status::completed:
+        if (label.empty()) return "Task Succeeded. Result: " + r.result;
+        return fmt::format("Task Succeeded (capped: {}). Result: {}", label, r.result);
+    case subagent_status::failed: {
+        std::string head =
+            label.empty() ? std::string("Task failed") : fmt::format("Task failed (capped: {})", label);
+        return r.error.empty() ? head + "." : head + ". Error: " + r.error;
+    }
+    case subagent_status::cancelled:
+        return r.error.empty() ? std::string("Task cancelled by user.")
+                               : "Task cancelled by user. Error: " + r.error;
+    case subagent_status::timed_out:
+        return r.error.empty() ? std::string("Task timed out.") : "Task timed out. Error: " + r.error;
+    }
+    return "Task failed.";
+}
+
+/// The task tool message's metadata (DeerFlow's make_subagent_additional_kwargs).
+inline boost::json::object subagent_additional_kwargs(const subagent_result& r) {
+    boost::json::object o;
+    o["subagent_status"] = to_string(r.status);
+    if (r.status == subagent_status::completed) {
+        o["subagent_result_brief"] = detail::bounded_brief(r.result, 2000);
+        o["subagent_result_sha256"] = detail::sha256_hex(r.result);
+    } else if (!r.error.empty()) {
+        o["subagent_error"] = detail::bounded_brief(r.error, 2000);
+    }
+    if (!r.stop_reason.empty()) o["subagent_stop_reason"] = r.stop_reason;
+    if (!r.model_name.empty()) o["subagent_model_name"] = r.model_name;
+    o["subagent_token_usage"] = boost::json::object{{"input_tokens", r.usage.input_tokens},
+                                                    {"output_tokens", r.usage.output_tokens},
+                                                    {"total_tokens", r.usage.total_tokens}};
+    return o;
+}
+
+/// What one delegation's agent is given.
+struct subagent_run {
+    std::string task_id;
+    subagent_type type; ///< effective settings
+    any_chat_model model;
+    tool_set tools;                          ///< the tools the type allows
+    std::vector<message> input;              ///< the system message (the type's prompt) and the task
+    run_config config;                       ///< thread and run ids, context, recursion limit = max_turns
+    std::optional<sandbox_state> sandbox;    ///< the parent's
+    std::optional<thread_paths> thread_data; ///< the parent's
+};
+
+/// What the agent left: its result and all its messages.
+struct subagent_run_outcome {
+    run_result result;
+    std::vector<message> messages;
+};
+
+/// Runs one delegation's agent to its end (made by make_subagent_runner).
+using subagent_runner = std::function<boost::asio::awaitable<subagent_run_outcome>(subagent_run)>;
+
+namespace detail {
+
+template <class Factory>
+boost::asio::awaitable<subagent_run_outcome> run_subagent(Factory make, subagent_run run) {
+    using pipeline_t = std::remove_cvref_t<std::invoke_result_t<Factory&>>;
+    using state_t = agent_state<pipeline_t>;
+    agent<any_chat_model, pipeline_t> a(std::move(run.model), std::move(run.tools), make());
+    state_t state;
+    if constexpr (state_t::template has<sandbox_field>) get<sandbox_field>(state) = std::move(run.sandbox);
+    if constexpr (state_t::template has<thread_data_field>)
+        get<thread_data_field>(state) = std::move(run.thread_data);
+    subagent_run_outcome out;
+    out.result = co_await a.async_run(state, agent_input(std::move(run.input)), std::move(run.config));
+    out.messages = std::move(state.messages);
+    co_return out;
+}
+
+/// Counts the subagents that run at once; a coroutine waits for a slot on its
+/// own executor, whichever thread frees one. Waiting can be cancelled.
+class subagent_slots {
+public:
+    explicit subagent_slots(std::size_t n) : free_(n == 0 ? 1 : n) {}
+
+    /// Takes a slot; throws operation_aborted when cancelled before one is free.
+    boost::asio::awaitable<void> acquire() {
+        auto ex = co_await boost::asio::this_coro::executor;
+        auto w = std::make_shared<waiter>(ex);
+        {
+            std::lock_guard lock(mutex_);
+            if (free_ > 0) {
+                --free_;
+                co_return;
+            }
+            queue_.push_back(w);
+        }
+        try {
+            co_await w->timer.async_wait(boost::asio::use_awaitable);
+        } catch (const boost::system::system_error&) { // woken (a slot) or cancelled: see below
+        }
+        std::lock_guard lock(mutex_);
+        if (w->granted) co_return;
+        std::erase(queue_, w);
+        throw boost::system::system_error(boost::asio::error::operation_aborted);
+    }
+
+    void release() {
+        std::lock_guard lock(mutex_);
+        if (queue_.empty()) {
+            ++free_;
+            return;
+        }
+        std::shared_ptr<waiter> w = std::move(queue_.front());
+        queue_.pop_front();
+        w->granted = true;
+        boost::asio::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
+    }
+
+    std::size_t waiting() const {
+        std::lock_guard lock(mutex_);
+        return queue_.size();
+    }
+
+private:
+    struct waiter {
+        explicit waiter(const boost::asio::any_io_executor& ex)
+            : timer(ex, boost::asio::steady_timer::time_point::max()) {}
+        boost::asio::steady_timer timer;
+        bool granted = false;
+    };
+    mutable std::mutex mutex_;
+    std::size_t free_;
+    std::deque<std::shared_ptr<waiter>> queue_;
+};
+
+} // namespace detail
+
+/// A runner whose agents use the chain `make()` returns (a fresh one per
+/// delegation, so guards start afresh). The parent's sandbox and thread
+/// directories are put into the state when the chain declares those fields.
+template <class Factory>
+subagent_runner make_subagent_runner(Factory make) {
+    return [make = std::move(make)](subagent_run run) { return detail::run_subagent(make, std::move(run)); };
+}
+
+/// The parent's state fields the subagents share (the sandbox and the thread's
+/// directories), for a chain with no middleware that declares them.
+struct subagent_shared_fields {
+    using state_fields = fields<thread_data_field, sandbox_field>;
+    template <class State>
+    void before_agent(State&) {}
+};
+
+/// What the parent run gives a delegation.
+struct subagent_parent {
+    std::string thread_id = "default";
+    std::string run_id;
+    boost::json::object context; ///< the parent's run context (identity fields are passed on)
+    model_ref model;             ///< the parent's model ("inherit")
+    std::optional<sandbox_state> sandbox;
+    std::optional<thread_paths> thread_data;
+    event_sink events;
+    std::stop_token stop;
+
+    /// From a tool call's runtime.
+    static subagent_parent of(const tool_runtime& rt) {
+        subagent_parent p;
+        p.thread_id = std::string(rt.thread_id);
+        p.run_id = std::string(rt.run_id);
+        if (rt.context) p.context = *rt.context;
+        p.model = rt.model;
+        if (const auto* s = rt.field<sandbox_field>()) p.sandbox = *s;
+        if (const auto* d = rt.field<thread_data_field>()) p.thread_data = *d;
+        p.events = rt.events;
+        p.stop = rt.stop;
+        return p;
+    }
+};
+
+/// A delegation: the task tool's arguments and its call id.
+struct subagent_task {
+    std::string task_id; ///< the task call's id
+    std::string description;
+    std::string prompt;
+    std::string subagent_type;
+};
+
+struct subagent_executor_options {
+    subagents_options config;
+    bool allow_bash = false; ///< the sandbox runs bash (isolated, or allow_host_bash): shows `bash`
+    tool_set tools;          ///< every tool a subagent may be given (the types filter them)
+    /// A model by name, for types whose model is not "inherit". Empty: such a
+    /// type fails ("no model named ...").
+    std::function<any_chat_model(std::string_view)> model_named;
+    /// Runs each delegation's agent. Empty: a chain of subagent_shared_fields alone.
+    subagent_runner runner;
+};
+
+/// Runs delegations. One executor serves every run of an agent (its
+/// concurrency bound is shared by them); keep it in a shared_ptr, as the task
+/// tool does.
+class subagent_executor : public std::enable_shared_from_this<subagent_executor> {
+public:
+    explicit subagent_executor(subagent_executor_options o)
+        : registry_(o.config, o.allow_bash), tools_(std::move(o.tools)),
+          model_named_(std::move(o.model_named)), runner_(std::move(o.runner)),
+          slots_(o.config.max_concurrent) {
+        if (!runner_) runner_ = make_subagent_runner([] { return pipeline<subagent_shared_fields>{}; });
+    }
+
+    const subagent_registry& registry() const noexcept { return registry_; }
+    /// Delegations waiting for a slot now.
+    std::size_t waiting() const { return slots_.waiting(); }
+
+    /// Runs one delegation to its end and reports its progress on
+    /// `parent.events`. Never throws for what the subagent does.
+    boost::asio::awaitable<subagent_result> execute(subagent_task task, subagent_parent parent) {
+        subagent_result out;
+        if (registry_.refused(task.subagent_type)) {
+            out.error = std::string(detail::bash_subagent_disabled);
+            co_return out;
+        }
+        std::optional<subagent_type> type = registry_.resolve(task.subagent_type);
+        if (!type) {
+            // Text kept for parity with DeerFlow (reference §5.12).
+            out.error = fmt::format("Unknown subagent type '{}'. Available: {}", task.subagent_type,
+                                    fmt::join(registry_.available(), ", "));
+            co_return out;
+        }
+        subagent_run run;
+        try {
+            run = prepare(task, parent, *type, out.model_name);
+        } catch (const std::exception& e) {
+            out.error = e.what();
+            co_return out;
+        }
+        parent.events.emit(boost::json::object{{"type", "task_started"},
+                                               {"task_id", task.task_id},
+                                               {"description", task.description},
+                                               {"model_name", out.model_name}});
+        auto ex = co_await boost::asio::this_coro::executor;
+        const std::string task_id = task.task_id;
+        const event_sink events = parent.events;
+        try {
+            // A coroutine of its own: its cancellation state is the delegation's.
+            out =
+                co_await boost::asio::co_spawn(ex,
+                                               supervise(shared_from_this(), std::move(run), std::move(task),
+                                                         std::move(parent), out.model_name),
+                                               boost::asio::use_awaitable);
+        } catch (const boost::system::system_error& e) {
+            // The parent was cancelled before the delegation could start.
+            if (e.code() != boost::asio::error::operation_aborted) throw;
+            out.status = subagent_status::cancelled;
+            out.error = std::string(detail::cancelled_text);
+            events.emit(boost::json::object{{"type", "task_cancelled"},
+                                            {"task_id", task_id},
+                                            {"error", out.error},
+                                            {"usage", usage_json(out.usage)},
+                                            {"model_name", out.model_name}});
+        }
+        co_return out;
+    }
+
+private:
+    subagent_run prepare(const subagent_task& task, const subagent_parent& parent, const subagent_type& type,
+                         std::string& model_name) const {
+        subagent_run run;
+        run.task_id = task.task_id;
+        run.type = type;
+        if (type.model.empty() || type.model == "inherit") {
+            if (!parent.model)
+                throw std::runtime_error("the parent run has no model for the subagent to inherit");
+            run.model = any_chat_model(parent.model);
+            for (std::string_view key : {"model_name", "model"})
+                if (const auto* v = parent.context.if_contains(key); v && v->is_string()) {
+                    model_name = std::string(v->get_string());
+                    break;
+                }
+        } else {
+            if (!model_named_)
+                throw std::runtime_error("no model named \"" + type.model + "\" is configured");
+            run.model = model_named_(type.model);
+            if (!run.model) throw std::runtime_error("no model named \"" + type.model + "\" is configured");
+            model_name = type.model;
+        }
+        run.tools = subagent_tools(tools_, type);
+        run.input.push_back(system_message(type.system_prompt));
+        run.input.push_back(human_message(task.prompt));
+        run.config.thread_id = parent.thread_id;
+        run.config.run_id = parent.run_id;
+        run.config.recursion_limit = type.max_turns;
+        for (std::string_view key : {"thread_id", "user_id", "user_role", "oauth_provider", "oauth_id",
+                                     "is_internal", "authz_attributes", "channel_user_id", "agent_name"})
+            if (const auto* v = parent.context.if_contains(key)) run.config.context[key] = *v;
+        run.config.context["run_id"] = parent.run_id;
+        run.config.context["is_subagent"] = true;
+        run.sandbox = parent.sandbox;
+        run.thread_data = parent.thread_data;
+        return run;
+    }
+
+    struct attempt {
+        bool timed_out = false;
+        subagent_run_outcome outcome;
+    };
+
+    // Waits for a slot, then runs the agent against its timeout.
+    static boost::asio::awaitable<attempt> work(std::shared_ptr<subagent_executor> self, subagent_run run) {
+        co_await self->slots_.acquire();
+        struct slot_guard {
+            detail::subagent_slots& s;
+            ~slot_guard() { s.release(); }
+        } guard{self->slots_};
+        auto ex = co_await boost::asio::this_coro::executor;
+        boost::asio::steady_timer deadline(ex, run.type.timeout);
+        auto [order, failure, outcome, timer_ec] =
+            co_await boost::asio::experimental::make_parallel_group(
+                boost::asio::co_spawn(ex, self->runner_(std::move(run)), boost::asio::deferred),
+                deadline.async_wait(boost::asio::deferred))
+                .async_wait(boost::asio::experimental::wait_for_one(), boost::asio::use_awaitable);
+        attempt a;
+        if (order[0] == 1 && !timer_ec) {
+            a.timed_out = true;
+            co_return a;
+        }
+        if (failure) std::rethrow_exception(failure);
+        a.outcome = std::move(outcome);
+        co_return a;
+    }
+
+    static boost::asio::awaitable<subagent_result> supervise(std::shared_ptr<subagent_executor> self,
+                                                             subagent_run run, subagent_task task,
+                                                             subagent_parent parent, std::string model_name) {
+        co_await boost::asio::this_coro::throw_if_cancelled(false);
+        auto ex = co_await boost::asio::this_coro::executor;
+        const std::size_t max_turns = run.type.max_turns;
+        const auto timeout = run.type.timeout;
+
+        subagent_result out;
+        out.model_name = model_name;
+        // Each step the subagent takes is reported as it happens.
+        std::size_t captured = 0;
+        token_usage usage;
+        run.config.on_update = [&](const agent_update& u) {
+            for (const message& m : u.messages) {
+                if (m.is_ai()) usage += m.provider.usage();
+                ++captured;
+                parent.events.emit(boost::json::object{{"type", "task_running"},
+                                                       {"task_id", task.task_id},
+                                                       {"message", boost::json::value_from(m)},
+                                                       {"message_index", captured},
+                                                       {"total_messages", captured},
+                                                       {"usage", usage_json(usage)},
+                                                       {"model_name", model_name}});
+            }
+        };
+
+        // The parent asked to stop: a timer that the stop callback cancels.
+        auto stopped =
+            std::make_shared<boost::asio::steady_timer>(ex, boost::asio::steady_timer::time_point::max());
+        std::stop_callback on_stop(parent.stop, [stopped] {
+            boost::asio::post(stopped->get_executor(), [stopped] { stopped->cancel(); });
+        });
+        auto [order, failure, result, stop_ec] =
+            co_await boost::asio::experimental::make_parallel_group(
+                boost::asio::co_spawn(ex, work(self, std::move(run)), boost::asio::deferred),
+                stopped->async_wait(boost::asio::deferred))
+                .async_wait(boost::asio::experimental::wait_for_one(), boost::asio::use_awaitable);
+        const bool parent_cancelled = (co_await boost::asio::this_coro::cancellation_state).cancelled() !=
+                                      boost::asio::cancellation_type::none;
+
+        if (order[0] == 0 && !failure && result.timed_out) {
+            out.status = subagent_status::timed_out;
+            out.error = detail::timeout_text(timeout);
+        } else if (order[0] == 0 && !failure && !parent_cancelled) {
+            classify(std::move(result.outcome), max_turns, out);
+        } else if (order[0] == 0 && failure && !parent_cancelled) {
+            out.status = subagent_status::failed;
+            out.error = detail::describe(failure);
+        } else {
+            out.status = subagent_status::cancelled;
+            out.error = std::string(detail::cancelled_text);
+            if (order[0] == 0 && !failure) {
+                out.usage = result.outcome.result.usage;
+                out.messages = steps(result.outcome.messages);
+            }
+        }
+        if (out.usage.empty()) out.usage = usage;
+        boost::json::object event{{"task_id", task.task_id}};
+        switch (out.status) {
+        case subagent_status::completed:
+            event["type"] = "task_completed";
+            event["result"] = out.result;
+            break;
+        case subagent_status::failed:
+            event["type"] = "task_failed";
+            event["error"] = out.error;
+            break;
+        case subagent_status::cancelled:
+            event["type"] = "task_cancelled";
+            event["error"] = out.error;
+            break;
+        case subagent_status::timed_out:
+            event["type"] = "task_timed_out";
+            event["error"] = out.error;
+            break;
+        }
+        if (!out.stop_reason.empty()) event["stop_reason"] = out.stop_reason;
+        event["usage"] = usage_json(out.usage);
+        event["model_name"] = model_name;
+        parent.events.emit(event);
+        co_return out;
+    }
+
+    static boost::json::object usage_json(const token_usage& u) {
+        return boost::json::object{{"input_tokens", u.input_tokens},
+                                   {"output_tokens", u.output_tokens},
+                                   {"total_tokens", u.total_tokens}};
+    }
+
+    // The messages after the input (the system message and the task).
+    static std::vector<message> steps(std::vector<message>& all) {
+        std::vector<message> out;
+        for (auto& m : all)
+            if (m.is_ai() || m.is_tool()) out.push_back(std::move(m));
+        return out;
+    }
+
+    // DeerFlow's completion rules (reference §5.12).
+    static void classify(subagent_run_outcome o, std::size_t max_turns, subagent_result& out) {
+        out.usage = o.result.usage;
+        out.messages = steps(o.messages);
+        std::string guard;
+        if (const auto* v = o.result.context.if_contains("stop_reason"); v && v->is_string())
+            if (v->get_string() == "token_capped" || v->get_string() == "loop_capped")
+                guard = std::string(v->get_string());
+        const message* last_ai = nullptr;
+        for (auto it = out.messages.rbegin(); it != out.messages.rend(); ++it)
+            if (it->is_ai()) {
+                last_ai = &*it;
+                break;
+            }
+        const bool fallback = last_ai && last_ai->metadata_flag("deerflow_error_fallback");
+        if (o.result.reason == stop_reason::recursion_limit) {
+            out.stop_reason = guard.empty() ? "turn_capped" : guard;
+            if (fallback) {
+                out.status = subagent_status::failed;
+                out.error = last_ai->text();
+            } else if (last_ai && !detail::trim(last_ai->text()).empty()) {
+                out.status = subagent_status::completed;
+                out.result = last_ai->text();
+            } else {
+                out.status = subagent_status::failed;
+                // Text kept for parity with DeerFlow (reference §5.12).
+                out.error = fmt::format("Reached max_turns={}", max_turns);
+            }
+            return;
+        }
+        if (o.result.reason == stop_reason::error) {
+            out.status = subagent_status::failed;
+            out.error = o.result.error;
+            return;
+        }
+        if (fallback) {
+            out.status = subagent_status::failed;
+            out.error = last_ai->text();
+            return;
+        }
+        out.status = subagent_status::completed;
+        out.stop_reason = guard;
+        if (last_ai && !last_ai->text().empty())
+            out.result = last_ai->text();
+        else if (!out.messages.empty() && !out.messages.back().text().empty())
+            out.result = out.messages.back().text();
+        else
+            out.result = std::string(detail::no_response_text);
+    }
+
+    subagent_registry registry_;
+    tool_set tools_;
+    std::function<any_chat_model(std::string_view)> model_named_;
+    subagent_runner runner_;
+    detail::subagent_slots slots_;
+};
+
+/// The `task(description, prompt, subagent_type)` tool: delegates to a
+/// subagent through the executor and answers with DeerFlow's result text and
+/// metadata. When the parent's state keeps the delegation ledger
+/// (durable_context's `delegations`), the result is recorded there too.
+class task_tool {
+public:
+    explicit task_tool(std::shared_ptr<subagent_executor> executor, std::string name = "task")
+        : executor_(std::move(executor)) {
+        schema_.name = std::move(name);
+        const auto available = executor_->registry().available();
+        std::string types;
+        for (const auto& n : available) {
+            types += "\n- " + n;
+            if (auto t = executor_->registry().resolve(n); t && !t->description.empty())
+                types += ": " + t->description;
+        }
+        // Our own words.
+        schema_.description =
+            "Delegate a self-contained task to a subagent, which works on it with its own "
+            "context and tools and reports back. Give it everything it needs in `prompt`: it "
+            "does not see this conversation. Subagent types:" +
+            types;
+        boost::json::array names;
+        for (const auto& n : available)
+            names.emplace_back(n);
+        schema_.parameters = boost::json::object{
+            {"type", "object"},
+            {"properties",
+             boost::json::object{
+                 {"description",
+                  boost::json::object{{"type", "string"},
+                                      {"description", "A short (3-5 word) label for the task."}}},
+                 {"prompt", boost::json::object{{"type", "string"},
+                                                {"description", "The task, with all the context it needs."}}},
+                 {"subagent_type", boost::json::object{{"type", "string"},
+                                                       {"description", "Which kind of subagent does it."}}}}},
+            {"required", boost::json::array{"description", "prompt", "subagent_type"}}};
+    }
+
+    const tool_schema& schema() const { return schema_; }
+    const std::shared_ptr<subagent_executor>& executor() const noexcept { return executor_; }
+
+    boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) {
+        subagent_task task;
+        task.task_id = std::string(rt.tool_call_id);
+        task.description = string_arg(args, "description");
+        task.prompt = string_arg(args, "prompt");
+        task.subagent_type = string_arg(args, "subagent_type");
+        const bool ledger = rt.field<delegations_field>() != nullptr;
+        const std::string run_id(rt.run_id);
+        subagent_result r = co_await executor_->execute(task, subagent_parent::of(rt));
+        tool_output out(format_subagent_result_message(r));
+        out.metadata = subagent_additional_kwargs(r);
+        if (ledger) {
+            delegation_entry e;
+            e.id = task.task_id;
+            e.run_id = run_id;
+            e.description = std::string(detail::utf8_prefix(task.description, 200));
+            e.subagent_type = task.subagent_type;
+            e.status = std::string(to_string(r.status));
+            if (r.status == subagent_status::completed) {
+                e.result_brief = detail::bounded_brief(r.result, 2000);
+                e.result_sha256 = detail::sha256_hex(r.result);
+            }
+            e.result_ref = task.task_id;
+            e.stop_reason = r.stop_reason;
+            e.created_at = detail::iso_utc(std::chrono::system_clock::now());
+            out.update.set<delegations_field>({std::move(e)});
+        }
+        co_return out;
+    }
+
+private:
+    static std::string string_arg(const boost::json::object& args, std::string_view key) {
+        const auto* v = args.if_contains(key);
+        return v && v->is_string() ? std::string(v->get_string()) : std::string();
+    }
+
+    std::shared_ptr<subagent_executor> executor_;
+    tool_schema schema_;
+};
+
+/// The task tool over an executor made from `options`, as a shared tool.
+inline std::shared_ptr<tool_interface> make_task_tool(std::shared_ptr<subagent_executor> executor) {
+    return share_tool(task_tool(std::move(executor)));
+}
+
+} // namespace agentware
+
+#endif

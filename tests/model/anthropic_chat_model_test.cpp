@@ -29,14 +29,15 @@ std::string joined(const std::vector<std::string>& pieces) {
     return out;
 }
 
-model_response assemble(std::string_view bytes, std::size_t cut, const stream_handler* h = nullptr) {
+model_response anthropic_assemble(std::string_view bytes, std::size_t cut,
+                                  const stream_handler* h = nullptr) {
     anthropic_stream_assembler a(h);
     a.feed(bytes.substr(0, cut));
     a.feed(bytes.substr(cut));
     return a.finish();
 }
 
-anthropic_config config_for(const scripted_http_server& server) {
+anthropic_config anthropic_config_for(const scripted_http_server& server) {
     ::setenv("AGENTWARE_TEST_ANTHROPIC_KEY", "sk-ant-test-secret", 1);
     anthropic_config c;
     c.base_url = server.base_url("");
@@ -136,7 +137,7 @@ TEST_CASE("anthropic stream: events assemble the same message at every split; cu
     const std::string bytes = joined(anthropic_sse_pieces(anthropic_stream_events()));
     std::string text, thinking;
     stream_handler h{[&](std::string_view d) { text += d; }, [&](std::string_view d) { thinking += d; }};
-    const model_response whole = assemble(bytes, 0, &h);
+    const model_response whole = anthropic_assemble(bytes, 0, &h);
     CHECK(text == "Okay, checking \xE2\x98\x80.");
     CHECK(thinking == "Need the weather.");
     CHECK(whole.ai.text() == text);
@@ -148,7 +149,7 @@ TEST_CASE("anthropic stream: events assemble the same message at every split; cu
     CHECK(whole.ai.provider == provider_metadata("tool_use", "claude-sonnet-4-20250514", whole.usage));
 
     for (std::size_t i = 0; i <= bytes.size(); ++i)
-        CHECK(assemble(bytes, i).ai == whole.ai);
+        CHECK(anthropic_assemble(bytes, i).ai == whole.ai);
     for (std::size_t cut = 0; cut + 3 < bytes.size(); ++cut) {
         anthropic_stream_assembler a;
         a.feed(std::string_view(bytes).substr(0, cut));
@@ -176,7 +177,7 @@ TEST_CASE("anthropic stream: error events and broken events", "[anthropic][strea
 
 TEST_CASE("anthropic client: plain and streamed answers, headers, errors", "[client][anthropic]") {
     scripted_http_server server;
-    anthropic_chat_model model(config_for(server));
+    anthropic_chat_model model(anthropic_config_for(server));
     chat_request r;
     r.messages = cow_vector<message>(std::vector<message>{human_message("weather?")});
 

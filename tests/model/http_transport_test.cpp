@@ -43,7 +43,7 @@ openai_config https_config(const scripted_http_server& server) {
     return c;
 }
 
-chat_request hello() {
+chat_request transport_hello() {
     chat_request r;
     r.messages = cow_vector<message>(std::vector<message>{human_message("hello")});
     return r;
@@ -63,8 +63,8 @@ TEST_CASE("https: a trusted certificate, SNI, and keep-alive over TLS", "[client
         {"data: "
          "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"secure\"},\"finish_reason\":\"stop\"}]}\n\n",
          "data: [DONE]\n\n"}));
-    CHECK(model.invoke(hello()).ai.text() == "Hello! How can I help?");
-    chat_request r = hello();
+    CHECK(model.invoke(transport_hello()).ai.text() == "Hello! How can I help?");
+    chat_request r = transport_hello();
     std::string streamed;
     r.stream.on_text = [&](std::string_view d) { streamed += d; };
     CHECK(model.invoke(r).ai.text() == "secure");
@@ -81,7 +81,7 @@ TEST_CASE("https: an untrusted certificate fails the handshake; verification can
     {
         openai_chat_model model(https_config(server));
         try {
-            (void)model.invoke(hello());
+            (void)model.invoke(transport_hello());
             FAIL("no error");
         } catch (const model_error& e) {
             CHECK(e.kind() == model_error_kind::connection);
@@ -93,5 +93,5 @@ TEST_CASE("https: an untrusted certificate fails the handshake; verification can
     insecure.http.verify_peer = false;
     openai_chat_model model(insecure);
     server.push(scripted_response::json(openai_plain_answer));
-    CHECK(model.invoke(hello()).ai.text() == "Hello! How can I help?");
+    CHECK(model.invoke(transport_hello()).ai.text() == "Hello! How can I help?");
 }

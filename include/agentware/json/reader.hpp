@@ -186,6 +186,17 @@ public:
     std::string path_of(std::string_view key) const { return detail::json_path(path_, key); }
     const boost::json::object& object() const noexcept { return *object_; }
 
+    /// Runs `options.validate()`, which throws std::invalid_argument for values
+    /// that are wrong together, and reports its reason at this reader's path.
+    template <class Options>
+    void validate(const Options& options) const {
+        try {
+            options.validate();
+        } catch (const std::invalid_argument& e) {
+            throw json_error(path_, e.what());
+        }
+    }
+
     /// The value at `key`, or nullptr when it is absent or null.
     const boost::json::value* find(std::string_view key) {
         known_.emplace_back(key);

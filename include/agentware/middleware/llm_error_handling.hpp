@@ -519,11 +519,7 @@ inline llm_error_handling_options tag_invoke(boost::json::value_to_tag<llm_error
         c.reject_unknown_keys();
     }
     r.reject_unknown_keys();
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw json_error(r.path(), e.what());
-    }
+    r.validate(o);
     return o;
 }
 

@@ -204,13 +204,7 @@ private:
             detail::record_event(req.rt, "llm_tool_selector", event_name, why + "; all tools offered");
         };
         if (a.failure) {
-            std::string what = "unknown error";
-            try {
-                std::rethrow_exception(a.failure);
-            } catch (const std::exception& e) {
-                what = e.what();
-            } catch (...) {
-            }
+            const std::string what = a.failure_text();
             return fallback("the selector model failed: " + what);
         }
         auto answer = read_answer(a.response->ai);

@@ -556,11 +556,7 @@ inline loop_detection_options tag_invoke(boost::json::value_to_tag<loop_detectio
         .read("max_cycle_length", o.max_cycle_length)
         .read("disable_context_key", o.disable_context_key)
         .reject_unknown_keys();
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw json_error(r.path(), e.what());
-    }
+    r.validate(o);
     return o;
 }
 

@@ -140,11 +140,7 @@ inline model_call_limit_options tag_invoke(boost::json::value_to_tag<model_call_
     r.read("thread_limit", o.thread_limit).read("run_limit", o.run_limit);
     detail::read_exit_behavior(r, "exit_behavior", o.exit, {exit_behavior::end, exit_behavior::error});
     r.reject_unknown_keys();
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw json_error(r.path(), e.what());
-    }
+    r.validate(o);
     return o;
 }
 

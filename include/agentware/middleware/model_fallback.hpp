@@ -13,6 +13,7 @@
 #include <agentware/agent/wrap.hpp>
 #include <agentware/detail/awaitable.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/middleware/detail/exception_name.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/chat_model.hpp>
 
@@ -50,13 +51,8 @@ namespace detail {
 inline std::exception_ptr fallback_failure(std::exception_ptr last, const std::vector<any_chat_model>& models,
                                            const std::vector<std::string>& names) {
     if (!models.empty()) return last;
-    std::string what = "unknown error", list;
-    try {
-        std::rethrow_exception(last);
-    } catch (const std::exception& e) {
-        what = e.what();
-    } catch (...) {
-    }
+    std::string what = describe_exception(last).what, list;
+    if (what.empty()) what = "unknown error";
     for (const auto& n : names)
         list += (list.empty() ? "" : ", ") + n;
     return std::make_exception_ptr(std::logic_error("model_fallback: the model call failed (" + what +

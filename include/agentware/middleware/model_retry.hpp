@@ -90,11 +90,7 @@ inline model_retry_options tag_invoke(boost::json::value_to_tag<model_retry_opti
     model_retry_options o;
     detail::read_retry_options(r, o);
     r.reject_unknown_keys();
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw json_error(r.path(), e.what());
-    }
+    r.validate(o);
     return o;
 }
 

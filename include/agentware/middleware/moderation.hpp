@@ -201,11 +201,7 @@ inline moderation_options tag_invoke(boost::json::value_to_tag<moderation_option
         .read("exit_behavior", o.exit_behavior)
         .read("violation_message", o.violation_message)
         .reject_unknown_keys();
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw json_error(r.path(), e.what());
-    }
+    r.validate(o);
     return o;
 }
 

@@ -128,11 +128,7 @@ inline prompt_caching_options tag_invoke(boost::json::value_to_tag<prompt_cachin
         .read("openai_cache_key", o.openai_cache_key)
         .read("openai_cache_retention", o.openai_cache_retention)
         .reject_unknown_keys();
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw json_error(r.path(), e.what());
-    }
+    r.validate(o);
     return o;
 }
 

@@ -279,11 +279,7 @@ inline token_budget_options tag_invoke(boost::json::value_to_tag<token_budget_op
         .read("warn_threshold", o.warn_threshold)
         .read("hard_stop_threshold", o.hard_stop_threshold)
         .reject_unknown_keys();
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw json_error(r.path(), e.what());
-    }
+    r.validate(o);
     return o;
 }
 

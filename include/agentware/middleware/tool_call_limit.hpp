@@ -222,11 +222,7 @@ inline tool_call_limit_options tag_invoke(boost::json::value_to_tag<tool_call_li
     detail::read_exit_behavior(r, "exit_behavior", o.exit,
                                {exit_behavior::continue_, exit_behavior::error, exit_behavior::end});
     r.reject_unknown_keys();
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw json_error(r.path(), e.what());
-    }
+    r.validate(o);
     return o;
 }
 

@@ -98,13 +98,7 @@ struct tool_emulator {
 private:
     static tool_response answer(const std::string& id, const std::string& name, detail::side_answer a) {
         if (a.failure) {
-            std::string what = "unknown error";
-            try {
-                std::rethrow_exception(a.failure);
-            } catch (const std::exception& e) {
-                what = e.what();
-            } catch (...) {
-            }
+            const std::string what = a.failure_text();
             return tool_response{
                 tool_message(id, name, fmt::format("Error: the emulator of tool '{}' failed: {}", name, what),
                              tool_status::error),

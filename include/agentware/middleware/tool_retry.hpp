@@ -108,11 +108,7 @@ inline tool_retry_options tag_invoke(boost::json::value_to_tag<tool_retry_option
     tool_retry_options o;
     detail::read_retry_options(r, o);
     r.read("tools", o.tools).reject_unknown_keys();
-    try {
-        o.validate();
-    } catch (const std::invalid_argument& e) {
-        throw json_error(r.path(), e.what());
-    }
+    r.validate(o);
     return o;
 }
 

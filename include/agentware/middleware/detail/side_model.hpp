@@ -26,6 +26,29 @@ namespace agentware::detail {
 struct side_answer {
     std::optional<model_response> response;
     std::exception_ptr failure;
+
+    /// What the failure says ("unknown error" for a throw that is not a std::exception).
+    std::string failure_text() const {
+        try {
+            std::rethrow_exception(failure);
+        } catch (const std::exception& e) {
+            return e.what();
+        } catch (...) {
+        }
+        return "unknown error";
+    }
+
+    /// The blocking loop's question: the model's answer or what it threw.
+    template <class Model>
+    static side_answer of(Model& model, const chat_request& question) {
+        side_answer a;
+        try {
+            a.response.emplace(model.invoke(question));
+        } catch (...) {
+            a.failure = std::current_exception();
+        }
+        return a;
+    }
 };
 
 /// Stands in for a model that is missing: every call throws `why`, so the
@@ -80,13 +103,7 @@ auto ask_then_next(Request& request, Next& next, Model model, chat_request quest
         return ask_then_next_awaited<R>(request, next, std::move(model), std::move(question),
                                         std::move(adjust));
     } else {
-        side_answer a;
-        try {
-            a.response.emplace(model.invoke(question));
-        } catch (...) {
-            a.failure = std::current_exception();
-        }
-        adjust(request, std::move(a));
+        adjust(request, side_answer::of(model, question));
         return next(request);
     }
 }
@@ -100,13 +117,7 @@ auto ask_instead(Request& request, Next& next, Model model, chat_request questio
     if constexpr (is_awaitable_v<R>) {
         return ask_instead_awaited<R, Model>(std::move(model), std::move(question), std::move(answer));
     } else {
-        side_answer a;
-        try {
-            a.response.emplace(model.invoke(question));
-        } catch (...) {
-            a.failure = std::current_exception();
-        }
-        return answer(std::move(a));
+        return answer(side_answer::of(model, question));
     }
 }
 

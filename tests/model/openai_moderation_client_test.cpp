@@ -25,14 +25,14 @@ using namespace std::chrono_literals;
 
 namespace moderation_client_test {
 
-constexpr const char* key_variable = "AGENTWARE_TEST_MODERATION_KEY";
-constexpr const char* test_key = "sk-mod-0123456789abcdef";
+constexpr const char* moderation_key_variable = "AGENTWARE_TEST_MODERATION_KEY";
+constexpr const char* moderation_test_key = "sk-mod-0123456789abcdef";
 
-openai_moderation_config config_for(const scripted_http_server& server) {
-    ::setenv(key_variable, test_key, 1);
+openai_moderation_config moderation_config_for(const scripted_http_server& server) {
+    ::setenv(moderation_key_variable, moderation_test_key, 1);
     openai_moderation_config c;
     c.base_url = server.base_url();
-    c.api_key_env = key_variable;
+    c.api_key_env = moderation_key_variable;
     c.http.connect_timeout = 500ms;
     c.http.first_byte_timeout = 300ms;
     c.http.total_timeout = 3s;
@@ -41,9 +41,11 @@ openai_moderation_config config_for(const scripted_http_server& server) {
     return c;
 }
 
-const char* flagged_body = R"({"id":"modr-1","model":"omni-moderation-latest","results":[{"flagged":true,
+const char* moderation_flagged_body =
+    R"({"id":"modr-1","model":"omni-moderation-latest","results":[{"flagged":true,
     "categories":{"violence":true,"harassment":false},"category_scores":{"violence":0.91,"harassment":0.02}}]})";
-const char* clean_body = R"({"id":"modr-2","model":"omni-moderation-latest","results":[{"flagged":false,
+const char* moderation_clean_body =
+    R"({"id":"modr-2","model":"omni-moderation-latest","results":[{"flagged":false,
     "categories":{"violence":false},"category_scores":{"violence":0.001}}]})";
 
 } // namespace moderation_client_test
@@ -52,8 +54,8 @@ using namespace moderation_client_test;
 
 TEST_CASE("moderation client: POST /moderations with the key, and the answer read", "[client][moderation]") {
     scripted_http_server server;
-    server.push(scripted_response::json(flagged_body));
-    openai_moderation_client client(config_for(server));
+    server.push(scripted_response::json(moderation_flagged_body));
+    openai_moderation_client client(moderation_config_for(server));
     moderation_result r = client.check("I will hurt you", "omni-moderation-latest");
     CHECK(r.flagged);
     CHECK(r.categories.at("violence"));
@@ -63,7 +65,7 @@ TEST_CASE("moderation client: POST /moderations with the key, and the answer rea
     const auto req = server.requests()[0];
     CHECK(req.method == "POST");
     CHECK(req.target == "/v1/moderations");
-    CHECK(req.header("authorization") == std::string("Bearer ") + test_key);
+    CHECK(req.header("authorization") == std::string("Bearer ") + moderation_test_key);
     CHECK(req.json() ==
           boost::json::parse(R"({"model":"omni-moderation-latest","input":"I will hurt you"})"));
 }
@@ -73,19 +75,20 @@ TEST_CASE(
     "[client][moderation]") {
     scripted_http_server server;
     server.push(scripted_response::json(R"({"error":{"message":"overloaded"}})", 503));
-    server.push(scripted_response::json(clean_body));
-    openai_moderation_client client(config_for(server));
+    server.push(scripted_response::json(moderation_clean_body));
+    openai_moderation_client client(moderation_config_for(server));
     CHECK_FALSE(client.check("hello", "m").flagged);
     CHECK(server.request_count() == 2);
 
-    server.push(scripted_response::json(
-        std::string(R"({"error":{"message":"Incorrect API key provided: )") + test_key + R"("}})", 401));
+    server.push(scripted_response::json(std::string(R"({"error":{"message":"Incorrect API key provided: )") +
+                                            moderation_test_key + R"("}})",
+                                        401));
     try {
         (void)client.check("hello", "m");
         FAIL("a 401 must throw");
     } catch (const model_error& e) {
         CHECK(e.kind() == model_error_kind::authentication);
-        CHECK(std::string(e.what()).find(test_key) == std::string::npos);
+        CHECK(std::string(e.what()).find(moderation_test_key) == std::string::npos);
     }
 
     server.push(scripted_response::json(R"({"id":"x"})"));
@@ -116,8 +119,8 @@ TEST_CASE("moderation client: the key comes from the environment only", "[client
 
 TEST_CASE("moderation client: the coroutine call", "[client][moderation][async]") {
     scripted_http_server server;
-    server.push(scripted_response::json(clean_body));
-    openai_moderation_client client(config_for(server));
+    server.push(scripted_response::json(moderation_clean_body));
+    openai_moderation_client client(moderation_config_for(server));
     boost::asio::io_context io;
     auto result = boost::asio::co_spawn(io, client.async_check("hello", "omni-moderation-latest"),
                                         boost::asio::use_future);
@@ -129,9 +132,9 @@ TEST_CASE("moderation client: the coroutine call", "[client][moderation][async]"
 TEST_CASE("moderation middleware with the HTTP client ends the run on flagged input",
           "[client][moderation]") {
     scripted_http_server server;
-    server.push(scripted_response::json(flagged_body));
+    server.push(scripted_response::json(moderation_flagged_body));
     moderation_options o;
-    o.check = openai_moderation_client(config_for(server));
+    o.check = openai_moderation_client(moderation_config_for(server));
     moderation m(o);
     basic_state<type_list<>> s;
     runtime rt;

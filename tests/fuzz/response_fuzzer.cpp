@@ -33,7 +33,7 @@ std::vector<std::string> events_of(std::string_view bytes, std::size_t cut) {
 
 template <class Assembler>
 void run_stream(std::string_view bytes, std::size_t cut) {
-    agentware::stream_handler handler{[](std::string_view) {}, [](std::string_view) {}};
+    agentware::stream_handler handler{[](std::string_view) {}, [](std::string_view) {}, {}};
     Assembler assembler(&handler);
     try {
         assembler.feed(bytes.substr(0, cut));

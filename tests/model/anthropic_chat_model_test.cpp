@@ -136,7 +136,7 @@ TEST_CASE("anthropic stream: events assemble the same message at every split; cu
           "[anthropic][stream]") {
     const std::string bytes = joined(anthropic_sse_pieces(anthropic_stream_events()));
     std::string text, thinking;
-    stream_handler h{[&](std::string_view d) { text += d; }, [&](std::string_view d) { thinking += d; }};
+    stream_handler h{[&](std::string_view d) { text += d; }, [&](std::string_view d) { thinking += d; }, {}};
     const model_response whole = anthropic_assemble(bytes, 0, &h);
     CHECK(text == "Okay, checking \xE2\x98\x80.");
     CHECK(thinking == "Need the weather.");

@@ -148,7 +148,7 @@ TEST_CASE("openai response: bad bodies are invalid_response errors", "[openai][f
 
 TEST_CASE("openai stream: text, reasoning and tool calls spread over chunks", "[openai][stream]") {
     std::string text, reasoning;
-    stream_handler h{[&](std::string_view d) { text += d; }, [&](std::string_view d) { reasoning += d; }};
+    stream_handler h{[&](std::string_view d) { text += d; }, [&](std::string_view d) { reasoning += d; }, {}};
     const model_response r = assemble(sse_body(openai_stream_chunks()), {}, &h);
     CHECK(text == "Caf\xC3\xA9 time \xE2\x98\x83.");
     CHECK(reasoning == "Let me think.");

@@ -169,7 +169,10 @@ inline boost::json::value request_json(const recorded_request& r) {
     boost::json::array tools;
     for (const auto& t : r.tool_names)
         tools.emplace_back(t);
-    return boost::json::object{{"messages", std::move(msgs)}, {"tools", std::move(tools)}};
+    boost::json::object out{{"messages", std::move(msgs)}, {"tools", std::move(tools)}};
+    // What middlewares add to the provider's request body (prompt_caching's cache_control, ...).
+    if (!r.settings.extra_body.empty()) out["extra_body"] = r.settings.extra_body;
+    return out;
 }
 
 } // namespace detail
@@ -192,9 +195,9 @@ struct helper_models {
             if (role == "memory") continue; // the runner drives the memory worker's model itself
             auto it = turn.helper_models.find(role);
             if (it != turn.helper_models.end()) scripted.insert(std::string(role));
-            by_role.emplace(
-                std::string(role),
-                scripted_model(it == turn.helper_models.end() ? std::vector<message>{} : it->second));
+            by_role.emplace(std::string(role),
+                            scripted_model::with_failures(
+                                it == turn.helper_models.end() ? std::vector<scripted_step>{} : it->second));
         }
     }
     /// The role's model, as a middleware holds its configured model: when the
@@ -215,6 +218,23 @@ inline void attach_helper_models(deerflow_pipeline& middleware, const helper_mod
         s->model = helpers.model("summarization", s->options().model_name.has_value());
     if (auto* t = middleware.get<title>())
         t->model = helpers.model("title", t->options().model_name.has_value());
+    if (auto* s = middleware.get<llm_tool_selector>())
+        s->model = helpers.model("llm_tool_selector", s->options().model.has_value());
+    if (auto* e = middleware.get<tool_emulator>())
+        e->model = helpers.model("tool_emulator", e->options().model.has_value());
+    // Every named fallback model is the role's script: each call takes its next step.
+    if (auto* f = middleware.get<model_fallback>())
+        f->set_models(std::vector<any_chat_model>(f->options().models.size(),
+                                                  any_chat_model(helpers.by_role.at("model_fallback"))));
+    // The moderation endpoint's answers are the role's ai messages, whose text is the
+    // endpoint's JSON body; it is asked with the checked text as a user message.
+    if (auto* m = middleware.get<moderation>())
+        m->set_check([endpoint = helpers.by_role.at("moderation")](const std::string& text,
+                                                                   const std::string&) mutable {
+            chat_request req;
+            req.messages = cow_vector<message>(std::vector<message>{human_message(text)});
+            return parse_openai_moderation(endpoint.invoke(req).ai.text());
+        });
 }
 
 /// Fixes the clock of the engaged middlewares that read one, when the
@@ -261,6 +281,16 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     if (auto* l = middleware.get<llm_error_handling>()) {
         llm_error_handling_options o = l->options();
         middleware.slot<llm_error_handling>().emplace(std::move(o), clock, 1);
+    }
+    if (auto* m = middleware.get<model_retry>()) {
+        model_retry_options o = m->options();
+        o.sleep = [clock](std::chrono::milliseconds d) { clock->sleep(d); };
+        middleware.slot<model_retry>().emplace(std::move(o));
+    }
+    if (auto* t = middleware.get<tool_retry>()) {
+        tool_retry_options o = t->options();
+        o.sleep = [clock](std::chrono::milliseconds d) { clock->sleep(d); };
+        middleware.slot<tool_retry>().emplace(std::move(o));
     }
     if (!sc.files.empty()) {
         const auto* td = middleware.get<thread_data>();
@@ -335,7 +365,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         std::optional<scripted_model> memory_model_script;
         if (memory_mgr) {
             auto it = turn.helper_models.find("memory");
-            memory_model_script.emplace(it == turn.helper_models.end() ? std::vector<message>{} : it->second);
+            memory_model_script.emplace(scripted_model::with_failures(
+                it == turn.helper_models.end() ? std::vector<scripted_step>{} : it->second));
             memory_mgr->set_model(
                 [m = *memory_model_script](const chat_request& req) mutable { return m.invoke(req); });
         } else if (turn.helper_models.contains("memory")) {
@@ -404,6 +435,10 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
             if (memory_model_script->remaining() > 0)
                 turn_out["unused_memory_model_messages"] = memory_model_script->remaining();
         }
+        // And what middlewares noted in the run's context (a tool selection that fell back, ...).
+        if (const auto* noted = r.context.if_contains("events"); noted && noted->is_array())
+            for (const auto& e : noted->get_array())
+                events.push_back(e);
         if (!events.empty()) turn_out["events"] = std::move(events);
         if (clock->slept() != slept_before) turn_out["waited_ms"] = (clock->slept() - slept_before).count();
         boost::json::value turn_value = std::move(turn_out);

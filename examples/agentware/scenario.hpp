@@ -64,7 +64,8 @@ struct turn_expectation {
 /// section). A middleware that gains a model adds its role here and one line
 /// in replay_runner.hpp's attach_helper_models.
 /// (`memory` is the memory worker's: the runner drives that one itself.)
-inline constexpr std::string_view helper_model_roles[] = {"summarization", "title", "memory"};
+inline constexpr std::string_view helper_model_roles[] = {
+    "summarization", "title", "memory", "llm_tool_selector", "tool_emulator", "model_fallback", "moderation"};
 
 /// A tool call made to throw: the next call of `tool` in the turn throws a
 /// std::runtime_error with `error` as its text (tool_error_handling's input).
@@ -80,9 +81,9 @@ struct scenario_turn {
     /// message, or fail with a scripted provider error.
     std::vector<agentware::scripted_step> model;
     double advance_clock = 0; ///< seconds the replay's clock moves before the turn
-    /// Per helper role (`"models": {"summarization": [...]}`), the ai messages
-    /// that role's model answers with, in order.
-    std::map<std::string, std::vector<message>, std::less<>> helper_models;
+    /// Per helper role (`"models": {"summarization": [...]}`), what that role's
+    /// model does at each call, in order (ai messages or scripted errors).
+    std::map<std::string, std::vector<agentware::scripted_step>, std::less<>> helper_models;
     turn_expectation expect;
 };
 
@@ -179,6 +180,30 @@ inline agentware::model_error read_model_error(const boost::json::value& v, cons
     return e;
 }
 
+// A model's script: assistant messages and scripted errors, in order.
+inline std::vector<agentware::scripted_step> read_steps(const boost::json::value& v,
+                                                        const std::string& path) {
+    const auto* steps = v.if_array();
+    if (!steps) agentware::detail::json_type_error(path, "an array of assistant messages or errors", v);
+    std::vector<agentware::scripted_step> out;
+    for (std::size_t k = 0; k < steps->size(); ++k) {
+        const std::string at = fmt::format("{}[{}]", path, k);
+        const auto* o = (*steps)[k].if_object();
+        if (o && o->contains("error")) {
+            agentware::json_reader step(*o, at);
+            out.push_back({{}, read_model_error(*step.find("error"), step.path_of("error"))});
+            step.reject_unknown_keys();
+            continue;
+        }
+        message m = agentware::json_read_as<message>((*steps)[k], at);
+        if (!m.is_ai())
+            throw agentware::json_error(
+                at, "the model answers with assistant messages (or {\"error\": ...}) only");
+        out.push_back({std::move(m), std::nullopt});
+    }
+    return out;
+}
+
 inline scenario_turn read_turn(const boost::json::value& v, const std::string& path) {
     agentware::json_reader r(v, path);
     scenario_turn turn;
@@ -192,25 +217,7 @@ inline scenario_turn read_turn(const boost::json::value& v, const std::string& p
     const auto* model = r.find("model");
     if (!model)
         throw agentware::json_error(r.path_of("model"), "missing (the ai messages the model answers with)");
-    const auto* steps = model->if_array();
-    if (!steps)
-        agentware::detail::json_type_error(r.path_of("model"), "an array of assistant messages or errors",
-                                           *model);
-    for (std::size_t k = 0; k < steps->size(); ++k) {
-        const std::string at = r.path_of(fmt::format("model[{}]", k));
-        const auto* o = (*steps)[k].if_object();
-        if (o && o->contains("error")) {
-            agentware::json_reader step(*o, at);
-            turn.model.push_back({{}, read_model_error(*step.find("error"), step.path_of("error"))});
-            step.reject_unknown_keys();
-            continue;
-        }
-        message m = agentware::json_read_as<message>((*steps)[k], at);
-        if (!m.is_ai())
-            throw agentware::json_error(
-                at, "the model answers with assistant messages (or {\"error\": ...}) only");
-        turn.model.push_back({std::move(m), std::nullopt});
-    }
+    turn.model = read_steps(*model, r.path_of("model"));
     r.read("advance_clock", turn.advance_clock);
     if (!(turn.advance_clock >= 0))
         throw agentware::json_error(r.path_of("advance_clock"), "expected seconds, at least 0");
@@ -224,12 +231,7 @@ inline scenario_turn read_turn(const boost::json::value& v, const std::string& p
                           std::string_view(role)) == std::end(helper_model_roles))
                 throw agentware::json_error(at, fmt::format("unknown helper model role (known: {})",
                                                             fmt::join(helper_model_roles, ", ")));
-            auto answers = read_messages(script, at);
-            for (std::size_t k = 0; k < answers.size(); ++k)
-                if (!answers[k].is_ai())
-                    throw agentware::json_error(fmt::format("{}[{}]", at, k),
-                                                "a helper model answers with assistant messages only");
-            turn.helper_models.emplace(std::string(role), std::move(answers));
+            turn.helper_models.emplace(std::string(role), read_steps(script, at));
         }
     }
     if (const auto* e = r.find("expect")) turn.expect = read_expectation(*e, r.path_of("expect"));

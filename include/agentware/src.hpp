@@ -18,6 +18,7 @@
 #include <agentware/model/impl/http_chat_client.ipp>
 #include <agentware/model/impl/http_transport.ipp>
 #include <agentware/model/impl/openai_chat_model.ipp>
+#include <agentware/model/impl/openai_moderation_client.ipp>
 #include <agentware/tool/impl/schema_validation.ipp>
 #endif
 

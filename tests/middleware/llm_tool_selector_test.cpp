@@ -146,9 +146,70 @@ TEST_CASE("llm_tool_selector options from JSON", "[middleware][llm_tool_selector
     CHECK_THROWS_WITH(
         boost::json::value_to<llm_tool_selector_options>(boost::json::parse(R"({"max_tools": 0})")),
         Catch::Contains("llm_tool_selector.max_tools"));
+    CHECK_THROWS_WITH(boost::json::value_to<llm_tool_selector_options>(boost::json::parse(R"({"model": 1})")),
+                      Catch::Contains("llm_tool_selector.model"));
     CHECK_THROWS_WITH(
-        boost::json::value_to<llm_tool_selector_options>(boost::json::parse(R"({"model": "x"})")),
-        Catch::Contains("model"));
+        boost::json::value_to<llm_tool_selector_options>(boost::json::parse(R"({"modle": "x"})")),
+        Catch::Contains("modle"));
+    auto named =
+        boost::json::value_to<llm_tool_selector_options>(boost::json::parse(R"({"model": "cheap"})"));
+    CHECK(named.model == std::string("cheap"));
+    CHECK(boost::json::value_to<llm_tool_selector_options>(boost::json::value_from(named)) == named);
+}
+
+TEST_CASE("llm_tool_selector without a model of its own selects with the run's model",
+          "[middleware][llm_tool_selector]") {
+    // One script: the first answer is the selection, the second the agent's answer.
+    scripted_model model({pick({"maps"}), ai_message("ok")});
+    llm_tool_selector_options o;
+    o.max_tools = 1;
+    auto a = make_agent(model, five(), llm_tool_selector(o));
+    auto r = a.invoke("Where is the station?");
+    REQUIRE(r.reason == stop_reason::finished);
+    CHECK(r.answer() == "ok");
+    REQUIRE(model.requests().size() == 2);
+    CHECK(offered(model, 0) == std::vector<std::string>{"ToolSelectionResponse"});
+    CHECK(model.requests()[0].settings.tool_choice == "ToolSelectionResponse");
+    CHECK(offered(model, 1) == std::vector<std::string>{"maps"});
+    CHECK_FALSE(events(r.context));
+
+    // The coroutine loop reaches the run's model the same way.
+    scripted_model model2({pick({"mail"}), ai_message("ok")});
+    auto b = make_agent(model2, five(), llm_tool_selector());
+    auto r2 = test::run_async(b, "Write to Ann");
+    CHECK(r2.answer() == "ok");
+    CHECK(offered(model2, 1) == std::vector<std::string>{"mail"});
+
+    // A model given in code wins over the run's.
+    scripted_model selector({pick({"search"})});
+    scripted_model model3({ai_message("ok")});
+    llm_tool_selector with_model(o);
+    with_model.model = any_chat_model(selector);
+    auto c = make_agent(model3, five(), std::move(with_model));
+    c.invoke("find it");
+    CHECK(selector.calls() == 1);
+    CHECK(offered(model3, 0) == std::vector<std::string>{"search"});
+}
+
+TEST_CASE("llm_tool_selector with no model at all offers every tool and says so",
+          "[middleware][llm_tool_selector]") {
+    llm_tool_selector sel;
+    runtime rt; // not made by an agent: no run's model
+    model_request<int> req;
+    req.rt = &rt;
+    req.messages = cow_vector<message>(std::vector<message>{human_message("hi")});
+    req.tools = std::vector<tool_schema>{tool_schema{"a", "A.", boost::json::object{{"type", "object"}}},
+                                         tool_schema{"b", "B.", boost::json::object{{"type", "object"}}}};
+    std::size_t seen = 0;
+    auto answer = sel.wrap_model_call(req, [&](auto& r) {
+        seen = r.tools.size();
+        return model_response{ai_message("ok"), {}};
+    });
+    CHECK(answer.ai.text() == "ok");
+    CHECK(seen == 2);
+    const auto* e = events(rt.context);
+    REQUIRE(e);
+    CHECK(e->at(0).at("detail").as_string().starts_with("no selector model"));
 }
 
 TEST_CASE("tool_emulator answers the named tools with the emulator model", "[middleware][tool_emulator]") {
@@ -201,4 +262,51 @@ TEST_CASE("tool_emulator in the coroutine loop", "[middleware][tool_emulator][as
     CHECK(boost::json::value_to<tool_emulator_options>(boost::json::value_from(o)) == o);
     CHECK_THROWS_WITH(boost::json::value_to<tool_emulator_options>(boost::json::parse(R"({"tools": [1]})")),
                       Catch::Contains("tool_emulator.tools"));
+}
+
+TEST_CASE("tool_emulator without a model of its own plays the tools with the run's model",
+          "[middleware][tool_emulator]") {
+    // The run's model calls the tool, then plays it, then answers.
+    scripted_model model({test::calls({test::call("c1", "weather", R"({"city":"Oslo"})")}),
+                          ai_message("Rain, 4 degrees"), ai_message("done")});
+    tool_emulator_options o;
+    o.tools = std::vector<std::string>{"weather"};
+    auto a = make_agent(model, five(), tool_emulator(o));
+    auto r = a.invoke("weather?");
+    REQUIRE(r.reason == stop_reason::finished);
+    CHECK(r.state.messages.at(2).text() == "Rain, 4 degrees");
+    CHECK(r.state.messages.at(2).metadata.at("emulated") == true);
+    REQUIRE(model.requests().size() == 3);
+    CHECK(model.requests()[1].messages.at(0).text().starts_with(
+        "You are emulating a tool call for testing purposes.\n\nTool: weather\n"));
+    CHECK(r.answer() == "done");
+
+    scripted_model model2({test::calls({test::call("c1", "mail")}), ai_message("sent"), ai_message("done")});
+    auto b = make_agent(model2, five(), tool_emulator());
+    auto r2 = test::run_async(b, "go");
+    CHECK(r2.state.messages.at(2).text() == "sent");
+
+    auto named = boost::json::value_to<tool_emulator_options>(boost::json::parse(R"({"model": "cheap"})"));
+    CHECK(named.model == std::string("cheap"));
+    CHECK(boost::json::value_to<tool_emulator_options>(boost::json::value_from(named)) == named);
+    CHECK_THROWS_AS(tool_emulator(any_chat_model{}), std::invalid_argument);
+}
+
+TEST_CASE("tool_emulator with no model at all answers with an error result", "[middleware][tool_emulator]") {
+    tool_emulator em;
+    runtime rt;
+    tool_request<int> req;
+    tool_call call{"c1", "ghost", boost::json::object{}};
+    req.call = cow<tool_call>(call);
+    req.rt = &rt;
+    bool called = false;
+    tool_response out = em.wrap_tool_call(req, [&](auto&) {
+        called = true;
+        return tool_response{};
+    });
+    CHECK_FALSE(called);
+    CHECK(out.msg.is_error());
+    CHECK(out.msg.text() ==
+          "Error: the emulator of tool 'ghost' failed: no emulator model (none given and the "
+          "run has none)");
 }

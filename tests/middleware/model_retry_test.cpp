@@ -261,3 +261,28 @@ TEST_CASE("model_fallback options: names from JSON", "[middleware][model_fallbac
     CHECK_THROWS_WITH(boost::json::value_to<model_fallback_options>(boost::json::parse(R"({})")),
                       Catch::Contains("model_fallback.models: missing"));
 }
+
+TEST_CASE("model_fallback built from names: the models are given later; until then a failure says so",
+          "[middleware][model_fallback]") {
+    flaky_model primary, backup;
+    primary.fail_with(model_error_kind::server, "primary down").fail_with(model_error_kind::server, "again");
+    backup.s->answer = "backup answers";
+    model_fallback_options o{{"backup-a"}};
+    model_fallback unresolved(o);
+    CHECK(unresolved.options() == o);
+    CHECK(unresolved.models().empty());
+    auto a = make_agent(primary, tool_set{}, std::move(unresolved));
+    auto r = a.invoke("go");
+    REQUIRE(r.reason == stop_reason::error);
+    CHECK(r.error.find("model_fallback: the model call failed (primary down)") != std::string::npos);
+    CHECK(r.error.find("(backup-a) were never given (set_models)") != std::string::npos);
+
+    model_fallback resolved(o);
+    resolved.set_models({any_chat_model(backup)});
+    auto b = make_agent(primary, tool_set{}, std::move(resolved));
+    CHECK(b.invoke("go").answer() == "backup answers");
+    CHECK(backup.s->calls == 1);
+    CHECK_THROWS_AS(model_fallback(model_fallback_options{}), std::invalid_argument);
+    model_fallback empty_models(o);
+    CHECK_THROWS_AS(empty_models.set_models({}), std::invalid_argument);
+}

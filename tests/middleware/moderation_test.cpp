@@ -87,7 +87,16 @@ TEST_CASE("moderation: an unknown placeholder leaves the template as it is; no c
     CHECK(moderation(o).violation_text("bad", moderation_result{true, {}, {}}) == "Flagged: {reason}");
     CHECK(moderation(checking()).violation_text("bad", moderation_result{true, {}, {}}) ==
           "I'm sorry, but I can't comply with that request. It was flagged for OpenAI's safety policies.");
-    CHECK_THROWS_AS(moderation(moderation_options{}), std::invalid_argument);
+    // Without a check (built from configuration): the first check says what is missing; set_check mends it.
+    moderation m{moderation_options{}};
+    plain_state s;
+    s.messages.push_back(human_message("bad"));
+    runtime rt;
+    CHECK_THROWS_WITH(m.before_model(s, rt), Catch::Contains("moderation: no check function"));
+    CHECK(s.messages.size() == 1);
+    m.set_check(checking().check);
+    CHECK(m.before_model(s, rt) == jump_to::end);
+    CHECK(s.messages.back().text().starts_with("I'm sorry"));
 }
 
 TEST_CASE("moderation: the OpenAI wire format", "[middleware][moderation]") {

@@ -12,6 +12,9 @@
 // text is accepted too). When the selector fails, answers garbage, names
 // tools that do not exist, or there is no user message, the call goes on
 // with all tools, and an event in the run's context (`events`) says why.
+//
+// The selector is the model given to it, or else the run's model (`rt.model`),
+// as LangChain uses the agent's model when none is given.
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/json/reader.hpp>
@@ -45,6 +48,9 @@ struct llm_tool_selector_options {
         "Your goal is to select the most relevant tools for answering the user's query.";
     std::optional<std::size_t> max_tools;    ///< none: as many as the selector names
     std::vector<std::string> always_include; ///< offered whatever the selector says; not counted
+    /// The name of a configured model to select with (resolved by whoever builds
+    /// the middleware); none: the model given in code, or the run's model.
+    std::optional<std::string> model;
 
     static constexpr std::string_view config_section = "llm_tool_selector";
     friend bool operator==(const llm_tool_selector_options&, const llm_tool_selector_options&) = default;
@@ -65,12 +71,20 @@ struct llm_tool_selector {
     static constexpr std::string_view selection_tool = "ToolSelectionResponse";
     static constexpr std::string_view event_name = "tool_selection_fallback";
 
-    llm_tool_selector(any_chat_model model, llm_tool_selector_options o = {})
-        : model_(std::move(model)), options_(std::move(o)) {
-        if (!model_) throw std::invalid_argument("llm_tool_selector: a selector model is required");
+    /// Selects with the run's model (or `model`, when set later).
+    explicit llm_tool_selector(llm_tool_selector_options o = {}) : options_(std::move(o)) {
         if (options_.max_tools && *options_.max_tools == 0)
             throw std::invalid_argument("llm_tool_selector: max_tools must be at least 1");
     }
+    /// Selects with `selector` (which must be a model).
+    llm_tool_selector(any_chat_model selector, llm_tool_selector_options o = {})
+        : llm_tool_selector(std::move(o)) {
+        if (!selector) throw std::invalid_argument("llm_tool_selector: the selector model is empty");
+        model = std::move(selector);
+    }
+
+    /// The selector model; none: the run's model.
+    std::optional<any_chat_model> model;
 
     const llm_tool_selector_options& options() const noexcept { return options_; }
 
@@ -124,10 +138,16 @@ struct llm_tool_selector {
         question.messages = std::vector<message>{*user};
         question.tools = std::vector<tool_schema>{selection_schema(candidates)};
         question.settings.tool_choice = std::string(selection_tool);
-        return detail::ask_then_next(req, next, model_, std::move(question),
-                                     [self = this, candidates](auto& r, detail::side_answer a) {
-                                         self->select(r, candidates, std::move(a));
-                                     });
+        auto adjust = [self = this, candidates](auto& r, detail::side_answer a) {
+            self->select(r, candidates, std::move(a));
+        };
+        if (model && *model)
+            return detail::ask_then_next(req, next, *model, std::move(question), std::move(adjust));
+        if (req.rt && req.rt->model)
+            return detail::ask_then_next(req, next, req.rt->model, std::move(question), std::move(adjust));
+        detail::record_event(req.rt, "llm_tool_selector", event_name,
+                             "no selector model (none given and the run has none); all tools offered");
+        return next(req);
     }
 
     /// The names the selector's answer lists, or an error text.
@@ -210,7 +230,6 @@ private:
         req.tools = std::move(kept);
     }
 
-    any_chat_model model_;
     llm_tool_selector_options options_;
 };
 
@@ -219,10 +238,11 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,
     jv = boost::json::object{
         {"system_prompt", o.system_prompt},
         {"max_tools", o.max_tools ? boost::json::value(*o.max_tools) : boost::json::value()},
-        {"always_include", boost::json::value_from(o.always_include)}};
+        {"always_include", boost::json::value_from(o.always_include)},
+        {"model", o.model ? boost::json::value(*o.model) : boost::json::value()}};
 }
-/// Reads LangChain Python's names (`system_prompt`, `max_tools`, `always_include`);
-/// the model is given in code.
+/// Reads LangChain Python's names (`system_prompt`, `max_tools`, `always_include`,
+/// `model`: a configured model's name).
 inline llm_tool_selector_options tag_invoke(boost::json::value_to_tag<llm_tool_selector_options>,
                                             const boost::json::value& jv) {
     json_reader r(jv, std::string(llm_tool_selector_options::config_section));
@@ -230,6 +250,7 @@ inline llm_tool_selector_options tag_invoke(boost::json::value_to_tag<llm_tool_s
     r.read("system_prompt", o.system_prompt)
         .read("max_tools", o.max_tools)
         .read("always_include", o.always_include)
+        .read("model", o.model)
         .reject_unknown_keys();
     if (o.max_tools && *o.max_tools == 0) throw json_error(r.path_of("max_tools"), "must be at least 1");
     return o;

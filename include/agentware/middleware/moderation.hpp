@@ -12,9 +12,11 @@
 //   error:   throws moderation_flagged;
 //   replace: the flagged message's content becomes the violation text.
 //
-// The check itself is a function (`moderation_options::check`): give it the
-// endpoint call of your HTTP client, built with `openai_moderation_body` and
-// read with `parse_openai_moderation` (the OpenAI-compatible wire format).
+// The check itself is a function (`moderation_options::check`, or set_check):
+// `openai_moderation_client` (model/openai_moderation_client.hpp) calls an
+// OpenAI-compatible endpoint over the model clients' HTTP transport; any other
+// function may stand in (a local classifier, a test's script). A moderation
+// built without one (from configuration) fails its first check until given one.
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/jump.hpp>
@@ -22,6 +24,7 @@
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/model/error.hpp>
+#include <agentware/model/openai_moderation_format.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
@@ -40,13 +43,6 @@
 #include <utility>
 
 namespace agentware {
-
-/// What the endpoint said about one text.
-struct moderation_result {
-    bool flagged = false;
-    std::map<std::string, bool> categories;
-    std::map<std::string, double> category_scores;
-};
 
 struct moderation_options {
     std::string model = "omni-moderation-latest"; ///< the moderation model the endpoint is asked for
@@ -83,45 +79,19 @@ public:
     moderation_result result;
 };
 
-/// The request body of an OpenAI-compatible POST /v1/moderations.
-inline boost::json::object openai_moderation_body(std::string_view text, std::string_view model) {
-    return boost::json::object{{"model", model}, {"input", text}};
-}
-
-/// Reads an OpenAI-compatible moderation response (its first result).
-/// Throws model_error (invalid_response) when it has no result.
-inline moderation_result parse_openai_moderation(std::string_view body) {
-    boost::system::error_code ec;
-    boost::json::value v = boost::json::parse(body, ec);
-    const boost::json::value* results = nullptr;
-    if (!ec && v.is_object()) results = v.as_object().if_contains("results");
-    if (!results || !results->is_array() || results->as_array().empty() ||
-        !results->as_array()[0].is_object())
-        throw model_error(model_error_kind::invalid_response, "moderation: the response has no results");
-    const auto& r = results->as_array()[0].as_object();
-    moderation_result out;
-    if (const auto* f = r.if_contains("flagged"); f && f->is_bool()) out.flagged = f->as_bool();
-    if (const auto* c = r.if_contains("categories"); c && c->is_object())
-        for (const auto& kv : c->as_object())
-            if (kv.value().is_bool()) out.categories[std::string(kv.key())] = kv.value().as_bool();
-    if (const auto* s = r.if_contains("category_scores"); s && s->is_object())
-        for (const auto& kv : s->as_object())
-            if (kv.value().is_number())
-                out.category_scores[std::string(kv.key())] = kv.value().to_number<double>();
-    return out;
-}
-
 struct moderation {
     // Text kept for parity with LangChain (next.md §1.12).
     static constexpr std::string_view default_violation_message =
         "I'm sorry, but I can't comply with that request. It was flagged for {categories}.";
 
-    explicit moderation(moderation_options o) : options_(std::move(o)) {
-        options_.validate();
-        if (!options_.check) throw std::invalid_argument("moderation: a check function is required");
-    }
+    explicit moderation(moderation_options o = {}) : options_(std::move(o)) { options_.validate(); }
 
     const moderation_options& options() const noexcept { return options_; }
+
+    /// Sets the endpoint call (e.g. an openai_moderation_client).
+    void set_check(std::function<moderation_result(const std::string&, const std::string&)> check) {
+        options_.check = std::move(check);
+    }
 
     /// The violation text for flagged `content`.
     std::string violation_text(const std::string& content, const moderation_result& r) const {
@@ -187,6 +157,9 @@ private:
     hook_result act(State& state, std::size_t index, std::string_view stage) const {
         const std::string text = state.messages[index].text();
         if (text.empty()) return std::nullopt;
+        if (!options_.check)
+            throw std::logic_error("moderation: no check function (give moderation_options::check or call "
+                                   "set_check, e.g. with an openai_moderation_client)");
         moderation_result r = options_.check(text, options_.model);
         if (!r.flagged) return std::nullopt;
         std::string violation = violation_text(text, r);

@@ -8,6 +8,8 @@
 // the agent does not have can be emulated too (its description then reads
 // "No description available"). When the emulator model fails, the call is
 // answered with an error tool message that says so.
+//
+// The emulator is the model given to it, or else the run's model (`rt.model`).
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/json/reader.hpp>
@@ -35,16 +37,25 @@ namespace agentware {
 
 struct tool_emulator_options {
     std::optional<std::vector<std::string>> tools; ///< none: emulate every tool
+    /// The name of a configured model to emulate with (resolved by whoever builds
+    /// the middleware); none: the model given in code, or the run's model.
+    std::optional<std::string> model;
 
     static constexpr std::string_view config_section = "tool_emulator";
     friend bool operator==(const tool_emulator_options&, const tool_emulator_options&) = default;
 };
 
 struct tool_emulator {
-    tool_emulator(any_chat_model model, tool_emulator_options o = {})
-        : model_(std::move(model)), options_(std::move(o)) {
-        if (!model_) throw std::invalid_argument("tool_emulator: an emulator model is required");
+    /// Emulates with the run's model (or `model`, when set later).
+    explicit tool_emulator(tool_emulator_options o = {}) : options_(std::move(o)) {}
+    /// Emulates with `emulator` (which must be a model).
+    tool_emulator(any_chat_model emulator, tool_emulator_options o = {}) : options_(std::move(o)) {
+        if (!emulator) throw std::invalid_argument("tool_emulator: the emulator model is empty");
+        model = std::move(emulator);
     }
+
+    /// The emulator model; none: the run's model.
+    std::optional<any_chat_model> model;
 
     const tool_emulator_options& options() const noexcept { return options_; }
 
@@ -72,10 +83,16 @@ struct tool_emulator {
         const std::string description = req.tool ? req.tool->schema().description : std::string();
         chat_request question;
         question.messages = std::vector<message>{human_message(prompt(call.name, description, call.args))};
-        return detail::ask_instead(req, next, model_, std::move(question),
-                                   [id = call.id, name = call.name](detail::side_answer a) {
-                                       return answer(id, name, std::move(a));
-                                   });
+        auto reply = [id = call.id, name = call.name](detail::side_answer a) {
+            return answer(id, name, std::move(a));
+        };
+        if (model && *model)
+            return detail::ask_instead(req, next, *model, std::move(question), std::move(reply));
+        if (req.rt && req.rt->model)
+            return detail::ask_instead(req, next, req.rt->model, std::move(question), std::move(reply));
+        return detail::ask_instead(
+            req, next, detail::missing_model{"no emulator model (none given and the run has none)"},
+            chat_request{}, std::move(reply));
     }
 
 private:
@@ -94,19 +111,20 @@ private:
         return tool_response{std::move(m), {}, false};
     }
 
-    any_chat_model model_;
     tool_emulator_options options_;
 };
 
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const tool_emulator_options& o) {
-    jv = boost::json::object{{"tools", o.tools ? boost::json::value_from(*o.tools) : boost::json::value()}};
+    jv = boost::json::object{{"tools", o.tools ? boost::json::value_from(*o.tools) : boost::json::value()},
+                             {"model", o.model ? boost::json::value(*o.model) : boost::json::value()}};
 }
-/// Reads `tools` (a list of names; absent or null: all); the model is given in code.
+/// Reads LangChain Python's names: `tools` (a list of names; absent or null: all)
+/// and `model` (a configured model's name).
 inline tool_emulator_options tag_invoke(boost::json::value_to_tag<tool_emulator_options>,
                                         const boost::json::value& jv) {
     json_reader r(jv, std::string(tool_emulator_options::config_section));
     tool_emulator_options o;
-    r.read("tools", o.tools).reject_unknown_keys();
+    r.read("tools", o.tools).read("model", o.model).reject_unknown_keys();
     return o;
 }
 

@@ -16,11 +16,16 @@
 #include <agentware/middleware/guardrail.hpp>
 #include <agentware/middleware/input_sanitization.hpp>
 #include <agentware/middleware/llm_error_handling.hpp>
+#include <agentware/middleware/llm_tool_selector.hpp>
 #include <agentware/middleware/loop_detection.hpp>
 #include <agentware/middleware/memory.hpp>
 #include <agentware/middleware/model_call_limit.hpp>
+#include <agentware/middleware/model_fallback.hpp>
 #include <agentware/middleware/model_length_finish_reason.hpp>
+#include <agentware/middleware/model_retry.hpp>
+#include <agentware/middleware/moderation.hpp>
 #include <agentware/middleware/pii.hpp>
+#include <agentware/middleware/prompt_caching.hpp>
 #include <agentware/middleware/read_before_write.hpp>
 #include <agentware/middleware/safety_finish_reason.hpp>
 #include <agentware/middleware/sandbox.hpp>
@@ -35,9 +40,11 @@
 #include <agentware/middleware/token_accounting.hpp>
 #include <agentware/middleware/token_budget.hpp>
 #include <agentware/middleware/tool_call_limit.hpp>
+#include <agentware/middleware/tool_emulator.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
 #include <agentware/middleware/tool_output_budget.hpp>
 #include <agentware/middleware/tool_result_sanitization.hpp>
+#include <agentware/middleware/tool_retry.hpp>
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
 
@@ -68,9 +75,12 @@ using deerflow_pipeline =
              std::optional<subagent_limit>, std::optional<loop_detection>, std::optional<token_budget>,
              std::optional<terminal_response>, std::optional<model_length_finish_reason>,
              std::optional<safety_finish_reason>,
-             // LangChain's general middlewares (docs/middleware/README.md), before clarification (last)
+             // LangChain's general middlewares (docs/middleware/README.md), before clarification (last):
+             // the retries and the fallback innermost of them, so the other hooks apply to every attempt
              std::optional<pii>, std::optional<context_editing>, std::optional<model_call_limit>,
-             std::optional<tool_call_limit>, std::optional<clarification>>;
+             std::optional<tool_call_limit>, std::optional<moderation>, std::optional<llm_tool_selector>,
+             std::optional<prompt_caching>, std::optional<tool_emulator>, std::optional<tool_retry>,
+             std::optional<model_retry>, std::optional<model_fallback>, std::optional<clarification>>;
 
 namespace detail {
 
@@ -145,7 +155,10 @@ memory_flush_hook(std::shared_ptr<memory_manager> manager) {
 /// `is_plan_mode`), `token_usage`, `title`, `memory`, `view_image`, `system_message_coalescing`,
 /// `subagents`, `loop_detection`, `token_budget`, `terminal_response`,
 /// `model_length_finish_reason`, `safety_finish_reason`, `clarification`, and LangChain's `pii`,
-/// `context_editing`, `model_call_limit`, `tool_call_limit`. A section that is absent or false leaves its
+/// `context_editing`, `model_call_limit`, `tool_call_limit`, `moderation` (give it its check with
+/// set_check), `llm_tool_selector` and `tool_emulator` (the run's model unless given one), `prompt_caching`,
+/// `tool_retry`, `model_retry`, `model_fallback` (give it the named models with set_models). A section
+/// that is absent or false leaves its
 /// middleware out; true puts it in with the defaults; an object puts it in with those settings unless its
 /// `enabled` is false. A section is read by its options' JSON form, so an unknown section or key and a value
 /// of the wrong type throw json_error naming the path
@@ -213,6 +226,13 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
     detail::engage_from_section<context_editing, context_editing_options>(chain, sections);
     detail::engage_from_section<model_call_limit, model_call_limit_options>(chain, sections);
     detail::engage_from_section<tool_call_limit, tool_call_limit_options>(chain, sections);
+    detail::engage_from_section<moderation, moderation_options>(chain, sections);
+    detail::engage_from_section<llm_tool_selector, llm_tool_selector_options>(chain, sections);
+    detail::engage_from_section<prompt_caching, prompt_caching_options>(chain, sections);
+    detail::engage_from_section<tool_emulator, tool_emulator_options>(chain, sections);
+    detail::engage_from_section<tool_retry, tool_retry_options>(chain, sections);
+    detail::engage_from_section<model_retry, model_retry_options>(chain, sections);
+    detail::engage_from_section<model_fallback, model_fallback_options>(chain, sections);
     detail::engage_from_section<clarification, clarification_options>(chain, sections);
     sections.reject_unknown_keys();
     return chain;

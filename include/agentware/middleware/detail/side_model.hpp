@@ -4,13 +4,19 @@
 // A wrap hook that asks a model of its own (a tool selector, a tool
 // emulator), written once for both agent loops: in the blocking loop the
 // model's invoke is called, in the coroutine loop its async_invoke is awaited.
+// The model is the middleware's own (any_chat_model) or the run's (model_ref,
+// valid for the run, which outlives the hook's coroutine).
 
 #include <agentware/detail/awaitable.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/chat_model.hpp>
+#include <agentware/model/model_ref.hpp>
+
+#include <boost/asio/awaitable.hpp>
 
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -33,7 +39,8 @@ struct side_answer {
     }
 
     /// The blocking loop's question: the model's answer or what it threw.
-    static side_answer of(any_chat_model& model, const chat_request& question) {
+    template <class Model>
+    static side_answer of(Model& model, const chat_request& question) {
         side_answer a;
         try {
             a.response.emplace(model.invoke(question));
@@ -44,14 +51,23 @@ struct side_answer {
     }
 };
 
+/// Stands in for a model that is missing: every call throws `why`, so the
+/// middleware answers as it does when its model fails.
+struct missing_model {
+    std::string why;
+    model_response invoke(const chat_request&) const { throw std::logic_error(why); }
+    boost::asio::awaitable<model_response> async_invoke(const chat_request&) const {
+        throw std::logic_error(why);
+    }
+};
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
 
-template <class R, class Request, class Next, class Adjust>
-R ask_then_next_awaited(Request request, Next next, any_chat_model model, chat_request question,
-                        Adjust adjust) {
+template <class R, class Request, class Next, class Model, class Adjust>
+R ask_then_next_awaited(Request request, Next next, Model model, chat_request question, Adjust adjust) {
     side_answer a;
     try {
         a.response.emplace(co_await model.async_invoke(question));
@@ -63,7 +79,7 @@ R ask_then_next_awaited(Request request, Next next, any_chat_model model, chat_r
 }
 
 template <class R, class Model, class Answer>
-R ask_instead_awaited(any_chat_model model, chat_request question, Answer answer) {
+R ask_instead_awaited(Model model, chat_request question, Answer answer) {
     side_answer a;
     try {
         a.response.emplace(co_await model.async_invoke(question));
@@ -79,8 +95,8 @@ R ask_instead_awaited(any_chat_model model, chat_request question, Answer answer
 
 /// Asks `model` the `question`, lets `adjust(request, side_answer)` change the
 /// request, then forwards it to `next`.
-template <class Request, class Next, class Adjust>
-auto ask_then_next(Request& request, Next& next, any_chat_model model, chat_request question, Adjust adjust)
+template <class Request, class Next, class Model, class Adjust>
+auto ask_then_next(Request& request, Next& next, Model model, chat_request question, Adjust adjust)
     -> decltype(next(request)) {
     using R = decltype(next(request));
     if constexpr (is_awaitable_v<R>) {
@@ -94,13 +110,12 @@ auto ask_then_next(Request& request, Next& next, any_chat_model model, chat_requ
 
 /// Asks `model` the `question` and answers with `answer(side_answer)`,
 /// without calling `next`.
-template <class Request, class Next, class Answer>
-auto ask_instead(Request& request, Next& next, any_chat_model model, chat_request question, Answer answer)
+template <class Request, class Next, class Model, class Answer>
+auto ask_instead(Request& request, Next& next, Model model, chat_request question, Answer answer)
     -> decltype(next(request)) {
     using R = decltype(next(request));
     if constexpr (is_awaitable_v<R>) {
-        return ask_instead_awaited<R, any_chat_model>(std::move(model), std::move(question),
-                                                      std::move(answer));
+        return ask_instead_awaited<R, Model>(std::move(model), std::move(question), std::move(answer));
     } else {
         return answer(side_answer::of(model, question));
     }

@@ -216,31 +216,42 @@ private:
 
     mcp_error closed_error() const {
         std::string text = "MCP server \"" + cfg_.name + "\" is not running";
-        if (exit_description_.empty()) return mcp_error(mcp_error_kind::closed, text);
-        return mcp_error(mcp_error_kind::closed, text + " (" + exit_description_ + ")");
+        const std::string how = exit_description();
+        if (how.empty()) return mcp_error(mcp_error_kind::closed, text);
+        return mcp_error(mcp_error_kind::closed, text + " (" + how + ")");
     }
 
     /// Reaps the process when it has exited within `limit` (negative: wait for it).
+    /// The reader thread and shutdown may both call it: each try is under reap_mutex_.
     bool wait_exit(std::chrono::milliseconds limit) {
-        if (reaped_) return true;
         const auto until = std::chrono::steady_clock::now() + limit;
         for (;;) {
-            int st = 0;
-            const pid_t r = ::waitpid(pid_, &st, limit.count() < 0 ? 0 : WNOHANG);
-            if (r == pid_ || (r < 0 && errno == ECHILD)) {
-                reaped_ = true;
-                if (r == pid_) {
-                    if (WIFEXITED(st))
-                        exit_description_ = "exited with status " + std::to_string(WEXITSTATUS(st));
-                    else if (WIFSIGNALED(st))
-                        exit_description_ = "killed by signal " + std::to_string(WTERMSIG(st));
+            {
+                std::lock_guard lock(reap_mutex_);
+                if (reaped_) return true;
+                int st = 0;
+                const pid_t r = ::waitpid(pid_, &st, limit.count() < 0 ? 0 : WNOHANG);
+                if (r == pid_ || (r < 0 && errno == ECHILD)) {
+                    reaped_ = true;
+                    if (r == pid_) {
+                        if (WIFEXITED(st))
+                            exit_description_ = "exited with status " + std::to_string(WEXITSTATUS(st));
+                        else if (WIFSIGNALED(st))
+                            exit_description_ = "killed by signal " + std::to_string(WTERMSIG(st));
+                    }
+                    return true;
                 }
-                return true;
+                if (r < 0 && errno != EINTR) return false;
             }
-            if (r < 0 && errno != EINTR) return false;
             if (limit.count() >= 0 && std::chrono::steady_clock::now() >= until) return false;
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
+    }
+
+    /// How the process ended ("" while it runs or when another reaped it).
+    std::string exit_description() const {
+        std::lock_guard lock(reap_mutex_);
+        return exit_description_;
     }
 
     /// Reads until EOF or stop; false when stopped.
@@ -289,7 +300,7 @@ private:
         if (!failure) {
             wait_exit(std::chrono::milliseconds(500));
             std::string text = "MCP server \"" + cfg_.name + "\" closed its output";
-            if (!exit_description_.empty()) text += " (" + exit_description_ + ")";
+            if (const std::string how = exit_description(); !how.empty()) text += " (" + how + ")";
             const std::string tail = stderr_tail();
             if (!tail.empty()) text += "; its last stderr: " + excerpt(tail, 500);
             failure = mcp_error(mcp_error_kind::closed, text);
@@ -327,8 +338,9 @@ private:
     pid_t pid_ = -1;
     int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
     std::atomic<bool> dead_{true}, stop_{false};
-    bool reaped_ = false;
-    std::string exit_description_;
+    mutable std::mutex reap_mutex_;
+    bool reaped_ = false;          // under reap_mutex_
+    std::string exit_description_; // under reap_mutex_
     std::mutex write_mutex_;
     mutable std::mutex err_mutex_;
     std::string stderr_;

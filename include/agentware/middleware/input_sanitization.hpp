@@ -79,9 +79,11 @@ inline bool is_genuine_user_message(const message& m) {
 /// Neutralised and framed, or nullopt when already framed or blank.
 inline std::string sanitize_user_text(std::string_view text, bool frame) {
     if (is_blank_text(text)) return std::string(text);
-    if (frame && text.starts_with(std::string(user_input_begin) + "\n") &&
-        text.ends_with("\n" + std::string(user_input_end)))
-        return std::string(text); // already framed (idempotent)
+    // Already framed (idempotent): begin marker and newline first, newline and end marker last.
+    const std::string_view begin = user_input_begin, end = user_input_end;
+    if (frame && text.size() > begin.size() && text.size() > end.size() && text.starts_with(begin) &&
+        text[begin.size()] == '\n' && text.ends_with(end) && text[text.size() - end.size() - 1] == '\n')
+        return std::string(text);
     std::string body = neutralize_untrusted_tags(text);
     if (!frame) return body;
     std::string out;

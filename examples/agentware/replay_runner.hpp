@@ -1,8 +1,9 @@
 #ifndef AGENTWARE_EXAMPLES_REPLAY_RUNNER_HPP
 #define AGENTWARE_EXAMPLES_REPLAY_RUNNER_HPP
 
-// Runs a scenario through an agent with DeerFlow's runtime chain built from
-// the scenario's `features` (make_deerflow_pipeline), and a scripted model.
+// Runs a scenario through an agent with the lead agent's chain built as
+// make_lead_agent builds it (make_lead_chain): the scenario's `features` are
+// the configuration, its `context` the request's switches; a scripted model.
 // The output is JSON and the same on every run: host paths become <base_dir>
 // and message ids are numbered in order.
 
@@ -12,6 +13,7 @@
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/presets/deerflow.hpp>
+#include <agentware/presets/lead_agent.hpp>
 
 #include <boost/json.hpp>
 
@@ -211,6 +213,31 @@ struct helper_models {
     std::set<std::string> scripted;
 };
 
+/// The turn's scripted subagent models, by task call id (`subagent:<id>`).
+/// The executor's runner asks for one per delegation, from its own thread.
+class subagent_scripts {
+public:
+    void set(const scenario_turn& turn) {
+        std::lock_guard lock(mutex_);
+        scripts_.clear();
+        for (const auto& [role, steps] : turn.helper_models)
+            if (role.starts_with("subagent:")) scripts_.emplace(role, scripted_model::with_failures(steps));
+    }
+    /// The model of the delegation `task_id` (one with no answers when the turn scripts none).
+    scripted_model model_for(const std::string& task_id) {
+        std::lock_guard lock(mutex_);
+        return scripts_.try_emplace("subagent:" + task_id, std::vector<message>{}).first->second;
+    }
+    std::map<std::string, scripted_model> used() const {
+        std::lock_guard lock(mutex_);
+        return scripts_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::map<std::string, scripted_model> scripts_;
+};
+
 /// Gives each engaged middleware that has a model of its own the turn's
 /// scripted model for its role. One line per middleware with a model.
 inline void attach_helper_models(deerflow_pipeline& middleware, const helper_models& helpers) {
@@ -268,9 +295,21 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         }
     } remove_later{temporary ? base_dir : std::string()};
 
+    // The request's switches and the model, as make_lead_agent reads them.
+    const boost::json::value features(sc.features);
+    const lead_agent_request request = [&] {
+        try {
+            return lead_agent_request::from_context(sc.context);
+        } catch (const json_error& e) {
+            throw e.within("context");
+        }
+    }();
+    lead_model_entry model_entry{"scripted", false, false};
+    const bool lead_scenario = sc.features.contains("models") || sc.features.contains("agent");
+    if (sc.features.contains("models")) model_entry = resolve_lead_model(features, request).model;
     deerflow_pipeline middleware = [&] {
         try {
-            return make_deerflow_pipeline(boost::json::value(sc.features));
+            return make_lead_chain(features, request, model_entry);
         } catch (const json_error& e) {
             throw e.within("features");
         }
@@ -308,9 +347,6 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     }
 
     detail::attach_clock(middleware, sc.now);
-    // Plan mode is the runtime context's `is_plan_mode`, as in DeerFlow: a
-    // scenario that sets it gets the todo middleware.
-    if (sc.context.contains("is_plan_mode") && !middleware.enabled<todo>()) middleware.slot<todo>().emplace();
     // Memory and dynamic_context: a manager under the scenario's base
     // directory, no background worker (each turn flushes), the scenario's
     // clock, fact ids numbered in order, and the turn's "memory" model.
@@ -335,10 +371,52 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         dc->clock = memory_time;
     }
 
+    detail::failing_tools failing(sc.turns);
+    // Subagents (context `subagent_enabled`): the task tool over an executor
+    // whose delegations run DeerFlow's subagent chain with the model the turn
+    // scripts for the call (`"models": {"subagent:<call id>": [...]}`); a
+    // call without one, or whose script runs out, fails as a model error does.
+    auto subagent_scripts = std::make_shared<detail::subagent_scripts>();
+    tool_set own_tools = failing.tools();
+    std::shared_ptr<subagent_executor> executor;
+    if (request.subagent_enabled) {
+        subagent_executor_options eo;
+        try {
+            if (const auto* s = sc.features.if_contains(subagents_options::config_section); s && s->is_object())
+                eo.config = boost::json::value_to<subagents_options>(*s);
+        } catch (const json_error& e) {
+            throw e.within("features");
+        }
+        eo.allow_bash = agentware::detail::lead_host_bash_allowed(middleware);
+        eo.tools = own_tools;
+        if (auto* s = middleware.get<sandbox>())
+            for (auto& t : s->tools())
+                eo.tools.add(t);
+        eo.model_named = [](std::string_view) { return any_chat_model(scripted_model({})); };
+        eo.runner = [base = make_deerflow_subagent_runner(agentware::detail::lead_chain_sections(features)),
+                     subagent_scripts](subagent_run run) {
+            run.model = any_chat_model(subagent_scripts->model_for(run.task_id));
+            return base(std::move(run));
+        };
+        executor = std::make_shared<subagent_executor>(std::move(eo));
+        own_tools.add(make_task_tool(executor));
+    }
     agent_options agent_opts;
     agent_opts.system_prompt = sc.system_prompt;
-    detail::failing_tools failing(sc.turns);
-    agent<scripted_model, deerflow_pipeline> a(scripted_model({}), failing.tools(), std::move(middleware),
+    // A lead-agent scenario (one that configures `models` or `agent`) gets the lead's prompt unless it sets one.
+    if (agent_opts.system_prompt.empty() && lead_scenario) {
+        std::vector<std::string> names;
+        middleware.for_each_enabled([&](auto& m) {
+            if constexpr (requires { m.tools(); })
+                for (const auto& t : m.tools())
+                    names.push_back(t->schema().name);
+        });
+        for (const auto& t : own_tools)
+            names.push_back(t->schema().name);
+        agent_opts.system_prompt =
+            lead_system_prompt(make_lead_prompt_parts(features, request, middleware, names, executor.get()));
+    }
+    agent<scripted_model, deerflow_pipeline> a(scripted_model({}), std::move(own_tools), std::move(middleware),
                                                agent_opts);
     agent<scripted_model, deerflow_pipeline>::state_type state;
 
@@ -353,6 +431,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         const auto slept_before = clock->slept();
         boost::json::array events;
         detail::helper_models helpers(turn);
+        subagent_scripts->set(turn);
         detail::attach_helper_models(a.middleware(), helpers);
         failing.queue(turn.fail_next);
         run_config cfg;
@@ -409,6 +488,14 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
                 role_requests.push_back(detail::request_json(req));
             boost::json::object one{{"requests", std::move(role_requests)}};
             if (helper.remaining() > 0) one["unused_messages"] = helper.remaining();
+            helper_out[role] = std::move(one);
+        }
+        for (const auto& [role, script] : subagent_scripts->used()) {
+            boost::json::array role_requests;
+            for (const auto& req : script.requests())
+                role_requests.push_back(detail::request_json(req));
+            boost::json::object one{{"requests", std::move(role_requests)}};
+            if (script.remaining() > 0) one["unused_messages"] = script.remaining();
             helper_out[role] = std::move(one);
         }
         if (!helper_out.empty()) turn_out["models"] = std::move(helper_out);

@@ -227,10 +227,13 @@ inline scenario_turn read_turn(const boost::json::value& v, const std::string& p
             agentware::detail::json_type_error(r.path_of("models"), "an object of helper roles", *models);
         for (const auto& [role, script] : *roles) {
             std::string at = r.path_of("models") + "." + std::string(role);
-            if (std::find(std::begin(helper_model_roles), std::end(helper_model_roles),
-                          std::string_view(role)) == std::end(helper_model_roles))
-                throw agentware::json_error(at, fmt::format("unknown helper model role (known: {})",
-                                                            fmt::join(helper_model_roles, ", ")));
+            // `subagent:<task call id>`: the model of the subagent that call delegates to.
+            const bool subagent = std::string_view(role).starts_with("subagent:") && role.size() > 9;
+            if (!subagent && std::find(std::begin(helper_model_roles), std::end(helper_model_roles),
+                                       std::string_view(role)) == std::end(helper_model_roles))
+                throw agentware::json_error(
+                    at, fmt::format("unknown helper model role (known: {}, and subagent:<task call id>)",
+                                    fmt::join(helper_model_roles, ", ")));
             turn.helper_models.emplace(std::string(role), read_steps(script, at));
         }
     }

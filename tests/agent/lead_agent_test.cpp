@@ -1,0 +1,409 @@
+#include <agentware/model/scripted_model.hpp>
+#include <agentware/presets/deerflow_factory.hpp>
+#include <agentware/presets/lead_agent.hpp>
+#include <agentware/tool/make_tool.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <boost/json/parse.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lead_agent_test {
+
+using namespace agentware;
+
+// A model factory over scripted models: every name gets the same script, and
+// each call is recorded (the name and the thinking flag).
+struct scripted_factory {
+    scripted_model model;
+    std::shared_ptr<std::vector<std::pair<std::string, bool>>> made =
+        std::make_shared<std::vector<std::pair<std::string, bool>>>();
+    std::shared_ptr<std::mutex> mutex = std::make_shared<std::mutex>();
+
+    explicit scripted_factory(std::vector<message> answers = {}) : model(std::move(answers)) {}
+
+    lead_model_factory factory() const {
+        return [m = model, made = made, mutex = mutex](std::string_view name, bool thinking) {
+            std::lock_guard lock(*mutex);
+            made->emplace_back(std::string(name), thinking);
+            model_info info;
+            info.name = std::string(name);
+            return any_chat_model(m, info);
+        };
+    }
+};
+
+inline lead_agent_setup setup_with(const scripted_factory& f) {
+    lead_agent_setup s;
+    s.model_factory = f.factory();
+    return s;
+}
+
+inline const char* two_models = R"({"models": [
+    {"name": "fast", "provider": "openai", "model": "gpt-x"},
+    {"name": "deep", "provider": "anthropic", "model": "claude-x", "supports_thinking": true, "supports_vision": true}
+]})";
+
+inline std::shared_ptr<tool_interface> named_tool(std::string name) {
+    return share_tool(make_tool(std::move(name), "A test tool.", R"({"type":"object"})",
+                                [](const boost::json::object&) { return std::string("ok"); }));
+}
+
+TEST_CASE("lead agent: no configured model is DeerFlow's error", "[lead_agent]") {
+    scripted_factory f;
+    for (const char* config : {R"({})", R"({"models": []})"})
+        CHECK_THROWS_WITH(make_lead_agent(boost::json::parse(config), {}, setup_with(f)),
+                          "No chat models are configured. Please configure at least one model in config.yaml.");
+    CHECK(f.made->empty());
+}
+
+TEST_CASE("lead agent: model resolution is request, then agent, then first configured", "[lead_agent]") {
+    const auto config = boost::json::parse(two_models);
+    lead_agent_request r;
+    CHECK(resolve_lead_model(config, r).model.name == "fast");
+    r.model_name = "deep";
+    CHECK(resolve_lead_model(config, r).model.name == "deep");
+    // An unknown requested name falls back to the default, with a warning.
+    r.model_name = "nope";
+    auto choice = resolve_lead_model(config, r);
+    CHECK(choice.model.name == "fast");
+    REQUIRE(choice.warnings.size() == 2); // the fallback, and thinking off on "fast"
+    CHECK(choice.warnings[0] == "requested model \"nope\" is not configured; using \"fast\"");
+
+    auto with_agent = boost::json::parse(two_models).as_object();
+    with_agent["agent"] = boost::json::object{{"model", "deep"}};
+    r.model_name.reset();
+    CHECK(resolve_lead_model(with_agent, r).model.name == "deep");
+    r.model_name = "fast";
+    CHECK(resolve_lead_model(with_agent, r).model.name == "fast");
+    r.model_name = "nope"; // falls back to the agent's model
+    CHECK(resolve_lead_model(with_agent, r).model.name == "deep");
+
+    // From the run context: `model_name`, or `model`.
+    CHECK(lead_agent_request::from_context(boost::json::parse(R"({"model": "deep"})").as_object()).model_name ==
+          "deep");
+    CHECK_THROWS_WITH(lead_agent_request::from_context(boost::json::parse(R"({"is_plan_mode": 1})").as_object()),
+                      Catch::Contains("is_plan_mode"));
+
+    // make_lead_agent builds the resolved model through the factory.
+    scripted_factory f;
+    lead_agent_request req;
+    req.model_name = "deep";
+    auto lead = make_lead_agent(config, req, setup_with(f));
+    REQUIRE(f.made->size() == 1);
+    CHECK(f.made->front() == std::pair<std::string, bool>{"deep", true});
+}
+
+TEST_CASE("lead agent: thinking_enabled precedence", "[lead_agent]") {
+    auto config = boost::json::parse(two_models).as_object();
+    lead_agent_request r;
+    r.model_name = "deep";
+    CHECK(resolve_lead_model(config, r).thinking_enabled); // default: on
+    config["agent"] = boost::json::object{{"thinking_enabled", false}};
+    CHECK_FALSE(resolve_lead_model(config, r).thinking_enabled); // the agent's
+    r.thinking_enabled = true;
+    CHECK(resolve_lead_model(config, r).thinking_enabled); // the request's wins
+    config["agent"] = boost::json::object{{"thinking_enabled", true}};
+    r.thinking_enabled = false; // even false
+    CHECK_FALSE(resolve_lead_model(config, r).thinking_enabled);
+    // A model without thinking: off, with a warning.
+    r.thinking_enabled = true;
+    r.model_name = "fast";
+    auto choice = resolve_lead_model(config, r);
+    CHECK_FALSE(choice.thinking_enabled);
+    REQUIRE(choice.warnings.size() == 1);
+    CHECK(choice.warnings[0] == "thinking is enabled but model \"fast\" does not support it; thinking is off");
+}
+
+TEST_CASE("lead agent: tools by group, bash dropped, deduped, task and view_image, non_interactive",
+          "[lead_agent]") {
+    auto config = boost::json::parse(two_models).as_object();
+    config["tools"] = boost::json::parse(R"([
+        {"name": "web_search", "group": "web", "use": "tools:web_search"},
+        {"name": "fetch", "group": "web", "use": "tools:fetch"},
+        {"name": "bash", "group": "bash", "use": "deerflow.sandbox.tools:bash_tool"},
+        {"name": "web_search", "group": "web", "use": "tools:other_search"},
+        {"name": "calc", "group": "math", "use": "tools:calc"}
+    ])");
+    config["clarification"] = true;
+    scripted_factory f;
+    auto setup = setup_with(f);
+    setup.tool_registry["tools:web_search"] = named_tool("web_search");
+    setup.tool_registry["tools:fetch"] = named_tool("fetch");
+    setup.tool_registry["tools:other_search"] = named_tool("web_search");
+    setup.tool_registry["tools:calc"] = named_tool("calc");
+    setup.tool_registry["deerflow.sandbox.tools:bash_tool"] = named_tool("bash");
+
+    lead_agent_request r;
+    auto lead = make_lead_agent(config, r, setup);
+    CHECK(lead.tool_names == std::vector<std::string>{"ask_clarification", "web_search", "fetch", "calc"});
+    CHECK(std::count_if(lead.warnings.begin(), lead.warnings.end(), [](const std::string& w) {
+              return w.find("\"web_search\"") != std::string::npos && w.find("first is kept") != std::string::npos;
+          }) == 1);
+
+    // The agent's groups filter the configured tools.
+    config["agent"] = boost::json::object{{"tool_groups", boost::json::array{"web"}}};
+    r.subagent_enabled = true;
+    r.model_name = "deep"; // vision
+    lead = make_lead_agent(config, r, setup);
+    CHECK(lead.tool_names ==
+          std::vector<std::string>{"view_image", "ask_clarification", "web_search", "fetch", "task"});
+    // The offered tools are those names, in a set.
+    auto offered = lead.agent->offered_tools();
+    CHECK(offered->size() == lead.tool_names.size());
+
+    r.non_interactive = true;
+    lead = make_lead_agent(config, r, setup);
+    CHECK(lead.tool_names == std::vector<std::string>{"view_image", "web_search", "fetch", "task"});
+    CHECK_FALSE(lead.agent->offered_tools()->find("ask_clarification"));
+
+    // A configured tool nobody registered: the error names the entry.
+    config["tools"].as_array().emplace_back(boost::json::object{{"name", "x"}, {"use", "tools:x"}});
+    config.erase("agent");
+    CHECK_THROWS_WITH(make_lead_agent(config, r, setup),
+                      Catch::Contains("tools[5].use") && Catch::Contains("tools:x"));
+}
+
+TEST_CASE("lead agent: the chain's order per switch", "[lead_agent]") {
+    auto config = boost::json::parse(two_models).as_object();
+    for (const char* section : {"input_sanitization", "dangling_tool_call", "tool_error_handling", "durable_context",
+                                "token_usage", "system_message_coalescing", "loop_detection", "terminal_response",
+                                "model_length_finish_reason", "safety_finish_reason", "clarification"})
+        config[section] = true;
+    config["subagents"] = boost::json::object{{"max_total_per_run", 4}, {"timeout_seconds", 60}};
+    scripted_factory f;
+    const std::vector<std::string> base{"input_sanitization", "dangling_tool_call", "tool_error_handling",
+                                        "durable_context", "token_accounting", "system_message_coalescing",
+                                        "loop_detection", "terminal_response", "model_length_finish_reason",
+                                        "safety_finish_reason", "clarification"};
+    lead_agent_request r;
+    auto lead = make_lead_agent(config, r, setup_with(f));
+    CHECK(engaged_middleware_names(lead.agent->middleware()) == base);
+
+    r.is_plan_mode = true;
+    r.subagent_enabled = true;
+    r.max_concurrent_subagents = 2;
+    r.model_name = "deep";
+    lead = make_lead_agent(config, r, setup_with(f));
+    CHECK(engaged_middleware_names(lead.agent->middleware()) ==
+          std::vector<std::string>{"input_sanitization", "dangling_tool_call", "tool_error_handling",
+                                   "durable_context", "todo", "token_accounting", "view_image",
+                                   "system_message_coalescing", "subagent_limit", "loop_detection",
+                                   "terminal_response", "model_length_finish_reason", "safety_finish_reason",
+                                   "clarification"});
+    const auto* limit = lead.agent->middleware().get<subagent_limit>();
+    REQUIRE(limit);
+    CHECK(limit->options().max_concurrent == 2);
+    CHECK(limit->options().max_total_per_run == 4);
+    // The run's context carries the switches.
+    const auto ctx = lead.config().context;
+    CHECK(ctx.at("is_plan_mode").as_bool());
+    CHECK(ctx.at("max_concurrent_subagents").as_int64() == 2);
+
+    // Switched off again: the slots are empty.
+    r = {};
+    lead = make_lead_agent(config, r, setup_with(f));
+    CHECK(engaged_middleware_names(lead.agent->middleware()) == base);
+}
+
+TEST_CASE("lead agent: the system prompt", "[lead_agent]") {
+    auto config = boost::json::parse(two_models).as_object();
+    config["agent"] = boost::json::object{{"name", "helper"}};
+    scripted_factory f;
+    auto setup = setup_with(f);
+    setup.skills_index = "- deep-research: research with sources (/mnt/skills/public/deep-research/SKILL.md)";
+    lead_agent_request r;
+    r.subagent_enabled = true;
+    auto lead = make_lead_agent(config, r, setup);
+    const std::string& p = lead.system_prompt;
+    CHECK(p.find("You are helper") != std::string::npos);
+    CHECK(p.find("<skills>") != std::string::npos);
+    CHECK(p.find("deep-research: research with sources") != std::string::npos);
+    CHECK(p.find("- general-purpose: ") != std::string::npos);
+    CHECK(p.find("- **Benefit-Based Delegation**: Default to direct execution. Use `task` only when expected benefit "
+                 "from real parallel latency, specialist capability, or context isolation clearly exceeds "
+                 "delegation, duplicate-discovery, synthesis, conflict, and side-effect costs. Use the fewest "
+                 "subagents needed. HARD LIMITS ARE NON-NEGOTIABLE: max 3 `task` calls per response, max 6 per "
+                 "run; excess calls are discarded and their work is lost.") != std::string::npos);
+    CHECK(p.find("Your tools: task.") != std::string::npos);
+    CHECK(lead.agent->options().system_prompt == p);
+    // Static: the same configuration and switches give the same prompt (no date in it).
+    CHECK(make_lead_agent(config, r, setup).system_prompt == p);
+
+    // Clamped limits; one at a time drops the parallel-latency benefit.
+    r.max_concurrent_subagents = 1;
+    r.max_total_subagents = 99;
+    const std::string one = make_lead_agent(config, r, setup).system_prompt;
+    CHECK(one.find("expected benefit from specialist capability or context isolation clearly exceeds") !=
+          std::string::npos);
+    CHECK(one.find("max 1 `task` calls per response, max 50 per run") != std::string::npos);
+    r.max_concurrent_subagents = 9;
+    CHECK(make_lead_agent(config, r, setup).system_prompt.find("max 4 `task` calls per response") !=
+          std::string::npos);
+    // No subagents, no skills: neither section.
+    r = {};
+    setup.skills_index.clear();
+    const std::string plain = make_lead_agent(config, r, setup).system_prompt;
+    CHECK(plain.find("<subagents>") == std::string::npos);
+    CHECK(plain.find("<skills>") == std::string::npos);
+}
+
+TEST_CASE("lead agent: a run delegates to a subagent and answers", "[lead_agent]") {
+    auto config = boost::json::parse(two_models).as_object();
+    boost::json::object args{{"description", "look"}, {"prompt", "Find the answer."}, {"subagent_type", "general-purpose"}};
+    // The subagent inherits the parent's model: the script serves both, in call order.
+    scripted_factory f({ai_message("", {tool_call{"call_1", "task", args}}), ai_message("forty-two"),
+                        ai_message("The answer is forty-two.")});
+    lead_agent_request r;
+    r.subagent_enabled = true;
+    auto lead = make_lead_agent(config, r, setup_with(f));
+    lead_agent::state_type state;
+    std::vector<std::string> events;
+    run_config cfg;
+    cfg.stream.on_event = [&](const boost::json::object& e) { events.emplace_back(e.at("type").as_string()); };
+    auto result = lead.run(state, agent_input(human_message("What is it?")), cfg);
+    REQUIRE(result.reason == stop_reason::finished);
+    CHECK(state.messages.back().text() == "The answer is forty-two.");
+    const auto tool_msg = std::find_if(state.messages.begin(), state.messages.end(), [](const message& m) { return m.is_tool(); });
+    REQUIRE(tool_msg != state.messages.end());
+    CHECK(tool_msg->text() == "Task Succeeded. Result: forty-two");
+    CHECK(events.front() == "task_started");
+    CHECK(events.back() == "task_completed");
+    // The subagent's request: its own prompt and the task, not the parent's history.
+    const auto requests = f.model.requests();
+    REQUIRE(requests.size() == 3);
+    CHECK(requests[1].messages.back().text() == "Find the answer.");
+    CHECK(requests[0].system_prompt == lead.system_prompt);
+}
+
+TEST_CASE("lead agent: concurrent requests with different switches see their own", "[lead_agent][concurrency]") {
+    auto config = boost::json::parse(two_models).as_object();
+    config["clarification"] = true;
+    scripted_factory f;
+    const auto setup = setup_with(f);
+    std::vector<std::vector<std::string>> tools(2), chains(2);
+    std::vector<std::string> answers(2);
+    auto work = [&](std::size_t i) {
+        for (int round = 0; round < 20; ++round) {
+            lead_agent_request r;
+            r.is_plan_mode = i == 0;
+            r.subagent_enabled = i == 1;
+            r.non_interactive = i == 1;
+            lead_agent lead = make_lead_agent(config, r, setup);
+            // Each run answers from a script of its own.
+            lead.agent->model() = any_chat_model(scripted_model({ai_message("run " + std::to_string(i))}));
+            lead_agent::state_type state;
+            auto result = lead.run(state, agent_input(human_message("hi")));
+            answers[i] = state.messages.back().text();
+            tools[i] = lead.tool_names;
+            chains[i] = engaged_middleware_names(lead.agent->middleware());
+            (void)result;
+        }
+    };
+    std::thread a(work, 0), b(work, 1);
+    a.join();
+    b.join();
+    CHECK(answers[0] == "run 0");
+    CHECK(answers[1] == "run 1");
+    CHECK(tools[0] == std::vector<std::string>{"write_todos", "ask_clarification"});
+    CHECK(tools[1] == std::vector<std::string>{"task"});
+    CHECK(chains[0] == std::vector<std::string>{"todo", "clarification"});
+    CHECK(chains[1] == std::vector<std::string>{"subagent_limit", "clarification"});
+}
+
+// ---------------------------------------------------------------------------
+// create_deerflow_agent
+
+struct lead_audit_extra {
+    template <class S>
+    void before_model(S&) {}
+};
+struct lead_after_summary {
+    using place_after = summarization;
+    template <class S>
+    void before_model(S&) {}
+};
+struct lead_before_title {
+    using place_before = title;
+    template <class S>
+    void before_model(S&) {}
+};
+struct lead_after_extra { // anchored on another extra
+    using place_after = lead_after_summary;
+    template <class S>
+    void before_model(S&) {}
+};
+struct lead_after_clarification { // pushes clarification off the tail: it is moved back
+    using place_after = clarification;
+    template <class S>
+    void before_model(S&) {}
+};
+
+template <class... Ms>
+using lead_list = type_list<Ms...>;
+
+TEST_CASE("create_deerflow_agent: extras go next to their anchors", "[lead_agent][create_deerflow_agent]") {
+    using P = deerflow_sdk_pipeline<lead_after_extra, lead_audit_extra, lead_before_title, lead_after_summary,
+                                    lead_after_clarification>;
+    static_assert(std::is_same_v<
+                  P::slots,
+                  lead_list<std::optional<thread_data>, std::optional<uploads>, std::optional<sandbox>,
+                            dangling_tool_call, std::optional<guardrail<allowlist_provider>>, tool_error_handling,
+                            std::optional<summarization>, lead_after_summary, lead_after_extra, std::optional<todo>,
+                            lead_before_title, std::optional<title>, std::optional<memory>,
+                            std::optional<view_image>, std::optional<subagent_limit>, std::optional<loop_detection>,
+                            std::optional<token_budget>, lead_audit_extra, lead_after_clarification,
+                            std::optional<clarification>>>);
+
+    auto a = create_deerflow_agent(scripted_model({ai_message("hi")}), tool_set{}, runtime_features{},
+                                   deerflow_agent_options{}, lead_audit_extra{}, lead_before_title{});
+    CHECK(engaged_middleware_names(a.middleware()) ==
+          std::vector<std::string>{"thread_data", "uploads", "sandbox", "dangling_tool_call", "tool_error_handling",
+                                   "(unnamed)", "loop_detection", "(unnamed)", "clarification"});
+}
+
+TEST_CASE("create_deerflow_agent: runtime_features defaults and validation", "[lead_agent][create_deerflow_agent]") {
+    runtime_features f;
+    CHECK(f.sandbox.on());
+    CHECK(f.loop_detection.on());
+    CHECK_FALSE(f.memory.on());
+    CHECK_FALSE(f.summarization.on());
+    CHECK_FALSE(f.subagent);
+    CHECK_FALSE(f.vision);
+    CHECK_FALSE(f.auto_title.on());
+    CHECK_FALSE(f.guardrail.on());
+    CHECK_FALSE(f.token_budget.on());
+    f.summarization = true;
+    CHECK_THROWS_WITH(create_deerflow_agent(scripted_model({}), tool_set{}, f),
+                      "summarization=True requires a custom AgentMiddleware instance (SummarizationMiddleware "
+                      "needs a model argument)");
+    f.summarization = false;
+    f.guardrail = true;
+    CHECK_THROWS_WITH(
+        create_deerflow_agent(scripted_model({}), tool_set{}, f),
+        "guardrail=True requires a custom AgentMiddleware instance (no built-in GuardrailMiddleware yet)");
+    f.guardrail = guardrail<allowlist_provider>(allowlist_provider{});
+    f.sandbox = false;
+    f.subagent = true;
+    f.vision = true;
+    f.loop_detection = false;
+    tool_set mine;
+    mine.add(named_tool("ask_clarification")); // the user's wins
+    auto a = create_deerflow_agent(scripted_model({}), std::move(mine), f);
+    CHECK(engaged_middleware_names(a.middleware()) ==
+          std::vector<std::string>{"dangling_tool_call", "guardrail", "tool_error_handling", "view_image",
+                                   "subagent_limit", "clarification"});
+    auto offered = a.offered_tools();
+    CHECK(offered->find("task"));
+    CHECK(offered->find("view_image"));
+    CHECK(offered->size() == 3);
+}
+
+} // namespace lead_agent_test

@@ -205,7 +205,7 @@ TEST_CASE("lead agent: the chain's order per switch", "[lead_agent]") {
     // The run's context carries the switches.
     const auto ctx = lead.config().context;
     CHECK(ctx.at("is_plan_mode").as_bool());
-    CHECK(ctx.at("max_concurrent_subagents").as_int64() == 2);
+    CHECK(ctx.at("max_concurrent_subagents").to_number<std::int64_t>() == 2);
 
     // Switched off again: the slots are empty.
     r = {};

@@ -382,7 +382,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     if (request.subagent_enabled) {
         subagent_executor_options eo;
         try {
-            if (const auto* s = sc.features.if_contains(subagents_options::config_section); s && s->is_object())
+            if (const auto* s = sc.features.if_contains(subagents_options::config_section);
+                s && s->is_object())
                 eo.config = boost::json::value_to<subagents_options>(*s);
         } catch (const json_error& e) {
             throw e.within("features");
@@ -405,7 +406,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     agent_opts.system_prompt = sc.system_prompt;
     // Delegations of one answer run one after the other, so their events come in a fixed order.
     if (request.subagent_enabled) agent_opts.max_parallel_tools = 1;
-    // A lead-agent scenario (one that configures `models` or `agent`) gets the lead's prompt unless it sets one.
+    // A lead-agent scenario (one that configures `models` or `agent`) gets the lead's prompt unless it sets
+    // one.
     if (agent_opts.system_prompt.empty() && lead_scenario) {
         std::vector<std::string> names;
         middleware.for_each_enabled([&](auto& m) {
@@ -418,8 +420,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         agent_opts.system_prompt =
             lead_system_prompt(make_lead_prompt_parts(features, request, middleware, names, executor.get()));
     }
-    agent<scripted_model, deerflow_pipeline> a(scripted_model({}), std::move(own_tools), std::move(middleware),
-                                               agent_opts);
+    agent<scripted_model, deerflow_pipeline> a(scripted_model({}), std::move(own_tools),
+                                               std::move(middleware), agent_opts);
     agent<scripted_model, deerflow_pipeline>::state_type state;
 
     replay_result result;

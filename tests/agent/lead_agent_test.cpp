@@ -59,8 +59,9 @@ inline std::shared_ptr<tool_interface> named_tool(std::string name) {
 TEST_CASE("lead agent: no configured model is DeerFlow's error", "[lead_agent]") {
     scripted_factory f;
     for (const char* config : {R"({})", R"({"models": []})"})
-        CHECK_THROWS_WITH(make_lead_agent(boost::json::parse(config), {}, setup_with(f)),
-                          "No chat models are configured. Please configure at least one model in config.yaml.");
+        CHECK_THROWS_WITH(
+            make_lead_agent(boost::json::parse(config), {}, setup_with(f)),
+            "No chat models are configured. Please configure at least one model in config.yaml.");
     CHECK(f.made->empty());
 }
 
@@ -87,10 +88,12 @@ TEST_CASE("lead agent: model resolution is request, then agent, then first confi
     CHECK(resolve_lead_model(with_agent, r).model.name == "deep");
 
     // From the run context: `model_name`, or `model`.
-    CHECK(lead_agent_request::from_context(boost::json::parse(R"({"model": "deep"})").as_object()).model_name ==
-          "deep");
-    CHECK_THROWS_WITH(lead_agent_request::from_context(boost::json::parse(R"({"is_plan_mode": 1})").as_object()),
-                      Catch::Contains("is_plan_mode"));
+    CHECK(
+        lead_agent_request::from_context(boost::json::parse(R"({"model": "deep"})").as_object()).model_name ==
+        "deep");
+    CHECK_THROWS_WITH(
+        lead_agent_request::from_context(boost::json::parse(R"({"is_plan_mode": 1})").as_object()),
+        Catch::Contains("is_plan_mode"));
 
     // make_lead_agent builds the resolved model through the factory.
     scripted_factory f;
@@ -119,7 +122,8 @@ TEST_CASE("lead agent: thinking_enabled precedence", "[lead_agent]") {
     auto choice = resolve_lead_model(config, r);
     CHECK_FALSE(choice.thinking_enabled);
     REQUIRE(choice.warnings.size() == 1);
-    CHECK(choice.warnings[0] == "thinking is enabled but model \"fast\" does not support it; thinking is off");
+    CHECK(choice.warnings[0] ==
+          "thinking is enabled but model \"fast\" does not support it; thinking is off");
 }
 
 TEST_CASE("lead agent: tools by group, bash dropped, deduped, task and view_image, non_interactive",
@@ -145,7 +149,8 @@ TEST_CASE("lead agent: tools by group, bash dropped, deduped, task and view_imag
     auto lead = make_lead_agent(config, r, setup);
     CHECK(lead.tool_names == std::vector<std::string>{"ask_clarification", "web_search", "fetch", "calc"});
     CHECK(std::count_if(lead.warnings.begin(), lead.warnings.end(), [](const std::string& w) {
-              return w.find("\"web_search\"") != std::string::npos && w.find("first is kept") != std::string::npos;
+              return w.find("\"web_search\"") != std::string::npos &&
+                     w.find("first is kept") != std::string::npos;
           }) == 1);
 
     // The agent's groups filter the configured tools.
@@ -173,16 +178,17 @@ TEST_CASE("lead agent: tools by group, bash dropped, deduped, task and view_imag
 
 TEST_CASE("lead agent: the chain's order per switch", "[lead_agent]") {
     auto config = boost::json::parse(two_models).as_object();
-    for (const char* section : {"input_sanitization", "dangling_tool_call", "tool_error_handling", "durable_context",
-                                "token_usage", "system_message_coalescing", "loop_detection", "terminal_response",
-                                "model_length_finish_reason", "safety_finish_reason", "clarification"})
+    for (const char* section :
+         {"input_sanitization", "dangling_tool_call", "tool_error_handling", "durable_context", "token_usage",
+          "system_message_coalescing", "loop_detection", "terminal_response", "model_length_finish_reason",
+          "safety_finish_reason", "clarification"})
         config[section] = true;
     config["subagents"] = boost::json::object{{"max_total_per_run", 4}, {"timeout_seconds", 60}};
     scripted_factory f;
-    const std::vector<std::string> base{"input_sanitization", "dangling_tool_call", "tool_error_handling",
-                                        "durable_context", "token_accounting", "system_message_coalescing",
-                                        "loop_detection", "terminal_response", "model_length_finish_reason",
-                                        "safety_finish_reason", "clarification"};
+    const std::vector<std::string> base{
+        "input_sanitization",         "dangling_tool_call",        "tool_error_handling", "durable_context",
+        "token_accounting",           "system_message_coalescing", "loop_detection",      "terminal_response",
+        "model_length_finish_reason", "safety_finish_reason",      "clarification"};
     lead_agent_request r;
     auto lead = make_lead_agent(config, r, setup_with(f));
     CHECK(engaged_middleware_names(lead.agent->middleware()) == base);
@@ -227,11 +233,13 @@ TEST_CASE("lead agent: the system prompt", "[lead_agent]") {
     CHECK(p.find("<skills>") != std::string::npos);
     CHECK(p.find("deep-research: research with sources") != std::string::npos);
     CHECK(p.find("- general-purpose: ") != std::string::npos);
-    CHECK(p.find("- **Benefit-Based Delegation**: Default to direct execution. Use `task` only when expected benefit "
-                 "from real parallel latency, specialist capability, or context isolation clearly exceeds "
-                 "delegation, duplicate-discovery, synthesis, conflict, and side-effect costs. Use the fewest "
-                 "subagents needed. HARD LIMITS ARE NON-NEGOTIABLE: max 3 `task` calls per response, max 6 per "
-                 "run; excess calls are discarded and their work is lost.") != std::string::npos);
+    CHECK(
+        p.find("- **Benefit-Based Delegation**: Default to direct execution. Use `task` only when expected "
+               "benefit "
+               "from real parallel latency, specialist capability, or context isolation clearly exceeds "
+               "delegation, duplicate-discovery, synthesis, conflict, and side-effect costs. Use the fewest "
+               "subagents needed. HARD LIMITS ARE NON-NEGOTIABLE: max 3 `task` calls per response, max 6 per "
+               "run; excess calls are discarded and their work is lost.") != std::string::npos);
     CHECK(p.find("Your tools: task.") != std::string::npos);
     CHECK(lead.agent->options().system_prompt == p);
     // Static: the same configuration and switches give the same prompt (no date in it).
@@ -257,7 +265,8 @@ TEST_CASE("lead agent: the system prompt", "[lead_agent]") {
 
 TEST_CASE("lead agent: a run delegates to a subagent and answers", "[lead_agent]") {
     auto config = boost::json::parse(two_models).as_object();
-    boost::json::object args{{"description", "look"}, {"prompt", "Find the answer."}, {"subagent_type", "general-purpose"}};
+    boost::json::object args{
+        {"description", "look"}, {"prompt", "Find the answer."}, {"subagent_type", "general-purpose"}};
     // The subagent inherits the parent's model: the script serves both, in call order.
     scripted_factory f({ai_message("", {tool_call{"call_1", "task", args}}), ai_message("forty-two"),
                         ai_message("The answer is forty-two.")});
@@ -267,11 +276,14 @@ TEST_CASE("lead agent: a run delegates to a subagent and answers", "[lead_agent]
     lead_agent::state_type state;
     std::vector<std::string> events;
     run_config cfg;
-    cfg.stream.on_event = [&](const boost::json::object& e) { events.emplace_back(e.at("type").as_string()); };
+    cfg.stream.on_event = [&](const boost::json::object& e) {
+        events.emplace_back(e.at("type").as_string());
+    };
     auto result = lead.run(state, agent_input(human_message("What is it?")), cfg);
     REQUIRE(result.reason == stop_reason::finished);
     CHECK(state.messages.back().text() == "The answer is forty-two.");
-    const auto tool_msg = std::find_if(state.messages.begin(), state.messages.end(), [](const message& m) { return m.is_tool(); });
+    const auto tool_msg = std::find_if(state.messages.begin(), state.messages.end(),
+                                       [](const message& m) { return m.is_tool(); });
     REQUIRE(tool_msg != state.messages.end());
     CHECK(tool_msg->text() == "Task Succeeded. Result: forty-two");
     CHECK(events.front() == "task_started");
@@ -283,7 +295,8 @@ TEST_CASE("lead agent: a run delegates to a subagent and answers", "[lead_agent]
     CHECK(requests[0].system_prompt == lead.system_prompt);
 }
 
-TEST_CASE("lead agent: concurrent requests with different switches see their own", "[lead_agent][concurrency]") {
+TEST_CASE("lead agent: concurrent requests with different switches see their own",
+          "[lead_agent][concurrency]") {
     auto config = boost::json::parse(two_models).as_object();
     config["clarification"] = true;
     scripted_factory f;
@@ -355,21 +368,23 @@ TEST_CASE("create_deerflow_agent: extras go next to their anchors", "[lead_agent
     static_assert(std::is_same_v<
                   P::slots,
                   lead_list<std::optional<thread_data>, std::optional<uploads>, std::optional<sandbox>,
-                            dangling_tool_call, std::optional<guardrail<allowlist_provider>>, tool_error_handling,
-                            std::optional<summarization>, lead_after_summary, lead_after_extra, std::optional<todo>,
-                            lead_before_title, std::optional<title>, std::optional<memory>,
-                            std::optional<view_image>, std::optional<subagent_limit>, std::optional<loop_detection>,
-                            std::optional<token_budget>, lead_audit_extra, lead_after_clarification,
-                            std::optional<clarification>>>);
+                            dangling_tool_call, std::optional<guardrail<allowlist_provider>>,
+                            tool_error_handling, std::optional<summarization>, lead_after_summary,
+                            lead_after_extra, std::optional<todo>, lead_before_title, std::optional<title>,
+                            std::optional<memory>, std::optional<view_image>, std::optional<subagent_limit>,
+                            std::optional<loop_detection>, std::optional<token_budget>, lead_audit_extra,
+                            lead_after_clarification, std::optional<clarification>>>);
 
     auto a = create_deerflow_agent(scripted_model({ai_message("hi")}), tool_set{}, runtime_features{},
                                    deerflow_agent_options{}, lead_audit_extra{}, lead_before_title{});
     CHECK(engaged_middleware_names(a.middleware()) ==
-          std::vector<std::string>{"thread_data", "uploads", "sandbox", "dangling_tool_call", "tool_error_handling",
-                                   "(unnamed)", "loop_detection", "(unnamed)", "clarification"});
+          std::vector<std::string>{"thread_data", "uploads", "sandbox", "dangling_tool_call",
+                                   "tool_error_handling", "(unnamed)", "loop_detection", "(unnamed)",
+                                   "clarification"});
 }
 
-TEST_CASE("create_deerflow_agent: runtime_features defaults and validation", "[lead_agent][create_deerflow_agent]") {
+TEST_CASE("create_deerflow_agent: runtime_features defaults and validation",
+          "[lead_agent][create_deerflow_agent]") {
     runtime_features f;
     CHECK(f.sandbox.on());
     CHECK(f.loop_detection.on());
@@ -381,9 +396,10 @@ TEST_CASE("create_deerflow_agent: runtime_features defaults and validation", "[l
     CHECK_FALSE(f.guardrail.on());
     CHECK_FALSE(f.token_budget.on());
     f.summarization = true;
-    CHECK_THROWS_WITH(create_deerflow_agent(scripted_model({}), tool_set{}, f),
-                      "summarization=True requires a custom AgentMiddleware instance (SummarizationMiddleware "
-                      "needs a model argument)");
+    CHECK_THROWS_WITH(
+        create_deerflow_agent(scripted_model({}), tool_set{}, f),
+        "summarization=True requires a custom AgentMiddleware instance (SummarizationMiddleware "
+        "needs a model argument)");
     f.summarization = false;
     f.guardrail = true;
     CHECK_THROWS_WITH(

@@ -79,9 +79,10 @@ struct deerflow_extras_circular_placement {
 
 template <class Extra, class Anchor>
 struct deerflow_extra_anchor_not_in_chain {
-    static_assert(detail::always_false<Extra>,
-                  "agentware::create_deerflow_agent: the first middleware in this error's template arguments is "
-                  "anchored on the second, which is not in the chain");
+    static_assert(
+        detail::always_false<Extra>,
+        "agentware::create_deerflow_agent: the first middleware in this error's template arguments is "
+        "anchored on the second, which is not in the chain");
 };
 
 namespace detail {
@@ -154,7 +155,8 @@ consteval bool check_extras() {
         const bool alone = (check_extra_alone<Extras>() && ...);
         const bool pairs = ([]<class A>(std::type_identity<A>) {
             return (check_extra_pair<A, Extras>() && ...);
-        }(std::type_identity<Extras>{}) && ...);
+        }(std::type_identity<Extras>{}) &&
+                            ...);
         return alone && pairs;
     }
 }
@@ -235,7 +237,8 @@ struct place_anchored {
         } else {
             constexpr std::size_t at = slot_index<anchor_t<N>, List>::value;
             using placed = insert_at_t<(has_place_after<N> ? at + 1 : at), N, List>;
-            return std::type_identity<typename place_anchored<placed, typename list_remove<N, Pending>::type>::type>{};
+            return std::type_identity<
+                typename place_anchored<placed, typename list_remove<N, Pending>::type>::type>{};
         }
     }
     using type = typename decltype(step<next>())::type;
@@ -289,8 +292,8 @@ struct deerflow_sdk_pipeline {
     using anchored = detail::list_concat_t<
         std::conditional_t<detail::anchored<Extras>, type_list<Extras>, type_list<>>...>;
     using with_unanchored = typename detail::place_unanchored<deerflow_sdk_base, unanchored>::type;
-    using slots =
-        typename detail::clarification_last<typename detail::place_anchored<with_unanchored, anchored>::type>::type;
+    using slots = typename detail::clarification_last<
+        typename detail::place_anchored<with_unanchored, anchored>::type>::type;
     using type = typename detail::pipeline_of<slots>::type;
 };
 template <class... Extras>
@@ -314,13 +317,15 @@ private:
 
 /// DeerFlow's RuntimeFeatures (§4.2), with its defaults.
 struct runtime_features {
-    feature<agentware::sandbox> sandbox = true; ///< thread_data, uploads and sandbox (a given sandbox: that one alone)
+    feature<agentware::sandbox> sandbox =
+        true; ///< thread_data, uploads and sandbox (a given sandbox: that one alone)
     feature<agentware::memory> memory = false;
     feature<agentware::summarization> summarization = false; ///< true is refused: it needs a model
     bool subagent = false;                                   ///< subagent_limit and the `task` tool
     bool vision = false;                                     ///< view_image and its tool
     feature<agentware::title> auto_title = false;
-    feature<agentware::guardrail<allowlist_provider>> guardrail = false; ///< true is refused: no built-in provider
+    feature<agentware::guardrail<allowlist_provider>> guardrail =
+        false; ///< true is refused: no built-in provider
     feature<agentware::loop_detection> loop_detection = true;
     feature<agentware::token_budget> token_budget = false;
 
@@ -332,8 +337,8 @@ struct runtime_features {
                                         "(SummarizationMiddleware needs a model argument)");
         if (guardrail.on() && !guardrail.instance())
             // Text kept for parity with DeerFlow (reference §4.2).
-            throw std::invalid_argument(
-                "guardrail=True requires a custom AgentMiddleware instance (no built-in GuardrailMiddleware yet)");
+            throw std::invalid_argument("guardrail=True requires a custom AgentMiddleware instance (no "
+                                        "built-in GuardrailMiddleware yet)");
     }
 };
 

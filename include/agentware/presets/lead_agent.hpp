@@ -60,9 +60,12 @@ struct lead_agent_request {
             const auto* v = ctx.if_contains(key);
             return v == nullptr || v->is_null() ? nullptr : v;
         };
-        if (const auto* v = take("thinking_enabled")) r.thinking_enabled = json_read_as<bool>(*v, "thinking_enabled");
-        if (const auto* v = take("model_name")) r.model_name = json_read_as<std::string>(*v, "model_name");
-        else if (const auto* m = take("model")) r.model_name = json_read_as<std::string>(*m, "model");
+        if (const auto* v = take("thinking_enabled"))
+            r.thinking_enabled = json_read_as<bool>(*v, "thinking_enabled");
+        if (const auto* v = take("model_name"))
+            r.model_name = json_read_as<std::string>(*v, "model_name");
+        else if (const auto* m = take("model"))
+            r.model_name = json_read_as<std::string>(*m, "model");
         if (const auto* v = take("is_plan_mode")) r.is_plan_mode = json_read_as<bool>(*v, "is_plan_mode");
         if (const auto* v = take("subagent_enabled"))
             r.subagent_enabled = json_read_as<bool>(*v, "subagent_enabled");
@@ -70,7 +73,8 @@ struct lead_agent_request {
             r.max_concurrent_subagents = json_read_as<std::size_t>(*v, "max_concurrent_subagents");
         if (const auto* v = take("max_total_subagents"))
             r.max_total_subagents = json_read_as<std::size_t>(*v, "max_total_subagents");
-        if (const auto* v = take("non_interactive")) r.non_interactive = json_read_as<bool>(*v, "non_interactive");
+        if (const auto* v = take("non_interactive"))
+            r.non_interactive = json_read_as<bool>(*v, "non_interactive");
         return r;
     }
 
@@ -204,14 +208,16 @@ struct lead_model_choice {
 /// the first configured model; `thinking_enabled` from the request when it
 /// sets it (even false), else the agent's, else true; off, with a warning,
 /// when the model does not support thinking.
-inline lead_model_choice resolve_lead_model(const boost::json::value& config, const lead_agent_request& request) {
+inline lead_model_choice resolve_lead_model(const boost::json::value& config,
+                                            const lead_agent_request& request) {
     const auto* o = config.if_object();
     if (!o) detail::json_type_error("", "an object of configuration sections", config);
     const auto models = detail::lead_models(*o);
     const auto profile = detail::read_lead_profile(*o);
     if (models.empty())
         // Text kept for parity with DeerFlow (reference §4.1).
-        throw lead_agent_error("No chat models are configured. Please configure at least one model in config.yaml.");
+        throw lead_agent_error(
+            "No chat models are configured. Please configure at least one model in config.yaml.");
     lead_model_choice out;
     auto find = [&](std::string_view name) -> const lead_model_entry* {
         for (const auto& m : models)
@@ -221,8 +227,8 @@ inline lead_model_choice resolve_lead_model(const boost::json::value& config, co
     const lead_model_entry* chosen = nullptr;
     const lead_model_entry* fallback = profile.model ? find(*profile.model) : nullptr;
     if (profile.model && !fallback)
-        out.warnings.push_back(fmt::format("agent model \"{}\" is not configured; using \"{}\"", *profile.model,
-                                           models.front().name));
+        out.warnings.push_back(fmt::format("agent model \"{}\" is not configured; using \"{}\"",
+                                           *profile.model, models.front().name));
     if (!fallback) fallback = &models.front();
     if (request.model_name) {
         chosen = find(*request.model_name);
@@ -232,13 +238,13 @@ inline lead_model_choice resolve_lead_model(const boost::json::value& config, co
     }
     if (!chosen) chosen = fallback;
     out.model = *chosen;
-    out.thinking_enabled = request.thinking_enabled ? *request.thinking_enabled
+    out.thinking_enabled = request.thinking_enabled   ? *request.thinking_enabled
                            : profile.thinking_enabled ? *profile.thinking_enabled
                                                       : true;
     if (out.thinking_enabled && !chosen->supports_thinking) {
         out.thinking_enabled = false;
-        out.warnings.push_back(
-            fmt::format("thinking is enabled but model \"{}\" does not support it; thinking is off", chosen->name));
+        out.warnings.push_back(fmt::format(
+            "thinking is enabled but model \"{}\" does not support it; thinking is off", chosen->name));
     }
     return out;
 }
@@ -276,7 +282,8 @@ inline deerflow_pipeline make_lead_chain(const boost::json::value& config, const
         chain.slot<subagent_limit>().reset();
     }
     if (model.supports_vision) {
-        view_image_options o = chain.enabled<view_image>() ? chain.get<view_image>()->options : view_image_options{};
+        view_image_options o =
+            chain.enabled<view_image>() ? chain.get<view_image>()->options : view_image_options{};
         o.supports_vision = true;
         chain.slot<view_image>().emplace(o);
     }
@@ -376,7 +383,9 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
                                       deerflow_pipeline& chain, const lead_agent_setup& setup,
                                       std::shared_ptr<tool_interface> task) {
     lead_tools out;
-    auto seen = [&](std::string_view n) { return std::find(out.names.begin(), out.names.end(), n) != out.names.end(); };
+    auto seen = [&](std::string_view n) {
+        return std::find(out.names.begin(), out.names.end(), n) != out.names.end();
+    };
     // What the chain's engaged middlewares bring.
     chain.for_each_enabled([&](auto& m) {
         if constexpr (requires { m.tools(); })
@@ -389,7 +398,8 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
     auto add = [&](std::shared_ptr<tool_interface> t, std::string_view why) {
         const std::string& name = t->schema().name;
         if (seen(name)) {
-            out.warnings.push_back(fmt::format("tool \"{}\" ({}) is already offered; the first is kept", name, why));
+            out.warnings.push_back(
+                fmt::format("tool \"{}\" ({}) is already offered; the first is kept", name, why));
             return;
         }
         out.names.push_back(name);
@@ -404,11 +414,12 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
             if (!e) detail::json_type_error(path, "an object", (*arr)[i]);
             auto str = [&](std::string_view key) {
                 const auto* v = e->if_contains(key);
-                return v && !v->is_null() ? json_read_as<std::string>(*v, detail::json_path(path, key)) : std::string();
+                return v && !v->is_null() ? json_read_as<std::string>(*v, detail::json_path(path, key))
+                                          : std::string();
             };
             const std::string name = str("name"), group = str("group"), use = str("use");
-            if (profile.tool_groups &&
-                std::find(profile.tool_groups->begin(), profile.tool_groups->end(), group) == profile.tool_groups->end())
+            if (profile.tool_groups && std::find(profile.tool_groups->begin(), profile.tool_groups->end(),
+                                                 group) == profile.tool_groups->end())
                 continue;
             if (!host_bash && (group == "bash" || use == "deerflow.sandbox.tools:bash_tool")) continue;
             auto it = setup.tool_registry.find(use);
@@ -419,8 +430,8 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
                                  fmt::format("no tool is registered as \"{}\"", use.empty() ? name : use));
             }
             if (!name.empty() && it->second->schema().name != name)
-                out.warnings.push_back(fmt::format("{}: configured as \"{}\", the tool is named \"{}\"", path, name,
-                                                   it->second->schema().name));
+                out.warnings.push_back(fmt::format("{}: configured as \"{}\", the tool is named \"{}\"", path,
+                                                   name, it->second->schema().name));
             add(it->second, "configured");
         }
     }
@@ -434,14 +445,16 @@ namespace detail {
 inline std::string benefit_delegation_line(std::size_t n, std::size_t total) {
     n = std::clamp<std::size_t>(n, 1, 4);
     total = std::clamp<std::size_t>(total, 1, 50);
-    const std::string_view benefit = n == 1 ? "specialist capability or context isolation"
-                                            : "real parallel latency, specialist capability, or context isolation";
+    const std::string_view benefit =
+        n == 1 ? "specialist capability or context isolation"
+               : "real parallel latency, specialist capability, or context isolation";
     // Text kept for parity with DeerFlow (reference §7).
-    return fmt::format("- **Benefit-Based Delegation**: Default to direct execution. Use `task` only when expected "
-                       "benefit from {} clearly exceeds delegation, duplicate-discovery, synthesis, conflict, and "
-                       "side-effect costs. Use the fewest subagents needed. HARD LIMITS ARE NON-NEGOTIABLE: max {} "
-                       "`task` calls per response, max {} per run; excess calls are discarded and their work is lost.",
-                       benefit, n, total);
+    return fmt::format(
+        "- **Benefit-Based Delegation**: Default to direct execution. Use `task` only when expected "
+        "benefit from {} clearly exceeds delegation, duplicate-discovery, synthesis, conflict, and "
+        "side-effect costs. Use the fewest subagents needed. HARD LIMITS ARE NON-NEGOTIABLE: max {} "
+        "`task` calls per response, max {} per run; excess calls are discarded and their work is lost.",
+        benefit, n, total);
 }
 
 } // namespace detail
@@ -449,7 +462,7 @@ inline std::string benefit_delegation_line(std::size_t n, std::size_t total) {
 /// What the system prompt is made of.
 struct lead_prompt_parts {
     std::string agent_name = "DeerFlow";
-    std::string description; ///< the custom agent's own description, if any
+    std::string description;  ///< the custom agent's own description, if any
     std::string skills_index; ///< the skills section's body (the skills helper's index); empty: no section
     bool subagent_enabled = false;
     std::size_t max_concurrent_subagents = 3;
@@ -475,7 +488,8 @@ inline std::string lead_system_prompt(const lead_prompt_parts& p) {
                "SKILL.md with read_file before you use it.\n" +
                p.skills_index + "\n</skills>\n";
     if (p.subagent_enabled) {
-        out += "\n<subagents>\nThe `task` tool hands a self-contained piece of work to a subagent, which does it "
+        out += "\n<subagents>\nThe `task` tool hands a self-contained piece of work to a subagent, which "
+               "does it "
                "with its own context and tools and reports back. It does not see this conversation: give it "
                "everything it needs.\n";
         if (!p.subagent_types.empty()) {
@@ -504,9 +518,10 @@ inline std::string lead_system_prompt(const lead_prompt_parts& p) {
 
 /// The prompt's parts for a request, its chain, its tools (in order) and its
 /// executor (null without subagents): what make_lead_agent and the replay use.
-inline lead_prompt_parts make_lead_prompt_parts(const boost::json::value& config, const lead_agent_request& request,
-                                                const deerflow_pipeline& chain, std::vector<std::string> tool_names,
-                                                const subagent_executor* executor, std::string skills_index = {}) {
+inline lead_prompt_parts
+make_lead_prompt_parts(const boost::json::value& config, const lead_agent_request& request,
+                       const deerflow_pipeline& chain, std::vector<std::string> tool_names,
+                       const subagent_executor* executor, std::string skills_index = {}) {
     const auto profile = detail::read_lead_profile(config.get_object());
     lead_prompt_parts parts;
     parts.agent_name = profile.name;
@@ -595,16 +610,15 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
     out.tool_names = tools.names;
     out.warnings.insert(out.warnings.end(), tools.warnings.begin(), tools.warnings.end());
 
-    const lead_prompt_parts parts =
-        make_lead_prompt_parts(config, request, chain, out.tool_names, out.executor.get(),
-                               setup.skills_index);
+    const lead_prompt_parts parts = make_lead_prompt_parts(config, request, chain, out.tool_names,
+                                                           out.executor.get(), setup.skills_index);
     out.system_prompt = lead_system_prompt(parts);
 
     agent_options ao;
     ao.system_prompt = out.system_prompt;
     out.request = std::move(request);
-    out.agent = std::make_unique<lead_agent::agent_type>(std::move(model), std::move(tools.own), std::move(chain),
-                                                         std::move(ao));
+    out.agent = std::make_unique<lead_agent::agent_type>(std::move(model), std::move(tools.own),
+                                                         std::move(chain), std::move(ao));
     return out;
 }
 

@@ -409,14 +409,14 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     // A lead-agent scenario (one that configures `models` or `agent`) gets the lead's prompt unless it sets
     // one.
     if (agent_opts.system_prompt.empty() && lead_scenario) {
-        std::vector<std::string> names;
+        std::vector<std::string> names; // as the agent offers them: its own, then the chain's
+        for (const auto& t : own_tools)
+            names.push_back(t->schema().name);
         middleware.for_each_enabled([&](auto& m) {
             if constexpr (requires { m.tools(); })
                 for (const auto& t : m.tools())
                     names.push_back(t->schema().name);
         });
-        for (const auto& t : own_tools)
-            names.push_back(t->schema().name);
         agent_opts.system_prompt =
             lead_system_prompt(make_lead_prompt_parts(features, request, middleware, names, executor.get()));
     }

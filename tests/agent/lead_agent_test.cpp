@@ -147,7 +147,7 @@ TEST_CASE("lead agent: tools by group, bash dropped, deduped, task and view_imag
 
     lead_agent_request r;
     auto lead = make_lead_agent(config, r, setup);
-    CHECK(lead.tool_names == std::vector<std::string>{"ask_clarification", "web_search", "fetch", "calc"});
+    CHECK(lead.tool_names == std::vector<std::string>{"web_search", "fetch", "calc", "ask_clarification"});
     CHECK(std::count_if(lead.warnings.begin(), lead.warnings.end(), [](const std::string& w) {
               return w.find("\"web_search\"") != std::string::npos &&
                      w.find("first is kept") != std::string::npos;
@@ -159,14 +159,14 @@ TEST_CASE("lead agent: tools by group, bash dropped, deduped, task and view_imag
     r.model_name = "deep"; // vision
     lead = make_lead_agent(config, r, setup);
     CHECK(lead.tool_names ==
-          std::vector<std::string>{"view_image", "ask_clarification", "web_search", "fetch", "task"});
+          std::vector<std::string>{"web_search", "fetch", "task", "view_image", "ask_clarification"});
     // The offered tools are those names, in a set.
     auto offered = lead.agent->offered_tools();
     CHECK(offered->size() == lead.tool_names.size());
 
     r.non_interactive = true;
     lead = make_lead_agent(config, r, setup);
-    CHECK(lead.tool_names == std::vector<std::string>{"view_image", "web_search", "fetch", "task"});
+    CHECK(lead.tool_names == std::vector<std::string>{"web_search", "fetch", "task", "view_image"});
     CHECK_FALSE(lead.agent->offered_tools()->find("ask_clarification"));
 
     // A configured tool nobody registered: the error names the entry.

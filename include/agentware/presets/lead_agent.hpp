@@ -361,8 +361,17 @@ std::vector<std::string> engaged_middleware_names(Pipeline& chain) {
 /// write_todos), which the agent adds itself.
 struct lead_tools {
     tool_set own;                   ///< the agent's own tools
-    std::vector<std::string> names; ///< every tool offered, chain-brought ones included, in order
+    std::vector<std::string> chain; ///< the tools the chain's middlewares bring, in chain order
     std::vector<std::string> warnings;
+
+    /// Every tool offered, in the order the agent offers them: its own, then the chain's.
+    std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        for (const auto& t : own)
+            out.push_back(t->schema().name);
+        out.insert(out.end(), chain.begin(), chain.end());
+        return out;
+    }
 };
 
 namespace detail {
@@ -376,21 +385,22 @@ inline bool lead_host_bash_allowed(const deerflow_pipeline& chain) {
 
 /// §6: the configured tools (`tools: [{name, group, use}]`, filtered by the
 /// agent's `tool_groups`; the bash group left out when host bash is not
-/// allowed), then the built-ins, then `task` when subagents are on; deduped
-/// by name, the first kept. The chain's tools come first: in DeerFlow they
-/// are the configured sandbox tools and the built-ins.
+/// allowed), then `task` when given and subagents are on; deduped by name,
+/// the first kept. The tools the chain's middlewares bring (the sandbox
+/// tools, the built-ins) are offered after them, and a configured tool of one
+/// of their names is left out (with a warning).
 inline lead_tools assemble_lead_tools(const boost::json::value& config, const lead_agent_request& request,
                                       deerflow_pipeline& chain, const lead_agent_setup& setup,
                                       std::shared_ptr<tool_interface> task) {
     lead_tools out;
     auto seen = [&](std::string_view n) {
-        return std::find(out.names.begin(), out.names.end(), n) != out.names.end();
+        return std::find(out.chain.begin(), out.chain.end(), n) != out.chain.end() || out.own.find(n);
     };
     // What the chain's engaged middlewares bring.
     chain.for_each_enabled([&](auto& m) {
         if constexpr (requires { m.tools(); })
             for (const auto& t : m.tools())
-                if (!seen(t->schema().name)) out.names.push_back(t->schema().name);
+                if (!seen(t->schema().name)) out.chain.push_back(t->schema().name);
     });
     const auto& obj = config.get_object();
     const auto profile = detail::read_lead_profile(obj);
@@ -402,7 +412,6 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
                 fmt::format("tool \"{}\" ({}) is already offered; the first is kept", name, why));
             return;
         }
-        out.names.push_back(name);
         out.own.add(std::move(t));
     };
     if (const auto* list = obj.if_contains("tools"); list && !list->is_null()) {
@@ -436,7 +445,7 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
         }
     }
     if (task && request.subagent_enabled) add(std::move(task), "built-in");
-    if (request.non_interactive) std::erase(out.names, std::string("ask_clarification"));
+    if (request.non_interactive) std::erase(out.chain, std::string("ask_clarification"));
     return out;
 }
 
@@ -600,14 +609,14 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
                             : make_deerflow_subagent_runner(detail::lead_chain_sections(config));
             out.executor = std::make_shared<subagent_executor>(std::move(eo));
         }
-        if (std::find(tools.names.begin(), tools.names.end(), "task") == tools.names.end()) {
-            tools.names.emplace_back("task");
+        const auto names = tools.names();
+        if (std::find(names.begin(), names.end(), "task") == names.end()) {
             tools.own.add(make_task_tool(out.executor));
         } else {
             tools.warnings.emplace_back("tool \"task\" (built-in) is already offered; the first is kept");
         }
     }
-    out.tool_names = tools.names;
+    out.tool_names = tools.names();
     out.warnings.insert(out.warnings.end(), tools.warnings.begin(), tools.warnings.end());
 
     const lead_prompt_parts parts = make_lead_prompt_parts(config, request, chain, out.tool_names,

@@ -56,15 +56,22 @@ void plain_round(benchmark::State& st, Make make, int which) {
     plain_ns[which] = ns / static_cast<double>(st.iterations());
 }
 
-void delegation(benchmark::State& st, subagent_runner runner, int which) {
+// `shared_io`: every delegation on one io_context (as in async_run, on the
+// run's executor); otherwise each on an io_context of its own (as the
+// blocking loop's task tool does).
+void delegation(benchmark::State& st, subagent_runner runner, int which, bool shared_io = false) {
     subagent_executor_options o;
     o.config.agents["general-purpose"].model = "sub";
     o.model_named = [](std::string_view) { return answering_model(); };
     o.runner = std::move(runner);
     auto executor = std::make_shared<subagent_executor>(std::move(o));
     const auto start = std::chrono::steady_clock::now();
+    boost::asio::io_context shared;
     for (auto _ : st) {
-        boost::asio::io_context io;
+        std::optional<boost::asio::io_context> own;
+        if (!shared_io) own.emplace();
+        boost::asio::io_context& io = shared_io ? shared : *own;
+        if (shared_io) io.restart();
         std::optional<subagent_result> out;
         boost::asio::co_spawn(io, executor->execute({"call_1", "look", "Find it.", "general-purpose"}, {}),
                               [&](std::exception_ptr e, subagent_result r) {
@@ -93,6 +100,10 @@ const boost::json::value deerflow_config = boost::json::parse(
     R"({"dangling_tool_call": true, "tool_error_handling": true, "loop_detection": true,
         "safety_finish_reason": true, "durable_context": true, "system_message_coalescing": true})");
 
+void BM_task_delegation_bare_shared_io(benchmark::State& st) {
+    delegation(st, make_subagent_runner([] { return pipeline<subagent_shared_fields>{}; }), 0, true);
+}
+
 void BM_plain_round_deerflow(benchmark::State& st) {
     plain_round<subagent_pipeline>(
         st, [] { return make_subagent_pipeline(deerflow_config, general_purpose_subagent()); }, 1);
@@ -100,11 +111,16 @@ void BM_plain_round_deerflow(benchmark::State& st) {
 void BM_task_delegation_deerflow(benchmark::State& st) {
     delegation(st, make_deerflow_subagent_runner(deerflow_config), 1);
 }
+void BM_task_delegation_deerflow_shared_io(benchmark::State& st) {
+    delegation(st, make_deerflow_subagent_runner(deerflow_config), 1, true);
+}
 
 } // namespace
 
 BENCHMARK(BM_plain_round_bare);
 BENCHMARK(BM_task_delegation_bare);
+BENCHMARK(BM_task_delegation_bare_shared_io);
 BENCHMARK(BM_plain_round_deerflow);
 BENCHMARK(BM_task_delegation_deerflow);
+BENCHMARK(BM_task_delegation_deerflow_shared_io);
 BENCHMARK_MAIN();

@@ -58,6 +58,8 @@ function handle(msg) {
     if (name === "echo") {
       send({ jsonrpc: "2.0", method: "notifications/progress",
              params: { progressToken: msg.params._meta?.progressToken ?? 0, progress: 1, total: 1 } });
+      if (msg.params.arguments.message === "log")
+        send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "asked to log" } });
       echoed = true;
       send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
       return reply({ content: [{ type: "text", text: "echo: " + msg.params.arguments.message }] });
@@ -111,6 +113,7 @@ if (!overHttp) {
       if (!String(h["accept"]).includes("text/event-stream") || !String(h["accept"]).includes("application/json"))
         return fail("Accept header");
       if (h["x-api-key"] !== "k-123") { res.writeHead(401); return res.end("no key"); }
+      if (msg.method === "tools/call" && msg.params.name === "hang") return; // holds the stream open
       const out = [];
       send = (m) => out.push(m);
       handle(msg);

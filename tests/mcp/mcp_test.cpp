@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
+#include <stop_token>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
@@ -479,6 +480,117 @@ TEST_CASE("list_changed refreshes the agent's tools before the next model call",
     CHECK(ms[2].text() == "echo: x");
     CHECK(ms[4].text() == "added works"); // offered and callable after the server's list_changed
     CHECK(kit.tools().size() == 9);
+    kit.close();
+}
+
+namespace {
+/// Calls the fake server's `hang` tool with a stop requested 200 ms later;
+/// the kind of error it ends with.
+mcp::mcp_error_kind hang_until_stopped(mcp::client& c) {
+    std::stop_source stop;
+    std::jthread stopper([&] {
+        std::this_thread::sleep_for(200ms);
+        stop.request_stop();
+    });
+    mcp::call_options options;
+    options.stop = stop.get_token();
+    try {
+        c.call_tool("hang", {}, options);
+    } catch (const mcp::mcp_error& e) {
+        return e.kind();
+    }
+    return mcp::mcp_error_kind::protocol; // answered: not what a hanging tool does
+}
+} // namespace
+
+TEST_CASE("a stop token cancels a call in flight", "[mcp][cancel]") {
+    SECTION("stdio: the request is cancelled and the connection goes on") {
+        mcp::client c(fake("legacy"));
+        CHECK(hang_until_stopped(c) == mcp::mcp_error_kind::cancelled);
+        CHECK(text_of(c.call_tool("echo", {{"message", "still here"}})) == "echo: still here");
+        c.close();
+    }
+    SECTION("Streamable HTTP: the open stream is closed") {
+        http_server server({(servers_dir / "fake_server.mjs").string(), "http-modern"}, true);
+        auto cfg = fake("modern");
+        cfg.type = mcp::transport_type::http;
+        cfg.url = server.url();
+        cfg.headers["X-API-Key"] = "k-123";
+        mcp::client c(cfg);
+        CHECK(hang_until_stopped(c) == mcp::mcp_error_kind::cancelled);
+        CHECK(text_of(c.call_tool("echo", {{"message", "again"}})) == "echo: again");
+        c.close();
+    }
+    SECTION("a stop requested before the call sends nothing") {
+        mcp::client c(fake("legacy"));
+        std::stop_source stop;
+        stop.request_stop();
+        mcp::call_options options;
+        options.stop = stop.get_token();
+        try {
+            c.call_tool("echo", {{"message", "x"}}, options);
+            FAIL("no error");
+        } catch (const mcp::mcp_error& e) {
+            CHECK(e.kind() == mcp::mcp_error_kind::cancelled);
+            CHECK_THAT(e.what(), Catch::Contains("tools/call request was cancelled"));
+        }
+        c.close();
+    }
+}
+
+TEST_CASE("a call's listener gets its progress and the server's log lines", "[mcp][stdio]") {
+    mcp::client c(fake("legacy"));
+    std::vector<mcp::mcp_event> mine;
+    mcp::call_options options;
+    options.on_event = [&](const mcp::mcp_event& e) { mine.push_back(e); };
+    CHECK(text_of(c.call_tool("echo", {{"message", "log"}}, options)) == "echo: log");
+    REQUIRE(mine.size() == 2);
+    CHECK(mine[0].method == "notifications/progress");
+    CHECK(mine[1].method == "notifications/message");
+    CHECK(mine[1].params.at("data") == "asked to log");
+    CHECK(mine[1].server == "fake");
+    // after the call returned, its listener hears nothing more
+    CHECK(text_of(c.call_tool("echo", {{"message", "log"}})) == "echo: log");
+    CHECK(mine.size() == 2);
+    c.close();
+}
+
+TEST_CASE("an agent's MCP calls report to the run's events and stop with the run", "[mcp][agent]") {
+    mcp::mcp_toolkit kit({fake("legacy")});
+    SECTION("progress and log lines become mcp_progress and mcp_log events") {
+        scripted_model model(
+            {ai_message("", {tool_call{"c1", "fake_echo", {{"message", "log"}}}}), ai_message("done")});
+        auto agent = make_agent(model, kit.tool_set());
+        std::vector<boost::json::object> events;
+        run_config config;
+        config.stream.on_event = [&](const boost::json::object& e) { events.push_back(e); };
+        REQUIRE(agent.invoke("go", config).ok());
+        REQUIRE(events.size() == 2);
+        CHECK(events[0].at("type") == "mcp_progress");
+        CHECK(events[0].at("tool") == "fake_echo");
+        CHECK(events[0].at("tool_call_id") == "c1");
+        CHECK(events[0].at("server") == "fake");
+        CHECK(events[1].at("type") == "mcp_log");
+        CHECK(events[1].at("params").at("level") == "info");
+    }
+    SECTION("stopping the run cancels the call and keeps its answer in the history") {
+        scripted_model model({ai_message("", {tool_call{"c1", "fake_hang", {}}}), ai_message("never")});
+        auto agent = make_agent(model, kit.tool_set());
+        std::stop_source stop;
+        run_config config;
+        config.stop = stop.get_token();
+        std::jthread stopper([&] {
+            std::this_thread::sleep_for(200ms);
+            stop.request_stop();
+        });
+        const auto r = agent.invoke("go", config);
+        CHECK(r.reason == stop_reason::error);
+        const auto& ms = r.state.messages;
+        REQUIRE(ms.size() == 3);
+        CHECK(ms[2].is_error());
+        CHECK(ms[2].text() ==
+              "Error: the MCP tool \"hang\" of server \"fake\" was cancelled: the run was asked to stop");
+    }
     kit.close();
 }
 

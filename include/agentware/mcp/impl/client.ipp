@@ -16,6 +16,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -25,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <poll.h>
+#include <stop_token>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <thread>
@@ -52,8 +54,10 @@ public:
     virtual void start() = 0;
     /// Sends one message. A multiplexed channel returns at once (answers come
     /// through `deliver` from its reader); the HTTP channel returns once the
-    /// answer to this POST has been delivered.
-    virtual void send(const boost::json::object& msg, std::string_view method, std::string_view name) = 0;
+    /// answer to this POST has been delivered, or throws mcp_error
+    /// (cancelled) once `stop` is requested.
+    virtual void send(const boost::json::object& msg, std::string_view method, std::string_view name,
+                      const std::stop_token& stop) = 0;
     virtual bool multiplexed() const noexcept = 0;
     virtual bool alive() const noexcept = 0;
     virtual void shutdown() = 0;
@@ -151,7 +155,8 @@ public:
         err_reader_ = std::thread([this] { read_stderr(); });
     }
 
-    void send(const boost::json::object& msg, std::string_view, std::string_view) override {
+    void send(const boost::json::object& msg, std::string_view, std::string_view,
+              const std::stop_token&) override {        // the caller waits and cancels
         std::string line = boost::json::serialize(msg); // never contains a raw newline
         line += '\n';
         std::lock_guard lock(write_mutex_);
@@ -374,7 +379,8 @@ public:
         version_ = std::string(version);
     }
 
-    void send(const boost::json::object& msg, std::string_view method, std::string_view name) override {
+    void send(const boost::json::object& msg, std::string_view method, std::string_view name,
+              const std::stop_token& stop) override {
         http_request_spec spec = base_request("POST");
         spec.headers.emplace_back("Content-Type", "application/json");
         spec.headers.emplace_back("Accept", "application/json, text/event-stream");
@@ -426,7 +432,7 @@ public:
             }
             return true;
         };
-        post(spec, sink);
+        post(spec, sink, stop);
         if (status == 202 || status == 204) return;
         if (status >= 400) {
             // A JSON-RPC error in the body answers the request; anything else is the transport's.
@@ -468,7 +474,7 @@ public:
                 http_request_spec spec = base_request("DELETE");
                 http_response_sink sink;
                 sink.on_data = [](std::string_view) { return true; };
-                post(spec, sink);
+                post(spec, sink, {});
             } catch (const std::exception&) { // the session ends with the server anyway
             }
         }
@@ -495,16 +501,19 @@ private:
         return spec;
     }
 
-    void post(const http_request_spec& spec, http_response_sink& sink) {
+    void post(const http_request_spec& spec, http_response_sink& sink, const std::stop_token& stop) {
         try {
             transport_.runner().run([&]() -> boost::asio::awaitable<void> {
                 auto control = std::make_shared<agentware::detail::call_control>(
                     co_await boost::asio::this_coro::executor);
+                std::optional<std::stop_callback<agentware::detail::stop_canceller>> on_stop;
+                if (stop.stop_possible()) on_stop.emplace(stop, agentware::detail::stop_canceller{control});
                 co_await transport_.post(target_, spec, sink, *control);
             }());
         } catch (const model_error& e) {
-            const auto kind =
-                e.kind() == model_error_kind::timeout ? mcp_error_kind::timeout : mcp_error_kind::closed;
+            const auto kind = e.kind() == model_error_kind::timeout     ? mcp_error_kind::timeout
+                              : e.kind() == model_error_kind::cancelled ? mcp_error_kind::cancelled
+                                                                        : mcp_error_kind::closed;
             throw mcp_error(kind, "MCP server \"" + cfg_.name + "\": " + e.what());
         }
     }
@@ -541,11 +550,23 @@ private:
 
 struct pending_request {
     std::mutex m;
-    std::condition_variable cv;
+    std::condition_variable_any cv; // waits on a stop token too
     bool done = false;
     boost::json::object result;
     std::optional<mcp_error> error;
     std::size_t notifications = 0;
+    // The caller's listener, called under `m` and cleared (under `m`) before
+    // the caller returns, so that it is never called after.
+    const call_options* listener = nullptr;
+    std::int64_t progress_token = 0; // 0: none
+};
+
+/// What one request carries besides its message.
+struct request_context {
+    std::chrono::milliseconds timeout;
+    std::stop_token stop;
+    const call_options* listener = nullptr; // with a callable on_event, or null
+    std::int64_t progress_token = 0;
 };
 
 struct client_state : std::enable_shared_from_this<client_state> {
@@ -564,6 +585,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     boost::json::object server_info;
     std::map<std::int64_t, std::shared_ptr<pending_request>> pending;
     std::int64_t next_id = 1;
+    std::atomic<std::int64_t> next_progress_token{1};
     std::atomic<bool> tools_changed{false};
     std::atomic<std::uint64_t> list_changes{0};
     std::vector<std::thread> responders; // HTTP: answers to server requests
@@ -656,14 +678,47 @@ struct client_state : std::enable_shared_from_this<client_state> {
             tools_changed = true;
             ++list_changes;
         } else if (name == "notifications/progress" || name == "notifications/message") {
+            mcp_event e{config.name, std::string(name), {}};
+            if (const auto* p = msg.if_contains("params"); p && p->is_object()) e.params = p->get_object();
             if (options.on_event) {
-                mcp_event e{config.name, std::string(name), {}};
-                if (const auto* p = msg.if_contains("params"); p && p->is_object())
-                    e.params = p->get_object();
                 try {
                     options.on_event(e);
                 } catch (...) { // a listener's failure is not the server's
                 }
+            }
+            notify_callers(e);
+        }
+    }
+
+    /// A progress notification to the call whose token it carries; a log
+    /// line to every call in flight (once per event group).
+    void notify_callers(const mcp_event& e) {
+        std::int64_t token = 0;
+        const bool progress = e.method == "notifications/progress";
+        if (progress) {
+            const auto* t = e.params.if_contains("progressToken");
+            if (t == nullptr || !t->is_int64()) return;
+            token = t->as_int64();
+        }
+        std::vector<std::shared_ptr<pending_request>> targets;
+        {
+            std::lock_guard lock(mutex);
+            for (const auto& [id, p] : pending)
+                if (!progress || p->progress_token == token) targets.push_back(p);
+        }
+        std::vector<const void*> groups_done;
+        for (const auto& p : targets) {
+            std::lock_guard lock(p->m);
+            const call_options* l = p->listener;
+            if (l == nullptr) continue;
+            if (l->event_group != nullptr) {
+                if (std::find(groups_done.begin(), groups_done.end(), l->event_group) != groups_done.end())
+                    continue;
+                groups_done.push_back(l->event_group);
+            }
+            try {
+                l->on_event(e);
+            } catch (...) { // a listener's failure is not the server's
             }
         }
     }
@@ -683,7 +738,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
         }
         if (chan->multiplexed()) {
             try {
-                chan->send(reply, "", "");
+                chan->send(reply, "", "", {});
             } catch (const mcp_error&) {
             }
             return;
@@ -693,7 +748,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
         std::lock_guard lock(mutex);
         responders.emplace_back([self = shared_from_this(), reply = std::move(reply)] {
             try {
-                self->chan->send(reply, "", "");
+                self->chan->send(reply, "", "", {});
             } catch (const std::exception&) {
             }
         });
@@ -723,7 +778,21 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// One JSON-RPC exchange, without era handling.
     boost::json::object exchange(std::string_view method, boost::json::object params,
                                  std::chrono::milliseconds timeout) {
+        return exchange(method, std::move(params), request_context{timeout, {}, nullptr, 0});
+    }
+
+    mcp_error cancelled_error(std::string_view method) const {
+        return mcp_error(mcp_error_kind::cancelled,
+                         label() + ": the " + std::string(method) + " request was cancelled by the caller");
+    }
+
+    boost::json::object exchange(std::string_view method, boost::json::object params,
+                                 const request_context& ctx) {
+        if (ctx.stop.stop_requested()) throw cancelled_error(method);
+        const std::chrono::milliseconds timeout = ctx.timeout;
         auto p = std::make_shared<pending_request>();
+        p->listener = ctx.listener;
+        p->progress_token = ctx.progress_token;
         std::int64_t id;
         {
             std::lock_guard lock(mutex);
@@ -739,17 +808,30 @@ struct client_state : std::enable_shared_from_this<client_state> {
             std::lock_guard lock(mutex);
             pending.erase(id);
         };
+        const auto stop_listening = [&] {
+            std::lock_guard lock(p->m);
+            p->listener = nullptr;
+        };
         try {
-            chan->send(msg, method, name);
+            chan->send(msg, method, name, ctx.stop);
         } catch (...) {
+            stop_listening();
             forget();
             throw;
         }
         std::unique_lock lock(p->m);
+        p->listener = nullptr; // the caller returns from here on
         if (chan->multiplexed()) {
-            if (!p->cv.wait_for(lock, timeout, [&] { return p->done; })) {
+            p->listener = ctx.listener; // still waiting: the reader may call it
+            const bool answered = p->cv.wait_for(lock, ctx.stop, timeout, [&] { return p->done; });
+            p->listener = nullptr;
+            if (!answered) {
                 lock.unlock();
                 forget();
+                if (ctx.stop.stop_requested()) {
+                    cancel(id, "cancelled by the client");
+                    throw cancelled_error(method);
+                }
                 cancel(id, "timeout");
                 throw mcp_error(mcp_error_kind::timeout, label() + " did not answer " + std::string(method) +
                                                              " within " + std::to_string(timeout.count()) +
@@ -768,7 +850,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     void notify(std::string_view method, boost::json::object params) {
         boost::json::object msg{{"jsonrpc", "2.0"}, {"method", method}};
         if (!params.empty()) msg["params"] = std::move(params);
-        chan->send(msg, method, "");
+        chan->send(msg, method, "", {});
     }
 
     void cancel(std::int64_t id, std::string_view reason) {
@@ -778,7 +860,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
             boost::json::object params{{"requestId", id}, {"reason", reason}};
             boost::json::object msg{
                 {"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", params}};
-            if (chan->multiplexed()) chan->send(msg, "notifications/cancelled", "");
+            if (chan->multiplexed()) chan->send(msg, "notifications/cancelled", "", {});
         } catch (const std::exception&) {
         }
     }
@@ -793,12 +875,17 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// retries in the modern one.
     boost::json::object call(std::string_view method, boost::json::object params,
                              std::chrono::milliseconds timeout) {
+        return call(method, std::move(params), request_context{timeout, {}, nullptr, 0});
+    }
+
+    boost::json::object call(std::string_view method, boost::json::object params,
+                             const request_context& ctx) {
         protocol_era e;
         {
             std::lock_guard lock(mutex);
             e = era;
         }
-        if (e == protocol_era::legacy) return exchange(method, std::move(params), timeout);
+        if (e == protocol_era::legacy) return exchange(method, std::move(params), ctx);
         for (std::size_t round = 0;; ++round) {
             boost::json::object sent = params;
             boost::json::object meta = modern_meta();
@@ -806,7 +893,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
                 for (const auto& [k, v] : m->get_object())
                     meta[k] = v;
             sent["_meta"] = std::move(meta);
-            boost::json::object result = exchange(method, std::move(sent), timeout);
+            boost::json::object result = exchange(method, std::move(sent), ctx);
             const auto* type = result.if_contains("resultType");
             if (type == nullptr || !type->is_string() || type->get_string() != "input_required")
                 return result;
@@ -1105,15 +1192,22 @@ AGENTWARE_DECL std::vector<tool_info> client::list_tools_once() {
 AGENTWARE_DECL boost::json::object client::call_tool(std::string_view name,
                                                      const boost::json::object& arguments,
                                                      std::optional<std::chrono::milliseconds> timeout) {
+    call_options options;
+    options.timeout = timeout;
+    return call_tool(name, arguments, options);
+}
+
+AGENTWARE_DECL boost::json::object
+client::call_tool(std::string_view name, const boost::json::object& arguments, const call_options& options) {
+    detail::request_context ctx{options.timeout.value_or(state_->config.tool_call_timeout), options.stop,
+                                options.on_event ? &options : nullptr, 0};
     return state_->with_session([&] {
         boost::json::object params{{"name", name}, {"arguments", arguments}};
-        if (state_->options.on_event) {
-            std::lock_guard lock(state_->mutex);
-            // The progress token: the next request id is as unique as any.
-            params["_meta"] = boost::json::object{{"progressToken", state_->next_id}};
+        if (state_->options.on_event || ctx.listener != nullptr) {
+            ctx.progress_token = state_->next_progress_token++;
+            params["_meta"] = boost::json::object{{"progressToken", ctx.progress_token}};
         }
-        return state_->call("tools/call", std::move(params),
-                            timeout.value_or(state_->config.tool_call_timeout));
+        return state_->call("tools/call", std::move(params), ctx);
     });
 }
 

@@ -106,6 +106,13 @@ struct client_options {
     /// `roots/list` is answered with these (`file://` URIs or plain paths);
     /// empty: the client does not offer the roots capability and refuses the request.
     std::vector<std::string> roots;
+    /// Answers the server's `elicitation/create` requests (a form the user
+    /// fills in): given the request's params, returns the result, e.g.
+    /// `{"action": "accept", "content": {...}}` or `{"action": "decline"}`.
+    /// Called on the thread that reads the server. Set, the client offers the
+    /// elicitation capability; empty, it refuses the request (2025 era) or
+    /// fails the call with mcp_error (input_required, 2026-07-28 era).
+    std::function<boost::json::object(const boost::json::object& params)> on_elicitation;
     /// Progress and log notifications; called on the client's reader thread
     /// (stdio) or the calling thread (HTTP). Empty: dropped.
     std::function<void(const mcp_event&)> on_event;

@@ -7,6 +7,7 @@
 
 #include <agentware/detail/blocking_runner.hpp>
 #include <agentware/mcp/client.hpp>
+#include <agentware/mcp/detail/line_reader.hpp>
 #include <agentware/model/detail/call_control.hpp>
 #include <agentware/model/error.hpp>
 #include <agentware/model/http_transport.hpp>
@@ -277,28 +278,15 @@ private:
     }
 
     void read_stdout() {
-        std::string partial;
+        line_reader lines(opts_.max_message_bytes);
         std::optional<mcp_error> failure;
         const bool eof = pump(out_fd_, [&](std::string_view bytes) {
-            std::size_t pos = 0;
-            while (pos < bytes.size()) {
-                const auto nl = bytes.find('\n', pos);
-                const auto piece = bytes.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-                if (partial.size() + piece.size() > opts_.max_message_bytes) {
-                    failure =
-                        mcp_error(mcp_error_kind::limit,
-                                  "MCP server \"" + cfg_.name + "\" sent a line longer than " +
-                                      std::to_string(opts_.max_message_bytes) + " bytes; it was stopped");
-                    kill_now();
-                    return false;
-                }
-                partial += piece;
-                if (nl == std::string_view::npos) break;
-                pos = nl + 1;
-                line(partial);
-                partial.clear();
-            }
-            return true;
+            if (lines.feed(bytes, [&](std::string_view text) { line(text); })) return true;
+            failure = mcp_error(mcp_error_kind::limit,
+                                "MCP server \"" + cfg_.name + "\" sent a line longer than " +
+                                    std::to_string(opts_.max_message_bytes) + " bytes; it was stopped");
+            kill_now();
+            return false;
         });
         if (!eof) return; // shut down by us
         dead_ = true;
@@ -313,9 +301,7 @@ private:
         ev_.fail(*failure);
     }
 
-    void line(std::string& text) {
-        if (!text.empty() && text.back() == '\r') text.pop_back();
-        if (text.find_first_not_of(" \t") == std::string::npos) return;
+    void line(std::string_view text) {
         boost::system::error_code ec;
         boost::json::value v = boost::json::parse(text, ec);
         if (ec) {
@@ -691,24 +677,40 @@ struct client_state : std::enable_shared_from_this<client_state> {
     }
 
     /// A progress notification to the call whose token it carries; a log
-    /// line to every call in flight (once per event group).
+    /// line to every call in flight (once per event group). A call that
+    /// gets more than `max_notifications_per_call` progress notifications
+    /// fails (a flooding server), and is forgotten.
     void notify_callers(const mcp_event& e) {
         std::int64_t token = 0;
         const bool progress = e.method == "notifications/progress";
         if (progress) {
             const auto* t = e.params.if_contains("progressToken");
-            if (t == nullptr || !t->is_int64()) return;
+            if (t == nullptr || !t->is_int64() || t->as_int64() == 0) return; // not one of ours
             token = t->as_int64();
         }
-        std::vector<std::shared_ptr<pending_request>> targets;
+        std::vector<std::pair<std::int64_t, std::shared_ptr<pending_request>>> targets;
         {
             std::lock_guard lock(mutex);
             for (const auto& [id, p] : pending)
-                if (!progress || p->progress_token == token) targets.push_back(p);
+                if (!progress || p->progress_token == token) targets.emplace_back(id, p);
         }
         std::vector<const void*> groups_done;
-        for (const auto& p : targets) {
-            std::lock_guard lock(p->m);
+        for (const auto& [id, p] : targets) {
+            std::unique_lock lock(p->m);
+            if (progress && ++p->notifications > options.max_notifications_per_call) {
+                if (!p->done) {
+                    p->error = mcp_error(mcp_error_kind::limit,
+                                         label() + " sent more than " +
+                                             std::to_string(options.max_notifications_per_call) +
+                                             " progress notifications for one request");
+                    p->done = true;
+                    p->cv.notify_all();
+                }
+                lock.unlock();
+                std::lock_guard forget(mutex);
+                pending.erase(id);
+                continue;
+            }
             const call_options* l = p->listener;
             if (l == nullptr) continue;
             if (l->event_group != nullptr) {
@@ -726,12 +728,20 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// Server-to-client requests: `ping`, `roots/list` when enabled; anything
     /// else is refused with JSON-RPC's "method not found".
     void answer_server_request(const boost::json::value& id, std::string_view method,
-                               const boost::json::object&) {
+                               const boost::json::object& msg) {
         boost::json::object reply{{"jsonrpc", "2.0"}, {"id", id}};
         if (method == "ping") {
             reply["result"] = boost::json::object{};
         } else if (method == "roots/list" && !options.roots.empty()) {
             reply["result"] = boost::json::object{{"roots", roots()}};
+        } else if (method == "elicitation/create" && options.on_elicitation) {
+            try {
+                reply["result"] = elicit(msg.if_contains("params"));
+            } catch (const std::exception& e) {
+                reply["error"] =
+                    boost::json::object{{"code", error_code::internal_error},
+                                        {"message", std::string("elicitation failed: ") + e.what()}};
+            }
         } else {
             reply["error"] = boost::json::object{{"code", error_code::method_not_found},
                                                  {"message", "Method not found: " + std::string(method)}};
@@ -768,7 +778,13 @@ struct client_state : std::enable_shared_from_this<client_state> {
     boost::json::object client_capabilities() const {
         boost::json::object caps;
         if (!options.roots.empty()) caps["roots"] = boost::json::object{{"listChanged", false}};
+        if (options.on_elicitation) caps["elicitation"] = boost::json::object{};
         return caps;
+    }
+
+    boost::json::object elicit(const boost::json::value* params) const {
+        static const boost::json::object none;
+        return options.on_elicitation(params && params->is_object() ? params->get_object() : none);
     }
 
     boost::json::object client_info() const {
@@ -910,6 +926,15 @@ struct client_state : std::enable_shared_from_this<client_state> {
                             what = m->as_string();
                     if (what == "roots/list" && !options.roots.empty()) {
                         responses[key] = boost::json::object{{"roots", roots()}};
+                        continue;
+                    }
+                    if (what == "elicitation/create" && options.on_elicitation) {
+                        try {
+                            responses[key] = elicit(req.get_object().if_contains("params"));
+                        } catch (const std::exception& e) {
+                            throw mcp_error(mcp_error_kind::input_required,
+                                            label() + ": elicitation failed: " + e.what());
+                        }
                         continue;
                     }
                     throw mcp_error(mcp_error_kind::input_required,

@@ -32,7 +32,10 @@ namespace agentware::mcp {
 /// The protocol revisions this client speaks.
 inline constexpr std::string_view modern_protocol_version = "2026-07-28";
 inline constexpr std::string_view latest_legacy_protocol_version = "2025-11-25";
-inline constexpr std::string_view legacy_protocol_versions[] = {"2025-11-25", "2025-06-18"};
+/// The 2025 revisions accepted in answer to `initialize` (2025-03-26, the
+/// first with Streamable HTTP, differs from the later ones in nothing this
+/// client relies on).
+inline constexpr std::string_view legacy_protocol_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
 /// Which family of revisions a connection speaks.
 enum class protocol_era {

@@ -24,6 +24,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <future>
 #include <map>
 #include <mutex>
 #include <poll.h>
@@ -49,6 +50,13 @@ struct channel_events {
     std::function<void(const mcp_error&)> fail;
 };
 
+/// Where an SSE stream of the server's stopped: what resumes it (a GET with
+/// `Last-Event-ID`, after the `retry` delay).
+struct resume_point {
+    std::string last_event_id;
+    std::optional<std::chrono::milliseconds> retry;
+};
+
 class channel {
 public:
     virtual ~channel() = default;
@@ -57,8 +65,19 @@ public:
     /// through `deliver` from its reader); the HTTP channel returns once the
     /// answer to this POST has been delivered, or throws mcp_error
     /// (cancelled) once `stop` is requested.
-    virtual void send(const boost::json::object& msg, std::string_view method, std::string_view name,
-                      const std::stop_token& stop) = 0;
+    /// The HTTP channel returns where the answer's SSE stream stopped when
+    /// its events had ids (the stream can be resumed).
+    virtual std::optional<resume_point> send(const boost::json::object& msg, std::string_view method,
+                                             std::string_view name, const std::stop_token& stop) = 0;
+    /// Resumes a stream that ended before `answered()`, until it is true, the
+    /// server refuses, or `timeout` passes. False when it could not resume.
+    virtual bool resume(resume_point, const std::stop_token&, std::chrono::milliseconds /*timeout*/,
+                        const std::function<bool()>& /*answered*/) {
+        return false;
+    }
+    /// Opens the session's standalone stream, on which the server sends
+    /// requests and notifications that belong to no request (HTTP).
+    virtual void open_listener() {}
     virtual bool multiplexed() const noexcept = 0;
     virtual bool alive() const noexcept = 0;
     virtual void shutdown() = 0;
@@ -156,9 +175,9 @@ public:
         err_reader_ = std::thread([this] { read_stderr(); });
     }
 
-    void send(const boost::json::object& msg, std::string_view, std::string_view,
-              const std::stop_token&) override {        // the caller waits and cancels
-        std::string line = boost::json::serialize(msg); // never contains a raw newline
+    std::optional<resume_point> send(const boost::json::object& msg, std::string_view, std::string_view,
+                                     const std::stop_token&) override { // the caller waits and cancels
+        std::string line = boost::json::serialize(msg);                 // never contains a raw newline
         line += '\n';
         std::lock_guard lock(write_mutex_);
         if (in_fd_ < 0 || dead_) throw closed_error();
@@ -171,6 +190,7 @@ public:
             }
             off += static_cast<std::size_t>(n);
         }
+        return std::nullopt;
     }
 
     void shutdown() override {
@@ -365,8 +385,8 @@ public:
         version_ = std::string(version);
     }
 
-    void send(const boost::json::object& msg, std::string_view method, std::string_view name,
-              const std::stop_token& stop) override {
+    std::optional<resume_point> send(const boost::json::object& msg, std::string_view method,
+                                     std::string_view name, const std::stop_token& stop) override {
         http_request_spec spec = base_request("POST");
         spec.headers.emplace_back("Content-Type", "application/json");
         spec.headers.emplace_back("Accept", "application/json, text/event-stream");
@@ -383,8 +403,7 @@ public:
         int status = 0;
         bool sse = false;
         std::string body;
-        std::size_t events = 0;
-        sse_parser parser(opts_.max_message_bytes);
+        sse_reader stream(*this);
         http_response_sink sink;
         sink.on_head = [&](const http_response_head& h) {
             status = h.status;
@@ -403,23 +422,11 @@ public:
                 body.append(bytes);
                 return true;
             }
-            try {
-                parser.feed(bytes, [&](const sse_event& e) {
-                    if (e.data.empty()) return;
-                    if (++events > opts_.max_notifications_per_call)
-                        throw mcp_error(mcp_error_kind::limit,
-                                        "MCP server \"" + cfg_.name + "\" sent more than " +
-                                            std::to_string(opts_.max_notifications_per_call) +
-                                            " messages in one answer");
-                    deliver_text(e.data);
-                });
-            } catch (const sse_error& e) {
-                throw mcp_error(mcp_error_kind::limit, "MCP server \"" + cfg_.name + "\": " + e.what());
-            }
+            stream.feed(bytes);
             return true;
         };
         post(spec, sink, stop);
-        if (status == 202 || status == 204) return;
+        if (status == 202 || status == 204) return std::nullopt;
         if (status >= 400) {
             // A JSON-RPC error in the body answers the request; anything else is the transport's.
             boost::system::error_code ec;
@@ -427,7 +434,7 @@ public:
                 boost::json::value v = boost::json::parse(body, ec);
                 if (!ec && v.is_object() && v.get_object().contains("error")) {
                     ev_.deliver(std::move(v));
-                    return;
+                    return std::nullopt;
                 }
             }
             if (status == 404) {
@@ -446,9 +453,45 @@ public:
                             status);
         }
         if (!sse && !body.empty()) deliver_text(body);
+        return stream.where();
+    }
+
+    bool resume(resume_point from, const std::stop_token& stop, std::chrono::milliseconds timeout,
+                const std::function<bool()>& answered) override {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        bool resumed = false;
+        // Each GET may end early too (the server closes it again): resume
+        // from where the last one stopped, a bounded number of times.
+        for (int attempt = 0; attempt < 8 && !answered(); ++attempt) {
+            if (!pause(from.retry.value_or(std::chrono::milliseconds(1'000)), stop))
+                throw mcp_error(mcp_error_kind::cancelled,
+                                "MCP server \"" + cfg_.name + "\": the request was cancelled by the caller");
+            if (std::chrono::steady_clock::now() >= deadline) break;
+            std::optional<resume_point> next = get_stream(&from, stop, answered);
+            if (!next) break; // the server does not resume streams
+            resumed = true;
+            if (!next->last_event_id.empty()) from.last_event_id = next->last_event_id;
+            if (next->retry) from.retry = next->retry;
+        }
+        return resumed;
+    }
+
+    void open_listener() override {
+        {
+            std::lock_guard lock(mutex_);
+            if (session_id_.empty() || listener_.joinable()) return; // stateless: nothing to listen to
+        }
+        // Until the server has answered the GET, a message it sends for no
+        // request would be lost: wait (a little) for the answer's head.
+        auto opened = std::make_shared<std::promise<void>>();
+        std::future<void> head = opened->get_future();
+        listener_ = std::thread([this, opened] { listen(*opened); });
+        head.wait_for(std::chrono::seconds(5));
     }
 
     void shutdown() override {
+        listener_stop_.request_stop();
+        if (listener_.joinable() && listener_.get_id() != std::this_thread::get_id()) listener_.join();
         if (closed_.exchange(true)) return;
         std::string sid;
         {
@@ -468,6 +511,111 @@ public:
     }
 
 private:
+    /// One SSE stream of the server's messages: each delivered, counted
+    /// against the limit, and where the stream stands kept for resuming it.
+    class sse_reader {
+    public:
+        explicit sse_reader(http_channel& ch) : ch_(ch), parser_(ch.opts_.max_message_bytes) {}
+        void feed(std::string_view bytes) {
+            try {
+                parser_.feed(bytes, [&](const sse_event& e) {
+                    if (e.data.empty()) return; // a priming event: an id to resume from, no message
+                    if (++events_ > ch_.opts_.max_notifications_per_call)
+                        throw mcp_error(mcp_error_kind::limit,
+                                        "MCP server \"" + ch_.cfg_.name + "\" sent more than " +
+                                            std::to_string(ch_.opts_.max_notifications_per_call) +
+                                            " messages in one answer");
+                    ch_.deliver_text(e.data);
+                });
+            } catch (const sse_error& e) {
+                throw mcp_error(mcp_error_kind::limit, "MCP server \"" + ch_.cfg_.name + "\": " + e.what());
+            }
+        }
+        /// Where to resume, when the stream's events had ids.
+        std::optional<resume_point> where() const {
+            if (parser_.last_event_id().empty()) return std::nullopt;
+            return resume_point{std::string(parser_.last_event_id()), parser_.retry()};
+        }
+        std::optional<std::chrono::milliseconds> retry() const { return parser_.retry(); }
+
+    private:
+        http_channel& ch_;
+        sse_parser parser_;
+        std::size_t events_ = 0;
+    };
+
+    /// Waits `delay`; false when `stop` came first.
+    static bool pause(std::chrono::milliseconds delay, const std::stop_token& stop) {
+        std::mutex m;
+        std::condition_variable_any cv;
+        std::unique_lock lock(m);
+        return !cv.wait_for(lock, stop, delay, [] { return false; }) && !stop.stop_requested();
+    }
+
+    /// A GET for an SSE stream, from `from` when resuming. Reads until the
+    /// stream ends or `done()`; where it stopped, or nullopt when the server
+    /// answered anything but a stream (it offers none, or not that one).
+    std::optional<resume_point> get_stream(const resume_point* from, const std::stop_token& stop,
+                                           const std::function<bool()>& done,
+                                           const std::function<void()>& on_head = {}) {
+        http_request_spec spec = base_request("GET");
+        spec.headers.emplace_back("Accept", "text/event-stream");
+        if (from != nullptr) spec.headers.emplace_back("Last-Event-ID", from->last_event_id);
+        int status = 0;
+        bool sse = false;
+        sse_reader stream(*this);
+        http_response_sink sink;
+        sink.on_head = [&](const http_response_head& h) {
+            status = h.status;
+            sse = h.content_type.starts_with("text/event-stream");
+            if (on_head) on_head();
+        };
+        sink.on_data = [&](std::string_view bytes) {
+            if (status != 200 || !sse) return true; // read and dropped
+            stream.feed(bytes);
+            return !(done && done());
+        };
+        post(spec, sink, stop);
+        if (status != 200 || !sse) return std::nullopt;
+        resume_point at = stream.where().value_or(resume_point{});
+        at.retry = stream.retry();
+        return at;
+    }
+
+    /// The standalone stream, reopened (resumed when its events have ids)
+    /// whenever the server ends it, until shutdown, or until the server says
+    /// it offers none or fails three times in a row.
+    void listen(std::promise<void>& opened) {
+        bool told = false;
+        const auto tell = [&] {
+            if (!std::exchange(told, true)) opened.set_value();
+        };
+        struct teller { // tells on every way out too
+            decltype(tell)& f;
+            ~teller() { f(); }
+        } on_exit{tell};
+        const std::stop_token stop = listener_stop_.get_token();
+        resume_point at;
+        int failures = 0;
+        while (!stop.stop_requested()) {
+            try {
+                const std::optional<resume_point> ended =
+                    get_stream(at.last_event_id.empty() ? nullptr : &at, stop, {}, tell);
+                if (!ended) return;
+                failures = 0;
+                if (!ended->last_event_id.empty()) at.last_event_id = ended->last_event_id;
+                if (ended->retry) at.retry = ended->retry;
+            } catch (const mcp_error& e) {
+                if (e.kind() == mcp_error_kind::cancelled) return;
+                // The transport's time limit ends a quiet stream: reopened like any end.
+                if (e.kind() != mcp_error_kind::timeout && ++failures >= 3) return;
+            } catch (const std::exception&) {
+                if (++failures >= 3) return;
+            }
+            if (!pause(at.retry.value_or(std::chrono::milliseconds(1'000)), stop)) return;
+        }
+    }
+
     static http_options make_options(const server_config& cfg, const client_options&) {
         http_options o;
         const auto longest = std::max(cfg.session_init_timeout, cfg.tool_call_timeout);
@@ -529,6 +677,8 @@ private:
     std::string version_;
     protocol_era era_ = protocol_era::legacy;
     std::atomic<bool> closed_{true};
+    std::stop_source listener_stop_;
+    std::thread listener_;
 };
 
 // ---------------------------------------------------------------------------
@@ -828,8 +978,9 @@ struct client_state : std::enable_shared_from_this<client_state> {
             std::lock_guard lock(p->m);
             p->listener = nullptr;
         };
+        std::optional<resume_point> resumable;
         try {
-            chan->send(msg, method, name, ctx.stop);
+            resumable = chan->send(msg, method, name, ctx.stop);
         } catch (...) {
             stop_listening();
             forget();
@@ -853,7 +1004,21 @@ struct client_state : std::enable_shared_from_this<client_state> {
                                                              " within " + std::to_string(timeout.count()) +
                                                              " ms; the request was cancelled");
             }
-        } else if (!p->done) {
+        } else if (!p->done && resumable) {
+            // The answer's stream ended without the answer: resume it.
+            lock.unlock();
+            try {
+                chan->resume(*resumable, ctx.stop, timeout, [&] {
+                    std::lock_guard l(p->m);
+                    return p->done;
+                });
+            } catch (...) {
+                forget();
+                throw;
+            }
+            lock.lock();
+        }
+        if (!chan->multiplexed() && !p->done) {
             lock.unlock();
             forget();
             throw mcp_error(mcp_error_kind::protocol,
@@ -1058,12 +1223,14 @@ struct client_state : std::enable_shared_from_this<client_state> {
         bool ok = false;
         for (auto s : legacy_protocol_versions)
             ok = ok || answered == s;
-        if (!ok)
+        if (!ok) {
+            std::string spoken;
+            for (auto v : legacy_protocol_versions)
+                spoken += std::string(v) + ", ";
             throw mcp_error(mcp_error_kind::protocol, label() + " answered protocol version \"" + answered +
-                                                          "\"; this client speaks " +
-                                                          std::string(legacy_protocol_versions[0]) + ", " +
-                                                          std::string(legacy_protocol_versions[1]) + " and " +
+                                                          "\"; this client speaks " + spoken + "and " +
                                                           std::string(modern_protocol_version));
+        }
         {
             std::lock_guard lock(mutex);
             version = answered;
@@ -1074,6 +1241,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
         }
         chan->set_era(protocol_era::legacy, answered);
         notify("notifications/initialized", {});
+        chan->open_listener();
     }
 
     /// Connects when needed; restarts a crashed stdio server once.

@@ -108,7 +108,7 @@ TEST_CASE("malformed YAML is an error with its line and column", "[config][yaml]
     const std::string e = yamltest::error_of([] { yaml_to_json("title:\n  enabled: true\n  max_words: [6\n"); });
     INFO(e);
     CHECK(e.starts_with("config.yaml:"));
-    CHECK(e.find("end of flow sequence") != std::string::npos);
+    CHECK(e.find("end of sequence flow") != std::string::npos);
     const std::string tabs = yamltest::error_of([] { yaml_to_json("a: 1\n b: 2\nc: [\n"); });
     CHECK(tabs.starts_with("config.yaml:"));
     const std::string dup = yamltest::error_of([] { yaml_to_json("title:\n  max_words: 6\n  max_words: 7\n"); });

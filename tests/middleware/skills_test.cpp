@@ -92,7 +92,7 @@ TEST_CASE("bad SKILL.md front matter is an error that says what is wrong", "[ski
     CHECK(error("---\n---\n").find("the front matter must be a mapping") != std::string::npos);
     const std::string malformed = error("---\nname: [a\ndescription: b\n---\n");
     CHECK(malformed.starts_with("public/x/SKILL.md:"));
-    CHECK(malformed.find("end of flow sequence") != std::string::npos);
+    CHECK(malformed.find("end of sequence flow") != std::string::npos);
 }
 
 TEST_CASE("the catalog: public then custom skills, bad folders as warnings, states from the extensions config",
@@ -194,6 +194,10 @@ TEST_CASE("read_file and ls under /mnt/skills read the skill folders; a SKILL.md
           "name: deep-research\ndescription: Research a question in depth <with sources> & cite each claim.\n");
     CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/deep-research/SKILL.md","start_line":0})") ==
           "(start_line must be >= 1)");
+    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/deep-research/SKILL.md","start_line":"2","end_line":"2"})") ==
+          "name: deep-research\n");
+    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/deep-research/SKILL.md","end_line":true})") ==
+          "Error: argument 'end_line' must be an integer");
     CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/deep-research/nope.md"})") ==
           "Error: File not found: /mnt/skills/public/deep-research/nope.md");
     CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/deep-research"})") ==

@@ -37,6 +37,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -463,11 +464,19 @@ inline skill_path resolve_skill_path(std::string_view path, std::string_view rel
 /// UTF-8 check, head truncation (texts of reference deerflow.md §5.3).
 inline tool_status read_skill_file(const skill_path& p, std::string_view shown, const boost::json::object& args,
                                    std::string& text) {
+    std::string_view bad;
     auto line_arg = [&](std::string_view key) -> std::optional<std::int64_t> {
         const auto* v = args.if_contains(key);
         if (!v || v->is_null()) return std::nullopt;
         if (v->is_int64()) return v->get_int64();
         if (v->is_uint64()) return static_cast<std::int64_t>(std::min<std::uint64_t>(v->get_uint64(), INT64_MAX));
+        if (v->is_string()) { // models send "5" as often as 5
+            const auto& s = v->get_string();
+            std::int64_t n = 0;
+            auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+            if (ec == std::errc() && p == s.data() + s.size()) return n;
+        }
+        bad = key;
         return std::nullopt;
     };
     auto give = [&](std::string t, tool_status status) {
@@ -476,6 +485,7 @@ inline tool_status read_skill_file(const skill_path& p, std::string_view shown, 
     };
     const auto start = line_arg("start_line");
     const auto end = line_arg("end_line");
+    if (!bad.empty()) return give(fmt::format("Error: argument '{}' must be an integer", bad), tool_status::error);
     if (start && *start < 1) return give("(start_line must be >= 1)", tool_status::ok);
     if (end && *end < 1) return give("(end_line must be >= 1)", tool_status::ok);
     if (start && end && *start > *end) return give("(start_line > end_line — no lines in range)", tool_status::ok);

@@ -64,7 +64,7 @@ version: 1.2.3
 list: [1, two, 3.0]
 nested: {a: {b: [x, {c: false}]}}
 )")
-                  .as_object();
+                 .as_object();
     CHECK(v.at("int").as_int64() == 42);
     CHECK(v.at("negative").as_int64() == -7);
     CHECK(v.at("hex").as_int64() == 31);
@@ -96,7 +96,8 @@ TEST_CASE("$VAR values come from the environment; a missing one names the path a
     CHECK(v.at_pointer("/models/0/api_key").as_string() == "sk-secret-value");
     CHECK(v.at_pointer("/models/0/port").as_string() == "8080"); // a string, as DeerFlow reads it
     CHECK(v.at_pointer("/models/0/price").as_string() == "$5 a month");
-    const std::string e = yamltest::error_of([&] { yaml_to_json("models:\n  - api_key: $MISSING_KEY\n", o); });
+    const std::string e =
+        yamltest::error_of([&] { yaml_to_json("models:\n  - api_key: $MISSING_KEY\n", o); });
     CHECK(e == "models[0].api_key: environment variable MISSING_KEY is not set");
     // Quoted $VAR is expanded too (DeerFlow expands after parsing); expansion can be switched off.
     CHECK(yaml_to_json("k: '$API_KEY'", o).at_pointer("/k").as_string() == "sk-secret-value");
@@ -105,13 +106,15 @@ TEST_CASE("$VAR values come from the environment; a missing one names the path a
 }
 
 TEST_CASE("malformed YAML is an error with its line and column", "[config][yaml]") {
-    const std::string e = yamltest::error_of([] { yaml_to_json("title:\n  enabled: true\n  max_words: [6\n"); });
+    const std::string e =
+        yamltest::error_of([] { yaml_to_json("title:\n  enabled: true\n  max_words: [6\n"); });
     INFO(e);
     CHECK(e.starts_with("config.yaml:"));
     CHECK(e.find("end of sequence flow") != std::string::npos);
     const std::string tabs = yamltest::error_of([] { yaml_to_json("a: 1\n b: 2\nc: [\n"); });
     CHECK(tabs.starts_with("config.yaml:"));
-    const std::string dup = yamltest::error_of([] { yaml_to_json("title:\n  max_words: 6\n  max_words: 7\n"); });
+    const std::string dup =
+        yamltest::error_of([] { yaml_to_json("title:\n  max_words: 6\n  max_words: 7\n"); });
     CHECK(dup == "title.max_words: config.yaml:3:3: duplicate key");
     const std::string key = yamltest::error_of([] { yaml_to_json("? [a, b]\n: 1\n"); });
     CHECK(key.find("a key that is not a scalar") != std::string::npos);
@@ -143,7 +146,8 @@ TEST_CASE("DeerFlow's config.yaml: known sections kept, the others ignored with 
     CHECK_FALSE(chain.slot<memory>().has_value());
 
     // A missing variable in the file: the path and the variable's name.
-    const std::string e = yamltest::error_of([] { load_deerflow_config(yamltest::config_file, yamltest::env({})); });
+    const std::string e =
+        yamltest::error_of([] { load_deerflow_config(yamltest::config_file, yamltest::env({})); });
     CHECK(e == "models[0].api_key: environment variable AGENTWARE_TEST_API_KEY is not set");
 }
 

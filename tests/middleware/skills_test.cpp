@@ -76,11 +76,14 @@ TEST_CASE("bad SKILL.md front matter is an error that says what is wrong", "[ski
     };
     CHECK(error("# no front matter\n") ==
           "public/x/SKILL.md: no front matter (a first line ---, YAML, then a line ---)");
-    CHECK(error("---\nname: a\ndescription: b\n") == "public/x/SKILL.md: the front matter has no closing line ---");
-    CHECK(error("---\ndescription: b\n---\n") == "public/x/SKILL.md: front matter: `name` is missing or empty");
+    CHECK(error("---\nname: a\ndescription: b\n") ==
+          "public/x/SKILL.md: the front matter has no closing line ---");
+    CHECK(error("---\ndescription: b\n---\n") ==
+          "public/x/SKILL.md: front matter: `name` is missing or empty");
     CHECK(error("---\nname: '  '\ndescription: b\n---\n") ==
           "public/x/SKILL.md: front matter: `name` is missing or empty");
-    CHECK(error("---\nname: a\n---\n") == "public/x/SKILL.md: front matter: `description` is missing or empty");
+    CHECK(error("---\nname: a\n---\n") ==
+          "public/x/SKILL.md: front matter: `description` is missing or empty");
     CHECK(error("---\nname: 3\ndescription: b\n---\n") ==
           "public/x/SKILL.md: front matter.name: expected a string, got 3");
     CHECK(error("---\nname: a\ndescription: b\nallowed-tools: bash\n---\n") ==
@@ -95,10 +98,12 @@ TEST_CASE("bad SKILL.md front matter is an error that says what is wrong", "[ski
     CHECK(malformed.find("end of sequence flow") != std::string::npos);
 }
 
-TEST_CASE("the catalog: public then custom skills, bad folders as warnings, states from the extensions config",
-          "[skills]") {
+TEST_CASE(
+    "the catalog: public then custom skills, bad folders as warnings, states from the extensions config",
+    "[skills]") {
     auto catalog = load_skills(skillstest::fixture_options());
-    CHECK(skillstest::names(catalog) == std::vector<std::string>{"data-analysis", "deep-research", "my-notes"});
+    CHECK(skillstest::names(catalog) ==
+          std::vector<std::string>{"data-analysis", "deep-research", "my-notes"});
     REQUIRE(catalog.warnings.size() == 1);
     CHECK(catalog.warnings[0] == "public/broken/SKILL.md: the front matter has no closing line ---; skipped");
     CHECK(catalog.skills[2].category == skill_category::custom_skill);
@@ -132,25 +137,26 @@ TEST_CASE("the skills options read DeerFlow's skills section; bad values name th
     CHECK(boost::json::value_to<skills_options>(boost::json::value_from(o)) == o);
     CHECK_THROWS_WITH(boost::json::value_to<skills_options>(boost::json::parse(R"({"paths": "x"})")),
                       Catch::Matchers::StartsWith("skills.paths: unknown key (known: path, container_path"));
-    CHECK_THROWS_WITH(boost::json::value_to<skills_options>(boost::json::parse(R"({"container_path": "mnt"})")),
-                      "skills: container_path: an absolute path without a trailing / is expected, got \"mnt\"");
+    CHECK_THROWS_WITH(
+        boost::json::value_to<skills_options>(boost::json::parse(R"({"container_path": "mnt"})")),
+        "skills: container_path: an absolute path without a trailing / is expected, got \"mnt\"");
     CHECK_THROWS_WITH(boost::json::value_to<skills_options>(boost::json::parse(R"({"path": 3})")),
                       "skills.path: expected a string, got 3");
 }
 
 TEST_CASE("the prompt block lists the enabled skills, escaped, and names the disabled ones", "[skills]") {
-    auto catalog =
-        load_skills(skillstest::fixture_options(), skill_states{{"data-analysis", false}});
+    auto catalog = load_skills(skillstest::fixture_options(), skill_states{{"data-analysis", false}});
     const std::string block = skills_prompt_section(catalog);
     INFO(block);
     CHECK(block.starts_with("<skill_system>\n"));
     CHECK(block.ends_with("</skill_system>"));
     CHECK(block.find("**Progressive Loading Pattern:**") != std::string::npos);
     CHECK(block.find("**Skills are located at:** /mnt/skills\n") != std::string::npos);
-    CHECK(block.find("<available_skills>\n    <skill>\n        <name>deep-research</name>\n"
-                     "        <description>Research a question in depth &lt;with sources&gt; &amp; cite each "
-                     "claim. [built-in]</description>\n"
-                     "        <location>/mnt/skills/public/deep-research/SKILL.md</location>\n    </skill>\n") !=
+    CHECK(block.find(
+              "<available_skills>\n    <skill>\n        <name>deep-research</name>\n"
+              "        <description>Research a question in depth &lt;with sources&gt; &amp; cite each "
+              "claim. [built-in]</description>\n"
+              "        <location>/mnt/skills/public/deep-research/SKILL.md</location>\n    </skill>\n") !=
           std::string::npos);
     CHECK(block.find("<description>$HOME stays text in a skill [custom, editable]</description>") !=
           std::string::npos);
@@ -161,20 +167,25 @@ TEST_CASE("the prompt block lists the enabled skills, escaped, and names the dis
     CHECK(block.find("<name>data-analysis</name>") == std::string::npos);
 
     // A subagent's skills list narrows it; nothing to show is an empty block.
-    const std::string narrowed = skills_prompt_section(catalog, "/mnt/skills", std::vector<std::string>{"my-notes"});
+    const std::string narrowed =
+        skills_prompt_section(catalog, "/mnt/skills", std::vector<std::string>{"my-notes"});
     CHECK(narrowed.find("deep-research") == std::string::npos);
     CHECK(narrowed.find("my-notes") != std::string::npos);
     CHECK(skills_prompt_section(catalog, "/mnt/skills", std::vector<std::string>{}).empty());
     CHECK(skills_prompt_section(skill_catalog{}).empty());
     // The same catalog gives the same block (the system prompt stays cacheable).
-    CHECK(skills(skillstest::fixture_options(), skill_states{{"data-analysis", false}}).prompt_section() == block);
+    CHECK(skills(skillstest::fixture_options(), skill_states{{"data-analysis", false}}).prompt_section() ==
+          block);
 }
 
 TEST_CASE("read_file and ls under /mnt/skills read the skill folders; a SKILL.md read lands in skill_context",
           "[skills]") {
     skills mw(skillstest::fixture_options());
-    mw.clock = [] { return std::chrono::sys_days(std::chrono::year(2026) / 11 / 24) + std::chrono::hours(8); };
-    auto r = skillstest::call(mw, "read_file", R"({"description":"d","path":"/mnt/skills/public/deep-research/SKILL.md"})");
+    mw.clock = [] {
+        return std::chrono::sys_days(std::chrono::year(2026) / 11 / 24) + std::chrono::hours(8);
+    };
+    auto r = skillstest::call(mw, "read_file",
+                              R"({"description":"d","path":"/mnt/skills/public/deep-research/SKILL.md"})");
     CHECK(r.msg.text().starts_with("---\nname: deep-research\n"));
     CHECK_FALSE(r.msg.is_error());
     REQUIRE(r.update.fields.contains("skill_context"));
@@ -185,18 +196,25 @@ TEST_CASE("read_file and ls under /mnt/skills read the skill folders; a SKILL.md
                                     "2026-11-24T08:00:00Z"});
 
     // Another file of the skill is read, and not recorded.
-    auto ref = skillstest::call(mw, "read_file",
-                                R"({"description":"d","path":"/mnt/skills/public/deep-research/references/method.md"})");
+    auto ref = skillstest::call(
+        mw, "read_file",
+        R"({"description":"d","path":"/mnt/skills/public/deep-research/references/method.md"})");
     CHECK(ref.msg.text() == "Cite every source you use.\n");
     CHECK(ref.update.empty());
+    CHECK(
+        skillstest::text(
+            mw, "read_file",
+            R"({"path":"/mnt/skills/public/deep-research/SKILL.md","start_line":2,"end_line":3})") ==
+        "name: deep-research\ndescription: Research a question in depth <with sources> & cite each claim.\n");
     CHECK(skillstest::text(mw, "read_file",
-                           R"({"path":"/mnt/skills/public/deep-research/SKILL.md","start_line":2,"end_line":3})") ==
-          "name: deep-research\ndescription: Research a question in depth <with sources> & cite each claim.\n");
-    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/deep-research/SKILL.md","start_line":0})") ==
+                           R"({"path":"/mnt/skills/public/deep-research/SKILL.md","start_line":0})") ==
           "(start_line must be >= 1)");
-    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/deep-research/SKILL.md","start_line":"2","end_line":"2"})") ==
+    CHECK(skillstest::text(
+              mw, "read_file",
+              R"({"path":"/mnt/skills/public/deep-research/SKILL.md","start_line":"2","end_line":"2"})") ==
           "name: deep-research\n");
-    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/deep-research/SKILL.md","end_line":true})") ==
+    CHECK(skillstest::text(mw, "read_file",
+                           R"({"path":"/mnt/skills/public/deep-research/SKILL.md","end_line":true})") ==
           "Error: argument 'end_line' must be an integer");
     CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/deep-research/nope.md"})") ==
           "Error: File not found: /mnt/skills/public/deep-research/nope.md");
@@ -214,11 +232,13 @@ TEST_CASE("read_file and ls under /mnt/skills read the skill folders; a SKILL.md
 
     // Paths elsewhere, writes, and other tools go on to the sandbox.
     bool ran = false;
-    CHECK(skillstest::call(mw, "read_file", R"({"path":"/mnt/user-data/workspace/a.txt"})", &ran).msg.text() ==
-          "from the sandbox");
+    CHECK(
+        skillstest::call(mw, "read_file", R"({"path":"/mnt/user-data/workspace/a.txt"})", &ran).msg.text() ==
+        "from the sandbox");
     CHECK(ran);
     ran = false;
-    skillstest::call(mw, "write_file", R"({"path":"/mnt/skills/public/deep-research/SKILL.md","content":"x"})", &ran);
+    skillstest::call(mw, "write_file",
+                     R"({"path":"/mnt/skills/public/deep-research/SKILL.md","content":"x"})", &ran);
     CHECK(ran);
     ran = false;
     skillstest::call(mw, "read_file", R"({"path":"/mnt/skillset/x"})", &ran);
@@ -227,17 +247,19 @@ TEST_CASE("read_file and ls under /mnt/skills read the skill folders; a SKILL.md
 
 TEST_CASE("a disabled skill's files cannot be read, listed or searched", "[skills]") {
     skills mw(skillstest::fixture_options(), skill_states{{"data-analysis", false}});
-    const std::string refused =
-        "Error: Skill 'data-analysis' is disabled. Access to its files is blocked. Enable the skill in settings "
-        "before using it.";
+    const std::string refused = "Error: Skill 'data-analysis' is disabled. Access to its files is blocked. "
+                                "Enable the skill in settings "
+                                "before using it.";
     bool ran = false;
-    auto r = skillstest::call(mw, "read_file", R"({"path":"/mnt/skills/public/data-analysis/SKILL.md"})", &ran);
+    auto r =
+        skillstest::call(mw, "read_file", R"({"path":"/mnt/skills/public/data-analysis/SKILL.md"})", &ran);
     CHECK(r.msg.text() == refused);
     CHECK(r.msg.is_error());
     CHECK(r.update.empty());
     CHECK_FALSE(ran);
     CHECK(skillstest::text(mw, "ls", R"({"path":"/mnt/skills/public/data-analysis"})") == refused);
-    CHECK(skillstest::text(mw, "grep", R"({"pattern":"x","path":"/mnt/skills/public/data-analysis/"})") == refused);
+    CHECK(skillstest::text(mw, "grep", R"({"pattern":"x","path":"/mnt/skills/public/data-analysis/"})") ==
+          refused);
     CHECK(skillstest::text(mw, "glob", R"({"pattern":"*","path":"/mnt/skills/public/data-analysis/sub"})") ==
           refused);
     CHECK(skillstest::text(mw, "cat", R"({"path":"/mnt/skills/public/data-analysis/SKILL.md"})") == refused);
@@ -258,13 +280,17 @@ TEST_CASE("hostile paths under /mnt/skills are refused", "[skills]") {
     // A folder linked from outside the root is no skill.
     REQUIRE(skillstest::names(mw.catalog()) == std::vector<std::string>{"good"});
     REQUIRE(mw.catalog().warnings.size() == 1);
-    CHECK(mw.catalog().warnings[0] == "public/linked/SKILL.md: the folder leads outside the skills root; skipped");
+    CHECK(mw.catalog().warnings[0] ==
+          "public/linked/SKILL.md: the folder leads outside the skills root; skipped");
 
     const std::string traversal = "Error: Access denied: path traversal detected";
-    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/good/../../../secret.txt"})") == traversal);
-    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/good/..\\..\\secret.txt"})") == traversal);
+    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/good/../../../secret.txt"})") ==
+          traversal);
+    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/good/..\\..\\secret.txt"})") ==
+          traversal);
     CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/good/leak.txt"})") == traversal);
-    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/good/up/secret.txt"})") == traversal);
+    CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/good/up/secret.txt"})") ==
+          traversal);
     CHECK(skillstest::text(mw, "read_file", R"({"path":"/mnt/skills/public/linked/SKILL.md"})") ==
           "Error: File not found: /mnt/skills/public/linked/SKILL.md");
     CHECK(skillstest::text(mw, "read_file", "{\"path\":\"/mnt/skills/public/good/SKILL.md\\u0000x\"}") ==
@@ -279,11 +305,13 @@ TEST_CASE("hostile paths under /mnt/skills are refused", "[skills]") {
 }
 
 TEST_CASE("in an agent, a SKILL.md read through read_file is recorded in skill_context", "[skills]") {
-    scripted_model model({test::calls({test::call("r1", "read_file",
-                                                  R"({"description":"load","path":"/mnt/skills/custom/my-notes/SKILL.md"})")}),
-                          test::calls({test::call("r2", "read_file",
-                                                  R"({"description":"again","path":"/mnt/skills/public/deep-research/SKILL.md"})")}),
-                          ai_message("done")});
+    scripted_model model(
+        {test::calls({test::call("r1", "read_file",
+                                 R"({"description":"load","path":"/mnt/skills/custom/my-notes/SKILL.md"})")}),
+         test::calls(
+             {test::call("r2", "read_file",
+                         R"({"description":"again","path":"/mnt/skills/public/deep-research/SKILL.md"})")}),
+         ai_message("done")});
     auto read_file = make_tool("read_file", "Reads a file.", R"({"type":"object"})",
                                [](const boost::json::object&) { return std::string("sandbox file"); });
     skills mw(skillstest::fixture_options());

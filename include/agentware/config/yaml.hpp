@@ -89,7 +89,8 @@ inline std::optional<boost::json::value> yaml_plain_number(std::string_view s) {
         if (p != d.data() + d.size()) return std::nullopt;
         if (ec == std::errc::result_out_of_range) return std::nullopt; // read as a float below, or a string
         if (negative) {
-            if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1) return std::nullopt;
+            if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1)
+                return std::nullopt;
             return boost::json::value(static_cast<std::int64_t>(0 - n));
         }
         if (n <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
@@ -101,9 +102,8 @@ inline std::optional<boost::json::value> yaml_plain_number(std::string_view s) {
     if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
         if (auto n = integer(digits, 10)) return n;
     std::string lower(digits);
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](char c) {
-        return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    });
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
     if (lower == ".inf") return boost::json::value(negative ? -HUGE_VAL : HUGE_VAL);
     if (lower == ".nan" && v.size() == digits.size()) return boost::json::value(std::nan(""));
     // A float: digits with a point or an exponent (at least one digit).
@@ -145,7 +145,8 @@ struct yaml_converter {
     const yaml_read_options& options;
 
     boost::json::value string_value(std::string s, std::string_view path) const {
-        if (options.expand_env && s.size() > 1 && s[0] == '$' && yaml_is_env_name(std::string_view(s).substr(1))) {
+        if (options.expand_env && s.size() > 1 && s[0] == '$' &&
+            yaml_is_env_name(std::string_view(s).substr(1))) {
             const std::string name = s.substr(1);
             std::optional<std::string> value;
             if (options.getenv) {
@@ -154,8 +155,7 @@ struct yaml_converter {
                 value = std::string(e);
             }
             if (!value)
-                throw json_error(std::string(path),
-                                 fmt::format("environment variable {} is not set", name));
+                throw json_error(std::string(path), fmt::format("environment variable {} is not set", name));
             return boost::json::value(std::move(*value));
         }
         return boost::json::value(std::move(s));
@@ -223,7 +223,8 @@ inline boost::json::value yaml_to_json(std::string_view text, const yaml_read_op
 }
 
 /// yaml_to_json of a file's contents (errors name the file).
-inline boost::json::value yaml_file_to_json(const std::filesystem::path& file, yaml_read_options options = {}) {
+inline boost::json::value yaml_file_to_json(const std::filesystem::path& file,
+                                            yaml_read_options options = {}) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw std::runtime_error(fmt::format("cannot read {}", file.string()));
     std::ostringstream ss;
@@ -235,15 +236,48 @@ inline boost::json::value yaml_file_to_json(const std::filesystem::path& file, y
 /// The top-level sections of DeerFlow's config.yaml that agentware reads:
 /// those of make_deerflow_pipeline (presets/deerflow.hpp) and those of the
 /// lead agent (`models`, `tools`, `tool_groups`, `skills`).
-inline constexpr std::string_view deerflow_pipeline_config_sections[] = {
-    "input_sanitization", "tool_output", "tool_result_sanitization", "thread_data", "uploads", "sandbox",
-    "dangling_tool_call", "llm_call", "circuit_breaker", "guardrails", "sandbox_audit", "read_before_write",
-    "tool_error_handling", "dynamic_context", "summarization", "durable_context", "todo", "token_usage",
-    "title", "memory", "view_image", "system_message_coalescing", "subagents", "loop_detection",
-    "token_budget", "terminal_response", "model_length_finish_reason", "safety_finish_reason", "pii",
-    "context_editing", "model_call_limit", "tool_call_limit", "moderation", "llm_tool_selector",
-    "prompt_caching", "tool_emulator", "tool_retry", "model_retry", "model_fallback", "clarification"};
-inline constexpr std::string_view deerflow_lead_config_sections[] = {"models", "tools", "tool_groups", "skills"};
+inline constexpr std::string_view deerflow_pipeline_config_sections[] = {"input_sanitization",
+                                                                         "tool_output",
+                                                                         "tool_result_sanitization",
+                                                                         "thread_data",
+                                                                         "uploads",
+                                                                         "sandbox",
+                                                                         "dangling_tool_call",
+                                                                         "llm_call",
+                                                                         "circuit_breaker",
+                                                                         "guardrails",
+                                                                         "sandbox_audit",
+                                                                         "read_before_write",
+                                                                         "tool_error_handling",
+                                                                         "dynamic_context",
+                                                                         "summarization",
+                                                                         "durable_context",
+                                                                         "todo",
+                                                                         "token_usage",
+                                                                         "title",
+                                                                         "memory",
+                                                                         "view_image",
+                                                                         "system_message_coalescing",
+                                                                         "subagents",
+                                                                         "loop_detection",
+                                                                         "token_budget",
+                                                                         "terminal_response",
+                                                                         "model_length_finish_reason",
+                                                                         "safety_finish_reason",
+                                                                         "pii",
+                                                                         "context_editing",
+                                                                         "model_call_limit",
+                                                                         "tool_call_limit",
+                                                                         "moderation",
+                                                                         "llm_tool_selector",
+                                                                         "prompt_caching",
+                                                                         "tool_emulator",
+                                                                         "tool_retry",
+                                                                         "model_retry",
+                                                                         "model_fallback",
+                                                                         "clarification"};
+inline constexpr std::string_view deerflow_lead_config_sections[] = {"models", "tools", "tool_groups",
+                                                                     "skills"};
 
 /// A config.yaml as agentware reads it.
 struct deerflow_config {
@@ -272,7 +306,9 @@ inline deerflow_config read_deerflow_config(const boost::json::value& config,
     const auto* o = config.if_object();
     if (!o) detail::json_type_error({}, "an object of configuration sections", config);
     auto known = [](std::string_view key) {
-        auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), key) != std::end(list); };
+        auto in = [&](const auto& list) {
+            return std::find(std::begin(list), std::end(list), key) != std::end(list);
+        };
         return in(deerflow_pipeline_config_sections) || in(deerflow_lead_config_sections);
     };
     for (const auto& kv : *o) {

@@ -133,7 +133,8 @@ inline skill parse_skill_md(std::string_view text, std::string_view source = "SK
         throw skill_error(e.path().empty() ? e.problem() : fmt::format("{}: {}", source, e.what()));
     }
     if (!front.is_object())
-        throw fail(fmt::format("the front matter must be a mapping of keys, got {}", detail::json_shown(front)));
+        throw fail(
+            fmt::format("the front matter must be a mapping of keys, got {}", detail::json_shown(front)));
     skill s;
     try {
         json_reader r(front.get_object(), "front matter");
@@ -175,8 +176,9 @@ struct skills_options {
     /// Throws std::invalid_argument for a container path that is not absolute.
     void validate() const {
         if (!container_path.starts_with('/') || container_path.size() < 2 || container_path.ends_with('/'))
-            throw std::invalid_argument("container_path: an absolute path without a trailing / is expected, got \"" +
-                                        container_path + "\"");
+            throw std::invalid_argument(
+                "container_path: an absolute path without a trailing / is expected, got \"" + container_path +
+                "\"");
     }
 };
 
@@ -276,7 +278,8 @@ inline void scan_skill_root(const std::filesystem::path& root, skill_category ca
         const std::string shown = fmt::format("{}/{}/SKILL.md", skill_category_name(category), folder);
         if (folder.starts_with('.') || !fs::is_directory(dir, ec)) continue;
         if (!skill_within(skill_canonical(dir), canonical_root)) {
-            out.warnings.push_back(fmt::format("{}: the folder leads outside the skills root; skipped", shown));
+            out.warnings.push_back(
+                fmt::format("{}: the folder leads outside the skills root; skipped", shown));
             continue;
         }
         const fs::path file = dir / "SKILL.md";
@@ -320,7 +323,8 @@ inline skill_catalog load_skills(const skills_options& options, const skill_stat
     skill_catalog out;
     const std::filesystem::path base(options.path);
     detail::scan_skill_root(base / "public", skill_category::public_skill, options, states, out);
-    detail::scan_skill_root(options.custom_path.empty() ? base / "custom" : std::filesystem::path(options.custom_path),
+    detail::scan_skill_root(options.custom_path.empty() ? base / "custom"
+                                                        : std::filesystem::path(options.custom_path),
                             skill_category::custom_skill, options, states, out);
     return out;
 }
@@ -333,9 +337,9 @@ inline skill_catalog load_skills(const skills_options& options, const skill_stat
 /// names. Empty when there is no skill to show. The block depends only on the
 /// catalog, so a prompt built from it stays the same across runs (providers'
 /// prompt caches hit).
-inline std::string skills_prompt_section(const skill_catalog& catalog,
-                                         std::string_view container_path = "/mnt/skills",
-                                         const std::optional<std::vector<std::string>>& available = std::nullopt) {
+inline std::string
+skills_prompt_section(const skill_catalog& catalog, std::string_view container_path = "/mnt/skills",
+                      const std::optional<std::vector<std::string>>& available = std::nullopt) {
     auto wanted = [&](const skill& s) {
         return !available || std::find(available->begin(), available->end(), s.name) != available->end();
     };
@@ -343,30 +347,34 @@ inline std::string skills_prompt_section(const skill_catalog& catalog,
     for (const auto& s : catalog.skills) {
         if (!wanted(s)) continue;
         if (s.enabled) {
-            // Text kept for parity with DeerFlow (reference next.md §3.4): the tags and the mutability labels.
-            enabled += fmt::format("    <skill>\n        <name>{}</name>\n        <description>{} {}</description>\n"
-                                   "        <location>{}</location>\n    </skill>\n",
-                                   detail::escape_html(s.name), detail::escape_html(s.description),
-                                   s.category == skill_category::custom_skill ? "[custom, editable]" : "[built-in]",
-                                   detail::escape_html(s.location(container_path)));
+            // Text kept for parity with DeerFlow (reference next.md §3.4): the tags and the mutability
+            // labels.
+            enabled +=
+                fmt::format("    <skill>\n        <name>{}</name>\n        <description>{} {}</description>\n"
+                            "        <location>{}</location>\n    </skill>\n",
+                            detail::escape_html(s.name), detail::escape_html(s.description),
+                            s.category == skill_category::custom_skill ? "[custom, editable]" : "[built-in]",
+                            detail::escape_html(s.location(container_path)));
         } else {
             disabled += fmt::format("- {}\n", detail::escape_html(s.name));
         }
     }
     if (enabled.empty() && disabled.empty()) return {};
-    std::string out = "<skill_system>\n"
-                      "Skills are folders of instructions and resources for particular kinds of task.\n\n"
-                      "**Progressive Loading Pattern:**\n"
-                      "1. When the request matches a skill's description, first call `read_file` on that skill's "
-                      "SKILL.md (its location below).\n"
-                      "2. Follow the workflow it describes.\n"
-                      "3. It may name other files in its folder: read each only when a step needs it.\n\n";
+    std::string out =
+        "<skill_system>\n"
+        "Skills are folders of instructions and resources for particular kinds of task.\n\n"
+        "**Progressive Loading Pattern:**\n"
+        "1. When the request matches a skill's description, first call `read_file` on that skill's "
+        "SKILL.md (its location below).\n"
+        "2. Follow the workflow it describes.\n"
+        "3. It may name other files in its folder: read each only when a step needs it.\n\n";
     // Text kept for parity with DeerFlow (reference next.md §3.4).
     out += fmt::format("**Skills are located at:** {}\n", container_path);
     if (!enabled.empty()) out += "\n<available_skills>\n" + enabled + "</available_skills>\n";
     if (!disabled.empty())
         // "INSTALLED but DISABLED. You MUST NOT read" kept for parity with DeerFlow (reference next.md §3.4).
-        out += "\n<disabled_skills>\nThese skills are INSTALLED but DISABLED. You MUST NOT read their files or follow "
+        out += "\n<disabled_skills>\nThese skills are INSTALLED but DISABLED. You MUST NOT read their files "
+               "or follow "
                "their instructions; if one would help, tell the user it can be enabled in settings.\n" +
                disabled + "</disabled_skills>\n";
     out += "</skill_system>";
@@ -377,7 +385,8 @@ namespace detail {
 
 // Text kept for parity with DeerFlow (reference deerflow.md §5.3).
 inline constexpr std::string_view text_skill_disabled =
-    "Error: Skill '{}' is disabled. Access to its files is blocked. Enable the skill in settings before using it.";
+    "Error: Skill '{}' is disabled. Access to its files is blocked. Enable the skill in settings before "
+    "using it.";
 
 /// A path under the container path, resolved against the catalog.
 struct skill_path {
@@ -398,8 +407,8 @@ inline std::optional<std::string> under_container(std::string_view path, std::st
     return norm.substr(container.size());
 }
 
-inline skill_path resolve_skill_path(std::string_view path, std::string_view rel, const skill_catalog& catalog,
-                                     bool for_listing) {
+inline skill_path resolve_skill_path(std::string_view path, std::string_view rel,
+                                     const skill_catalog& catalog, bool for_listing) {
     namespace fs = std::filesystem;
     skill_path out;
     const std::string not_found = fmt::format(
@@ -462,14 +471,15 @@ inline skill_path resolve_skill_path(std::string_view path, std::string_view rel
 
 /// DeerFlow's read_file answers for a file under a skill folder: line range,
 /// UTF-8 check, head truncation (texts of reference deerflow.md §5.3).
-inline tool_status read_skill_file(const skill_path& p, std::string_view shown, const boost::json::object& args,
-                                   std::string& text) {
+inline tool_status read_skill_file(const skill_path& p, std::string_view shown,
+                                   const boost::json::object& args, std::string& text) {
     std::string_view bad;
     auto line_arg = [&](std::string_view key) -> std::optional<std::int64_t> {
         const auto* v = args.if_contains(key);
         if (!v || v->is_null()) return std::nullopt;
         if (v->is_int64()) return v->get_int64();
-        if (v->is_uint64()) return static_cast<std::int64_t>(std::min<std::uint64_t>(v->get_uint64(), INT64_MAX));
+        if (v->is_uint64())
+            return static_cast<std::int64_t>(std::min<std::uint64_t>(v->get_uint64(), INT64_MAX));
         if (v->is_string()) { // models send "5" as often as 5
             const auto& s = v->get_string();
             std::int64_t n = 0;
@@ -485,10 +495,12 @@ inline tool_status read_skill_file(const skill_path& p, std::string_view shown, 
     };
     const auto start = line_arg("start_line");
     const auto end = line_arg("end_line");
-    if (!bad.empty()) return give(fmt::format("Error: argument '{}' must be an integer", bad), tool_status::error);
+    if (!bad.empty())
+        return give(fmt::format("Error: argument '{}' must be an integer", bad), tool_status::error);
     if (start && *start < 1) return give("(start_line must be >= 1)", tool_status::ok);
     if (end && *end < 1) return give("(end_line must be >= 1)", tool_status::ok);
-    if (start && end && *start > *end) return give("(start_line > end_line — no lines in range)", tool_status::ok);
+    if (start && end && *start > *end)
+        return give("(start_line > end_line — no lines in range)", tool_status::ok);
     std::error_code ec;
     if (p.owner == nullptr || p.is_root || std::filesystem::is_directory(p.host, ec))
         return give(fmt::format("Error: Path is a directory, not a file: {}", shown), tool_status::error);
@@ -496,11 +508,13 @@ inline tool_status read_skill_file(const skill_path& p, std::string_view shown, 
     if (!std::filesystem::is_regular_file(p.host, ec) || !skill_read_file(p.host, content))
         return give(fmt::format("Error: File not found: {}", shown), tool_status::error);
     if (!is_utf8_text(content))
-        return give(fmt::format("Error: cannot read '{}' as text — it appears to be a binary file (e.g. .xlsx, "
-                                  ".pdf, or an image). read_file only supports UTF-8 text. Use bash with a "
-                                  "suitable library instead (pandas/openpyxl for spreadsheets), or view_image for "
-                                  "images.",
-                                  shown), tool_status::error);
+        return give(
+            fmt::format("Error: cannot read '{}' as text — it appears to be a binary file (e.g. .xlsx, "
+                        ".pdf, or an image). read_file only supports UTF-8 text. Use bash with a "
+                        "suitable library instead (pandas/openpyxl for spreadsheets), or view_image for "
+                        "images.",
+                        shown),
+            tool_status::error);
     if (start || end) {
         std::vector<std::string_view> lines;
         std::string_view rest = content;
@@ -512,7 +526,8 @@ inline tool_status read_skill_file(const skill_path& p, std::string_view shown, 
         }
         const auto first = static_cast<std::size_t>(start.value_or(1));
         if (first > lines.size()) return give("(start_line exceeds file length)", tool_status::ok);
-        const auto last = std::min<std::size_t>(end ? static_cast<std::size_t>(*end) : lines.size(), lines.size());
+        const auto last =
+            std::min<std::size_t>(end ? static_cast<std::size_t>(*end) : lines.size(), lines.size());
         std::string selected;
         for (std::size_t i = first - 1; i < last; ++i)
             selected += lines[i];
@@ -525,7 +540,8 @@ inline tool_status read_skill_file(const skill_path& p, std::string_view shown, 
 
 /// ls under the container path: two levels, sorted, folders with a trailing
 /// `/`, links not followed.
-inline std::string list_skill_path(const skill_path& p, std::string_view container, const skill_catalog& catalog) {
+inline std::string list_skill_path(const skill_path& p, std::string_view container,
+                                   const skill_catalog& catalog) {
     namespace fs = std::filesystem;
     std::vector<std::string> lines;
     if (p.is_root || p.level) {
@@ -541,10 +557,10 @@ inline std::string list_skill_path(const skill_path& p, std::string_view contain
         const fs::path root = p.host;
         if (!fs::is_directory(root, ec)) return {};
         const fs::path folder = skill_canonical(p.owner->directory);
-        const std::string base = fmt::format("{}/{}/{}", container, skill_category_name(p.owner->category),
-                                             p.owner->folder());
-        for (fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end; !ec && it != end;
-             it.increment(ec)) {
+        const std::string base =
+            fmt::format("{}/{}/{}", container, skill_category_name(p.owner->category), p.owner->folder());
+        for (fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
+             !ec && it != end; it.increment(ec)) {
             if (it.depth() >= 1) it.disable_recursion_pending();
             const auto st = it->symlink_status(ec);
             const bool dir = fs::is_directory(st);
@@ -573,7 +589,8 @@ public:
     skills() : skills(skills_options{}) {}
     /// Loads the catalog from the roots (load_skills).
     explicit skills(skills_options o, const skill_states& states = {})
-        : options_(std::move(o)), catalog_(std::make_shared<const skill_catalog>(load_skills(options_, states))) {}
+        : options_(std::move(o)),
+          catalog_(std::make_shared<const skill_catalog>(load_skills(options_, states))) {}
     /// With a catalog of the caller's.
     skills(skills_options o, skill_catalog catalog)
         : options_(std::move(o)), catalog_(std::make_shared<const skill_catalog>(std::move(catalog))) {
@@ -581,13 +598,16 @@ public:
     }
 
     /// Stamps skill_context entries (the replay fixes it).
-    std::function<std::chrono::system_clock::time_point()> clock = [] { return std::chrono::system_clock::now(); };
+    std::function<std::chrono::system_clock::time_point()> clock = [] {
+        return std::chrono::system_clock::now();
+    };
 
     const skills_options& options() const noexcept { return options_; }
     const skill_catalog& catalog() const noexcept { return *catalog_; }
 
     /// skills_prompt_section of this catalog.
-    std::string prompt_section(const std::optional<std::vector<std::string>>& available = std::nullopt) const {
+    std::string
+    prompt_section(const std::optional<std::vector<std::string>>& available = std::nullopt) const {
         return skills_prompt_section(*catalog_, options_.container_path, available);
     }
 
@@ -611,15 +631,17 @@ public:
         if (call.name == "ls") {
             std::error_code ec;
             if (p.owner && !std::filesystem::is_directory(p.host, ec))
-                return short_circuit(req, next,
-                                     answer(call, fmt::format("Error: Directory not found: {}", path), tool_status::error));
+                return short_circuit(
+                    req, next,
+                    answer(call, fmt::format("Error: Directory not found: {}", path), tool_status::error));
             std::string listing = detail::list_skill_path(p, options_.container_path, *catalog_);
-            return short_circuit(req, next, answer(call, listing.empty() ? "(empty)" : listing, tool_status::ok));
+            return short_circuit(req, next,
+                                 answer(call, listing.empty() ? "(empty)" : listing, tool_status::ok));
         }
         std::optional<skill_entry> entry;
         if (p.is_skill_md && is_read_tool(call.name))
-            entry = skill_entry{p.owner->name, p.owner->location(options_.container_path), p.owner->description,
-                                detail::iso_utc(clock())};
+            entry = skill_entry{p.owner->name, p.owner->location(options_.container_path),
+                                p.owner->description, detail::iso_utc(clock())};
         if (call.name == "read_file") {
             std::string text;
             const tool_status status = detail::read_skill_file(p, path, call.args, text);

@@ -342,3 +342,26 @@ TEST_CASE("skill_context keeps the last 8 skills, a re-read moved to the end, de
     CHECK(ctx[0].name == "s2");
     CHECK(ctx[1].name == "s4");
 }
+
+TEST_CASE("durable_context lists the skills of skill_context when the state has the field", "[skills]") {
+    scripted_model model(
+        {test::calls(
+             {test::call("r1", "read_file",
+                         R"({"description":"load","path":"/mnt/skills/public/deep-research/SKILL.md"})")}),
+         ai_message("done")});
+    auto read_file = make_tool("read_file", "Reads a file.", R"({"type":"object"})",
+                               [](const boost::json::object&) { return std::string("sandbox file"); });
+    auto a = make_agent(model, tool_set(read_file), durable_context{}, skills(skillstest::fixture_options()));
+    decltype(a)::state_type state;
+    REQUIRE(a.run(state, "research this").ok());
+    auto requests = model.requests();
+    REQUIRE(requests.size() == 2);
+    CHECK(requests[0].messages.size() == 1); // nothing to project yet
+    const std::string data = requests[1].messages[1].text();
+    CHECK(data ==
+          "<durable_context_data>\n## Active skills (loaded earlier - re-read the file before applying its "
+          "instructions)\n- deep-research: Research a question in depth &lt;with sources&gt; &amp; cite each "
+          "claim. -> /mnt/skills/public/deep-research/SKILL.md\n</durable_context_data>");
+    // Without the field (no skills middleware), the projection is as before.
+    CHECK(durable_context{}.project("", {}).empty());
+}

@@ -42,7 +42,9 @@ struct bench {
         FAIL("no tool " << name);
         return {};
     }
-    std::string text(std::string_view name, std::string_view args_json) { return call(name, args_json).text(); }
+    std::string text(std::string_view name, std::string_view args_json) {
+        return call(name, args_json).text();
+    }
     void put(std::string path, std::string content) {
         file_data f;
         f.content = std::move(content);
@@ -80,9 +82,6 @@ std::string numbered(std::size_t n) {
 
 } // namespace fs_test
 
-using fs_test::bench;
-using fs_test::temp_root;
-
 TEST_CASE("validate_path refuses traversal, home and drive paths with deepagents' texts",
           "[middleware][filesystem]") {
     CHECK(validate_path("/a/../b").error == "Path traversal not allowed: /a/../b");
@@ -92,7 +91,8 @@ TEST_CASE("validate_path refuses traversal, home and drive paths with deepagents
     CHECK(validate_path("C:\\Users\\x").error ==
           "Windows absolute paths are not supported: C:\\Users\\x. Please use virtual paths starting with / "
           "(e.g., /workspace/file.txt)");
-    CHECK(validate_path("/w/x", {"/workspace/"}).error == "Path must start with one of ['/workspace/']: /w/x");
+    CHECK(validate_path("/w/x", {"/workspace/"}).error ==
+          "Path must start with one of ['/workspace/']: /w/x");
     CHECK(validate_path("/workspace/x", {"/workspace/"}).path == "/workspace/x");
     CHECK(validate_path("a//b/./c/").path == "/a/b/c");
     CHECK(validate_path("").path == "/");
@@ -104,7 +104,7 @@ TEST_CASE("validate_path refuses traversal, home and drive paths with deepagents
 }
 
 TEST_CASE("write_file, read_file and the state's files", "[middleware][filesystem]") {
-    bench b;
+    fs_test::bench b;
     CHECK(b.text("write_file", R"({"file_path": "notes/a.txt", "content": "alpha\nbeta\n"})") ==
           "Updated file /notes/a.txt");
     const auto& files = get<files_field>(b.state);
@@ -114,7 +114,8 @@ TEST_CASE("write_file, read_file and the state's files", "[middleware][filesyste
     CHECK_FALSE(files.at("/notes/a.txt")->created_at.empty());
     CHECK(b.text("read_file", R"({"file_path": "/notes/a.txt"})") == "1  alpha\n2  beta");
     // Overwriting is allowed.
-    CHECK(b.text("write_file", R"({"file_path": "/notes/a.txt", "content": "x"})") == "Updated file /notes/a.txt");
+    CHECK(b.text("write_file", R"({"file_path": "/notes/a.txt", "content": "x"})") ==
+          "Updated file /notes/a.txt");
     CHECK(b.text("read_file", R"({"file_path": "/notes/a.txt"})") == "1  x");
     auto missing = b.call("read_file", R"({"file_path": "/nope.txt"})");
     CHECK(missing.text() == "Error: File '/nope.txt' not found");
@@ -122,10 +123,11 @@ TEST_CASE("write_file, read_file and the state's files", "[middleware][filesyste
 }
 
 TEST_CASE("read_file windows, notices and formats", "[middleware][filesystem]") {
-    bench b;
+    fs_test::bench b;
     b.put("/f.txt", fs_test::numbered(12));
     CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": 8, "limit": 2})") ==
-          " 9  line 9\n10  line 10\n\n[Read 2 lines (lines 9-10 of 12 total). 2 lines remaining from offset 10.]");
+          " 9  line 9\n10  line 10\n\n[Read 2 lines (lines 9-10 of 12 total). 2 lines remaining from offset "
+          "10.]");
     CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": 10, "limit": 1})") ==
           "11  line 11\n\n[Read 1 line (lines 11-11 of 12 total). 1 line remaining from offset 11.]");
     CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": 11})") == "12  line 12");
@@ -133,9 +135,10 @@ TEST_CASE("read_file windows, notices and formats", "[middleware][filesystem]") 
           "Error: Line offset 12 exceeds file length (12 lines)");
     CHECK(b.text("read_file", R"({"file_path": "/f.txt", "limit": 0})") ==
           "System reminder: no lines were read because `limit` was 0. The file was not inspected.");
-    CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": -3, "limit": 1})") ==
-          "1  line 1\n\n[Read 1 line (lines 1-1 of 12 total). 11 lines remaining from offset 1.]\n\n[Requested "
-          "offset -3 is before the start of the file; read from line 1 instead.]");
+    CHECK(
+        b.text("read_file", R"({"file_path": "/f.txt", "offset": -3, "limit": 1})") ==
+        "1  line 1\n\n[Read 1 line (lines 1-1 of 12 total). 11 lines remaining from offset 1.]\n\n[Requested "
+        "offset -3 is before the start of the file; read from line 1 instead.]");
     b.put("/empty.txt", " \n\t\n");
     CHECK(b.text("read_file", R"({"file_path": "/empty.txt"})") ==
           "System reminder: File exists but has empty contents");
@@ -144,17 +147,17 @@ TEST_CASE("read_file windows, notices and formats", "[middleware][filesystem]") 
 
     filesystem_options cat;
     cat.read_file_format = line_number_format::cat;
-    bench old{filesystem(cat)};
+    fs_test::bench old{filesystem(cat)};
     old.put("/f.txt", "x\ny\n");
     CHECK(old.text("read_file", R"({"file_path": "/f.txt"})") == "     1\tx\n     2\ty");
 }
 
 TEST_CASE("read_file splits long lines into numbered chunks and caps its size", "[middleware][filesystem]") {
-    bench b;
+    fs_test::bench b;
     b.put("/long.txt", "short\n" + std::string(12000, 'a') + "\nend\n");
     const std::string out = b.text("read_file", R"({"file_path": "/long.txt"})");
-    CHECK(out == "  1  short\n  2  " + std::string(5000, 'a') + "\n2.1  " + std::string(5000, 'a') + "\n2.2  " +
-                     std::string(2000, 'a') + "\n  3  end");
+    CHECK(out == "  1  short\n  2  " + std::string(5000, 'a') + "\n2.1  " + std::string(5000, 'a') +
+                     "\n2.2  " + std::string(2000, 'a') + "\n  3  end");
 
     // 100 lines of 1000 characters: over the 80,000-character cap.
     std::string big;
@@ -165,20 +168,23 @@ TEST_CASE("read_file splits long lines into numbered chunks and caps its size", 
     CHECK(capped.find("\n\n[Read 79 lines (lines 1-79 of 100 total). 21 lines remaining from offset 79.]") !=
           std::string::npos);
     CHECK(capped.ends_with(
-        "\n\n[Output was truncated due to size limits. The file content is very large. Consider reformatting the "
-        "file to make it easier to navigate. For example, if this is JSON, use execute(command='jq . /big.txt') "
+        "\n\n[Output was truncated due to size limits. The file content is very large. Consider reformatting "
+        "the "
+        "file to make it easier to navigate. For example, if this is JSON, use execute(command='jq . "
+        "/big.txt') "
         "to pretty-print it with line breaks. For other formats, you can use appropriate formatting tools to "
         "split long lines.]"));
 }
 
 TEST_CASE("edit_file: unique match, replace_all and the errors", "[middleware][filesystem]") {
-    bench b;
+    fs_test::bench b;
     b.put("/e.txt", "one two two three");
     CHECK(b.text("edit_file", R"({"file_path": "/e.txt", "old_string": "one", "new_string": "1"})") ==
           "Successfully replaced 1 instance(s) of the string in '/e.txt'");
     CHECK(get<files_field>(b.state).at("/e.txt")->content == "1 two two three");
     CHECK(b.text("edit_file", R"({"file_path": "/e.txt", "old_string": "two", "new_string": "2"})") ==
-          "Error: String 'two' appears 2 times in file. Use replace_all=True to replace all instances, or provide "
+          "Error: String 'two' appears 2 times in file. Use replace_all=True to replace all instances, or "
+          "provide "
           "a more specific string with surrounding context.");
     CHECK(b.text("edit_file",
                  R"({"file_path": "/e.txt", "old_string": "two", "new_string": "2", "replace_all": true})") ==
@@ -194,7 +200,7 @@ TEST_CASE("edit_file: unique match, replace_all and the errors", "[middleware][f
 }
 
 TEST_CASE("ls, glob and grep over the state", "[middleware][filesystem]") {
-    bench b;
+    fs_test::bench b;
     b.put("/a.txt", "hello world\nbye\n");
     b.put("/src/main.cpp", "int main() { hello(); }\n");
     b.put("/src/lib/util.cpp", "void hello() {}\nvoid hello2() {}\n");
@@ -223,14 +229,14 @@ TEST_CASE("ls, glob and grep over the state", "[middleware][filesystem]") {
 
     filesystem_options one;
     one.grep_max_count = 1;
-    bench few{filesystem(one)};
+    fs_test::bench few{filesystem(one)};
     few.put("/a.txt", "x\nx\n");
     CHECK(few.text("grep", R"({"pattern": "x", "output_mode": "count"})") ==
           "/a.txt: 1\n\nNote: the search stopped early (it hit its time limit or the maximum match count).");
 }
 
 TEST_CASE("delete and mkdir on the state", "[middleware][filesystem]") {
-    bench b;
+    fs_test::bench b;
     b.put("/d/a.txt", "a");
     b.put("/d/e/b.txt", "b");
     b.put("/keep.txt", "k");
@@ -243,7 +249,7 @@ TEST_CASE("delete and mkdir on the state", "[middleware][filesystem]") {
 }
 
 TEST_CASE("hostile paths are refused by every tool on the state", "[middleware][filesystem]") {
-    bench b;
+    fs_test::bench b;
     b.put("/a.txt", "a");
     for (std::string_view tool : {"read_file", "delete"}) {
         auto out = b.call(tool, R"({"file_path": "/x/../../etc/passwd"})");
@@ -251,8 +257,8 @@ TEST_CASE("hostile paths are refused by every tool on the state", "[middleware][
         CHECK(out.text() == "Error: Path traversal not allowed: /x/../../etc/passwd");
     }
     CHECK(b.text("ls", R"({"path": "~"})") == "Error: Path traversal not allowed: ~");
-    CHECK(b.text("write_file", R"({"file_path": "D:/x", "content": ""})").starts_with(
-        "Error: Windows absolute paths are not supported: D:/x."));
+    CHECK(b.text("write_file", R"({"file_path": "D:/x", "content": ""})")
+              .starts_with("Error: Windows absolute paths are not supported: D:/x."));
     CHECK(b.text("read_file", R"({"file_path": "/a\u0000.txt"})") == "Error: Path contains a NUL byte");
     CHECK(b.text("write_file", "{\"file_path\": \"/" + std::string(256, 'n') + "\", \"content\": \"\"}") ==
           "Error: A path component is longer than 255 characters");
@@ -264,7 +270,7 @@ TEST_CASE("permissions: the first matching rule decides, results are filtered", 
     o.permissions = boost::json::value_to<std::vector<fs_permission>>(boost::json::parse(
         R"([{"operations": ["write"], "paths": ["/memories/**"], "mode": "deny"},
             {"operations": ["read", "write"], "paths": ["/secrets/**"], "mode": "deny"}])"));
-    bench b{filesystem(o)};
+    fs_test::bench b{filesystem(o)};
     b.put("/secrets/key", "k");
     b.put("/memories/m.md", "m");
     b.put("/open.txt", "k");
@@ -293,14 +299,14 @@ TEST_CASE("the state backend lists a directory without walking the other files",
 }
 
 TEST_CASE("the disk backend stays inside its root, symlinks included", "[middleware][filesystem]") {
-    temp_root t;
+    fs_test::temp_root t;
     std::filesystem::create_symlink(t.dir / "outside", t.root() / "out_dir");
     std::filesystem::create_symlink(t.dir / "outside" / "secret.txt", t.root() / "out_file");
     std::filesystem::create_directories(t.root() / "in");
     std::ofstream(t.root() / "in" / "ok.txt") << "fine\nsecret? no\n";
     std::filesystem::create_symlink(t.root() / "in" / "ok.txt", t.root() / "in_link");
 
-    bench b{filesystem(disk_backend(t.root().string()))};
+    fs_test::bench b{filesystem(disk_backend(t.root().string()))};
     CHECK(b.text("read_file", R"({"file_path": "/in/ok.txt"})") == "1  fine\n2  secret? no");
     CHECK(b.text("read_file", R"({"file_path": "/in_link"})") == "1  fine\n2  secret? no");
     CHECK(b.text("read_file", R"({"file_path": "/out_file"})") ==
@@ -328,9 +334,10 @@ TEST_CASE("the disk backend stays inside its root, symlinks included", "[middlew
           "Updated file /" + std::string(255, 'n'));
 }
 
-TEST_CASE("the disk backend's tools: write, edit, ls, glob, grep, delete, mkdir", "[middleware][filesystem]") {
-    temp_root t;
-    bench b{filesystem(disk_backend(t.root().string()))};
+TEST_CASE("the disk backend's tools: write, edit, ls, glob, grep, delete, mkdir",
+          "[middleware][filesystem]") {
+    fs_test::temp_root t;
+    fs_test::bench b{filesystem(disk_backend(t.root().string()))};
     CHECK(b.text("write_file", R"({"file_path": "/a/b/c.txt", "content": "one\ntwo\n"})") ==
           "Updated file /a/b/c.txt");
     CHECK(std::filesystem::exists(t.root() / "a" / "b" / "c.txt"));
@@ -349,9 +356,9 @@ TEST_CASE("the disk backend's tools: write, edit, ls, glob, grep, delete, mkdir"
 
 TEST_CASE("the composite backend routes /memories/ to disk and the rest to the state",
           "[middleware][filesystem]") {
-    temp_root t;
+    fs_test::temp_root t;
     disk_backend disk(t.root().string());
-    bench b{filesystem(
+    fs_test::bench b{filesystem(
         [disk](const tool_runtime& rt) {
             return any_backend(composite_backend(state_backend(rt), {{"/memories/", disk}}));
         },
@@ -371,24 +378,25 @@ TEST_CASE("the composite backend routes /memories/ to disk and the rest to the s
     CHECK(b.text("glob", R"({"pattern": "*.md"})") == "['/memories/prefs.md']");
 }
 
-TEST_CASE("execute: only with a sandbox backend, and within the maximum timeout", "[middleware][filesystem]") {
-    temp_root t;
-    bench b{filesystem(local_shell_backend(disk_backend_options{t.root().string(), true, 10}))};
+TEST_CASE("execute: only with a sandbox backend, and within the maximum timeout",
+          "[middleware][filesystem]") {
+    fs_test::temp_root t;
+    fs_test::bench b{filesystem(local_shell_backend(disk_backend_options{t.root().string(), true, 10}))};
     auto out = b.call("execute", R"({"command": "echo hi; pwd"})");
-    CHECK(out.text() ==
-          "hi\n" + std::filesystem::canonical(t.root()).string() + "\n\n[Command succeeded with exit code 0]");
+    CHECK(out.text() == "hi\n" + std::filesystem::canonical(t.root()).string() +
+                            "\n\n[Command succeeded with exit code 0]");
     CHECK(out.metadata.at("exit_code").as_int64() == 0);
     CHECK(b.text("execute", R"({"command": "exit 3"})") == "\n[Command failed with exit code 3]");
     CHECK(b.text("execute", R"({"command": "true", "timeout": 3601})") ==
           "Error: timeout 3601s exceeds maximum allowed (3600s).");
 
-    bench state_only;
+    fs_test::bench state_only;
     CHECK(state_only.text("execute", R"({"command": "true"})") ==
           "Error: Execution not available. This backend cannot run commands.");
 }
 
 TEST_CASE("execute is offered only when the run's backend can execute", "[middleware][filesystem]") {
-    temp_root t;
+    fs_test::temp_root t;
     scripted_model model({ai_message("a"), ai_message("b")});
     auto a = make_agent(model, tool_set{}, filesystem{});
     decltype(a)::state_type state;
@@ -398,8 +406,9 @@ TEST_CASE("execute is offered only when the run's backend can execute", "[middle
     CHECK(std::find(names.begin(), names.end(), "execute") == names.end());
     CHECK(model.requests().at(0).system_prompt.find("## Filesystem tools") != std::string::npos);
 
-    auto shell = make_agent(model, tool_set{},
-                            filesystem(local_shell_backend(disk_backend_options{t.root().string(), true, 10})));
+    auto shell =
+        make_agent(model, tool_set{},
+                   filesystem(local_shell_backend(disk_backend_options{t.root().string(), true, 10})));
     decltype(shell)::state_type s2;
     REQUIRE(shell.run(s2, "hi").ok());
     names = model.requests().at(1).tool_names;
@@ -418,10 +427,11 @@ TEST_CASE("tool results over the limit are evicted to /large_tool_results/", "[m
                          [exact, over](const boost::json::object& args) {
                              return args.at("n").as_string() == "exact" ? exact : over;
                          });
-    scripted_model model({test::calls({test::call("c.1/x", "big", R"({"n":"exact"})"),
-                                       test::call("c2", "big", R"({"n":"over"})")}),
-                          test::calls({test::call("c3", "read_file", R"({"file_path":"/large_tool_results/c2"})")}),
-                          ai_message("done")});
+    scripted_model model(
+        {test::calls(
+             {test::call("c.1/x", "big", R"({"n":"exact"})"), test::call("c2", "big", R"({"n":"over"})")}),
+         test::calls({test::call("c3", "read_file", R"({"file_path":"/large_tool_results/c2"})")}),
+         ai_message("done")});
     tool_set tools;
     tools.add(big);
     auto a = make_agent(model, std::move(tools), filesystem{});
@@ -436,8 +446,9 @@ TEST_CASE("tool results over the limit are evicted to /large_tool_results/", "[m
     CHECK(files.at("/large_tool_results/c2")->content == over);
     const std::string shown = state.messages[3].text();
     CHECK(shown == filesystem::eviction_message("c2", "/large_tool_results/c2", over));
-    CHECK(shown.starts_with("Tool result too large, the result of this tool call c2 was saved in the filesystem "
-                            "at this path: /large_tool_results/c2\n\nYou can read the result"));
+    CHECK(shown.starts_with(
+        "Tool result too large, the result of this tool call c2 was saved in the filesystem "
+        "at this path: /large_tool_results/c2\n\nYou can read the result"));
     CHECK(shown.find("\n... [10 lines truncated] ...\n16  row 16 ") != std::string::npos);
     CHECK(shown.find("\n\n1  row 1 " + std::string(994, 'o') + "\n2  row 2") != std::string::npos);
     // read_file results are never evicted (they are capped instead).
@@ -458,8 +469,8 @@ TEST_CASE("oversized human messages are saved to /conversation_history/", "[midd
     CHECK(path.starts_with("/conversation_history/"));
     CHECK(path.ends_with(".md"));
     CHECK(data->content == long_text);
-    CHECK(state.messages[0].text().starts_with("Message content too large and was saved to the filesystem at: " +
-                                               path));
+    CHECK(state.messages[0].text().starts_with(
+        "Message content too large and was saved to the filesystem at: " + path));
     CHECK(model.requests().at(0).messages.at(0).text() == state.messages[0].text());
 }
 

@@ -14,7 +14,8 @@ TEST_CASE("patch_tool_calls leaves an answered history alone", "[middleware][pat
     CHECK_FALSE(patch_tool_calls::patch({}));
 }
 
-TEST_CASE("a call nobody answered is cancelled right after its ai message", "[middleware][patch_tool_calls]") {
+TEST_CASE("a call nobody answered is cancelled right after its ai message",
+          "[middleware][patch_tool_calls]") {
     std::vector<message> h{human_message("hi"),
                            test::calls({test::call("a", "echo"), test::call("b", "search")}),
                            tool_message("b", "search", "found"), human_message("never mind")};
@@ -33,7 +34,8 @@ TEST_CASE("a call nobody answered is cancelled right after its ai message", "[mi
 
 TEST_CASE("a call with malformed arguments gets the malformed text", "[middleware][patch_tool_calls]") {
     message ai = ai_message("");
-    ai.edit_invalid_tool_calls().push_back(invalid_tool_call{"w1", "write_file", "{\"content\": \"abc", "EOF"});
+    ai.edit_invalid_tool_calls().push_back(
+        invalid_tool_call{"w1", "write_file", "{\"content\": \"abc", "EOF"});
     std::vector<message> h{human_message("write it"), ai};
     auto p = patch_tool_calls::patch(h);
     REQUIRE(p);

@@ -80,8 +80,8 @@ struct fs_grep_result {
 
 /// What a command run by a sandbox backend produced (deepagents' ExecuteResponse).
 struct execute_response {
-    std::string output;            ///< stdout then stderr
-    std::optional<int> exit_code;  ///< none when it could not run
+    std::string output;           ///< stdout then stderr
+    std::optional<int> exit_code; ///< none when it could not run
     bool truncated = false;
 };
 
@@ -89,17 +89,17 @@ struct execute_response {
 /// delete files in. `grep` is a literal substring search (`glob_filter`
 /// empty: every file) stopping after `max_count` matches.
 template <class B>
-concept filesystem_backend = requires(B& b, std::string_view path, std::string_view text, bool flag,
-                                      std::size_t n) {
-    { b.ls(path) } -> std::same_as<fs_ls_result>;
-    { b.read(path) } -> std::same_as<fs_read_result>;
-    { b.write(path, text) } -> std::same_as<fs_write_result>;
-    { b.edit(path, text, text, flag) } -> std::same_as<fs_write_result>;
-    { b.glob(text, path) } -> std::same_as<fs_glob_result>;
-    { b.grep(text, path, text, n) } -> std::same_as<fs_grep_result>;
-    { b.remove(path) } -> std::same_as<fs_write_result>;
-    { b.mkdir(path) } -> std::same_as<fs_write_result>;
-};
+concept filesystem_backend =
+    requires(B& b, std::string_view path, std::string_view text, bool flag, std::size_t n) {
+        { b.ls(path) } -> std::same_as<fs_ls_result>;
+        { b.read(path) } -> std::same_as<fs_read_result>;
+        { b.write(path, text) } -> std::same_as<fs_write_result>;
+        { b.edit(path, text, text, flag) } -> std::same_as<fs_write_result>;
+        { b.glob(text, path) } -> std::same_as<fs_glob_result>;
+        { b.grep(text, path, text, n) } -> std::same_as<fs_grep_result>;
+        { b.remove(path) } -> std::same_as<fs_write_result>;
+        { b.mkdir(path) } -> std::same_as<fs_write_result>;
+    };
 
 /// A backend that also runs shell commands (deepagents' SandboxBackendProtocol):
 /// with one, the filesystem middleware offers the `execute` tool.
@@ -114,7 +114,8 @@ namespace detail {
 /// Counts non-overlapping occurrences of `needle` (not empty) in `hay`.
 inline std::size_t count_occurrences(std::string_view hay, std::string_view needle) {
     std::size_t n = 0;
-    for (std::size_t pos = hay.find(needle); pos != std::string_view::npos; pos = hay.find(needle, pos + needle.size()))
+    for (std::size_t pos = hay.find(needle); pos != std::string_view::npos;
+         pos = hay.find(needle, pos + needle.size()))
         ++n;
     return n;
 }
@@ -137,9 +138,10 @@ inline std::string apply_edit(std::string& content, std::string_view old_text, s
     }
     if (n > 1 && !replace_all)
         // Text kept for parity with deepagents (reference langchain.md §9).
-        return fmt::format("String '{}' appears {} times in file. Use replace_all=True to replace all instances, "
-                           "or provide a more specific string with surrounding context.",
-                           old_text, n);
+        return fmt::format(
+            "String '{}' appears {} times in file. Use replace_all=True to replace all instances, "
+            "or provide a more specific string with surrounding context.",
+            old_text, n);
     std::string out;
     out.reserve(content.size() + n * new_text.size());
     std::size_t last = 0;

@@ -92,7 +92,8 @@ public:
         if (!r && path == "/")
             for (auto& rt : routes_) {
                 if (out.truncated || out.matches.size() >= max_count) break;
-                fs_grep_result more = rt.backend.grep(pattern, "/", glob_filter, max_count - out.matches.size());
+                fs_grep_result more =
+                    rt.backend.grep(pattern, "/", glob_filter, max_count - out.matches.size());
                 for (auto& m : more.matches)
                     out.matches.push_back(fs_grep_match{join(rt, m.path), m.line, std::move(m.text)});
                 out.truncated = more.truncated;
@@ -115,7 +116,8 @@ private:
     picked pick(std::string_view path) {
         for (auto& r : routes_) {
             std::string_view dir(r.prefix.data(), r.prefix.size() - 1);
-            if (path.starts_with(r.prefix)) return {&r.backend, "/" + std::string(path.substr(r.prefix.size())), &r};
+            if (path.starts_with(r.prefix))
+                return {&r.backend, "/" + std::string(path.substr(r.prefix.size())), &r};
             if (path == dir) return {&r.backend, "/", &r};
         }
         return {&default_, std::string(path), nullptr};

@@ -342,7 +342,8 @@ static_assert(filesystem_backend<disk_backend>);
 /// anything the user running the agent may do, the command may do.
 class local_shell_backend : public disk_backend {
 public:
-    explicit local_shell_backend(disk_backend_options o = {}, std::chrono::seconds default_timeout = std::chrono::seconds(120),
+    explicit local_shell_backend(disk_backend_options o = {},
+                                 std::chrono::seconds default_timeout = std::chrono::seconds(120),
                                  std::size_t max_output_bytes = 100000)
         : disk_backend(std::move(o)), timeout_(default_timeout), max_output_(max_output_bytes) {}
 
@@ -357,15 +358,17 @@ public:
         }
         quoted += "'";
         const auto t = timeout.value_or(timeout_);
-        auto outcome = detail::run_command(detail::find_shell(), fmt::format("cd {} && {}", quoted, command),
-                                           std::chrono::duration_cast<std::chrono::milliseconds>(t), max_output_);
+        auto outcome =
+            detail::run_command(detail::find_shell(), fmt::format("cd {} && {}", quoted, command),
+                                std::chrono::duration_cast<std::chrono::milliseconds>(t), max_output_);
         execute_response r;
         if (!outcome.failure.empty()) {
             r.output = outcome.failure;
             return r;
         }
         r.output = outcome.out.data + outcome.err.data;
-        r.truncated = outcome.out.total > outcome.out.data.size() || outcome.err.total > outcome.err.data.size();
+        r.truncated =
+            outcome.out.total > outcome.out.data.size() || outcome.err.total > outcome.err.data.size();
         if (r.output.size() > max_output_) {
             r.output.resize(max_output_);
             r.truncated = true;

@@ -113,7 +113,8 @@ inline constexpr std::size_t max_virtual_name_length = 255;
 
 /// Checks and normalises a path a model gave; `allowed_prefixes`, when not
 /// empty, are the prefixes the normalised path must start with.
-inline path_check validate_path(std::string_view path, const std::vector<std::string>& allowed_prefixes = {}) {
+inline path_check validate_path(std::string_view path,
+                                const std::vector<std::string>& allowed_prefixes = {}) {
     path_check r;
     if (path.find('\0') != std::string_view::npos) {
         r.error = "Path contains a NUL byte";
@@ -127,9 +128,10 @@ inline path_check validate_path(std::string_view path, const std::vector<std::st
     if (path.size() >= 2 && path[1] == ':' &&
         ((path[0] >= 'a' && path[0] <= 'z') || (path[0] >= 'A' && path[0] <= 'Z'))) {
         // Text kept for parity with deepagents (reference langchain.md §9).
-        r.error = fmt::format("Windows absolute paths are not supported: {}. Please use virtual paths starting "
-                              "with / (e.g., /workspace/file.txt)",
-                              path);
+        r.error =
+            fmt::format("Windows absolute paths are not supported: {}. Please use virtual paths starting "
+                        "with / (e.g., /workspace/file.txt)",
+                        path);
         return r;
     }
     std::string normalised = detail::normalise_virtual_path(path);
@@ -157,8 +159,8 @@ inline path_check validate_path(std::string_view path, const std::vector<std::st
             if (normalised.starts_with(prefix) || normalised + "/" == prefix) ok = true;
         if (!ok) {
             // Text kept for parity with deepagents (reference langchain.md §9).
-            r.error =
-                fmt::format("Path must start with one of {}: {}", detail::py_list_repr(allowed_prefixes), path);
+            r.error = fmt::format("Path must start with one of {}: {}",
+                                  detail::py_list_repr(allowed_prefixes), path);
             return r;
         }
     }

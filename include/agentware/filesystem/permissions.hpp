@@ -55,8 +55,8 @@ struct fs_permission {
             else if (op == "write")
                 p.operations.push_back(fs_operation::write);
             else
-                throw std::invalid_argument("permissions[].operations: expected \"read\" or \"write\", got \"" + op +
-                                            "\"");
+                throw std::invalid_argument(
+                    "permissions[].operations: expected \"read\" or \"write\", got \"" + op + "\"");
         }
         if (mode == "allow")
             p.mode = fs_permission_mode::allow;

@@ -91,8 +91,8 @@ public:
             const std::size_t slash = rest.find('/');
             if (slash == std::string_view::npos) {
                 if (it->second && !rest.empty())
-                    r.entries.push_back(fs_entry{it->first, false, it->second->content.size(),
-                                                 it->second->modified_at});
+                    r.entries.push_back(
+                        fs_entry{it->first, false, it->second->content.size(), it->second->modified_at});
                 ++it;
                 continue;
             }
@@ -152,7 +152,8 @@ public:
         for (auto it = files_->lower_bound(prefix);
              it != files_->end() && std::string_view(it->first).starts_with(prefix); ++it)
             if (it->second && pat.matches(std::string_view(it->first).substr(prefix.size())))
-                r.entries.push_back(fs_entry{it->first, false, it->second->content.size(), it->second->modified_at});
+                r.entries.push_back(
+                    fs_entry{it->first, false, it->second->content.size(), it->second->modified_at});
         // Most recently modified first, as deepagents lists them.
         std::stable_sort(r.entries.begin(), r.entries.end(),
                          [](const fs_entry& a, const fs_entry& b) { return a.modified_at > b.modified_at; });
@@ -168,8 +169,7 @@ public:
         std::size_t budget = max_count;
         // The path may name one file, or a directory.
         if (const file_data* f = find(path)) {
-            if (f->encoding == "utf-8" &&
-                !detail::grep_text(path, f->content, pattern, r.matches, budget))
+            if (f->encoding == "utf-8" && !detail::grep_text(path, f->content, pattern, r.matches, budget))
                 r.truncated = true;
             return r;
         }

@@ -21,10 +21,10 @@
 #include <agentware/filesystem/permissions.hpp>
 #include <agentware/filesystem/state_backend.hpp>
 #include <agentware/json/reader.hpp>
-#include <agentware/message/id.hpp>
-#include <agentware/state/basic_state.hpp>
-#include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/message/content.hpp>
+#include <agentware/message/id.hpp>
+#include <agentware/middleware/detail/tool_args.hpp>
+#include <agentware/state/basic_state.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 
@@ -95,8 +95,9 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
     out["tool_token_limit_before_evict"] =
         o.tool_token_limit_before_evict ? boost::json::value(*o.tool_token_limit_before_evict) : nullptr;
     out["human_message_token_limit_before_evict"] =
-        o.human_message_token_limit_before_evict ? boost::json::value(*o.human_message_token_limit_before_evict)
-                                                 : nullptr;
+        o.human_message_token_limit_before_evict
+            ? boost::json::value(*o.human_message_token_limit_before_evict)
+            : nullptr;
     out["max_execute_timeout"] = o.max_execute_timeout.count();
     out["grep_max_count"] = o.grep_max_count;
     out["allowed_prefixes"] = boost::json::value_from(o.allowed_prefixes);
@@ -108,7 +109,8 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
     jv = std::move(out);
 }
 
-inline filesystem_options tag_invoke(boost::json::value_to_tag<filesystem_options>, const boost::json::value& jv) {
+inline filesystem_options tag_invoke(boost::json::value_to_tag<filesystem_options>,
+                                     const boost::json::value& jv) {
     json_reader r(jv, std::string(filesystem_options::config_section));
     filesystem_options o;
     // An explicit null switches eviction off, as None does in deepagents.
@@ -133,7 +135,8 @@ inline filesystem_options tag_invoke(boost::json::value_to_tag<filesystem_option
     else if (format == "cat")
         o.read_file_format = line_number_format::cat;
     else
-        throw json_error(r.path_of("read_file_format"), "expected \"current\" or \"cat\", got \"" + format + "\"");
+        throw json_error(r.path_of("read_file_format"),
+                         "expected \"current\" or \"cat\", got \"" + format + "\"");
     r.validate(o);
     return o;
 }
@@ -168,7 +171,8 @@ inline constexpr std::string_view fs_grep_stopped =
 // Text kept for parity with deepagents (reference langchain.md §9).
 inline constexpr std::string_view fs_too_large_tool =
     "Tool result too large, the result of this tool call {} was saved in the filesystem at this path: {}\n\n"
-    "You can read the result from the filesystem by using the read_file tool, but make sure to only read part "
+    "You can read the result from the filesystem by using the read_file tool, but make sure to only read "
+    "part "
     "of the result at a time.\n\n"
     "You can do this by specifying an offset and limit in the read_file tool call. For example, to read the "
     "first 100 lines, you can use the read_file tool with offset=0 and limit=100.\n\n"
@@ -191,8 +195,8 @@ inline constexpr std::string_view fs_execute_prompt =
 
 /// Tools whose results are never evicted (deepagents' TOOLS_EXCLUDED_FROM_EVICTION, plus mkdir).
 inline bool fs_excluded_from_eviction(std::string_view name) {
-    static constexpr std::string_view names[] = {"ls",         "glob",      "grep",   "read_file",
-                                                 "edit_file",  "write_file", "delete", "mkdir"};
+    static constexpr std::string_view names[] = {"ls",        "glob",       "grep",   "read_file",
+                                                 "edit_file", "write_file", "delete", "mkdir"};
     return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
@@ -260,7 +264,8 @@ inline std::string_view fs_plural(std::size_t n) { return n == 1 ? "line" : "lin
 /// `offset` and `limit` are already clamped to zero or more; `cap` is the
 /// character budget of the numbered content (0: none).
 inline std::string fs_format_read(std::string_view content, std::string_view path, std::size_t offset,
-                                  std::size_t limit, std::size_t cap, line_number_format format, bool& error) {
+                                  std::size_t limit, std::size_t cap, line_number_format format,
+                                  bool& error) {
     error = false;
     if (content.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos) return std::string(fs_empty_file);
     const auto lines = fs_split_lines(content);
@@ -286,7 +291,8 @@ inline std::string fs_format_read(std::string_view content, std::string_view pat
             fs_rows_of(window[i], offset + i + 1, rows);
         for (const auto& r : rows)
             width = std::max(width, r.marker.size());
-        const std::size_t field = format == line_number_format::current ? width + 2 : std::max<std::size_t>(width, 6) + 1;
+        const std::size_t field =
+            format == line_number_format::current ? width + 2 : std::max<std::size_t>(width, 6) + 1;
         std::size_t keep = 0, size = 0;
         for (; keep < window.size(); ++keep) {
             rows.clear();
@@ -310,9 +316,9 @@ inline std::string fs_format_read(std::string_view content, std::string_view pat
     if (read_end < total) {
         const std::size_t remaining = total - read_end;
         // Text kept for parity with deepagents (reference langchain.md §9).
-        body += fmt::format("\n\n[Read {} {} (lines {}-{} of {} total). {} {} remaining from offset {}.]", read,
-                            fs_plural(read), offset + 1, read_end, total, remaining, fs_plural(remaining),
-                            read_end);
+        body += fmt::format("\n\n[Read {} {} (lines {}-{} of {} total). {} {} remaining from offset {}.]",
+                            read, fs_plural(read), offset + 1, read_end, total, remaining,
+                            fs_plural(remaining), read_end);
     }
     if (truncated) body += fmt::format(fmt::runtime(fs_read_truncation), path);
     return body;
@@ -401,7 +407,9 @@ struct fs_context {
     }
 };
 
-inline tool_output fs_error(std::string_view text) { return tool_output::error("Error: " + std::string(text)); }
+inline tool_output fs_error(std::string_view text) {
+    return tool_output::error("Error: " + std::string(text));
+}
 
 // Runs a tool body; a wrong argument or anything thrown becomes an error text.
 template <class Body>
@@ -418,22 +426,25 @@ tool_output fs_call(const boost::json::object& args, Body&& body) {
 
 inline std::shared_ptr<tool_interface> fs_ls_tool(std::shared_ptr<const fs_context> ctx) {
     return share_tool(make_tool(
-        "ls", ctx->description("ls", "Lists the files and directories directly inside a directory (absolute path)."),
+        "ls",
+        ctx->description("ls",
+                         "Lists the files and directories directly inside a directory (absolute path)."),
         R"({"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the directory to list."}},"required":[]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                auto raw = string_arg(a, "path", false, err);
-                if (err) return {};
-                tool_output bad;
-                auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
-                if (!path) return bad;
-                auto res = ctx->backend(rt).ls(*path);
-                if (!res.error.empty()) return fs_error(res.error);
-                std::vector<std::string> paths;
-                for (auto& e : res.entries)
-                    if (ctx->readable(e.path)) paths.push_back(std::move(e.path));
-                return fs_list_output(paths);
-            });
+            return fs_call(args,
+                           [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                               auto raw = string_arg(a, "path", false, err);
+                               if (err) return {};
+                               tool_output bad;
+                               auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
+                               if (!path) return bad;
+                               auto res = ctx->backend(rt).ls(*path);
+                               if (!res.error.empty()) return fs_error(res.error);
+                               std::vector<std::string> paths;
+                               for (auto& e : res.entries)
+                                   if (ctx->readable(e.path)) paths.push_back(std::move(e.path));
+                               return fs_list_output(paths);
+                           });
         }));
 }
 
@@ -444,60 +455,65 @@ inline std::shared_ptr<tool_interface> fs_read_tool(std::shared_ptr<const fs_con
                                       "(0-based, default 0) and `limit` how many lines (default 100)."),
         R"({"type":"object","properties":{"file_path":{"type":"string","description":"Absolute path of the file."},"offset":{"type":"integer","description":"First line to read, 0-based.","default":0},"limit":{"type":"integer","description":"Most lines to read.","default":100}},"required":["file_path"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                auto raw = string_arg(a, "file_path", true, err);
-                const std::int64_t offset_arg = int_arg(a, "offset", err).value_or(0);
-                const std::int64_t limit_arg = int_arg(a, "limit", err).value_or(100);
-                if (err) return {};
-                tool_output bad;
-                auto path = ctx->check(*raw, fs_operation::read, bad);
-                if (!path) return bad;
-                std::string negative_note;
-                if (offset_arg < 0)
-                    // Text kept for parity with deepagents (reference langchain.md §9).
-                    negative_note = fmt::format(
-                        "\n\n[Requested offset {} is before the start of the file; read from line 1 instead.]",
-                        offset_arg);
-                const std::size_t offset = offset_arg < 0 ? 0 : static_cast<std::size_t>(offset_arg);
-                const std::size_t limit = limit_arg < 0 ? 0 : static_cast<std::size_t>(limit_arg);
-                if (limit == 0) return std::string(fs_limit_zero);
-                auto res = ctx->backend(rt).read(*path);
-                if (!res.error.empty()) return fs_error(res.error);
-                if (res.encoding != "utf-8")
-                    return fs_error(fmt::format("'{}' holds binary data ({}), which read_file cannot show as text",
-                                                *path, res.encoding));
-                const std::size_t cap = ctx->options.tool_token_limit_before_evict
-                                            ? fs_chars_per_token * *ctx->options.tool_token_limit_before_evict
-                                            : 0;
-                bool is_error = false;
-                std::string text =
-                    fs_format_read(res.content, *path, offset, limit, cap, ctx->options.read_file_format, is_error);
-                if (is_error) return tool_output::error(std::move(text));
-                return text + negative_note;
-            });
+            return fs_call(
+                args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                    auto raw = string_arg(a, "file_path", true, err);
+                    const std::int64_t offset_arg = int_arg(a, "offset", err).value_or(0);
+                    const std::int64_t limit_arg = int_arg(a, "limit", err).value_or(100);
+                    if (err) return {};
+                    tool_output bad;
+                    auto path = ctx->check(*raw, fs_operation::read, bad);
+                    if (!path) return bad;
+                    std::string negative_note;
+                    if (offset_arg < 0)
+                        // Text kept for parity with deepagents (reference langchain.md §9).
+                        negative_note = fmt::format("\n\n[Requested offset {} is before the start of the "
+                                                    "file; read from line 1 instead.]",
+                                                    offset_arg);
+                    const std::size_t offset = offset_arg < 0 ? 0 : static_cast<std::size_t>(offset_arg);
+                    const std::size_t limit = limit_arg < 0 ? 0 : static_cast<std::size_t>(limit_arg);
+                    if (limit == 0) return std::string(fs_limit_zero);
+                    auto res = ctx->backend(rt).read(*path);
+                    if (!res.error.empty()) return fs_error(res.error);
+                    if (res.encoding != "utf-8")
+                        return fs_error(
+                            fmt::format("'{}' holds binary data ({}), which read_file cannot show as text",
+                                        *path, res.encoding));
+                    const std::size_t cap =
+                        ctx->options.tool_token_limit_before_evict
+                            ? fs_chars_per_token * *ctx->options.tool_token_limit_before_evict
+                            : 0;
+                    bool is_error = false;
+                    std::string text = fs_format_read(res.content, *path, offset, limit, cap,
+                                                      ctx->options.read_file_format, is_error);
+                    if (is_error) return tool_output::error(std::move(text));
+                    return text + negative_note;
+                });
         }));
 }
 
 inline std::shared_ptr<tool_interface> fs_write_tool(std::shared_ptr<const fs_context> ctx) {
     return share_tool(make_tool(
         "write_file",
-        ctx->description("write_file", "Writes a file (absolute path), creating it or replacing its content."),
+        ctx->description("write_file",
+                         "Writes a file (absolute path), creating it or replacing its content."),
         R"({"type":"object","properties":{"file_path":{"type":"string","description":"Absolute path of the file."},"content":{"type":"string","description":"The whole new content."}},"required":["file_path","content"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                auto raw = string_arg(a, "file_path", true, err);
-                auto content = string_arg(a, "content", true, err);
-                if (err) return {};
-                tool_output bad;
-                auto path = ctx->check(*raw, fs_operation::write, bad);
-                if (!path) return bad;
-                auto res = ctx->backend(rt).write(*path, *content);
-                if (!res.error.empty()) return fs_error(res.error);
-                // Text kept for parity with deepagents (reference langchain.md §9).
-                tool_output out(fmt::format("Updated file {}", res.path));
-                fs_merge_files_update(out.update, res.files_update);
-                return out;
-            });
+            return fs_call(args,
+                           [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                               auto raw = string_arg(a, "file_path", true, err);
+                               auto content = string_arg(a, "content", true, err);
+                               if (err) return {};
+                               tool_output bad;
+                               auto path = ctx->check(*raw, fs_operation::write, bad);
+                               if (!path) return bad;
+                               auto res = ctx->backend(rt).write(*path, *content);
+                               if (!res.error.empty()) return fs_error(res.error);
+                               // Text kept for parity with deepagents (reference langchain.md §9).
+                               tool_output out(fmt::format("Updated file {}", res.path));
+                               fs_merge_files_update(out.update, res.files_update);
+                               return out;
+                           });
         }));
 }
 
@@ -508,23 +524,24 @@ inline std::shared_ptr<tool_interface> fs_edit_tool(std::shared_ptr<const fs_con
                                       "unless `replace_all` is true."),
         R"({"type":"object","properties":{"file_path":{"type":"string","description":"Absolute path of the file."},"old_string":{"type":"string","description":"The exact text to replace."},"new_string":{"type":"string","description":"The text to put in its place."},"replace_all":{"type":"boolean","description":"Replace every occurrence.","default":false}},"required":["file_path","old_string","new_string"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                auto raw = string_arg(a, "file_path", true, err);
-                auto old_text = string_arg(a, "old_string", true, err);
-                auto new_text = string_arg(a, "new_string", true, err);
-                const bool all = bool_arg(a, "replace_all", false, err);
-                if (err) return {};
-                tool_output bad;
-                auto path = ctx->check(*raw, fs_operation::write, bad);
-                if (!path) return bad;
-                auto res = ctx->backend(rt).edit(*path, *old_text, *new_text, all);
-                if (!res.error.empty()) return fs_error(res.error);
-                // Text kept for parity with deepagents (reference langchain.md §9).
-                tool_output out(fmt::format("Successfully replaced {} instance(s) of the string in '{}'",
-                                            res.occurrences, res.path));
-                fs_merge_files_update(out.update, res.files_update);
-                return out;
-            });
+            return fs_call(
+                args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                    auto raw = string_arg(a, "file_path", true, err);
+                    auto old_text = string_arg(a, "old_string", true, err);
+                    auto new_text = string_arg(a, "new_string", true, err);
+                    const bool all = bool_arg(a, "replace_all", false, err);
+                    if (err) return {};
+                    tool_output bad;
+                    auto path = ctx->check(*raw, fs_operation::write, bad);
+                    if (!path) return bad;
+                    auto res = ctx->backend(rt).edit(*path, *old_text, *new_text, all);
+                    if (!res.error.empty()) return fs_error(res.error);
+                    // Text kept for parity with deepagents (reference langchain.md §9).
+                    tool_output out(fmt::format("Successfully replaced {} instance(s) of the string in '{}'",
+                                                res.occurrences, res.path));
+                    fs_merge_files_update(out.update, res.files_update);
+                    return out;
+                });
         }));
 }
 
@@ -535,74 +552,78 @@ inline std::shared_ptr<tool_interface> fs_glob_tool(std::shared_ptr<const fs_con
                                  "(default /). A pattern without / matches file names at any depth."),
         R"({"type":"object","properties":{"pattern":{"type":"string","description":"The glob pattern."},"path":{"type":"string","description":"Absolute path of the directory to search.","default":"/"}},"required":["pattern"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                auto pattern = string_arg(a, "pattern", true, err);
-                auto raw = string_arg(a, "path", false, err);
-                if (err) return {};
-                tool_output bad;
-                auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
-                if (!path) return bad;
-                auto res = ctx->backend(rt).glob(*pattern, *path);
-                if (!res.error.empty()) return fs_error(res.error);
-                std::vector<std::string> paths;
-                for (auto& e : res.entries)
-                    if (ctx->readable(e.path)) paths.push_back(std::move(e.path));
-                return fs_list_output(paths);
-            });
+            return fs_call(args,
+                           [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                               auto pattern = string_arg(a, "pattern", true, err);
+                               auto raw = string_arg(a, "path", false, err);
+                               if (err) return {};
+                               tool_output bad;
+                               auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
+                               if (!path) return bad;
+                               auto res = ctx->backend(rt).glob(*pattern, *path);
+                               if (!res.error.empty()) return fs_error(res.error);
+                               std::vector<std::string> paths;
+                               for (auto& e : res.entries)
+                                   if (ctx->readable(e.path)) paths.push_back(std::move(e.path));
+                               return fs_list_output(paths);
+                           });
         }));
 }
 
 inline std::shared_ptr<tool_interface> fs_grep_tool(std::shared_ptr<const fs_context> ctx) {
     return share_tool(make_tool(
         "grep",
-        ctx->description("grep", "Searches files for a literal text (not a regular expression). `output_mode`: "
-                                 "files_with_matches (default), content (matching lines with numbers) or count."),
+        ctx->description("grep",
+                         "Searches files for a literal text (not a regular expression). `output_mode`: "
+                         "files_with_matches (default), content (matching lines with numbers) or count."),
         R"({"type":"object","properties":{"pattern":{"type":"string","description":"The literal text to find."},"path":{"type":"string","description":"Absolute path of a file or directory (default /)."},"glob":{"type":"string","description":"Only files matching this glob."},"output_mode":{"type":"string","enum":["files_with_matches","content","count"],"default":"files_with_matches"}},"required":["pattern"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                auto pattern = string_arg(a, "pattern", true, err);
-                auto raw = string_arg(a, "path", false, err);
-                auto glob = string_arg(a, "glob", false, err);
-                auto mode = string_arg(a, "output_mode", false, err).value_or("files_with_matches");
-                if (err) return {};
-                if (mode != "files_with_matches" && mode != "content" && mode != "count")
-                    return fs_error(fmt::format("output_mode must be files_with_matches, content or count, not '{}'",
-                                                mode));
-                tool_output bad;
-                auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
-                if (!path) return bad;
-                auto res = ctx->backend(rt).grep(*pattern, *path, glob.value_or(""), ctx->options.grep_max_count);
-                if (!res.error.empty()) return fs_error(res.error);
-                // Files sorted; matches in line order within a file.
-                std::map<std::string, std::vector<const fs_grep_match*>> by_file;
-                for (const auto& m : res.matches)
-                    if (ctx->readable(m.path)) by_file[m.path].push_back(&m);
-                if (by_file.empty()) return std::string(fs_no_matches);
-                std::string out;
-                for (const auto& [file, matches] : by_file) {
-                    if (!out.empty()) out += '\n';
-                    if (mode == "files_with_matches") {
-                        out += file;
-                    } else if (mode == "count") {
-                        out += fmt::format("{}: {}", file, matches.size());
-                    } else {
-                        out += file + ":";
-                        for (const auto* m : matches)
-                            out += fmt::format("\n  {}: {}", m->line, m->text);
+            return fs_call(
+                args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                    auto pattern = string_arg(a, "pattern", true, err);
+                    auto raw = string_arg(a, "path", false, err);
+                    auto glob = string_arg(a, "glob", false, err);
+                    auto mode = string_arg(a, "output_mode", false, err).value_or("files_with_matches");
+                    if (err) return {};
+                    if (mode != "files_with_matches" && mode != "content" && mode != "count")
+                        return fs_error(fmt::format(
+                            "output_mode must be files_with_matches, content or count, not '{}'", mode));
+                    tool_output bad;
+                    auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
+                    if (!path) return bad;
+                    auto res = ctx->backend(rt).grep(*pattern, *path, glob.value_or(""),
+                                                     ctx->options.grep_max_count);
+                    if (!res.error.empty()) return fs_error(res.error);
+                    // Files sorted; matches in line order within a file.
+                    std::map<std::string, std::vector<const fs_grep_match*>> by_file;
+                    for (const auto& m : res.matches)
+                        if (ctx->readable(m.path)) by_file[m.path].push_back(&m);
+                    if (by_file.empty()) return std::string(fs_no_matches);
+                    std::string out;
+                    for (const auto& [file, matches] : by_file) {
+                        if (!out.empty()) out += '\n';
+                        if (mode == "files_with_matches") {
+                            out += file;
+                        } else if (mode == "count") {
+                            out += fmt::format("{}: {}", file, matches.size());
+                        } else {
+                            out += file + ":";
+                            for (const auto* m : matches)
+                                out += fmt::format("\n  {}: {}", m->line, m->text);
+                        }
                     }
-                }
-                const std::size_t cap = fs_chars_per_token * 20000;
-                if (out.size() > cap) {
-                    out.resize(cap);
-                    out += '\n';
-                    out += fs_results_truncated;
-                }
-                if (res.truncated) {
-                    out += "\n\n";
-                    out += fs_grep_stopped;
-                }
-                return out;
-            });
+                    const std::size_t cap = fs_chars_per_token * 20000;
+                    if (out.size() > cap) {
+                        out.resize(cap);
+                        out += '\n';
+                        out += fs_results_truncated;
+                    }
+                    if (res.truncated) {
+                        out += "\n\n";
+                        out += fs_grep_stopped;
+                    }
+                    return out;
+                });
         }));
 }
 
@@ -611,18 +632,19 @@ inline std::shared_ptr<tool_interface> fs_delete_tool(std::shared_ptr<const fs_c
         "delete", ctx->description("delete", "Deletes a file, or a directory with everything in it."),
         R"({"type":"object","properties":{"file_path":{"type":"string","description":"Absolute path to delete."}},"required":["file_path"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                auto raw = string_arg(a, "file_path", true, err);
-                if (err) return {};
-                tool_output bad;
-                auto path = ctx->check(*raw, fs_operation::write, bad);
-                if (!path) return bad;
-                auto res = ctx->backend(rt).remove(*path);
-                if (!res.error.empty()) return fs_error(res.error);
-                tool_output out(fmt::format("Deleted {}", res.path));
-                fs_merge_files_update(out.update, res.files_update);
-                return out;
-            });
+            return fs_call(args,
+                           [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                               auto raw = string_arg(a, "file_path", true, err);
+                               if (err) return {};
+                               tool_output bad;
+                               auto path = ctx->check(*raw, fs_operation::write, bad);
+                               if (!path) return bad;
+                               auto res = ctx->backend(rt).remove(*path);
+                               if (!res.error.empty()) return fs_error(res.error);
+                               tool_output out(fmt::format("Deleted {}", res.path));
+                               fs_merge_files_update(out.update, res.files_update);
+                               return out;
+                           });
         }));
 }
 
@@ -631,18 +653,19 @@ inline std::shared_ptr<tool_interface> fs_mkdir_tool(std::shared_ptr<const fs_co
         "mkdir", ctx->description("mkdir", "Creates a directory and any missing parents."),
         R"({"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the directory."}},"required":["path"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                auto raw = string_arg(a, "path", true, err);
-                if (err) return {};
-                tool_output bad;
-                auto path = ctx->check(*raw, fs_operation::write, bad);
-                if (!path) return bad;
-                auto res = ctx->backend(rt).mkdir(*path);
-                if (!res.error.empty()) return fs_error(res.error);
-                tool_output out(fmt::format("Created directory {}", res.path));
-                fs_merge_files_update(out.update, res.files_update);
-                return out;
-            });
+            return fs_call(args,
+                           [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                               auto raw = string_arg(a, "path", true, err);
+                               if (err) return {};
+                               tool_output bad;
+                               auto path = ctx->check(*raw, fs_operation::write, bad);
+                               if (!path) return bad;
+                               auto res = ctx->backend(rt).mkdir(*path);
+                               if (!res.error.empty()) return fs_error(res.error);
+                               tool_output out(fmt::format("Created directory {}", res.path));
+                               fs_merge_files_update(out.update, res.files_update);
+                               return out;
+                           });
         }));
 }
 
@@ -653,31 +676,34 @@ inline std::shared_ptr<tool_interface> fs_execute_tool(std::shared_ptr<const fs_
                                     "stderr) and exit code."),
         R"({"type":"object","properties":{"command":{"type":"string","description":"The shell command."},"timeout":{"type":"integer","description":"Seconds before the command is stopped."}},"required":["command"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                auto command = string_arg(a, "command", true, err);
-                auto timeout = int_arg(a, "timeout", err);
-                if (err) return {};
-                const auto max = ctx->options.max_execute_timeout.count();
-                if (timeout && (*timeout > max || *timeout < 0))
-                    // Text kept for parity with deepagents (reference langchain.md §9).
-                    return tool_output::error(
-                        fmt::format("Error: timeout {}s exceeds maximum allowed ({}s).", *timeout, max));
-                any_backend b = ctx->backend(rt);
-                if (!b.can_execute())
-                    // Text kept for parity with deepagents (reference langchain.md §9; the reference elides the end).
-                    return tool_output::error("Error: Execution not available. This backend cannot run commands.");
-                std::optional<std::chrono::seconds> t;
-                if (timeout) t = std::chrono::seconds(*timeout);
-                execute_response r = b.execute(*command, t);
-                std::string out = r.output;
-                if (r.exit_code)
-                    out += fmt::format("\n[Command {} with exit code {}]", *r.exit_code == 0 ? "succeeded" : "failed",
-                                       *r.exit_code);
-                if (r.truncated) out += "\n[Output was truncated due to size limits]";
-                tool_output o(std::move(out));
-                if (r.exit_code) o.metadata["exit_code"] = *r.exit_code;
-                return o;
-            });
+            return fs_call(
+                args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                    auto command = string_arg(a, "command", true, err);
+                    auto timeout = int_arg(a, "timeout", err);
+                    if (err) return {};
+                    const auto max = ctx->options.max_execute_timeout.count();
+                    if (timeout && (*timeout > max || *timeout < 0))
+                        // Text kept for parity with deepagents (reference langchain.md §9).
+                        return tool_output::error(
+                            fmt::format("Error: timeout {}s exceeds maximum allowed ({}s).", *timeout, max));
+                    any_backend b = ctx->backend(rt);
+                    if (!b.can_execute())
+                        // Text kept for parity with deepagents (reference langchain.md §9; the reference
+                        // elides the end).
+                        return tool_output::error(
+                            "Error: Execution not available. This backend cannot run commands.");
+                    std::optional<std::chrono::seconds> t;
+                    if (timeout) t = std::chrono::seconds(*timeout);
+                    execute_response r = b.execute(*command, t);
+                    std::string out = r.output;
+                    if (r.exit_code)
+                        out += fmt::format("\n[Command {} with exit code {}]",
+                                           *r.exit_code == 0 ? "succeeded" : "failed", *r.exit_code);
+                    if (r.truncated) out += "\n[Output was truncated due to size limits]";
+                    tool_output o(std::move(out));
+                    if (r.exit_code) o.metadata["exit_code"] = *r.exit_code;
+                    return o;
+                });
         }));
 }
 
@@ -715,7 +741,8 @@ public:
     template <filesystem_backend B>
         requires(!std::is_convertible_v<B, backend_factory>)
     explicit filesystem(B backend, filesystem_options o = {})
-        : filesystem([b = any_backend(std::move(backend))](const tool_runtime&) { return b; }, std::move(o)) {}
+        : filesystem([b = any_backend(std::move(backend))](const tool_runtime&) { return b; }, std::move(o)) {
+    }
 
     /// A backend chosen per call from the tool's runtime.
     explicit filesystem(backend_factory factory, filesystem_options o) {
@@ -749,7 +776,8 @@ public:
     /// replacement is small).
     void before_model(auto& state, runtime& rt) {
         if (!ctx_->options.human_message_token_limit_before_evict) return;
-        const std::size_t limit = detail::fs_chars_per_token * *ctx_->options.human_message_token_limit_before_evict;
+        const std::size_t limit =
+            detail::fs_chars_per_token * *ctx_->options.human_message_token_limit_before_evict;
         std::optional<any_backend> backend;
         for (auto& m : state.messages) {
             if (!m.is_human()) continue;
@@ -766,12 +794,13 @@ public:
             auto res = backend->write(path, text);
             if (!res.error.empty()) continue; // keep the message as it is
             if (res.files_update) {
-                file_map update = boost::json::value_to<file_map>(boost::json::value(std::move(*res.files_update)));
+                file_map update =
+                    boost::json::value_to<file_map>(boost::json::value(std::move(*res.files_update)));
                 files_field::merge(agentware::get<files_field>(state), std::move(update));
             }
             std::vector<content_block> blocks;
-            blocks.push_back(
-                text_block(fmt::format(fmt::runtime(detail::fs_too_large_human), path, detail::fs_preview(text))));
+            blocks.push_back(text_block(
+                fmt::format(fmt::runtime(detail::fs_too_large_human), path, detail::fs_preview(text))));
             for (auto& b : m.content)
                 if (!b.is_text()) blocks.push_back(std::move(b));
             m.content = std::move(blocks);
@@ -795,8 +824,8 @@ public:
                             tools.end());
             }
         }
-        std::string prompt =
-            ctx_->options.system_prompt ? *ctx_->options.system_prompt : std::string(detail::fs_default_system_prompt);
+        std::string prompt = ctx_->options.system_prompt ? *ctx_->options.system_prompt
+                                                         : std::string(detail::fs_default_system_prompt);
         if (!ctx_->options.system_prompt && can_execute) prompt += detail::fs_execute_prompt;
         if (!prompt.empty()) {
             if (!std::string_view(req.system_prompt).empty()) req.system_prompt += "\n\n";
@@ -813,7 +842,8 @@ public:
         return map_response(req, next, [ctx, state, rt](tool_response r) {
             if (!ctx->options.tool_token_limit_before_evict || !state) return r;
             if (detail::fs_excluded_from_eviction(r.msg.name)) return r;
-            const std::size_t limit = detail::fs_chars_per_token * *ctx->options.tool_token_limit_before_evict;
+            const std::size_t limit =
+                detail::fs_chars_per_token * *ctx->options.tool_token_limit_before_evict;
             std::string text = r.msg.text();
             if (text.size() <= limit) return r;
             const std::string id(r.msg.tool_call_id());
@@ -823,8 +853,8 @@ public:
             if (!res.error.empty()) return r; // keep the original
             detail::fs_merge_files_update(r.update, res.files_update);
             std::vector<content_block> blocks;
-            blocks.push_back(
-                text_block(fmt::format(fmt::runtime(detail::fs_too_large_tool), id, path, detail::fs_preview(text))));
+            blocks.push_back(text_block(
+                fmt::format(fmt::runtime(detail::fs_too_large_tool), id, path, detail::fs_preview(text))));
             for (auto& b : r.msg.content)
                 if (!b.is_text()) blocks.push_back(std::move(b));
             r.msg.content = std::move(blocks);
@@ -833,8 +863,10 @@ public:
     }
 
     /// The text a tool result of `text` is replaced by, `path` being where it was saved.
-    static std::string eviction_message(std::string_view tool_call_id, std::string_view path, std::string_view text) {
-        return fmt::format(fmt::runtime(detail::fs_too_large_tool), tool_call_id, path, detail::fs_preview(text));
+    static std::string eviction_message(std::string_view tool_call_id, std::string_view path,
+                                        std::string_view text) {
+        return fmt::format(fmt::runtime(detail::fs_too_large_tool), tool_call_id, path,
+                           detail::fs_preview(text));
     }
 
 private:

@@ -27,8 +27,10 @@ inline void expand_braces(std::string_view pat, std::vector<std::string>& out, s
                 std::vector<std::string_view> alts;
                 std::size_t start = open + 1, d = 0;
                 for (std::size_t k = open + 1; k < i; ++k) {
-                    if (pat[k] == '{') ++d;
-                    else if (pat[k] == '}') --d;
+                    if (pat[k] == '{')
+                        ++d;
+                    else if (pat[k] == '}')
+                        --d;
                     else if (pat[k] == ',' && d == 0) {
                         alts.push_back(pat.substr(start, k - start));
                         start = k + 1;

@@ -27,7 +27,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-// 20 directories of files of 256 KB of word lines; one line in 5,000 holds "needle".
+// 20 directories of files of 256 KB of word lines; one line in 500 holds "needle".
 const stdfs::path& tree() {
     static const stdfs::path root = [] {
         const char* env = std::getenv("AGENTWARE_FS_BENCH_MB");
@@ -47,7 +47,7 @@ const stdfs::path& tree() {
                     text += words[rng() % 8];
                     text += ' ';
                 }
-                if (++line % 5000 == 0) text += "needle";
+                if (++line % 500 == 0) text += "needle";
                 text += '\n';
             }
             std::ofstream(sub / ("f" + std::to_string(f) + (f % 3 ? ".txt" : ".log"))) << text;

@@ -48,7 +48,9 @@ inline filesystem make_deep_filesystem(const scenario& sc, const std::string& ba
     if (type != "filesystem") throw json_error("backend.type", "expected \"state\" or \"filesystem\"");
     disk_backend_options d;
     d.root_dir = "files";
-    r.read("root_dir", d.root_dir).read("virtual_mode", d.virtual_mode).read("max_file_size_mb", d.max_file_size_mb);
+    r.read("root_dir", d.root_dir)
+        .read("virtual_mode", d.virtual_mode)
+        .read("max_file_size_mb", d.max_file_size_mb);
     r.reject_unknown_keys();
     std::filesystem::path root(d.root_dir);
     if (root.is_relative()) root = std::filesystem::path(base_dir) / root;
@@ -84,9 +86,9 @@ inline replay_result run_deep_scenario(const scenario& sc, const replay_options&
     using deep_pipeline = pipeline<filesystem, patch_tool_calls>;
     agent_options agent_opts;
     agent_opts.system_prompt = sc.system_prompt;
-    agent<scripted_model, deep_pipeline> a(scripted_model({}), tool_set{},
-                                           deep_pipeline(detail::make_deep_filesystem(sc, base_dir), patch_tool_calls{}),
-                                           agent_opts);
+    agent<scripted_model, deep_pipeline> a(
+        scripted_model({}), tool_set{},
+        deep_pipeline(detail::make_deep_filesystem(sc, base_dir), patch_tool_calls{}), agent_opts);
     agent<scripted_model, deep_pipeline>::state_type state;
     // Seeded files, oldest first: their times order them for glob.
     for (std::size_t i = 0; i < sc.files_state.size(); ++i) {
@@ -103,7 +105,8 @@ inline replay_result run_deep_scenario(const scenario& sc, const replay_options&
     for (std::size_t t = 0; t < sc.turns.size(); ++t) {
         const scenario_turn& turn = sc.turns[t];
         if (!turn.helper_models.empty() || !turn.fail_next.empty())
-            throw scenario_error(fmt::format("turns[{}]: models and fail_next are not used by the deep agent", t));
+            throw scenario_error(
+                fmt::format("turns[{}]: models and fail_next are not used by the deep agent", t));
         scripted_model model = scripted_model::with_failures(turn.model);
         a.model() = model;
         run_config cfg;
@@ -144,7 +147,8 @@ inline replay_result run_deep_scenario(const scenario& sc, const replay_options&
         if (e.stop_reason) {
             ++result.checked_expectations;
             if (*e.stop_reason != to_string(r.reason))
-                fail(fmt::format("stop_reason is \"{}\", expected \"{}\"", to_string(r.reason), *e.stop_reason));
+                fail(fmt::format("stop_reason is \"{}\", expected \"{}\"", to_string(r.reason),
+                                 *e.stop_reason));
         }
         if (e.requests) {
             ++result.checked_expectations;

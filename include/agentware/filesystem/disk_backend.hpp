@@ -316,14 +316,22 @@ protected:
                           fs_grep_result& r, std::size_t& budget) {
         const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) return true;
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            ::close(fd);
+            return true;
+        }
+        // One read of the whole file (it was size-checked by the walk).
         std::string text;
-        char buf[65536];
-        for (;;) {
-            const ssize_t n = ::read(fd, buf, sizeof buf);
+        text.resize(static_cast<std::size_t>(st.st_size));
+        std::size_t done = 0;
+        while (done < text.size()) {
+            const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) break;
-            text.append(buf, static_cast<std::size_t>(n));
+            done += static_cast<std::size_t>(n);
         }
+        text.resize(done);
         ::close(fd);
         if (std::memchr(text.data(), '\0', std::min<std::size_t>(text.size(), 8192)) != nullptr)
             return true; // binary

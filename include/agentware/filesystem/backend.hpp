@@ -20,6 +20,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <concepts>
 #include <cstdint>
@@ -169,8 +170,9 @@ inline bool grep_text(std::string_view path, std::string_view text, std::string_
     if (pattern.empty()) return true;
     std::size_t line_no = 1, counted_to = 0, pos = 0;
     while ((pos = text.find(pattern, pos)) != std::string_view::npos) {
-        for (std::size_t i = counted_to; i < pos; ++i)
-            if (text[i] == '\n') ++line_no;
+        line_no +=
+            static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                                                text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
         std::size_t begin = text.rfind('\n', pos);
         begin = begin == std::string_view::npos ? 0 : begin + 1;
         std::size_t end = text.find('\n', pos);

@@ -415,7 +415,8 @@ TEST_CASE("execute is offered only when the run's backend can execute", "[middle
     CHECK(std::find(names.begin(), names.end(), "execute") != names.end());
 }
 
-TEST_CASE("tool results over the limit are evicted to /large_tool_results/", "[middleware][filesystem]") {
+TEST_CASE("tool results over the limit are evicted to /large_tool_results/",
+          "[middleware][filesystem][concurrency]") {
     const std::size_t limit = 4 * 20000;
     std::string exact(limit, 'e');
     std::string over;

@@ -224,13 +224,13 @@ TEST_CASE("lead agent: the system prompt", "[lead_agent]") {
     config["agent"] = boost::json::object{{"name", "helper"}};
     scripted_factory f;
     auto setup = setup_with(f);
-    setup.skills_index = "- deep-research: research with sources (/mnt/skills/public/deep-research/SKILL.md)";
+    setup.skills_index = "<skill_system>\n- deep-research: research with sources\n</skill_system>";
     lead_agent_request r;
     r.subagent_enabled = true;
     auto lead = make_lead_agent(config, r, setup);
     const std::string& p = lead.system_prompt;
     CHECK(p.find("You are helper") != std::string::npos);
-    CHECK(p.find("<skills>") != std::string::npos);
+    CHECK(p.find("</role>\n\n<skill_system>\n") != std::string::npos);
     CHECK(p.find("deep-research: research with sources") != std::string::npos);
     CHECK(p.find("- general-purpose: ") != std::string::npos);
     CHECK(
@@ -260,7 +260,7 @@ TEST_CASE("lead agent: the system prompt", "[lead_agent]") {
     setup.skills_index.clear();
     const std::string plain = make_lead_agent(config, r, setup).system_prompt;
     CHECK(plain.find("<subagents>") == std::string::npos);
-    CHECK(plain.find("<skills>") == std::string::npos);
+    CHECK(plain.find("<skill_system>") == std::string::npos);
 }
 
 TEST_CASE("lead agent: a run delegates to a subagent and answers", "[lead_agent]") {

@@ -112,8 +112,9 @@ struct lead_agent_setup {
     /// Tools by `use` (DeerFlow's "module:attr") or, failing that, by name:
     /// the configuration's `tools` entries name them.
     std::map<std::string, std::shared_ptr<tool_interface>, std::less<>> tool_registry;
-    /// The skills index of the system prompt (the skills helper fills it:
-    /// the enabled skills' names, descriptions and paths). Empty: no skills section.
+    /// The skills block of the system prompt, inserted as it is after the
+    /// role: `skills_prompt_section(catalog)` (<agentware/skills/skills.hpp>).
+    /// Empty: no skills block.
     std::string skills_index;
     /// One executor serves every run (its concurrency bound is shared); empty:
     /// each make_lead_agent call makes one from the `subagents` section.
@@ -472,7 +473,7 @@ inline std::string benefit_delegation_line(std::size_t n, std::size_t total) {
 struct lead_prompt_parts {
     std::string agent_name = "DeerFlow";
     std::string description;  ///< the custom agent's own description, if any
-    std::string skills_index; ///< the skills section's body (the skills helper's index); empty: no section
+    std::string skills_index; ///< the skills block (skills_prompt_section); empty: none
     bool subagent_enabled = false;
     std::size_t max_concurrent_subagents = 3;
     std::size_t max_total_subagents = 6;
@@ -492,10 +493,8 @@ inline std::string lead_system_prompt(const lead_prompt_parts& p) {
         "answer.\n</role>\n",
         p.agent_name);
     if (!p.description.empty()) out += "\n<agent_profile>\n" + p.description + "\n</agent_profile>\n";
-    if (!p.skills_index.empty())
-        out += "\n<skills>\nSkills are folders of instructions for particular kinds of work. Read a skill's "
-               "SKILL.md with read_file before you use it.\n" +
-               p.skills_index + "\n</skills>\n";
+    // The skills block as the skills helper writes it (skills_prompt_section), inserted as it is.
+    if (!p.skills_index.empty()) out += "\n" + p.skills_index + "\n";
     if (p.subagent_enabled) {
         out += "\n<subagents>\nThe `task` tool hands a self-contained piece of work to a subagent, which "
                "does it "

@@ -43,19 +43,21 @@ inline tool_set tools(std::shared_ptr<call_counter> counter) {
                               counter->count(rt.tool_call_id);
                               return "done " + std::string(args.at("n").as_string());
                           });
-    auto ask = make_tool("ask", "Asks the user.", boost::json::object{},
-                         [counter](const boost::json::object& args, const tool_runtime& rt) {
-                             counter->count(rt.tool_call_id);
-                             boost::json::value answer = rt.interrupt(boost::json::object{{"question", args.at("q")}});
-                             return "answer: " + std::string(answer.as_string());
-                         });
+    auto ask = make_tool(
+        "ask", "Asks the user.", boost::json::object{},
+        [counter](const boost::json::object& args, const tool_runtime& rt) {
+            counter->count(rt.tool_call_id);
+            boost::json::value answer = rt.interrupt(boost::json::object{{"question", args.at("q")}});
+            return "answer: " + std::string(answer.as_string());
+        });
     return tool_set(work, ask);
 }
 
 // An after_model hook that holds the calls named "risky" for review, and
 // records what the resume gave it.
 struct review {
-    std::shared_ptr<std::vector<boost::json::value>> answers = std::make_shared<std::vector<boost::json::value>>();
+    std::shared_ptr<std::vector<boost::json::value>> answers =
+        std::make_shared<std::vector<boost::json::value>>();
     void after_model(auto& state, runtime& rt) {
         const message& ai = state.messages.back();
         if (!ai.is_ai()) return;
@@ -111,10 +113,10 @@ using interrupt_test::tool_text;
 
 TEST_CASE("a tool interrupts: its siblings run once, the resume answers it", "[agent][interrupt]") {
     auto counter = std::make_shared<call_counter>();
-    scripted_model model({test::calls({test::call("c1", "work", R"({"n":"1"})"),
-                                       test::call("c2", "ask", R"({"q":"color?"})"),
-                                       test::call("c3", "work", R"({"n":"3"})")}),
-                          ai_message("all done")});
+    scripted_model model(
+        {test::calls({test::call("c1", "work", R"({"n":"1"})"), test::call("c2", "ask", R"({"q":"color?"})"),
+                      test::call("c3", "work", R"({"n":"3"})")}),
+         ai_message("all done")});
     auto a = make_agent(model, interrupt_test::tools(counter));
     a.use_checkpointer(memory_checkpointer{});
     run_config cfg;
@@ -215,10 +217,10 @@ TEST_CASE("an after_model hook holds the reviewed calls: the others run before t
 
 TEST_CASE("several tools interrupt in one round: the resume answers each by id", "[agent][interrupt]") {
     auto counter = std::make_shared<call_counter>();
-    scripted_model model({test::calls({test::call("a1", "ask", R"({"q":"one"})"),
-                                       test::call("a2", "ask", R"({"q":"two"})"),
-                                       test::call("w", "work", R"({"n":"w"})")}),
-                          ai_message("ok")});
+    scripted_model model(
+        {test::calls({test::call("a1", "ask", R"({"q":"one"})"), test::call("a2", "ask", R"({"q":"two"})"),
+                      test::call("w", "work", R"({"n":"w"})")}),
+         ai_message("ok")});
     auto a = make_agent(model, interrupt_test::tools(counter));
     a.use_checkpointer(memory_checkpointer{});
     auto r = a.invoke("go");
@@ -249,8 +251,8 @@ TEST_CASE("a paused run resumes after a restart: a new agent on the same file ch
     run_config cfg;
     cfg.thread_id = "restart";
     {
-        scripted_model model({test::calls({test::call("c1", "work", R"({"n":"1"})"),
-                                           test::call("c2", "ask", R"({"q":"name?"})")})});
+        scripted_model model({test::calls(
+            {test::call("c1", "work", R"({"n":"1"})"), test::call("c2", "ask", R"({"q":"name?"})")})});
         auto a = make_agent(model, interrupt_test::tools(counter));
         a.use_checkpointer(file_checkpointer(dir.path()));
         REQUIRE(a.invoke("go", cfg).reason == stop_reason::interrupted);

@@ -103,7 +103,8 @@ TEST_CASE("human_in_the_loop: one interrupt per turn with every call that needs 
     CHECK(c->of("d1") == 0);
 
     SECTION("approve and reject: the rejected call is answered, the model sees both") {
-        auto done = a.invoke(resume{decisions(R"([{"type":"approve"},{"type":"reject","message":"not that one"}])")});
+        auto done =
+            a.invoke(resume{decisions(R"([{"type":"approve"},{"type":"reject","message":"not that one"}])")});
         REQUIRE(done.reason == stop_reason::finished);
         CHECK(c->of("w1") == 1);
         CHECK(c->of("d1") == 0);
@@ -127,10 +128,12 @@ TEST_CASE("human_in_the_loop: one interrupt per turn with every call that needs 
         CHECK(c->args["w1"] == R"({"path":"/safe.txt","content":"y"})");
         CHECK(done.state.messages[1].tool_calls[0].id == "w1");
         CHECK(done.state.messages[1].tool_calls[0].args.at("path") == "/safe.txt");
-        CHECK(answer_to(done.state.messages, "d1")->text() == "User rejected the tool call for `delete` with id d1");
+        CHECK(answer_to(done.state.messages, "d1")->text() ==
+              "User rejected the tool call for `delete` with id d1");
     }
     SECTION("respond answers as the tool, with a successful status") {
-        auto done = a.invoke(resume{decisions(R"([{"type":"respond","message":"written by hand"},{"type":"approve"}])")});
+        auto done = a.invoke(
+            resume{decisions(R"([{"type":"respond","message":"written by hand"},{"type":"approve"}])")});
         REQUIRE(done.reason == stop_reason::finished);
         CHECK(c->of("w1") == 0);
         CHECK(c->of("d1") == 1);
@@ -140,15 +143,17 @@ TEST_CASE("human_in_the_loop: one interrupt per turn with every call that needs 
     SECTION("the wrong number of decisions is an error, and the run can still be resumed") {
         auto bad = a.invoke(resume{decisions(R"([{"type":"approve"}])")});
         CHECK(bad.reason == stop_reason::error);
-        CHECK_THAT(bad.error, Catch::StartsWith("Number of human decisions (1) does not match number of hanging "
-                                                "tool calls (2)."));
+        CHECK_THAT(bad.error,
+                   Catch::StartsWith("Number of human decisions (1) does not match number of hanging "
+                                     "tool calls (2)."));
         CHECK(c->of("w1") == 0);
         auto disallowed = a.invoke(resume{decisions(R"([{"type":"approve"},{"type":"edit"}])")});
         CHECK(disallowed.reason == stop_reason::error);
-        CHECK_THAT(disallowed.error,
-                   Catch::StartsWith("Unexpected human decision: {'type': 'edit'}. Decision type 'edit' is not "
-                                     "allowed for tool 'delete'. Expected one of ['approve', 'reject'] based on "
-                                     "the tool's configuration."));
+        CHECK_THAT(
+            disallowed.error,
+            Catch::StartsWith("Unexpected human decision: {'type': 'edit'}. Decision type 'edit' is not "
+                              "allowed for tool 'delete'. Expected one of ['approve', 'reject'] based on "
+                              "the tool's configuration."));
         auto shapeless = a.invoke(resume{"yes"});
         CHECK(shapeless.reason == stop_reason::error);
         CHECK_THAT(shapeless.error, Catch::Contains("\"decisions\" array"));
@@ -165,7 +170,8 @@ TEST_CASE("human_in_the_loop: a reject followed by a new model turn that is revi
     for (bool coroutine : {false, true}) {
         auto c = std::make_shared<hitl_test::counter>();
         scripted_model model({test::calls({test::call("w1", "write_file", R"({"path":"/a"})")}),
-                              test::calls({test::call("w2", "write_file", R"({"path":"/b"})")}), ai_message("ok")});
+                              test::calls({test::call("w2", "write_file", R"({"path":"/b"})")}),
+                              ai_message("ok")});
         auto a = make_agent(model, hitl_test::files(c), human_in_the_loop(hitl_test::write_and_delete()));
         a.use_checkpointer(memory_checkpointer{});
         auto go = [&](auto in) { return coroutine ? test::run_async(a, in) : a.invoke(in); };
@@ -177,7 +183,8 @@ TEST_CASE("human_in_the_loop: a reject followed by a new model turn that is revi
         REQUIRE(second.reason == stop_reason::interrupted);
         CHECK(model.calls() == 2);
         CHECK(answer_to(second.state.messages, "w1")->text() == "use /b");
-        CHECK(second.interrupts[0].value.at("action_requests").at(0).at("args") == boost::json::parse(R"({"path":"/b"})"));
+        CHECK(second.interrupts[0].value.at("action_requests").at(0).at("args") ==
+              boost::json::parse(R"({"path":"/b"})"));
         auto done = resume_with(resume{decisions(R"([{"type":"approve"}])")});
         REQUIRE(done.reason == stop_reason::finished);
         CHECK(c->of("w1") == 0);
@@ -208,7 +215,8 @@ TEST_CASE("human_in_the_loop: `when`, description functions and unreviewed turns
     REQUIRE(r.reason == stop_reason::interrupted);
     CHECK(r.interrupts[0].value.at("action_requests").as_array().size() == 1);
     CHECK(r.interrupts[0].value.at("action_requests").at(0).at("description") == "Write /etc/passwd?");
-    CHECK(r.interrupts[0].value.at("review_configs").at(0).at("args_schema") == boost::json::parse(R"({"type":"object"})"));
+    CHECK(r.interrupts[0].value.at("review_configs").at(0).at("args_schema") ==
+          boost::json::parse(R"({"type":"object"})"));
     CHECK(c->of("w1") == 1);
     auto done = a.invoke(resume{decisions(R"([{"type":"approve"}])")});
     REQUIRE(done.reason == stop_reason::finished);
@@ -216,13 +224,15 @@ TEST_CASE("human_in_the_loop: `when`, description functions and unreviewed turns
     CHECK(c->of("w2") == 1);
 }
 
-TEST_CASE("human_in_the_loop options read LangChain's JSON form", "[middleware][human_in_the_loop][options]") {
+TEST_CASE("human_in_the_loop options read LangChain's JSON form",
+          "[middleware][human_in_the_loop][options]") {
     auto o = boost::json::value_to<human_in_the_loop_options>(boost::json::parse(
         R"({"interrupt_on": {"write_file": true, "ls": false,
                              "delete": {"allowed_decisions": ["approve", "reject"], "description": "Delete?"}},
             "description_prefix": "Please check"})"));
     CHECK(o.interrupt_on.size() == 2);
-    CHECK(o.interrupt_on.at("write_file").allowed_decisions == strings{"approve", "edit", "reject", "respond"});
+    CHECK(o.interrupt_on.at("write_file").allowed_decisions ==
+          strings{"approve", "edit", "reject", "respond"});
     CHECK(o.interrupt_on.at("delete").allowed_decisions == strings{"approve", "reject"});
     CHECK(o.interrupt_on.at("delete").description == "Delete?");
     CHECK(o.description_prefix == "Please check");
@@ -251,8 +261,8 @@ TEST_CASE("human_in_the_loop options read LangChain's JSON form", "[middleware][
 TEST_CASE("human_in_the_loop: an error-handling middleware does not swallow the pause",
           "[middleware][human_in_the_loop][interrupt]") {
     auto c = std::make_shared<hitl_test::counter>();
-    scripted_model model({test::calls({test::call("q1", "ask_user", R"({"question":"Which file?"})")}),
-                          ai_message("thanks")});
+    scripted_model model(
+        {test::calls({test::call("q1", "ask_user", R"({"question":"Which file?"})")}), ai_message("thanks")});
     auto a = make_agent(model, hitl_test::files(c), tool_error_handling{}, ask_user{});
     a.use_checkpointer(memory_checkpointer{});
     auto r = a.invoke("go");
@@ -264,9 +274,10 @@ TEST_CASE("human_in_the_loop: an error-handling middleware does not swallow the 
     CHECK(answer_to(done.state.messages, "q1")->text() == "/b.txt");
 }
 
-TEST_CASE("ask_user with an in-process handler waits for the answer without pausing", "[middleware][ask_user]") {
-    scripted_model model({test::calls({test::call("q1", "ask_user", R"({"question":"Color?"})")}),
-                          ai_message("blue it is")});
+TEST_CASE("ask_user with an in-process handler waits for the answer without pausing",
+          "[middleware][ask_user]") {
+    scripted_model model(
+        {test::calls({test::call("q1", "ask_user", R"({"question":"Color?"})")}), ai_message("blue it is")});
     ask_user_options o;
     o.handler = [](std::string_view q) { return "answer to " + std::string(q) + ": blue"; };
     auto a = make_agent(model, tool_set{}, ask_user(o));
@@ -275,7 +286,8 @@ TEST_CASE("ask_user with an in-process handler waits for the answer without paus
     CHECK(answer_to(r.state.messages, "q1")->text() == "answer to Color?: blue");
 }
 
-TEST_CASE("tool_approval answers in process, or pauses when it must ask", "[middleware][tool_approval][async]") {
+TEST_CASE("tool_approval answers in process, or pauses when it must ask",
+          "[middleware][tool_approval][async]") {
     auto c = std::make_shared<hitl_test::counter>();
     auto decide = [](const tool_call& call) {
         if (call.name == "read_file") return tool_approval_decision::approve;
@@ -296,14 +308,16 @@ TEST_CASE("tool_approval answers in process, or pauses when it must ask", "[midd
         CHECK(c->of("d1") == 0);
         CHECK(c->of("w1") == 1);
         CHECK(c->of("w2") == 0);
-        CHECK(answer_to(r.state.messages, "d1")->text() == "User rejected the tool call for `delete` with id d1");
+        CHECK(answer_to(r.state.messages, "d1")->text() ==
+              "User rejected the tool call for `delete` with id d1");
         CHECK(answer_to(r.state.messages, "d1")->status == tool_status::error);
     }
     SECTION("without a confirmation, ask_user pauses; the others run once") {
         for (bool coroutine : {false, true}) {
             auto c2 = std::make_shared<hitl_test::counter>();
-            scripted_model model({test::calls({test::call("r1", "read_file"), test::call("w1", "write_file")}),
-                                  ai_message("ok")});
+            scripted_model model(
+                {test::calls({test::call("r1", "read_file"), test::call("w1", "write_file")}),
+                 ai_message("ok")});
             auto a = make_agent(model, hitl_test::files(c2), tool_approval(decide));
             a.use_checkpointer(memory_checkpointer{});
             auto r = coroutine ? test::run_async(a, "go") : a.invoke("go");

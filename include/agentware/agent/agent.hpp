@@ -370,8 +370,9 @@ private:
     void conclude(state_type& state, runtime& rt, run_result& result, detail::interrupt_point at,
                   std::optional<agentware::interrupt> paused, const boost::json::value* record) {
         if (paused) {
-            result.interrupts.insert(result.interrupts.begin(),
-                                     interrupt_info{std::string(detail::to_string(at)), std::move(paused->payload)});
+            result.interrupts.insert(
+                result.interrupts.begin(),
+                interrupt_info{std::string(detail::to_string(at)), std::move(paused->payload)});
         } else if (!result.interrupts.empty()) {
             at = detail::interrupt_point::tools;
         }

@@ -165,11 +165,11 @@ private:
             break;
         case interrupt_point::after_model:
             if constexpr (agent_type::template awaits<hooks::after_model_t>)
-                step = agent_type::after_answer(state, co_await node_hooks<hooks::after_model_t>(self, state, rt),
-                                                result);
+                step = agent_type::after_answer(
+                    state, co_await node_hooks<hooks::after_model_t>(self, state, rt), result);
             else
-                step = agent_type::after_answer(state, self.template node_hooks<hooks::after_model_t>(state, rt),
-                                                result);
+                step = agent_type::after_answer(
+                    state, self.template node_hooks<hooks::after_model_t>(state, rt), result);
             agent_type::end_resume(rt);
             break;
         case interrupt_point::before_model:

@@ -41,10 +41,12 @@ public:
         return {share_tool(make_tool(
             std::string(tool_name), std::string(tool_description),
             R"({"type":"object","properties":{"question":{"type":"string","description":"The question for the user."}},"required":["question"]})",
-            [handler = options_.handler](const boost::json::object& args, const tool_runtime& rt) -> std::string {
+            [handler = options_.handler](const boost::json::object& args,
+                                         const tool_runtime& rt) -> std::string {
                 const std::string question(args.at("question").as_string());
                 if (handler) return handler(question);
-                return answer_text(rt.interrupt(boost::json::object{{"type", "ask_user"}, {"question", question}}));
+                return answer_text(
+                    rt.interrupt(boost::json::object{{"type", "ask_user"}, {"question", question}}));
             }))};
     }
 
@@ -52,7 +54,8 @@ public:
     static std::string answer_text(const boost::json::value& v) {
         if (v.is_string()) return std::string(v.get_string());
         if (const auto* o = v.if_object())
-            if (const auto* a = o->if_contains("answer"); a && a->is_string()) return std::string(a->get_string());
+            if (const auto* a = o->if_contains("answer"); a && a->is_string())
+                return std::string(a->get_string());
         return boost::json::serialize(v);
     }
 

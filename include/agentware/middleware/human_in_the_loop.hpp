@@ -73,10 +73,10 @@ struct human_in_the_loop_options {
         for (const auto& [tool, cfg] : interrupt_on)
             for (const auto& d : cfg.allowed_decisions)
                 if (std::find(std::begin(known), std::end(known), d) == std::end(known))
-                    throw std::invalid_argument(
-                        fmt::format("interrupt_on.{}.allowed_decisions: unknown decision \"{}\" (known: approve, "
-                                    "edit, reject, respond)",
-                                    tool, d));
+                    throw std::invalid_argument(fmt::format(
+                        "interrupt_on.{}.allowed_decisions: unknown decision \"{}\" (known: approve, "
+                        "edit, reject, respond)",
+                        tool, d));
     }
 };
 
@@ -125,8 +125,10 @@ public:
             reviewed.push_back(k);
             configs.push_back(&cfg);
             held.push_back(call.id);
-            action_requests.push_back(boost::json::object{
-                {"name", call.name}, {"args", call.args}, {"description", describe(call, cfg, messages, rt)}});
+            action_requests.push_back(
+                boost::json::object{{"name", call.name},
+                                    {"args", call.args},
+                                    {"description", describe(call, cfg, messages, rt)}});
             boost::json::object review{{"action_name", call.name},
                                        {"allowed_decisions", boost::json::value_from(cfg.allowed_decisions)}};
             if (cfg.args_schema) review["args_schema"] = *cfg.args_schema;
@@ -141,9 +143,9 @@ public:
         const boost::json::array& decisions = decisions_of(answer);
         if (decisions.size() != reviewed.size())
             // Text kept for parity with LangChain (next.md §1.3).
-            throw std::invalid_argument(
-                fmt::format("Number of human decisions ({}) does not match number of hanging tool calls ({}).",
-                            decisions.size(), reviewed.size()));
+            throw std::invalid_argument(fmt::format(
+                "Number of human decisions ({}) does not match number of hanging tool calls ({}).",
+                decisions.size(), reviewed.size()));
 
         // Every decision is checked before anything changes.
         for (std::size_t i = 0; i < reviewed.size(); ++i)
@@ -171,8 +173,8 @@ public:
     }
 
 private:
-    std::string describe(const tool_call& call, const interrupt_on_config& cfg, const std::vector<message>& messages,
-                         const runtime& rt) const {
+    std::string describe(const tool_call& call, const interrupt_on_config& cfg,
+                         const std::vector<message>& messages, const runtime& rt) const {
         if (cfg.describe) return cfg.describe(call, messages, rt);
         if (!cfg.description.empty()) return cfg.description;
         // Text kept for parity with LangChain (next.md §1.3: Python's f-string, the args as a dict repr).
@@ -190,28 +192,30 @@ private:
         return d->get_array();
     }
 
-    static void check(const boost::json::value& decision, const tool_call& call, const interrupt_on_config& cfg) {
+    static void check(const boost::json::value& decision, const tool_call& call,
+                      const interrupt_on_config& cfg) {
         const auto* d = decision.if_object();
         const std::string type = d ? detail::string_at(*d, "type") : std::string();
-        const bool allowed =
-            std::find(cfg.allowed_decisions.begin(), cfg.allowed_decisions.end(), type) !=
-            cfg.allowed_decisions.end();
+        const bool allowed = std::find(cfg.allowed_decisions.begin(), cfg.allowed_decisions.end(), type) !=
+                             cfg.allowed_decisions.end();
         if (!allowed)
             // Text kept for parity with LangChain (next.md §1.3).
-            throw std::invalid_argument(fmt::format(
-                "Unexpected human decision: {}. Decision type '{}' is not allowed for tool '{}'. Expected one of "
-                "{} based on the tool's configuration.",
-                detail::python_repr_json(decision), d && d->contains("type") ? detail::python_str(d->at("type")) : "None",
-                call.name, detail::python_list(cfg.allowed_decisions)));
+            throw std::invalid_argument(
+                fmt::format("Unexpected human decision: {}. Decision type '{}' is not allowed for tool '{}'. "
+                            "Expected one of "
+                            "{} based on the tool's configuration.",
+                            detail::python_repr_json(decision),
+                            d && d->contains("type") ? detail::python_str(d->at("type")) : "None", call.name,
+                            detail::python_list(cfg.allowed_decisions)));
         if (type == "edit") {
             const auto* e = d->if_contains("edited_action");
             const auto* eo = e ? e->if_object() : nullptr;
-            if (eo == nullptr || !eo->contains("name") || !eo->at("name").is_string() || !eo->contains("args") ||
-                !eo->at("args").is_object())
-                throw std::invalid_argument(
-                    fmt::format("human_in_the_loop: the edit decision for tool '{}' needs an \"edited_action\" "
-                                "object with a string \"name\" and an object \"args\"",
-                                call.name));
+            if (eo == nullptr || !eo->contains("name") || !eo->at("name").is_string() ||
+                !eo->contains("args") || !eo->at("args").is_object())
+                throw std::invalid_argument(fmt::format(
+                    "human_in_the_loop: the edit decision for tool '{}' needs an \"edited_action\" "
+                    "object with a string \"name\" and an object \"args\"",
+                    call.name));
         }
     }
 
@@ -227,7 +231,8 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
 
 /// LangChain's forms: `true` (every decision), or an object with
 /// `allowed_decisions`, `description` and `args_schema`.
-inline interrupt_on_config tag_invoke(boost::json::value_to_tag<interrupt_on_config>, const boost::json::value& jv) {
+inline interrupt_on_config tag_invoke(boost::json::value_to_tag<interrupt_on_config>,
+                                      const boost::json::value& jv) {
     interrupt_on_config c;
     if (jv.is_bool()) return c;
     json_reader r(jv);
@@ -237,7 +242,8 @@ inline interrupt_on_config tag_invoke(boost::json::value_to_tag<interrupt_on_con
     return c;
 }
 
-inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const human_in_the_loop_options& o) {
+inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,
+                       const human_in_the_loop_options& o) {
     boost::json::object on;
     for (const auto& [tool, cfg] : o.interrupt_on)
         on[tool] = boost::json::value_from(cfg);
@@ -260,8 +266,8 @@ inline human_in_the_loop_options tag_invoke(boost::json::value_to_tag<human_in_t
                 continue;
             }
             if (!v.is_bool() && !v.is_object())
-                throw json_error(path, fmt::format("expected true, false or an object, got {}",
-                                                   detail::json_shown(v)));
+                throw json_error(
+                    path, fmt::format("expected true, false or an object, got {}", detail::json_shown(v)));
             try {
                 o.interrupt_on[std::string(kv.key())] = boost::json::value_to<interrupt_on_config>(v);
             } catch (const json_error& e) {

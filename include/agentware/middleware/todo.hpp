@@ -19,8 +19,8 @@
 #include <agentware/core/fields.hpp>
 #include <agentware/core/jump.hpp>
 #include <agentware/json/reader.hpp>
-#include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool.hpp>
 

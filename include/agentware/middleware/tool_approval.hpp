@@ -50,7 +50,8 @@ public:
     explicit tool_approval(tool_approval_options o) : options_(std::move(o)) {
         if (!options_.handler) throw std::invalid_argument("tool_approval: the handler is required");
     }
-    explicit tool_approval(tool_approval_handler h) : tool_approval(tool_approval_options{std::move(h), {}, {}}) {}
+    explicit tool_approval(tool_approval_handler h)
+        : tool_approval(tool_approval_options{std::move(h), {}, {}}) {}
 
     auto wrap_tool_call(auto& req, auto&& next) const -> decltype(next(req)) {
         const tool_call& call = *req.call;
@@ -62,11 +63,13 @@ public:
         case tool_approval_decision::ask_user:
             break;
         }
-        if (options_.confirm) return options_.confirm(call) ? next(req) : short_circuit(req, next, denied(call, {}));
+        if (options_.confirm)
+            return options_.confirm(call) ? next(req) : short_circuit(req, next, denied(call, {}));
         boost::json::value answer = interrupt_call(req, review_request(call));
         const auto* o = answer.if_object();
         const auto* ds = o ? o->if_contains("decisions") : nullptr;
-        const auto* d = ds && ds->is_array() && ds->get_array().size() == 1 ? ds->get_array()[0].if_object() : nullptr;
+        const auto* d =
+            ds && ds->is_array() && ds->get_array().size() == 1 ? ds->get_array()[0].if_object() : nullptr;
         const std::string type = d ? detail::string_at(*d, "type") : std::string();
         if (type == "approve") return next(req);
         if (type == "reject") return short_circuit(req, next, denied(call, detail::string_at(*d, "message")));
@@ -80,7 +83,8 @@ private:
     tool_response denied(const tool_call& call, std::string text) const {
         if (text.empty()) text = options_.denied_text;
         if (text.empty()) text = human_in_the_loop::rejected_text(call.name, call.id);
-        return tool_response{tool_message(call.id, call.name, std::move(text), tool_status::error), {}, false};
+        return tool_response{
+            tool_message(call.id, call.name, std::move(text), tool_status::error), {}, false};
     }
 
     static boost::json::value review_request(const tool_call& call) {

@@ -10,8 +10,8 @@
 #include <agentware/model/chat_model.hpp>
 #include <agentware/model/event_sink.hpp>
 #include <agentware/model/model_ref.hpp>
-#include <agentware/tool/interrupt.hpp>
 #include <agentware/state/update.hpp>
+#include <agentware/tool/interrupt.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -72,7 +72,9 @@ public:
     /// (the run stops with stop_reason::interrupted, the round's other calls
     /// complete and are kept). When the run is resumed, this call runs again
     /// and `interrupt` returns the resume value instead.
-    boost::json::value interrupt(boost::json::value payload) const { return resumes.take(std::move(payload)); }
+    boost::json::value interrupt(boost::json::value payload) const {
+        return resumes.take(std::move(payload));
+    }
 
     /// The state field `F`, or nullptr when the agent's state has no such field.
     template <state_field F>

@@ -23,8 +23,8 @@
 
 #include <algorithm>
 #include <exception>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -376,8 +376,8 @@ interrupt_point take_interrupts(State& state, const boost::json::value& value, b
     const auto& o = rec->get_object();
     interrupt_point at = interrupt_point::tools;
     if (const auto* a = o.if_contains("at"); a && a->is_string()) {
-        for (auto p : {interrupt_point::before_agent, interrupt_point::before_model, interrupt_point::after_model,
-                       interrupt_point::tools})
+        for (auto p : {interrupt_point::before_agent, interrupt_point::before_model,
+                       interrupt_point::after_model, interrupt_point::tools})
             if (a->get_string() == to_string(p)) at = p;
     }
     if (const auto* a = o.if_contains("answered"); a && a->is_object()) answers = a->get_object();
@@ -403,7 +403,8 @@ interrupt_point take_interrupts(State& state, const boost::json::value& value, b
                         ids.size(), missing));
     for (const auto& id : ids) {
         boost::json::array all;
-        if (const auto* before = answers.if_contains(id); before && before->is_array()) all = before->get_array();
+        if (const auto* before = answers.if_contains(id); before && before->is_array())
+            all = before->get_array();
         all.push_back(by_id->at(id));
         answers[id] = std::move(all);
     }

@@ -318,3 +318,24 @@ TEST_CASE("a before_model hook that interrupts receives the resume value when it
         CHECK(done.answer() == "hi");
     }
 }
+
+TEST_CASE("a tool that interrupts twice gets both answers in order", "[agent][interrupt]") {
+    auto twice = make_tool("twice", "Asks two questions.", boost::json::object{},
+                           [](const boost::json::object&, const tool_runtime& rt) {
+                               auto first = rt.interrupt(boost::json::value("first?"));
+                               auto second = rt.interrupt(boost::json::value("second?"));
+                               return std::string(first.as_string()) + " " + std::string(second.as_string());
+                           });
+    scripted_model model({test::calls({test::call("t1", "twice")}), ai_message("ok")});
+    auto a = make_agent(model, tool_set(twice));
+    a.use_checkpointer(memory_checkpointer{});
+    auto r = a.invoke("go");
+    REQUIRE(r.reason == stop_reason::interrupted);
+    CHECK(r.interrupts[0].value == boost::json::value("first?"));
+    auto again = a.invoke(resume{"a"});
+    REQUIRE(again.reason == stop_reason::interrupted);
+    CHECK(again.interrupts[0].value == boost::json::value("second?"));
+    auto done = a.invoke(resume{"b"});
+    REQUIRE(done.reason == stop_reason::finished);
+    CHECK(tool_text(done.state.messages, "t1") == "a b");
+}

@@ -293,7 +293,7 @@ private:
                 at = step_point(step);
                 step = step == detail::loop_step::tools ? run_tools(state, rt, config, result, buffers.tools)
                                                         : model_round(state, rt, config, result, buffers);
-                end_resume(rt);
+                if (result.interrupts.empty()) end_resume(rt); // a tool that paused again keeps its answers
             }
         } catch (agentware::interrupt& i) {
             paused.emplace(std::move(i));

@@ -104,7 +104,7 @@ private:
                 step = step == loop_step::tools
                            ? co_await run_tools(self, state, rt, config, result, round)
                            : co_await model_round(self, state, rt, config, result, round);
-                agent_type::end_resume(rt);
+                if (result.interrupts.empty()) agent_type::end_resume(rt); // as in agent::drive
             }
         } catch (agentware::interrupt& i) {
             paused.emplace(std::move(i));

@@ -21,6 +21,7 @@
 
 #include <agentware/agent/detail/loop_steps.hpp>
 #include <agentware/agent/runtime.hpp>
+#include <agentware/core/jump.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
@@ -106,10 +107,10 @@ public:
         return fmt::format("User rejected the tool call for `{}` with id {}", name, id);
     }
 
-    void after_model(auto& state, runtime& rt) const {
+    hook_result after_model(auto& state, runtime& rt) const {
         std::vector<message>& messages = state.messages;
         const std::size_t ai = detail::last_ai_index(messages);
-        if (ai == static_cast<std::size_t>(-1) || messages[ai].tool_calls.empty()) return;
+        if (ai == static_cast<std::size_t>(-1) || messages[ai].tool_calls.empty()) return {};
 
         // The calls that need review, in call order (answered ones have run already).
         std::vector<std::size_t> reviewed;
@@ -134,7 +135,7 @@ public:
             if (cfg.args_schema) review["args_schema"] = *cfg.args_schema;
             review_configs.push_back(std::move(review));
         }
-        if (reviewed.empty()) return;
+        if (reviewed.empty()) return {};
 
         boost::json::value answer =
             rt.interrupt(boost::json::object{{"action_requests", std::move(action_requests)},
@@ -168,8 +169,13 @@ public:
                 answers.push_back(tool_message(call.id, call.name, detail::string_at(d, "message")));
             }
         }
+        const bool answered = !answers.empty();
         for (auto& m : answers)
             detail::append_message(messages, std::move(m));
+        // Every call answered (all rejected or responded to): the model reads the answers next,
+        // as LangChain's router sends it back to the model once no call is pending.
+        if (answered && !detail::wants_tools(messages)) return jump_to::model;
+        return {};
     }
 
 private:

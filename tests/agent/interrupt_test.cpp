@@ -59,12 +59,14 @@ struct review {
     std::shared_ptr<std::vector<boost::json::value>> answers =
         std::make_shared<std::vector<boost::json::value>>();
     void after_model(auto& state, runtime& rt) {
-        const message& ai = state.messages.back();
-        if (!ai.is_ai()) return;
+        const auto& ms = state.messages;
+        const std::size_t at = agentware::detail::last_ai_index(ms);
+        if (at == static_cast<std::size_t>(-1)) return;
+        const message& ai = ms[at];
         std::vector<std::string> held;
         boost::json::array names;
         for (const auto& c : ai.tool_calls)
-            if (c.name == "risky") {
+            if (c.name == "risky" && !agentware::detail::answered_after(ms, at, c.id)) {
                 held.push_back(c.id);
                 names.push_back(boost::json::value(c.id));
             }

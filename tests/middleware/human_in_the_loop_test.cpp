@@ -72,9 +72,6 @@ inline boost::json::value decisions(std::string_view json) {
 
 } // namespace hitl_test
 
-using hitl_test::answer_to;
-using hitl_test::decisions;
-
 TEST_CASE("human_in_the_loop: one interrupt per turn with every call that needs review",
           "[middleware][human_in_the_loop][interrupt]") {
     auto c = std::make_shared<hitl_test::counter>();
@@ -103,13 +100,13 @@ TEST_CASE("human_in_the_loop: one interrupt per turn with every call that needs 
     CHECK(c->of("d1") == 0);
 
     SECTION("approve and reject: the rejected call is answered, the model sees both") {
-        auto done =
-            a.invoke(resume{decisions(R"([{"type":"approve"},{"type":"reject","message":"not that one"}])")});
+        auto done = a.invoke(resume{
+            hitl_test::decisions(R"([{"type":"approve"},{"type":"reject","message":"not that one"}])")});
         REQUIRE(done.reason == stop_reason::finished);
         CHECK(c->of("w1") == 1);
         CHECK(c->of("d1") == 0);
         CHECK(c->of("r1") == 1);
-        const message* rej = answer_to(done.state.messages, "d1");
+        const message* rej = hitl_test::answer_to(done.state.messages, "d1");
         REQUIRE(rej != nullptr);
         CHECK(rej->text() == "not that one");
         CHECK(rej->status == tool_status::error);
@@ -120,7 +117,7 @@ TEST_CASE("human_in_the_loop: one interrupt per turn with every call that needs 
         CHECK(done.answer() == "done");
     }
     SECTION("edit keeps the call id; reject without a message gets LangChain's text") {
-        auto done = a.invoke(resume{decisions(
+        auto done = a.invoke(resume{hitl_test::decisions(
             R"([{"type":"edit","edited_action":{"name":"write_file","args":{"path":"/safe.txt","content":"y"}}},
                 {"type":"reject"}])")});
         REQUIRE(done.reason == stop_reason::finished);
@@ -128,26 +125,26 @@ TEST_CASE("human_in_the_loop: one interrupt per turn with every call that needs 
         CHECK(c->args["w1"] == R"({"path":"/safe.txt","content":"y"})");
         CHECK(done.state.messages[1].tool_calls[0].id == "w1");
         CHECK(done.state.messages[1].tool_calls[0].args.at("path") == "/safe.txt");
-        CHECK(answer_to(done.state.messages, "d1")->text() ==
+        CHECK(hitl_test::answer_to(done.state.messages, "d1")->text() ==
               "User rejected the tool call for `delete` with id d1");
     }
     SECTION("respond answers as the tool, with a successful status") {
-        auto done = a.invoke(
-            resume{decisions(R"([{"type":"respond","message":"written by hand"},{"type":"approve"}])")});
+        auto done = a.invoke(resume{
+            hitl_test::decisions(R"([{"type":"respond","message":"written by hand"},{"type":"approve"}])")});
         REQUIRE(done.reason == stop_reason::finished);
         CHECK(c->of("w1") == 0);
         CHECK(c->of("d1") == 1);
-        CHECK(answer_to(done.state.messages, "w1")->text() == "written by hand");
-        CHECK(answer_to(done.state.messages, "w1")->status == tool_status::ok);
+        CHECK(hitl_test::answer_to(done.state.messages, "w1")->text() == "written by hand");
+        CHECK(hitl_test::answer_to(done.state.messages, "w1")->status == tool_status::ok);
     }
     SECTION("the wrong number of decisions is an error, and the run can still be resumed") {
-        auto bad = a.invoke(resume{decisions(R"([{"type":"approve"}])")});
+        auto bad = a.invoke(resume{hitl_test::decisions(R"([{"type":"approve"}])")});
         CHECK(bad.reason == stop_reason::error);
         CHECK_THAT(bad.error,
                    Catch::StartsWith("Number of human decisions (1) does not match number of hanging "
                                      "tool calls (2)."));
         CHECK(c->of("w1") == 0);
-        auto disallowed = a.invoke(resume{decisions(R"([{"type":"approve"},{"type":"edit"}])")});
+        auto disallowed = a.invoke(resume{hitl_test::decisions(R"([{"type":"approve"},{"type":"edit"}])")});
         CHECK(disallowed.reason == stop_reason::error);
         CHECK_THAT(
             disallowed.error,
@@ -157,7 +154,7 @@ TEST_CASE("human_in_the_loop: one interrupt per turn with every call that needs 
         auto shapeless = a.invoke(resume{"yes"});
         CHECK(shapeless.reason == stop_reason::error);
         CHECK_THAT(shapeless.error, Catch::Contains("\"decisions\" array"));
-        auto done = a.invoke(resume{decisions(R"([{"type":"approve"},{"type":"approve"}])")});
+        auto done = a.invoke(resume{hitl_test::decisions(R"([{"type":"approve"},{"type":"approve"}])")});
         REQUIRE(done.reason == stop_reason::finished);
         CHECK(c->of("w1") == 1);
         CHECK(c->of("d1") == 1);
@@ -178,14 +175,14 @@ TEST_CASE("human_in_the_loop: a reject followed by a new model turn that is revi
         auto resume_with = [&](resume r) { return coroutine ? test::resume_async(a, r) : a.invoke(r); };
         auto r = go("go");
         REQUIRE(r.reason == stop_reason::interrupted);
-        auto second = resume_with(resume{decisions(R"([{"type":"reject","message":"use /b"}])")});
+        auto second = resume_with(resume{hitl_test::decisions(R"([{"type":"reject","message":"use /b"}])")});
         // The model read the rejection and tried again: a second review.
         REQUIRE(second.reason == stop_reason::interrupted);
         CHECK(model.calls() == 2);
-        CHECK(answer_to(second.state.messages, "w1")->text() == "use /b");
+        CHECK(hitl_test::answer_to(second.state.messages, "w1")->text() == "use /b");
         CHECK(second.interrupts[0].value.at("action_requests").at(0).at("args") ==
               boost::json::parse(R"({"path":"/b"})"));
-        auto done = resume_with(resume{decisions(R"([{"type":"approve"}])")});
+        auto done = resume_with(resume{hitl_test::decisions(R"([{"type":"approve"}])")});
         REQUIRE(done.reason == stop_reason::finished);
         CHECK(c->of("w1") == 0);
         CHECK(c->of("w2") == 1);
@@ -218,7 +215,7 @@ TEST_CASE("human_in_the_loop: `when`, description functions and unreviewed turns
     CHECK(r.interrupts[0].value.at("review_configs").at(0).at("args_schema") ==
           boost::json::parse(R"({"type":"object"})"));
     CHECK(c->of("w1") == 1);
-    auto done = a.invoke(resume{decisions(R"([{"type":"approve"}])")});
+    auto done = a.invoke(resume{hitl_test::decisions(R"([{"type":"approve"}])")});
     REQUIRE(done.reason == stop_reason::finished);
     CHECK(c->of("w1") == 1);
     CHECK(c->of("w2") == 1);
@@ -271,7 +268,7 @@ TEST_CASE("human_in_the_loop: an error-handling middleware does not swallow the 
     CHECK(r.interrupts[0].value == boost::json::parse(R"({"type":"ask_user","question":"Which file?"})"));
     auto done = a.invoke(resume{boost::json::parse(R"({"answer":"/b.txt"})")});
     REQUIRE(done.reason == stop_reason::finished);
-    CHECK(answer_to(done.state.messages, "q1")->text() == "/b.txt");
+    CHECK(hitl_test::answer_to(done.state.messages, "q1")->text() == "/b.txt");
 }
 
 TEST_CASE("ask_user with an in-process handler waits for the answer without pausing",
@@ -283,7 +280,7 @@ TEST_CASE("ask_user with an in-process handler waits for the answer without paus
     auto a = make_agent(model, tool_set{}, ask_user(o));
     auto r = a.invoke("go");
     REQUIRE(r.reason == stop_reason::finished);
-    CHECK(answer_to(r.state.messages, "q1")->text() == "answer to Color?: blue");
+    CHECK(hitl_test::answer_to(r.state.messages, "q1")->text() == "answer to Color?: blue");
 }
 
 TEST_CASE("tool_approval answers in process, or pauses when it must ask",
@@ -308,9 +305,9 @@ TEST_CASE("tool_approval answers in process, or pauses when it must ask",
         CHECK(c->of("d1") == 0);
         CHECK(c->of("w1") == 1);
         CHECK(c->of("w2") == 0);
-        CHECK(answer_to(r.state.messages, "d1")->text() ==
+        CHECK(hitl_test::answer_to(r.state.messages, "d1")->text() ==
               "User rejected the tool call for `delete` with id d1");
-        CHECK(answer_to(r.state.messages, "d1")->status == tool_status::error);
+        CHECK(hitl_test::answer_to(r.state.messages, "d1")->status == tool_status::error);
     }
     SECTION("without a confirmation, ask_user pauses; the others run once") {
         for (bool coroutine : {false, true}) {
@@ -326,8 +323,9 @@ TEST_CASE("tool_approval answers in process, or pauses when it must ask",
             CHECK(r.interrupts[0].value.at("review_configs").at(0).at("allowed_decisions") ==
                   boost::json::parse(R"(["approve","reject"])"));
             CHECK(c2->of("r1") == 1);
-            auto done = coroutine ? test::resume_async(a, resume{decisions(R"([{"type":"approve"}])")})
-                                  : a.invoke(resume{decisions(R"([{"type":"approve"}])")});
+            auto done = coroutine
+                            ? test::resume_async(a, resume{hitl_test::decisions(R"([{"type":"approve"}])")})
+                            : a.invoke(resume{hitl_test::decisions(R"([{"type":"approve"}])")});
             REQUIRE(done.reason == stop_reason::finished);
             CHECK(c2->of("r1") == 1);
             CHECK(c2->of("w1") == 1);

@@ -286,6 +286,8 @@ private:
             if (resumed) {
                 at = *resumed;
                 step = resume_step(state, rt, result, at);
+                if (at == detail::interrupt_point::before_agent || at == detail::interrupt_point::after_model)
+                    record = nullptr; // the resumed step is over: a later failure does not re-open it
             } else {
                 step = first_step(state, rt, result);
             }
@@ -293,7 +295,10 @@ private:
                 at = step_point(step);
                 step = step == detail::loop_step::tools ? run_tools(state, rt, config, result, buffers.tools)
                                                         : model_round(state, rt, config, result, buffers);
-                if (result.interrupts.empty()) end_resume(rt); // a tool that paused again keeps its answers
+                if (result.interrupts.empty()) { // a tool that paused again keeps its answers
+                    end_resume(rt);
+                    record = nullptr;
+                }
             }
         } catch (agentware::interrupt& i) {
             paused.emplace(std::move(i));
@@ -322,12 +327,12 @@ private:
         switch (at) {
         case detail::interrupt_point::before_agent: {
             auto step = first_step(state, rt, result);
-            end_resume(rt);
+            end_hook_resume(rt);
             return step;
         }
         case detail::interrupt_point::after_model: {
             auto step = after_answer(state, node_hooks<hooks::after_model_t>(state, rt), result);
-            end_resume(rt);
+            end_hook_resume(rt);
             return step;
         }
         case detail::interrupt_point::before_model:
@@ -344,6 +349,9 @@ private:
             if (const auto* a = answers.if_contains(detail::to_string(at))) rt.resumes.values = a->if_array();
     }
     // The interrupted step is over: later interrupts pause the run again.
+    // The interrupted hook chain is over; the answers of the round's tool calls
+    // stay until their step (an after_model pause may hold calls that also paused).
+    static void end_hook_resume(runtime& rt) noexcept { rt.resumes = detail::resume_cursor{}; }
     static void end_resume(runtime& rt) noexcept {
         rt.resumes = detail::resume_cursor{};
         rt.tool_resumes = nullptr;
@@ -366,7 +374,7 @@ private:
 
     // The end of a run, paused or not: a paused run records its interrupts in
     // the state (its after_agent hooks run when it finally ends); a resumed run
-    // that failed in the step it resumed keeps waiting for its resume.
+    // that failed in the step it resumed (`record` still set) keeps waiting for its resume.
     void conclude(state_type& state, runtime& rt, run_result& result, detail::interrupt_point at,
                   std::optional<agentware::interrupt> paused, const boost::json::value* record) {
         if (paused) {
@@ -382,7 +390,7 @@ private:
             result.context = std::move(rt.context);
             return;
         }
-        if (record != nullptr && rt.tool_resumes != nullptr && result.reason == stop_reason::error) {
+        if (record != nullptr && result.reason == stop_reason::error) {
             state.unknown_fields[detail::interrupt_key] = *record; // the resume can be given again
             result.error += " (the run is still paused: resume it again)";
             result.context = std::move(rt.context);

@@ -93,6 +93,8 @@ private:
             if (resumed) {
                 at = *resumed;
                 step = co_await resume_step(self, state, rt, result, at);
+                if (at == interrupt_point::before_agent || at == interrupt_point::after_model)
+                    record = nullptr; // as in agent::drive
             } else if constexpr (agent_type::template awaits<hooks::before_agent_t>) {
                 step =
                     agent_type::start_at(co_await node_hooks<hooks::before_agent_t>(self, state, rt), result);
@@ -104,7 +106,10 @@ private:
                 step = step == loop_step::tools
                            ? co_await run_tools(self, state, rt, config, result, round)
                            : co_await model_round(self, state, rt, config, result, round);
-                if (result.interrupts.empty()) agent_type::end_resume(rt); // as in agent::drive
+                if (result.interrupts.empty()) { // as in agent::drive
+                    agent_type::end_resume(rt);
+                    record = nullptr;
+                }
             }
         } catch (agentware::interrupt& i) {
             paused.emplace(std::move(i));
@@ -130,7 +135,7 @@ private:
         if constexpr (agent_type::template awaits<hooks::after_agent_t>) {
             // conclude, with the after_agent hooks awaited
             bool pausing = paused.has_value() || !result.interrupts.empty();
-            bool keeps_waiting = record != nullptr && rt.tool_resumes != nullptr;
+            bool keeps_waiting = record != nullptr;
             if ((pausing && result.reason != stop_reason::error) ||
                 (keeps_waiting && result.reason == stop_reason::error)) {
                 self.conclude(state, rt, result, at, std::move(paused), record);
@@ -161,7 +166,7 @@ private:
                     agent_type::start_at(co_await node_hooks<hooks::before_agent_t>(self, state, rt), result);
             else
                 step = self.first_step(state, rt, result);
-            agent_type::end_resume(rt);
+            agent_type::end_hook_resume(rt);
             break;
         case interrupt_point::after_model:
             if constexpr (agent_type::template awaits<hooks::after_model_t>)
@@ -170,7 +175,7 @@ private:
             else
                 step = agent_type::after_answer(
                     state, self.template node_hooks<hooks::after_model_t>(state, rt), result);
-            agent_type::end_resume(rt);
+            agent_type::end_hook_resume(rt);
             break;
         case interrupt_point::before_model:
             step = loop_step::model;

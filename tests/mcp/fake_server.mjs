@@ -58,6 +58,12 @@ function handle(msg) {
     if (name === "echo") {
       send({ jsonrpc: "2.0", method: "notifications/progress",
              params: { progressToken: msg.params._meta?.progressToken ?? 0, progress: 1, total: 1 } });
+      if (msg.params.arguments.message === "flood")
+        for (let i = 0; i < 5000; ++i)
+          send({ jsonrpc: "2.0", method: "notifications/progress",
+                 params: { progressToken: msg.params._meta?.progressToken ?? 0, progress: i } });
+      if (msg.params.arguments.message === "log")
+        send({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: "asked to log" } });
       echoed = true;
       send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
       return reply({ content: [{ type: "text", text: "echo: " + msg.params.arguments.message }] });
@@ -68,6 +74,8 @@ function handle(msg) {
     if (name === "garbage") return process.stdout.write("this is not json\n");
     if (name === "huge") return process.stdout.write("x".repeat(3 << 20) + "\n");
     if (name === "ask") {
+      if (modern && msg.params.inputResponses)
+        return reply({ resultType: "complete", content: [{ type: "text", text: JSON.stringify(msg.params.inputResponses) }] });
       if (modern) return reply({ resultType: "input_required", requestState: "s1",
                                  inputRequests: { q: { method: "elicitation/create", params: { message: "Name?" } } } });
       pendingSampling = msg.id;
@@ -111,6 +119,7 @@ if (!overHttp) {
       if (!String(h["accept"]).includes("text/event-stream") || !String(h["accept"]).includes("application/json"))
         return fail("Accept header");
       if (h["x-api-key"] !== "k-123") { res.writeHead(401); return res.end("no key"); }
+      if (msg.method === "tools/call" && msg.params.name === "hang") return; // holds the stream open
       const out = [];
       send = (m) => out.push(m);
       handle(msg);

@@ -10,11 +10,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "node_server.hpp"
+
 #include <arpa/inet.h>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
+#include <stop_token>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
@@ -62,76 +65,11 @@ bool is_error(const boost::json::object& result) {
     return e && e->is_bool() && e->get_bool();
 }
 
-int free_port() {
-    const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(s);
-    return ntohs(a.sin_port);
-}
-
-/// The local addresses listening on `port` (from /proc/net/tcp and tcp6), in hex.
-std::vector<std::string> listeners(int port) {
-    std::vector<std::string> out;
-    char hex[8];
-    std::snprintf(hex, sizeof hex, ":%04X", port);
-    for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-        std::ifstream in(file);
-        std::string line;
-        std::getline(in, line);
-        while (std::getline(in, line)) {
-            std::istringstream fields(line);
-            std::string sl, local, remote, state;
-            fields >> sl >> local >> remote >> state;
-            if (state == "0A" && local.ends_with(hex)) out.push_back(local);
-        }
-    }
-    return out;
-}
-
-/// A node server listening on 127.0.0.1:port(), started with `args` (the
-/// port appended when `port_last`, else in $PORT).
-class http_server {
-public:
-    http_server(std::vector<std::string> args, bool port_last) : port_(free_port()) {
-        const std::string port = std::to_string(port_);
-        if (port_last) args.push_back(port);
-        std::vector<char*> argv;
-        argv.push_back(const_cast<char*>("node"));
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            ::setenv("PORT", port.c_str(), 1);
-            ::execvp("node", argv.data());
-            ::_exit(127);
-        }
-        for (int i = 0; i < 200 && listeners(port_).empty(); ++i)
-            std::this_thread::sleep_for(50ms);
-    }
-    ~http_server() {
-        ::kill(pid_, SIGTERM);
-        int st;
-        ::waitpid(pid_, &st, 0);
-    }
-    int port() const { return port_; }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
-
-private:
-    int port_;
-    pid_t pid_;
-};
-
 /// server-everything's Streamable HTTP server, made to listen on 127.0.0.1 only.
-http_server everything_http() {
-    return http_server({(servers_dir / "loopback.mjs").string(), node_module("server-everything").string(),
-                        "streamableHttp"},
-                       false);
+mcp_test::http_server everything_http() {
+    return mcp_test::http_server({(servers_dir / "loopback.mjs").string(),
+                                  node_module("server-everything").string(), "streamableHttp"},
+                                 false);
 }
 
 } // namespace
@@ -221,8 +159,8 @@ TEST_CASE("server-filesystem answers access-denied as an error result", "[mcp][s
 }
 
 TEST_CASE("Streamable HTTP against server-everything on 127.0.0.1", "[mcp][http]") {
-    http_server server = everything_http();
-    const auto bound = listeners(server.port());
+    mcp_test::http_server server = everything_http();
+    const auto bound = mcp_test::listeners(server.port());
     REQUIRE_FALSE(bound.empty());
     for (const auto& a : bound)
         CHECK((a == "0100007F:" + std::string(a.substr(9)) ||
@@ -271,7 +209,7 @@ TEST_CASE("the 2026-07-28 era with server/discover", "[mcp][modern]") {
 }
 
 TEST_CASE("the 2026-07-28 era over Streamable HTTP", "[mcp][http][modern]") {
-    http_server server({(servers_dir / "fake_server.mjs").string(), "http-modern"}, true);
+    mcp_test::http_server server({(servers_dir / "fake_server.mjs").string(), "http-modern"}, true);
     ::setenv("AGENTWARE_MCP_TEST_KEY2", "k-123", 1);
     const auto cfg = mcp::read_server_config(
         "remote",
@@ -337,6 +275,35 @@ TEST_CASE("server requests and notifications (legacy era)", "[mcp][stdio]") {
     CHECK_THAT(text_of(c.call_tool("ask", {})), Catch::Contains("-32601"));      // elicitation refused
     CHECK_THAT(text_of(c.call_tool("sampling", {})), Catch::Contains("-32601")); // sampling refused
     CHECK_THAT(text_of(c.call_tool("roots", {})), Catch::Contains("file:///work/space"));
+}
+
+TEST_CASE("elicitation is answered by the client's handler in both eras", "[mcp][stdio][modern]") {
+    std::vector<std::string> asked;
+    mcp::client_options opts;
+    opts.on_elicitation = [&](const boost::json::object& params) {
+        asked.emplace_back(params.at("message").as_string());
+        return boost::json::object{{"action", "accept"}, {"content", {{"name", "Ada"}}}};
+    };
+    for (const char* mode : {"legacy", "modern"}) {
+        mcp::client c(fake(mode), opts);
+        const std::string answer = text_of(c.call_tool("ask", {}));
+        CHECK_THAT(answer, Catch::Contains(R"("action":"accept")"));
+        CHECK_THAT(answer, Catch::Contains(R"("name":"Ada")"));
+        c.close();
+    }
+    CHECK(asked == std::vector<std::string>{"Name?", "Name?"});
+
+    opts.on_elicitation = [](const boost::json::object&) -> boost::json::object {
+        throw std::runtime_error("no user at the keyboard");
+    };
+    mcp::client legacy(fake("legacy"), opts);
+    const std::string refused = text_of(legacy.call_tool("ask", {}));
+    CHECK_THAT(refused, Catch::Contains("elicitation failed: no user at the keyboard"));
+    legacy.close();
+    mcp::client modern(fake("modern"), opts);
+    CHECK_THROWS_WITH(modern.call_tool("ask", {}),
+                      Catch::Contains("elicitation failed: no user at the keyboard"));
+    modern.close();
 }
 
 TEST_CASE("failing servers give readable errors and the client goes on", "[mcp][stdio]") {
@@ -479,6 +446,130 @@ TEST_CASE("list_changed refreshes the agent's tools before the next model call",
     CHECK(ms[2].text() == "echo: x");
     CHECK(ms[4].text() == "added works"); // offered and callable after the server's list_changed
     CHECK(kit.tools().size() == 9);
+    kit.close();
+}
+
+namespace {
+/// Calls the fake server's `hang` tool with a stop requested 200 ms later;
+/// the kind of error it ends with.
+mcp::mcp_error_kind hang_until_stopped(mcp::client& c) {
+    std::stop_source stop;
+    std::jthread stopper([&] {
+        std::this_thread::sleep_for(200ms);
+        stop.request_stop();
+    });
+    mcp::call_options options;
+    options.stop = stop.get_token();
+    try {
+        c.call_tool("hang", {}, options);
+    } catch (const mcp::mcp_error& e) {
+        return e.kind();
+    }
+    return mcp::mcp_error_kind::protocol; // answered: not what a hanging tool does
+}
+} // namespace
+
+TEST_CASE("a stop token cancels a call in flight", "[mcp][cancel]") {
+    SECTION("stdio: the request is cancelled and the connection goes on") {
+        mcp::client c(fake("legacy"));
+        CHECK(hang_until_stopped(c) == mcp::mcp_error_kind::cancelled);
+        CHECK(text_of(c.call_tool("echo", {{"message", "still here"}})) == "echo: still here");
+        c.close();
+    }
+    SECTION("Streamable HTTP: the open stream is closed") {
+        mcp_test::http_server server({(servers_dir / "fake_server.mjs").string(), "http-modern"}, true);
+        auto cfg = fake("modern");
+        cfg.type = mcp::transport_type::http;
+        cfg.url = server.url();
+        cfg.headers["X-API-Key"] = "k-123";
+        mcp::client c(cfg);
+        CHECK(hang_until_stopped(c) == mcp::mcp_error_kind::cancelled);
+        CHECK(text_of(c.call_tool("echo", {{"message", "again"}})) == "echo: again");
+        c.close();
+    }
+    SECTION("a stop requested before the call sends nothing") {
+        mcp::client c(fake("legacy"));
+        std::stop_source stop;
+        stop.request_stop();
+        mcp::call_options options;
+        options.stop = stop.get_token();
+        try {
+            c.call_tool("echo", {{"message", "x"}}, options);
+            FAIL("no error");
+        } catch (const mcp::mcp_error& e) {
+            CHECK(e.kind() == mcp::mcp_error_kind::cancelled);
+            CHECK_THAT(e.what(), Catch::Contains("tools/call request was cancelled"));
+        }
+        c.close();
+    }
+}
+
+TEST_CASE("a call's listener gets its progress and the server's log lines", "[mcp][stdio]") {
+    mcp::client c(fake("legacy"));
+    std::vector<mcp::mcp_event> mine;
+    mcp::call_options options;
+    options.on_event = [&](const mcp::mcp_event& e) { mine.push_back(e); };
+    CHECK(text_of(c.call_tool("echo", {{"message", "log"}}, options)) == "echo: log");
+    REQUIRE(mine.size() == 2);
+    CHECK(mine[0].method == "notifications/progress");
+    CHECK(mine[1].method == "notifications/message");
+    CHECK(mine[1].params.at("data") == "asked to log");
+    CHECK(mine[1].server == "fake");
+    SECTION("a flood of progress notifications fails the call at the limit") {
+        mcp::client_options limited;
+        limited.max_notifications_per_call = 1000;
+        mcp::client flooded(fake("legacy"), limited);
+        mine.clear();
+        CHECK_THROWS_WITH(flooded.call_tool("echo", {{"message", "flood"}}, options),
+                          Catch::Contains("more than 1000 progress notifications for one request"));
+        CHECK(mine.size() == 1000); // the listener heard up to the limit
+        CHECK(text_of(flooded.call_tool("echo", {{"message", "calm"}})) == "echo: calm");
+        flooded.close();
+        mine.clear();
+        CHECK(text_of(c.call_tool("echo", {{"message", "log"}}, options)) == "echo: log");
+    }
+    // after the call returned, its listener hears nothing more
+    CHECK(text_of(c.call_tool("echo", {{"message", "log"}})) == "echo: log");
+    CHECK(mine.size() == 2);
+    c.close();
+}
+
+TEST_CASE("an agent's MCP calls report to the run's events and stop with the run", "[mcp][agent]") {
+    mcp::mcp_toolkit kit({fake("legacy")});
+    SECTION("progress and log lines become mcp_progress and mcp_log events") {
+        scripted_model model(
+            {ai_message("", {tool_call{"c1", "fake_echo", {{"message", "log"}}}}), ai_message("done")});
+        auto agent = make_agent(model, kit.tool_set());
+        std::vector<boost::json::object> events;
+        run_config config;
+        config.stream.on_event = [&](const boost::json::object& e) { events.push_back(e); };
+        REQUIRE(agent.invoke("go", config).ok());
+        REQUIRE(events.size() == 2);
+        CHECK(events[0].at("type") == "mcp_progress");
+        CHECK(events[0].at("tool") == "fake_echo");
+        CHECK(events[0].at("tool_call_id") == "c1");
+        CHECK(events[0].at("server") == "fake");
+        CHECK(events[1].at("type") == "mcp_log");
+        CHECK(events[1].at("params").at("level") == "info");
+    }
+    SECTION("stopping the run cancels the call and keeps its answer in the history") {
+        scripted_model model({ai_message("", {tool_call{"c1", "fake_hang", {}}}), ai_message("never")});
+        auto agent = make_agent(model, kit.tool_set());
+        std::stop_source stop;
+        run_config config;
+        config.stop = stop.get_token();
+        std::jthread stopper([&] {
+            std::this_thread::sleep_for(200ms);
+            stop.request_stop();
+        });
+        const auto r = agent.invoke("go", config);
+        CHECK(r.reason == stop_reason::error);
+        const auto& ms = r.state.messages;
+        REQUIRE(ms.size() == 3);
+        CHECK(ms[2].is_error());
+        CHECK(ms[2].text() ==
+              "Error: the MCP tool \"hang\" of server \"fake\" was cancelled: the run was asked to stop");
+    }
     kit.close();
 }
 

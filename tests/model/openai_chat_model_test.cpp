@@ -516,8 +516,8 @@ TEST_CASE("openai client: many concurrent async calls share one io_context", "[c
         s.delay_between = 1ms;
         server.push(s);
     }
+    boost::asio::io_context io; // before the model: its idle connections are bound to the context
     openai_chat_model model(config_for(server));
-    boost::asio::io_context io;
     int done = 0;
     std::vector<std::string> texts(calls);
     std::vector<chat_request> requests(calls, hello());

@@ -120,8 +120,8 @@ TEST_CASE("moderation client: the key comes from the environment only", "[client
 TEST_CASE("moderation client: the coroutine call", "[client][moderation][async]") {
     scripted_http_server server;
     server.push(scripted_response::json(moderation_clean_body));
+    boost::asio::io_context io; // before the client: its idle connection is bound to the context
     openai_moderation_client client(moderation_config_for(server));
-    boost::asio::io_context io;
     auto result = boost::asio::co_spawn(io, client.async_check("hello", "omni-moderation-latest"),
                                         boost::asio::use_future);
     io.run();

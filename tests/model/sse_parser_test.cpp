@@ -61,6 +61,23 @@ TEST_CASE("sse: comments, event types, ids and unknown fields", "[sse]") {
     CHECK(parse("event: lonely\n\n").empty()); // no data: nothing dispatched
 }
 
+TEST_CASE("sse: where a stream stands, to resume it: the last id and retry", "[sse]") {
+    sse_parser p;
+    auto ignore = [](const sse_event&) {};
+    CHECK(p.last_event_id().empty());
+    CHECK_FALSE(p.retry());
+    p.feed("id: e-1\nretry: 500\ndata: \n\n", ignore);
+    CHECK(p.last_event_id() == "e-1");
+    REQUIRE(p.retry());
+    CHECK(p.retry()->count() == 500);
+    p.feed("retry: soon\nretry: 12345678901\nid: e-2\ndata: x\n\n", ignore); // not delays: ignored
+    CHECK(p.last_event_id() == "e-2");
+    CHECK(p.retry()->count() == 500);
+    p.reset();
+    CHECK(p.last_event_id().empty());
+    CHECK_FALSE(p.retry());
+}
+
 TEST_CASE("sse: CRLF, CR and LF line endings, and a BOM", "[sse]") {
     const std::vector<seen> want{{"message", "a", ""}, {"message", "b", ""}, {"message", "c", ""}};
     CHECK(parse("data: a\r\n\r\ndata: b\r\rdata: c\n\n") == want);

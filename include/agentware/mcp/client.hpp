@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,7 +32,10 @@ namespace agentware::mcp {
 /// The protocol revisions this client speaks.
 inline constexpr std::string_view modern_protocol_version = "2026-07-28";
 inline constexpr std::string_view latest_legacy_protocol_version = "2025-11-25";
-inline constexpr std::string_view legacy_protocol_versions[] = {"2025-11-25", "2025-06-18"};
+/// The 2025 revisions accepted in answer to `initialize` (2025-03-26, the
+/// first with Streamable HTTP, differs from the later ones in nothing this
+/// client relies on).
+inline constexpr std::string_view legacy_protocol_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
 
 /// Which family of revisions a connection speaks.
 enum class protocol_era {
@@ -63,6 +67,7 @@ enum class mcp_error_kind {
     closed,         ///< the server is gone (exited, connection refused)
     limit,          ///< the server sent more than a configured limit allows
     input_required, ///< the server asks for input (elicitation, sampling) this client cannot give
+    cancelled,      ///< the caller asked the call to stop (the request was cancelled)
 };
 
 class mcp_error : public std::runtime_error {
@@ -104,9 +109,35 @@ struct client_options {
     /// `roots/list` is answered with these (`file://` URIs or plain paths);
     /// empty: the client does not offer the roots capability and refuses the request.
     std::vector<std::string> roots;
+    /// Answers the server's `elicitation/create` requests (a form the user
+    /// fills in): given the request's params, returns the result, e.g.
+    /// `{"action": "accept", "content": {...}}` or `{"action": "decline"}`.
+    /// Called on the thread that reads the server. Set, the client offers the
+    /// elicitation capability; empty, it refuses the request (2025 era) or
+    /// fails the call with mcp_error (input_required, 2026-07-28 era).
+    std::function<boost::json::object(const boost::json::object& params)> on_elicitation;
     /// Progress and log notifications; called on the client's reader thread
     /// (stdio) or the calling thread (HTTP). Empty: dropped.
     std::function<void(const mcp_event&)> on_event;
+};
+
+/// What one `tools/call` may carry besides its arguments: how long to wait,
+/// a stop token (a run being stopped cancels its calls), and a listener for
+/// the notifications the server sends while the call runs.
+struct call_options {
+    /// Default: the server entry's `tool_call_timeout`.
+    std::optional<std::chrono::milliseconds> timeout;
+    /// When requested, the request is cancelled (`notifications/cancelled`,
+    /// or the HTTP stream closed) and the call throws mcp_error (cancelled).
+    std::stop_token stop;
+    /// The call's own progress notifications (matched by its progress
+    /// token) and the server's log lines while the call is in flight, on
+    /// the thread that reads them. Called in addition to
+    /// client_options::on_event, never after the call has returned.
+    std::function<void(const mcp_event&)> on_event;
+    /// Calls in flight with the same non-null group share one listener: a
+    /// log line reaches it once, not once per call (a run's parallel calls).
+    const void* event_group = nullptr;
 };
 
 /// A tool as the server lists it.
@@ -157,6 +188,9 @@ public:
     /// On timeout the request is cancelled (`notifications/cancelled`).
     AGENTWARE_DECL boost::json::object call_tool(std::string_view name, const boost::json::object& arguments,
                                                  std::optional<std::chrono::milliseconds> timeout = {});
+    /// `tools/call` with a stop token and a listener of its own.
+    AGENTWARE_DECL boost::json::object call_tool(std::string_view name, const boost::json::object& arguments,
+                                                 const call_options& options);
     /// `ping` (legacy era; the modern era has none, and this sends `server/discover`).
     AGENTWARE_DECL void ping();
     /// Any request; its result object.

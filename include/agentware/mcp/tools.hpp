@@ -92,11 +92,26 @@ inline tool_output call_failure(const client& c, std::string_view tool, const mc
     case mcp_error_kind::input_required:
         text += "cannot run: " + std::string(e.what());
         break;
+    case mcp_error_kind::cancelled:
+        text += "was cancelled: the run was asked to stop";
+        break;
     default:
         text += "failed: " + std::string(e.what());
         break;
     }
     return tool_output::error(std::move(text));
+}
+
+/// A server's notification as a run's custom event: `{"type": "mcp_progress"
+/// | "mcp_log", "server", "tool", "tool_call_id", "params"}` (the log line's
+/// tool is the one whose call was in flight when it came).
+inline boost::json::object run_event(const mcp_event& e, std::string_view tool,
+                                     std::string_view tool_call_id) {
+    return {{"type", e.method == "notifications/progress" ? "mcp_progress" : "mcp_log"},
+            {"server", e.server},
+            {"tool", tool},
+            {"tool_call_id", tool_call_id},
+            {"params", e.params}};
 }
 
 /// One tool of one server, named `name` for the model.
@@ -109,9 +124,21 @@ public:
     const tool_schema& schema() const override { return schema_; }
     const std::string& remote_name() const noexcept { return remote_name_; }
 
-    tool_output call(const boost::json::object& args, const tool_runtime&) override {
+    /// Stops with the run (`tool_runtime::stop`), and passes the server's
+    /// progress and log notifications to the run's event channel as
+    /// `mcp_progress` and `mcp_log` events.
+    tool_output call(const boost::json::object& args, const tool_runtime& rt) override {
+        call_options options;
+        options.stop = rt.stop;
+        if (rt.events) {
+            options.on_event = [events = rt.events, tool = schema_.name,
+                                call_id = std::string(rt.tool_call_id)](const mcp_event& e) {
+                events.emit(run_event(e, tool, call_id));
+            };
+            options.event_group = rt.events.id();
+        }
         try {
-            return to_tool_output(client_->call_tool(remote_name_, args));
+            return to_tool_output(client_->call_tool(remote_name_, args, options));
         } catch (const mcp_error& e) {
             return call_failure(*client_, remote_name_, e);
         }

@@ -30,6 +30,8 @@ public:
     }
 
     explicit operator bool() const noexcept { return channel_ != nullptr; }
+    /// Equal for copies of one sink: tells whether two emitters share a channel.
+    const void* id() const noexcept { return channel_.get(); }
 
     void emit(const boost::json::object& event) const noexcept {
         if (!channel_) return;

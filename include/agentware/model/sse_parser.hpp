@@ -4,8 +4,10 @@
 // An incremental parser for server-sent events (the WHATWG event-stream
 // format), fed bytes exactly as the network delivers them.
 
+#include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -73,12 +75,19 @@ public:
     /// (or was cut) in the middle of an event, which the spec says to drop.
     bool has_pending() const noexcept { return !line_.empty() || has_data_ || !event_type_.empty(); }
 
+    /// The last `id:` the stream set (kept across events, as the spec says):
+    /// what a client sends as `Last-Event-ID` to resume the stream.
+    std::string_view last_event_id() const noexcept { return last_id_; }
+    /// The last `retry:` the stream set: how long to wait before reconnecting.
+    std::optional<std::chrono::milliseconds> retry() const noexcept { return retry_; }
+
     /// Forgets everything buffered; the next byte starts a new stream.
     void reset() {
         line_.clear();
         data_.clear();
         event_type_.clear();
         last_id_.clear();
+        retry_.reset();
         has_data_ = false;
         skip_lf_ = false;
         bom_pending_ = true;
@@ -145,8 +154,13 @@ private:
             event_type_.assign(value);
         } else if (field == "id") {
             if (value.find('\0') == std::string_view::npos) last_id_.assign(value);
+        } else if (field == "retry") {
+            // Digits only, as the spec says; a value too long to be a delay is ignored too.
+            if (!value.empty() && value.size() <= 9 &&
+                value.find_first_not_of("0123456789") == std::string_view::npos)
+                retry_ = std::chrono::milliseconds(std::stol(std::string(value)));
         }
-        // "retry" and unknown fields are ignored: the client does not reconnect by itself.
+        // Unknown fields are ignored. The parser only reports `retry`: reconnecting is the client's.
     }
 
     template <class OnEvent>
@@ -167,8 +181,9 @@ private:
     std::string data_;       // data of the event being built
     std::string event_type_; // its `event:` field
     std::string last_id_;    // persists across events, as the spec says
-    bool has_data_ = false;  // distinguishes "data:" (empty data) from no data line
-    bool skip_lf_ = false;   // the previous feed ended in '\r': a '\n' next belongs to it
+    std::optional<std::chrono::milliseconds> retry_;
+    bool has_data_ = false; // distinguishes "data:" (empty data) from no data line
+    bool skip_lf_ = false;  // the previous feed ended in '\r': a '\n' next belongs to it
     bool bom_pending_ = true;
     std::size_t bom_seen_ = 0;
 };

@@ -7,6 +7,7 @@
 
 #include <agentware/detail/blocking_runner.hpp>
 #include <agentware/mcp/client.hpp>
+#include <agentware/mcp/detail/line_reader.hpp>
 #include <agentware/model/detail/call_control.hpp>
 #include <agentware/model/error.hpp>
 #include <agentware/model/http_transport.hpp>
@@ -16,15 +17,18 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <future>
 #include <map>
 #include <mutex>
 #include <poll.h>
+#include <stop_token>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <thread>
@@ -46,14 +50,34 @@ struct channel_events {
     std::function<void(const mcp_error&)> fail;
 };
 
+/// Where an SSE stream of the server's stopped: what resumes it (a GET with
+/// `Last-Event-ID`, after the `retry` delay).
+struct resume_point {
+    std::string last_event_id;
+    std::optional<std::chrono::milliseconds> retry;
+};
+
 class channel {
 public:
     virtual ~channel() = default;
     virtual void start() = 0;
     /// Sends one message. A multiplexed channel returns at once (answers come
     /// through `deliver` from its reader); the HTTP channel returns once the
-    /// answer to this POST has been delivered.
-    virtual void send(const boost::json::object& msg, std::string_view method, std::string_view name) = 0;
+    /// answer to this POST has been delivered, or throws mcp_error
+    /// (cancelled) once `stop` is requested.
+    /// The HTTP channel returns where the answer's SSE stream stopped when
+    /// its events had ids (the stream can be resumed).
+    virtual std::optional<resume_point> send(const boost::json::object& msg, std::string_view method,
+                                             std::string_view name, const std::stop_token& stop) = 0;
+    /// Resumes a stream that ended before `answered()`, until it is true, the
+    /// server refuses, or `timeout` passes. False when it could not resume.
+    virtual bool resume(resume_point, const std::stop_token&, std::chrono::milliseconds /*timeout*/,
+                        const std::function<bool()>& /*answered*/) {
+        return false;
+    }
+    /// Opens the session's standalone stream, on which the server sends
+    /// requests and notifications that belong to no request (HTTP).
+    virtual void open_listener() {}
     virtual bool multiplexed() const noexcept = 0;
     virtual bool alive() const noexcept = 0;
     virtual void shutdown() = 0;
@@ -151,8 +175,9 @@ public:
         err_reader_ = std::thread([this] { read_stderr(); });
     }
 
-    void send(const boost::json::object& msg, std::string_view, std::string_view) override {
-        std::string line = boost::json::serialize(msg); // never contains a raw newline
+    std::optional<resume_point> send(const boost::json::object& msg, std::string_view, std::string_view,
+                                     const std::stop_token&) override { // the caller waits and cancels
+        std::string line = boost::json::serialize(msg);                 // never contains a raw newline
         line += '\n';
         std::lock_guard lock(write_mutex_);
         if (in_fd_ < 0 || dead_) throw closed_error();
@@ -165,6 +190,7 @@ public:
             }
             off += static_cast<std::size_t>(n);
         }
+        return std::nullopt;
     }
 
     void shutdown() override {
@@ -272,28 +298,15 @@ private:
     }
 
     void read_stdout() {
-        std::string partial;
+        line_reader lines(opts_.max_message_bytes);
         std::optional<mcp_error> failure;
         const bool eof = pump(out_fd_, [&](std::string_view bytes) {
-            std::size_t pos = 0;
-            while (pos < bytes.size()) {
-                const auto nl = bytes.find('\n', pos);
-                const auto piece = bytes.substr(pos, nl == std::string_view::npos ? nl : nl - pos);
-                if (partial.size() + piece.size() > opts_.max_message_bytes) {
-                    failure =
-                        mcp_error(mcp_error_kind::limit,
-                                  "MCP server \"" + cfg_.name + "\" sent a line longer than " +
-                                      std::to_string(opts_.max_message_bytes) + " bytes; it was stopped");
-                    kill_now();
-                    return false;
-                }
-                partial += piece;
-                if (nl == std::string_view::npos) break;
-                pos = nl + 1;
-                line(partial);
-                partial.clear();
-            }
-            return true;
+            if (lines.feed(bytes, [&](std::string_view text) { line(text); })) return true;
+            failure = mcp_error(mcp_error_kind::limit,
+                                "MCP server \"" + cfg_.name + "\" sent a line longer than " +
+                                    std::to_string(opts_.max_message_bytes) + " bytes; it was stopped");
+            kill_now();
+            return false;
         });
         if (!eof) return; // shut down by us
         dead_ = true;
@@ -308,9 +321,7 @@ private:
         ev_.fail(*failure);
     }
 
-    void line(std::string& text) {
-        if (!text.empty() && text.back() == '\r') text.pop_back();
-        if (text.find_first_not_of(" \t") == std::string::npos) return;
+    void line(std::string_view text) {
         boost::system::error_code ec;
         boost::json::value v = boost::json::parse(text, ec);
         if (ec) {
@@ -374,7 +385,8 @@ public:
         version_ = std::string(version);
     }
 
-    void send(const boost::json::object& msg, std::string_view method, std::string_view name) override {
+    std::optional<resume_point> send(const boost::json::object& msg, std::string_view method,
+                                     std::string_view name, const std::stop_token& stop) override {
         http_request_spec spec = base_request("POST");
         spec.headers.emplace_back("Content-Type", "application/json");
         spec.headers.emplace_back("Accept", "application/json, text/event-stream");
@@ -391,8 +403,7 @@ public:
         int status = 0;
         bool sse = false;
         std::string body;
-        std::size_t events = 0;
-        sse_parser parser(opts_.max_message_bytes);
+        sse_reader stream(*this);
         http_response_sink sink;
         sink.on_head = [&](const http_response_head& h) {
             status = h.status;
@@ -411,23 +422,11 @@ public:
                 body.append(bytes);
                 return true;
             }
-            try {
-                parser.feed(bytes, [&](const sse_event& e) {
-                    if (e.data.empty()) return;
-                    if (++events > opts_.max_notifications_per_call)
-                        throw mcp_error(mcp_error_kind::limit,
-                                        "MCP server \"" + cfg_.name + "\" sent more than " +
-                                            std::to_string(opts_.max_notifications_per_call) +
-                                            " messages in one answer");
-                    deliver_text(e.data);
-                });
-            } catch (const sse_error& e) {
-                throw mcp_error(mcp_error_kind::limit, "MCP server \"" + cfg_.name + "\": " + e.what());
-            }
+            stream.feed(bytes);
             return true;
         };
-        post(spec, sink);
-        if (status == 202 || status == 204) return;
+        post(spec, sink, stop);
+        if (status == 202 || status == 204) return std::nullopt;
         if (status >= 400) {
             // A JSON-RPC error in the body answers the request; anything else is the transport's.
             boost::system::error_code ec;
@@ -435,7 +434,7 @@ public:
                 boost::json::value v = boost::json::parse(body, ec);
                 if (!ec && v.is_object() && v.get_object().contains("error")) {
                     ev_.deliver(std::move(v));
-                    return;
+                    return std::nullopt;
                 }
             }
             if (status == 404) {
@@ -454,9 +453,45 @@ public:
                             status);
         }
         if (!sse && !body.empty()) deliver_text(body);
+        return stream.where();
+    }
+
+    bool resume(resume_point from, const std::stop_token& stop, std::chrono::milliseconds timeout,
+                const std::function<bool()>& answered) override {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        bool resumed = false;
+        // Each GET may end early too (the server closes it again): resume
+        // from where the last one stopped, a bounded number of times.
+        for (int attempt = 0; attempt < 8 && !answered(); ++attempt) {
+            if (!pause(from.retry.value_or(std::chrono::milliseconds(1'000)), stop))
+                throw mcp_error(mcp_error_kind::cancelled,
+                                "MCP server \"" + cfg_.name + "\": the request was cancelled by the caller");
+            if (std::chrono::steady_clock::now() >= deadline) break;
+            std::optional<resume_point> next = get_stream(&from, stop, answered);
+            if (!next) break; // the server does not resume streams
+            resumed = true;
+            if (!next->last_event_id.empty()) from.last_event_id = next->last_event_id;
+            if (next->retry) from.retry = next->retry;
+        }
+        return resumed;
+    }
+
+    void open_listener() override {
+        {
+            std::lock_guard lock(mutex_);
+            if (session_id_.empty() || listener_.joinable()) return; // stateless: nothing to listen to
+        }
+        // Until the server has answered the GET, a message it sends for no
+        // request would be lost: wait (a little) for the answer's head.
+        auto opened = std::make_shared<std::promise<void>>();
+        std::future<void> head = opened->get_future();
+        listener_ = std::thread([this, opened] { listen(*opened); });
+        head.wait_for(std::chrono::seconds(5));
     }
 
     void shutdown() override {
+        listener_stop_.request_stop();
+        if (listener_.joinable() && listener_.get_id() != std::this_thread::get_id()) listener_.join();
         if (closed_.exchange(true)) return;
         std::string sid;
         {
@@ -468,7 +503,7 @@ public:
                 http_request_spec spec = base_request("DELETE");
                 http_response_sink sink;
                 sink.on_data = [](std::string_view) { return true; };
-                post(spec, sink);
+                post(spec, sink, {});
             } catch (const std::exception&) { // the session ends with the server anyway
             }
         }
@@ -476,6 +511,111 @@ public:
     }
 
 private:
+    /// One SSE stream of the server's messages: each delivered, counted
+    /// against the limit, and where the stream stands kept for resuming it.
+    class sse_reader {
+    public:
+        explicit sse_reader(http_channel& ch) : ch_(ch), parser_(ch.opts_.max_message_bytes) {}
+        void feed(std::string_view bytes) {
+            try {
+                parser_.feed(bytes, [&](const sse_event& e) {
+                    if (e.data.empty()) return; // a priming event: an id to resume from, no message
+                    if (++events_ > ch_.opts_.max_notifications_per_call)
+                        throw mcp_error(mcp_error_kind::limit,
+                                        "MCP server \"" + ch_.cfg_.name + "\" sent more than " +
+                                            std::to_string(ch_.opts_.max_notifications_per_call) +
+                                            " messages in one answer");
+                    ch_.deliver_text(e.data);
+                });
+            } catch (const sse_error& e) {
+                throw mcp_error(mcp_error_kind::limit, "MCP server \"" + ch_.cfg_.name + "\": " + e.what());
+            }
+        }
+        /// Where to resume, when the stream's events had ids.
+        std::optional<resume_point> where() const {
+            if (parser_.last_event_id().empty()) return std::nullopt;
+            return resume_point{std::string(parser_.last_event_id()), parser_.retry()};
+        }
+        std::optional<std::chrono::milliseconds> retry() const { return parser_.retry(); }
+
+    private:
+        http_channel& ch_;
+        sse_parser parser_;
+        std::size_t events_ = 0;
+    };
+
+    /// Waits `delay`; false when `stop` came first.
+    static bool pause(std::chrono::milliseconds delay, const std::stop_token& stop) {
+        std::mutex m;
+        std::condition_variable_any cv;
+        std::unique_lock lock(m);
+        return !cv.wait_for(lock, stop, delay, [] { return false; }) && !stop.stop_requested();
+    }
+
+    /// A GET for an SSE stream, from `from` when resuming. Reads until the
+    /// stream ends or `done()`; where it stopped, or nullopt when the server
+    /// answered anything but a stream (it offers none, or not that one).
+    std::optional<resume_point> get_stream(const resume_point* from, const std::stop_token& stop,
+                                           const std::function<bool()>& done,
+                                           const std::function<void()>& on_head = {}) {
+        http_request_spec spec = base_request("GET");
+        spec.headers.emplace_back("Accept", "text/event-stream");
+        if (from != nullptr) spec.headers.emplace_back("Last-Event-ID", from->last_event_id);
+        int status = 0;
+        bool sse = false;
+        sse_reader stream(*this);
+        http_response_sink sink;
+        sink.on_head = [&](const http_response_head& h) {
+            status = h.status;
+            sse = h.content_type.starts_with("text/event-stream");
+            if (on_head) on_head();
+        };
+        sink.on_data = [&](std::string_view bytes) {
+            if (status != 200 || !sse) return true; // read and dropped
+            stream.feed(bytes);
+            return !(done && done());
+        };
+        post(spec, sink, stop);
+        if (status != 200 || !sse) return std::nullopt;
+        resume_point at = stream.where().value_or(resume_point{});
+        at.retry = stream.retry();
+        return at;
+    }
+
+    /// The standalone stream, reopened (resumed when its events have ids)
+    /// whenever the server ends it, until shutdown, or until the server says
+    /// it offers none or fails three times in a row.
+    void listen(std::promise<void>& opened) {
+        bool told = false;
+        const auto tell = [&] {
+            if (!std::exchange(told, true)) opened.set_value();
+        };
+        struct teller { // tells on every way out too
+            decltype(tell)& f;
+            ~teller() { f(); }
+        } on_exit{tell};
+        const std::stop_token stop = listener_stop_.get_token();
+        resume_point at;
+        int failures = 0;
+        while (!stop.stop_requested()) {
+            try {
+                const std::optional<resume_point> ended =
+                    get_stream(at.last_event_id.empty() ? nullptr : &at, stop, {}, tell);
+                if (!ended) return;
+                failures = 0;
+                if (!ended->last_event_id.empty()) at.last_event_id = ended->last_event_id;
+                if (ended->retry) at.retry = ended->retry;
+            } catch (const mcp_error& e) {
+                if (e.kind() == mcp_error_kind::cancelled) return;
+                // The transport's time limit ends a quiet stream: reopened like any end.
+                if (e.kind() != mcp_error_kind::timeout && ++failures >= 3) return;
+            } catch (const std::exception&) {
+                if (++failures >= 3) return;
+            }
+            if (!pause(at.retry.value_or(std::chrono::milliseconds(1'000)), stop)) return;
+        }
+    }
+
     static http_options make_options(const server_config& cfg, const client_options&) {
         http_options o;
         const auto longest = std::max(cfg.session_init_timeout, cfg.tool_call_timeout);
@@ -495,16 +635,19 @@ private:
         return spec;
     }
 
-    void post(const http_request_spec& spec, http_response_sink& sink) {
+    void post(const http_request_spec& spec, http_response_sink& sink, const std::stop_token& stop) {
         try {
             transport_.runner().run([&]() -> boost::asio::awaitable<void> {
                 auto control = std::make_shared<agentware::detail::call_control>(
                     co_await boost::asio::this_coro::executor);
+                std::optional<std::stop_callback<agentware::detail::stop_canceller>> on_stop;
+                if (stop.stop_possible()) on_stop.emplace(stop, agentware::detail::stop_canceller{control});
                 co_await transport_.post(target_, spec, sink, *control);
             }());
         } catch (const model_error& e) {
-            const auto kind =
-                e.kind() == model_error_kind::timeout ? mcp_error_kind::timeout : mcp_error_kind::closed;
+            const auto kind = e.kind() == model_error_kind::timeout     ? mcp_error_kind::timeout
+                              : e.kind() == model_error_kind::cancelled ? mcp_error_kind::cancelled
+                                                                        : mcp_error_kind::closed;
             throw mcp_error(kind, "MCP server \"" + cfg_.name + "\": " + e.what());
         }
     }
@@ -534,6 +677,8 @@ private:
     std::string version_;
     protocol_era era_ = protocol_era::legacy;
     std::atomic<bool> closed_{true};
+    std::stop_source listener_stop_;
+    std::thread listener_;
 };
 
 // ---------------------------------------------------------------------------
@@ -541,11 +686,23 @@ private:
 
 struct pending_request {
     std::mutex m;
-    std::condition_variable cv;
+    std::condition_variable_any cv; // waits on a stop token too
     bool done = false;
     boost::json::object result;
     std::optional<mcp_error> error;
     std::size_t notifications = 0;
+    // The caller's listener, called under `m` and cleared (under `m`) before
+    // the caller returns, so that it is never called after.
+    const call_options* listener = nullptr;
+    std::int64_t progress_token = 0; // 0: none
+};
+
+/// What one request carries besides its message.
+struct request_context {
+    std::chrono::milliseconds timeout;
+    std::stop_token stop;
+    const call_options* listener = nullptr; // with a callable on_event, or null
+    std::int64_t progress_token = 0;
 };
 
 struct client_state : std::enable_shared_from_this<client_state> {
@@ -564,6 +721,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     boost::json::object server_info;
     std::map<std::int64_t, std::shared_ptr<pending_request>> pending;
     std::int64_t next_id = 1;
+    std::atomic<std::int64_t> next_progress_token{1};
     std::atomic<bool> tools_changed{false};
     std::atomic<std::uint64_t> list_changes{0};
     std::vector<std::thread> responders; // HTTP: answers to server requests
@@ -656,14 +814,63 @@ struct client_state : std::enable_shared_from_this<client_state> {
             tools_changed = true;
             ++list_changes;
         } else if (name == "notifications/progress" || name == "notifications/message") {
+            mcp_event e{config.name, std::string(name), {}};
+            if (const auto* p = msg.if_contains("params"); p && p->is_object()) e.params = p->get_object();
             if (options.on_event) {
-                mcp_event e{config.name, std::string(name), {}};
-                if (const auto* p = msg.if_contains("params"); p && p->is_object())
-                    e.params = p->get_object();
                 try {
                     options.on_event(e);
                 } catch (...) { // a listener's failure is not the server's
                 }
+            }
+            notify_callers(e);
+        }
+    }
+
+    /// A progress notification to the call whose token it carries; a log
+    /// line to every call in flight (once per event group). A call that
+    /// gets more than `max_notifications_per_call` progress notifications
+    /// fails (a flooding server), and is forgotten.
+    void notify_callers(const mcp_event& e) {
+        std::int64_t token = 0;
+        const bool progress = e.method == "notifications/progress";
+        if (progress) {
+            const auto* t = e.params.if_contains("progressToken");
+            if (t == nullptr || !t->is_int64() || t->as_int64() == 0) return; // not one of ours
+            token = t->as_int64();
+        }
+        std::vector<std::pair<std::int64_t, std::shared_ptr<pending_request>>> targets;
+        {
+            std::lock_guard lock(mutex);
+            for (const auto& [id, p] : pending)
+                if (!progress || p->progress_token == token) targets.emplace_back(id, p);
+        }
+        std::vector<const void*> groups_done;
+        for (const auto& [id, p] : targets) {
+            std::unique_lock lock(p->m);
+            if (progress && ++p->notifications > options.max_notifications_per_call) {
+                if (!p->done) {
+                    p->error = mcp_error(mcp_error_kind::limit,
+                                         label() + " sent more than " +
+                                             std::to_string(options.max_notifications_per_call) +
+                                             " progress notifications for one request");
+                    p->done = true;
+                    p->cv.notify_all();
+                }
+                lock.unlock();
+                std::lock_guard forget(mutex);
+                pending.erase(id);
+                continue;
+            }
+            const call_options* l = p->listener;
+            if (l == nullptr) continue;
+            if (l->event_group != nullptr) {
+                if (std::find(groups_done.begin(), groups_done.end(), l->event_group) != groups_done.end())
+                    continue;
+                groups_done.push_back(l->event_group);
+            }
+            try {
+                l->on_event(e);
+            } catch (...) { // a listener's failure is not the server's
             }
         }
     }
@@ -671,19 +878,27 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// Server-to-client requests: `ping`, `roots/list` when enabled; anything
     /// else is refused with JSON-RPC's "method not found".
     void answer_server_request(const boost::json::value& id, std::string_view method,
-                               const boost::json::object&) {
+                               const boost::json::object& msg) {
         boost::json::object reply{{"jsonrpc", "2.0"}, {"id", id}};
         if (method == "ping") {
             reply["result"] = boost::json::object{};
         } else if (method == "roots/list" && !options.roots.empty()) {
             reply["result"] = boost::json::object{{"roots", roots()}};
+        } else if (method == "elicitation/create" && options.on_elicitation) {
+            try {
+                reply["result"] = elicit(msg.if_contains("params"));
+            } catch (const std::exception& e) {
+                reply["error"] =
+                    boost::json::object{{"code", error_code::internal_error},
+                                        {"message", std::string("elicitation failed: ") + e.what()}};
+            }
         } else {
             reply["error"] = boost::json::object{{"code", error_code::method_not_found},
                                                  {"message", "Method not found: " + std::string(method)}};
         }
         if (chan->multiplexed()) {
             try {
-                chan->send(reply, "", "");
+                chan->send(reply, "", "", {});
             } catch (const mcp_error&) {
             }
             return;
@@ -693,7 +908,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
         std::lock_guard lock(mutex);
         responders.emplace_back([self = shared_from_this(), reply = std::move(reply)] {
             try {
-                self->chan->send(reply, "", "");
+                self->chan->send(reply, "", "", {});
             } catch (const std::exception&) {
             }
         });
@@ -713,7 +928,13 @@ struct client_state : std::enable_shared_from_this<client_state> {
     boost::json::object client_capabilities() const {
         boost::json::object caps;
         if (!options.roots.empty()) caps["roots"] = boost::json::object{{"listChanged", false}};
+        if (options.on_elicitation) caps["elicitation"] = boost::json::object{};
         return caps;
+    }
+
+    boost::json::object elicit(const boost::json::value* params) const {
+        static const boost::json::object none;
+        return options.on_elicitation(params && params->is_object() ? params->get_object() : none);
     }
 
     boost::json::object client_info() const {
@@ -723,7 +944,21 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// One JSON-RPC exchange, without era handling.
     boost::json::object exchange(std::string_view method, boost::json::object params,
                                  std::chrono::milliseconds timeout) {
+        return exchange(method, std::move(params), request_context{timeout, {}, nullptr, 0});
+    }
+
+    mcp_error cancelled_error(std::string_view method) const {
+        return mcp_error(mcp_error_kind::cancelled,
+                         label() + ": the " + std::string(method) + " request was cancelled by the caller");
+    }
+
+    boost::json::object exchange(std::string_view method, boost::json::object params,
+                                 const request_context& ctx) {
+        if (ctx.stop.stop_requested()) throw cancelled_error(method);
+        const std::chrono::milliseconds timeout = ctx.timeout;
         auto p = std::make_shared<pending_request>();
+        p->listener = ctx.listener;
+        p->progress_token = ctx.progress_token;
         std::int64_t id;
         {
             std::lock_guard lock(mutex);
@@ -739,23 +974,51 @@ struct client_state : std::enable_shared_from_this<client_state> {
             std::lock_guard lock(mutex);
             pending.erase(id);
         };
+        const auto stop_listening = [&] {
+            std::lock_guard lock(p->m);
+            p->listener = nullptr;
+        };
+        std::optional<resume_point> resumable;
         try {
-            chan->send(msg, method, name);
+            resumable = chan->send(msg, method, name, ctx.stop);
         } catch (...) {
+            stop_listening();
             forget();
             throw;
         }
         std::unique_lock lock(p->m);
+        p->listener = nullptr; // the caller returns from here on
         if (chan->multiplexed()) {
-            if (!p->cv.wait_for(lock, timeout, [&] { return p->done; })) {
+            p->listener = ctx.listener; // still waiting: the reader may call it
+            const bool answered = p->cv.wait_for(lock, ctx.stop, timeout, [&] { return p->done; });
+            p->listener = nullptr;
+            if (!answered) {
                 lock.unlock();
                 forget();
+                if (ctx.stop.stop_requested()) {
+                    cancel(id, "cancelled by the client");
+                    throw cancelled_error(method);
+                }
                 cancel(id, "timeout");
                 throw mcp_error(mcp_error_kind::timeout, label() + " did not answer " + std::string(method) +
                                                              " within " + std::to_string(timeout.count()) +
                                                              " ms; the request was cancelled");
             }
-        } else if (!p->done) {
+        } else if (!p->done && resumable) {
+            // The answer's stream ended without the answer: resume it.
+            lock.unlock();
+            try {
+                chan->resume(*resumable, ctx.stop, timeout, [&] {
+                    std::lock_guard l(p->m);
+                    return p->done;
+                });
+            } catch (...) {
+                forget();
+                throw;
+            }
+            lock.lock();
+        }
+        if (!chan->multiplexed() && !p->done) {
             lock.unlock();
             forget();
             throw mcp_error(mcp_error_kind::protocol,
@@ -768,7 +1031,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     void notify(std::string_view method, boost::json::object params) {
         boost::json::object msg{{"jsonrpc", "2.0"}, {"method", method}};
         if (!params.empty()) msg["params"] = std::move(params);
-        chan->send(msg, method, "");
+        chan->send(msg, method, "", {});
     }
 
     void cancel(std::int64_t id, std::string_view reason) {
@@ -778,7 +1041,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
             boost::json::object params{{"requestId", id}, {"reason", reason}};
             boost::json::object msg{
                 {"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", params}};
-            if (chan->multiplexed()) chan->send(msg, "notifications/cancelled", "");
+            if (chan->multiplexed()) chan->send(msg, "notifications/cancelled", "", {});
         } catch (const std::exception&) {
         }
     }
@@ -793,12 +1056,17 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// retries in the modern one.
     boost::json::object call(std::string_view method, boost::json::object params,
                              std::chrono::milliseconds timeout) {
+        return call(method, std::move(params), request_context{timeout, {}, nullptr, 0});
+    }
+
+    boost::json::object call(std::string_view method, boost::json::object params,
+                             const request_context& ctx) {
         protocol_era e;
         {
             std::lock_guard lock(mutex);
             e = era;
         }
-        if (e == protocol_era::legacy) return exchange(method, std::move(params), timeout);
+        if (e == protocol_era::legacy) return exchange(method, std::move(params), ctx);
         for (std::size_t round = 0;; ++round) {
             boost::json::object sent = params;
             boost::json::object meta = modern_meta();
@@ -806,7 +1074,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
                 for (const auto& [k, v] : m->get_object())
                     meta[k] = v;
             sent["_meta"] = std::move(meta);
-            boost::json::object result = exchange(method, std::move(sent), timeout);
+            boost::json::object result = exchange(method, std::move(sent), ctx);
             const auto* type = result.if_contains("resultType");
             if (type == nullptr || !type->is_string() || type->get_string() != "input_required")
                 return result;
@@ -823,6 +1091,15 @@ struct client_state : std::enable_shared_from_this<client_state> {
                             what = m->as_string();
                     if (what == "roots/list" && !options.roots.empty()) {
                         responses[key] = boost::json::object{{"roots", roots()}};
+                        continue;
+                    }
+                    if (what == "elicitation/create" && options.on_elicitation) {
+                        try {
+                            responses[key] = elicit(req.get_object().if_contains("params"));
+                        } catch (const std::exception& e) {
+                            throw mcp_error(mcp_error_kind::input_required,
+                                            label() + ": elicitation failed: " + e.what());
+                        }
                         continue;
                     }
                     throw mcp_error(mcp_error_kind::input_required,
@@ -946,12 +1223,14 @@ struct client_state : std::enable_shared_from_this<client_state> {
         bool ok = false;
         for (auto s : legacy_protocol_versions)
             ok = ok || answered == s;
-        if (!ok)
+        if (!ok) {
+            std::string spoken;
+            for (auto v : legacy_protocol_versions)
+                spoken += std::string(v) + ", ";
             throw mcp_error(mcp_error_kind::protocol, label() + " answered protocol version \"" + answered +
-                                                          "\"; this client speaks " +
-                                                          std::string(legacy_protocol_versions[0]) + ", " +
-                                                          std::string(legacy_protocol_versions[1]) + " and " +
+                                                          "\"; this client speaks " + spoken + "and " +
                                                           std::string(modern_protocol_version));
+        }
         {
             std::lock_guard lock(mutex);
             version = answered;
@@ -962,6 +1241,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
         }
         chan->set_era(protocol_era::legacy, answered);
         notify("notifications/initialized", {});
+        chan->open_listener();
     }
 
     /// Connects when needed; restarts a crashed stdio server once.
@@ -1105,15 +1385,22 @@ AGENTWARE_DECL std::vector<tool_info> client::list_tools_once() {
 AGENTWARE_DECL boost::json::object client::call_tool(std::string_view name,
                                                      const boost::json::object& arguments,
                                                      std::optional<std::chrono::milliseconds> timeout) {
+    call_options options;
+    options.timeout = timeout;
+    return call_tool(name, arguments, options);
+}
+
+AGENTWARE_DECL boost::json::object
+client::call_tool(std::string_view name, const boost::json::object& arguments, const call_options& options) {
+    detail::request_context ctx{options.timeout.value_or(state_->config.tool_call_timeout), options.stop,
+                                options.on_event ? &options : nullptr, 0};
     return state_->with_session([&] {
         boost::json::object params{{"name", name}, {"arguments", arguments}};
-        if (state_->options.on_event) {
-            std::lock_guard lock(state_->mutex);
-            // The progress token: the next request id is as unique as any.
-            params["_meta"] = boost::json::object{{"progressToken", state_->next_id}};
+        if (state_->options.on_event || ctx.listener != nullptr) {
+            ctx.progress_token = state_->next_progress_token++;
+            params["_meta"] = boost::json::object{{"progressToken", ctx.progress_token}};
         }
-        return state_->call("tools/call", std::move(params),
-                            timeout.value_or(state_->config.tool_call_timeout));
+        return state_->call("tools/call", std::move(params), ctx);
     });
 }
 

@@ -59,6 +59,13 @@ private:
     void (*cancel_watched_)(void*) = nullptr;
 };
 
+/// Requests cancellation of a call when a std::stop_token is triggered
+/// (the callback of a std::stop_callback).
+struct stop_canceller {
+    std::shared_ptr<call_control> control;
+    void operator()() const { control->request_cancel(); }
+};
+
 /// Clears what a call_control watches when a scope ends, on every path.
 struct watch_guard {
     call_control& control;

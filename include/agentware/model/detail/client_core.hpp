@@ -135,12 +135,6 @@ private:
     std::vector<std::weak_ptr<call_control>> calls_;
 };
 
-/// Requests cancellation of a call when a std::stop_token is triggered.
-struct stop_canceller {
-    std::shared_ptr<call_control> control;
-    void operator()() const { control->request_cancel(); }
-};
-
 /// Shared state of a client and its copies.
 class client_core {
 public:

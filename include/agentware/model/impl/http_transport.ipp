@@ -385,7 +385,9 @@ struct http_transport_state {
         const http::verb verb = spec.method == "POST" ? http::verb::post : http::string_to_verb(spec.method);
         if (verb == http::verb::unknown)
             throw model_error(model_error_kind::configuration, "unknown HTTP method " + spec.method);
-        http::request<http::string_body> request{verb, target.path + spec.target, 11};
+        std::string request_target = target.path + spec.target;
+        if (request_target.empty()) request_target = "/"; // a URL without a path names the root
+        http::request<http::string_body> request{verb, request_target, 11};
         request.set(http::field::host, target.authority());
         request.set(http::field::user_agent, "agentware/0.1");
         for (const auto& [name, value] : spec.headers)

@@ -81,19 +81,6 @@ struct human_in_the_loop_options {
     }
 };
 
-namespace detail {
-
-inline std::string python_list(const std::vector<std::string>& items) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ", ";
-        out += python_repr(items[i]);
-    }
-    return out + "]";
-}
-
-} // namespace detail
-
 class human_in_the_loop {
 public:
     human_in_the_loop() = default;

@@ -98,6 +98,16 @@ inline std::string python_repr(std::string_view s) {
     return out;
 }
 
+/// Python's repr of a list of str: `['a', 'b']`.
+inline std::string python_list(const std::vector<std::string>& items) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ", ";
+        out += python_repr(items[i]);
+    }
+    return out + "]";
+}
+
 /// Python's repr of a JSON value as Python prints the dict it parses to
 /// (`{'path': '/a', 'n': 1, 'ok': True}`): what f"{args}" shows.
 inline std::string python_repr_json(const boost::json::value& v) {

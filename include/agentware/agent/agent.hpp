@@ -386,7 +386,7 @@ private:
         }
         if (!result.interrupts.empty() && result.reason != stop_reason::error) {
             result.reason = stop_reason::interrupted;
-            detail::record_interrupts(state, at, result.interrupts, rt.tool_resumes);
+            detail::record_interrupts(state, at, result.interrupts, rt.tool_resumes, rt.resumes.values);
             result.context = std::move(rt.context);
             return;
         }

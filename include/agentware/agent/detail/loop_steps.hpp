@@ -336,20 +336,25 @@ inline std::string_view to_string(interrupt_point p) noexcept {
 /// "value"}], "answered": {id: [resume values already given]}}.
 inline constexpr std::string_view interrupt_key = "__interrupt__";
 
-/// Records the run's pending interrupts in the state. `answered`: the resume
-/// values the interrupted step received before it paused again (kept so that
-/// its next resume gives them again, in order), or null.
+/// Records the run's pending interrupts in the state. `answered` (tool calls,
+/// by id) and `hook_answered` (the pausing hook's): the resume values the
+/// interrupted step received before it paused again (kept so that its next
+/// resume gives them again, in order), or null.
 template <class State>
 void record_interrupts(State& state, interrupt_point at, const std::vector<interrupt_info>& pending,
-                       const boost::json::object* answered) {
+                       const boost::json::object* answered, const boost::json::array* hook_answered) {
     boost::json::object rec;
     rec["at"] = to_string(at);
     boost::json::array list;
     boost::json::object kept;
     for (const interrupt_info& i : pending) {
         list.push_back(boost::json::object{{"id", i.id}, {"value", i.value}});
-        if (answered != nullptr)
+        if (at != interrupt_point::tools && i.id == to_string(at)) {
+            if (hook_answered != nullptr)
+                kept[i.id] = *hook_answered; // the hook paused again in its resumed step
+        } else if (answered != nullptr) {
             if (const auto* a = answered->if_contains(i.id)) kept[i.id] = *a;
+        }
     }
     rec["interrupts"] = std::move(list);
     rec["answered"] = std::move(kept);

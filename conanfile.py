@@ -15,9 +15,10 @@ class AgentwareConan(ConanFile):
     topics = ("header-only", "llm", "agents", "middleware")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
-    # The HTTP model clients need OpenSSL; a program without them does not.
-    options = {"with_https": [True, False]}
-    default_options = {"with_https": True}
+    # The HTTP model clients need OpenSSL, config.yaml and skills need
+    # yaml-cpp; a program without them needs neither.
+    options = {"with_https": [True, False], "with_yaml": [True, False]}
+    default_options = {"with_https": True, "with_yaml": True}
     exports_sources = "CMakeLists.txt", "cmake/*", "include/*"
     no_copy_source = True
 
@@ -27,6 +28,8 @@ class AgentwareConan(ConanFile):
         self.requires("fmt/9.1.0")
         if self.options.with_https:
             self.requires("openssl/[>=3 <4]")
+        if self.options.with_yaml:
+            self.requires("yaml-cpp/[>=0.7 <0.9]")
 
     def validate(self):
         check_min_cppstd(self, 20)
@@ -48,8 +51,8 @@ class AgentwareConan(ConanFile):
         cmake.install()
 
     def package_id(self):
-        # Header-only: one package for every configuration (with_https only
-        # changes what consumers require).
+        # Header-only: one package for every configuration (with_https and
+        # with_yaml only change what consumers require).
         self.info.clear()
 
     def package_info(self):
@@ -58,8 +61,9 @@ class AgentwareConan(ConanFile):
         self.cpp_info.set_property("cmake_file_name", "agentware")
         # The components carry the CMake package's target names; the whole package is agentware::all.
         self.cpp_info.set_property("cmake_target_name", "agentware::all")
-        # The CMake package's targets: agentware::agentware, and the HTTP model
-        # clients' agentware::https (OpenSSL). (Separate compilation: define
+        # The CMake package's targets: agentware::agentware, the HTTP model
+        # clients' agentware::https (OpenSSL), and config.yaml's and the skills'
+        # agentware::yaml (yaml-cpp). (Separate compilation: define
         # AGENTWARE_SEPARATE_COMPILATION in the consumer.)
         core = self.cpp_info.components["core"]
         core.set_property("cmake_target_name", "agentware::agentware")
@@ -73,8 +77,14 @@ class AgentwareConan(ConanFile):
             https.bindirs = []
             https.libdirs = []
             https.requires = ["core", "openssl::openssl"]
+        if self.options.get_safe("with_yaml", True):
+            yaml = self.cpp_info.components["yaml"]
+            yaml.set_property("cmake_target_name", "agentware::yaml")
+            yaml.bindirs = []
+            yaml.libdirs = []
+            yaml.requires = ["core", "yaml-cpp::yaml-cpp"]
         # With platform-provided dependencies, let find_package load the
-        # package's own config, which finds Boost, fmt and OpenSSL itself.
+        # package's own config, which finds Boost, fmt, OpenSSL and yaml-cpp itself.
         if self.conf.get("user.agentware:use_installed_config", default=False, check_type=bool):
             self.cpp_info.set_property("cmake_find_mode", "none")
             self.cpp_info.builddirs = [os.path.join("share", "agentware", "cmake")]

@@ -12,6 +12,7 @@ packages=(
   libboost1.81-dev               # Hana, JSON, Beast, Asio (all used header-only)
   libfmt-dev                     # fmt 9
   libssl-dev                     # HTTPS for the model clients
+  libyaml-cpp-dev                # config.yaml and SKILL.md front matter (yaml-cpp 0.7)
   catch2                         # tests (Catch2 v2)
   libbenchmark-dev               # Google Benchmark
   nodejs npm                     # the MCP reference servers mcp_test runs (tests/mcp)

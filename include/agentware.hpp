@@ -37,6 +37,7 @@
 #include <agentware/middleware/context_editing.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
 #include <agentware/middleware/fields.hpp>
+#include <agentware/middleware/filesystem.hpp>
 #include <agentware/middleware/from_function.hpp>
 #include <agentware/middleware/guardrail.hpp>
 #include <agentware/middleware/input_sanitization.hpp>
@@ -48,6 +49,7 @@
 #include <agentware/middleware/model_length_finish_reason.hpp>
 #include <agentware/middleware/model_retry.hpp>
 #include <agentware/middleware/moderation.hpp>
+#include <agentware/middleware/patch_tool_calls.hpp>
 #include <agentware/middleware/pii.hpp>
 #include <agentware/middleware/prompt_caching.hpp>
 #include <agentware/middleware/read_before_write.hpp>

@@ -6,6 +6,7 @@
 // expectation held with --check); 1: an expectation failed; 2: the scenario
 // or the command line is wrong.
 
+#include "deep_replay.hpp"
 #include "replay_runner.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -75,7 +76,7 @@ inline int replay_main(const std::vector<std::string>& args) {
     }
     try {
         auto sc = parse_scenario(text);
-        auto result = run_scenario(sc, {base_dir});
+        auto result = sc.agent == "deep" ? run_deep_scenario(sc, {base_dir}) : run_scenario(sc, {base_dir});
         std::string out = boost::json::serialize(result.output);
         std::fwrite(out.data(), 1, out.size(), stdout);
         std::fputc('\n', stdout);

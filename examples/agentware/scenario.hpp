@@ -100,6 +100,15 @@ struct scenario {
     std::size_t recursion_limit = 100;
     std::vector<scenario_file> files;
     std::vector<scenario_turn> turns;
+    /// "deerflow" (the default: DeerFlow's chain from `features`) or "deep"
+    /// (deepagents' stack, see deep_replay.hpp).
+    std::string agent = "deerflow";
+    /// Deep mode: "state" or {"type": "filesystem", "root_dir", "virtual_mode"}.
+    boost::json::value backend = "state";
+    /// Deep mode: path -> content seeded into the state backend, oldest first.
+    std::vector<std::pair<std::string, std::string>> files_state;
+    /// Deep mode: deepagents' permission rules.
+    boost::json::value permissions;
 };
 
 namespace detail {
@@ -267,6 +276,23 @@ inline scenario parse_scenario(const boost::json::value& jv) {
     agentware::json_reader r(jv);
     scenario s;
     r.skip("description");
+    r.read("agent", s.agent);
+    if (s.agent != "deerflow" && s.agent != "deep")
+        throw agentware::json_error("agent", "expected \"deerflow\" or \"deep\", got \"" + s.agent + "\"");
+    if (const auto* b = r.find("backend")) s.backend = *b;
+    if (const auto* p = r.find("permissions")) s.permissions = *p;
+    if (const auto* fs = r.find("files_state")) {
+        const auto* o = fs->if_object();
+        if (!o) agentware::detail::json_type_error("files_state", "an object of path: content", *fs);
+        for (const auto& [path, content] : *o) {
+            if (!content.is_string())
+                agentware::detail::json_type_error("files_state." + std::string(path), "a string", content);
+            s.files_state.emplace_back(std::string(path), std::string(content.get_string()));
+        }
+    }
+    if (s.agent != "deep" && (r.object().contains("backend") || r.object().contains("files_state") ||
+                              r.object().contains("permissions")))
+        throw agentware::json_error("agent", "backend, files_state and permissions need \"agent\": \"deep\"");
     r.read("features", s.features)
         .read("thread_id", s.thread_id)
         .read("system_prompt", s.system_prompt)

@@ -11,7 +11,9 @@
 //  * The projection: each model request gets, right after its leading system
 //    messages, an authority-contract system message and a hidden data message
 //    with the conversation summary (`summary_text`) and the ledger. The
-//    request only: the stored history does not change.
+//    request only: the stored history does not change. When the state has
+//    the `skill_context` field (the skills middleware declares it), the
+//    skills loaded earlier are listed too.
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
@@ -20,6 +22,7 @@
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/delegations.hpp>
 #include <agentware/middleware/summarization.hpp>
+#include <agentware/skills/context.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value_from.hpp>
@@ -32,6 +35,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -84,8 +88,13 @@ public:
     template <class Request, class Next>
     decltype(auto) wrap_model_call(Request& req, Next&& next) {
         if (req.state) {
-            std::string data =
-                project(get<summary_text_field>(*req.state), get<delegations_field>(*req.state));
+            using S = std::remove_cvref_t<decltype(*req.state)>;
+            std::string data;
+            if constexpr (requires { requires S::template has<skill_context_field>; })
+                data = project(get<summary_text_field>(*req.state), get<delegations_field>(*req.state),
+                               get<skill_context_field>(*req.state));
+            else
+                data = project(get<summary_text_field>(*req.state), get<delegations_field>(*req.state));
             if (!data.empty()) {
                 std::vector<message> ms(req.messages.begin(), req.messages.end());
                 std::size_t at = 0;
@@ -104,7 +113,8 @@ public:
     }
 
     /// The text of the hidden data message, or "" when there is nothing to show.
-    std::string project(std::string_view summary, const std::vector<delegation_entry>& ledger) const {
+    std::string project(std::string_view summary, const std::vector<delegation_entry>& ledger,
+                        const std::vector<skill_entry>& skills = {}) const {
         std::string sections;
         if (!detail::trim(summary).empty()) {
             std::string escaped = detail::escape_html(summary);
@@ -127,6 +137,20 @@ public:
             }
             if (!sections.empty()) sections += "\n\n";
             sections += "## Work already delegated\n" + lines;
+        }
+        if (!skills.empty()) {
+            // Text kept for parity with DeerFlow (reference §5.16d).
+            std::string lines =
+                "## Active skills (loaded earlier - re-read the file before applying its instructions)";
+            for (const auto& e : skills) {
+                std::string description =
+                    detail::collapse_whitespace(e.description, skill_context_field::max_description_chars);
+                lines += "\n- " + detail::escape_html(e.name);
+                if (!description.empty()) lines += ": " + detail::escape_html(description);
+                lines += " -> " + detail::escape_html(e.path);
+            }
+            if (!sections.empty()) sections += "\n\n";
+            sections += lines;
         }
         if (sections.empty()) return {};
         return "<durable_context_data>\n" + sections + "\n</durable_context_data>";

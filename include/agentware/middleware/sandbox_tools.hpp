@@ -18,6 +18,7 @@
 #include <agentware/middleware/detail/file_search.hpp>
 #include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/process.hpp>
+#include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/fields.hpp>
 #include <agentware/middleware/sandbox_provider.hpp>
@@ -206,53 +207,6 @@ inline std::optional<std::string> not_a_regular_file(const std::filesystem::path
     if (std::filesystem::is_directory(st))
         return fmt::format("Error: Path is a directory, not a file: {}", shown);
     return std::nullopt;
-}
-
-// Argument readers: a wrong type is the model's mistake, reported, not thrown.
-struct arg_error {
-    std::string text;
-};
-
-inline std::optional<std::string> string_arg(const boost::json::object& args, std::string_view key,
-                                             bool required, std::optional<arg_error>& err) {
-    const auto* v = args.if_contains(key);
-    if (!v || v->is_null()) {
-        if (required && !err)
-            err = arg_error{fmt::format("Error: the required argument '{}' is missing", key)};
-        return std::nullopt;
-    }
-    if (!v->is_string()) {
-        if (!err) err = arg_error{fmt::format("Error: argument '{}' must be a string", key)};
-        return std::nullopt;
-    }
-    return std::string(v->get_string());
-}
-
-inline std::optional<std::int64_t> int_arg(const boost::json::object& args, std::string_view key,
-                                           std::optional<arg_error>& err) {
-    const auto* v = args.if_contains(key);
-    if (!v || v->is_null()) return std::nullopt;
-    if (v->is_int64()) return v->get_int64();
-    if (v->is_uint64()) return static_cast<std::int64_t>(std::min<std::uint64_t>(v->get_uint64(), INT64_MAX));
-    if (v->is_double() && v->get_double() == static_cast<double>(static_cast<std::int64_t>(v->get_double())))
-        return static_cast<std::int64_t>(v->get_double());
-    if (v->is_string()) { // models send "5" as often as 5
-        const auto& s = v->get_string();
-        std::int64_t n = 0;
-        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-        if (ec == std::errc() && p == s.data() + s.size()) return n;
-    }
-    if (!err) err = arg_error{fmt::format("Error: argument '{}' must be an integer", key)};
-    return std::nullopt;
-}
-
-inline bool bool_arg(const boost::json::object& args, std::string_view key, bool fallback,
-                     std::optional<arg_error>& err) {
-    const auto* v = args.if_contains(key);
-    if (!v || v->is_null()) return fallback;
-    if (v->is_bool()) return v->get_bool();
-    if (!err) err = arg_error{fmt::format("Error: argument '{}' must be a boolean", key)};
-    return fallback;
 }
 
 /// Everything a sandbox tool call needs: the thread's paths and the sandbox id

@@ -1,0 +1,340 @@
+#ifndef AGENTWARE_CONFIG_YAML_HPP
+#define AGENTWARE_CONFIG_YAML_HPP
+
+// DeerFlow's config.yaml, read with yaml-cpp into the Boost.JSON value the
+// JSON configuration uses, so every options form (their tag_invoke through
+// json_reader) reads it unchanged and its errors name the same paths
+// (`summarization.keep.value: expected an integer, got "x"`).
+//
+//  * Scalars get the type their spelling says: null (`~`, `null`, empty),
+//    booleans (`true`/`false`, and YAML 1.1's `yes`/`no`/`on`/`off`, which
+//    DeerFlow's PyYAML reads as booleans too), integers (decimal, 0x, 0o),
+//    floats (`1.5`, `1e3`, `.inf`, `.nan`), else strings. A quoted scalar or
+//    one tagged `!!str` stays a string.
+//  * A string value `$NAME` is the environment variable NAME (DeerFlow's
+//    rule); a missing variable is an error naming the path and the variable,
+//    never a value.
+//  * Malformed YAML is an error with its line and column.
+//
+// Needs yaml-cpp (the package's optional component `yaml`, target
+// agentware::yaml); the umbrella header does not include this one.
+
+#include <agentware/json/reader.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <fmt/format.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace agentware {
+
+/// How YAML text becomes JSON.
+struct yaml_read_options {
+    /// The name errors give the text ("config.yaml", a file's path).
+    std::string source = "config.yaml";
+    /// Looks up `$NAME` values; nullopt = not set. Defaults to the process environment.
+    std::function<std::optional<std::string>(const std::string&)> getenv;
+    /// false: `$NAME` stays text (SKILL.md front matter, which must not pull
+    /// the environment into a prompt).
+    bool expand_env = true;
+};
+
+namespace detail {
+
+inline bool yaml_is_env_name(std::string_view s) noexcept {
+    if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    });
+}
+
+inline std::optional<boost::json::value> yaml_plain_number(std::string_view s) {
+    if (s.empty()) return std::nullopt;
+    std::string t;
+    t.reserve(s.size());
+    for (char c : s)
+        if (c != '_') t += c; // YAML 1.1 digit separators
+    std::string_view v = t;
+    bool negative = false;
+    std::string_view digits = v;
+    if (digits.front() == '+' || digits.front() == '-') {
+        negative = digits.front() == '-';
+        digits.remove_prefix(1);
+    }
+    if (digits.empty()) return std::nullopt;
+    auto integer = [&](std::string_view d, int base) -> std::optional<boost::json::value> {
+        if (d.empty()) return std::nullopt;
+        std::uint64_t n = 0;
+        auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), n, base);
+        if (p != d.data() + d.size()) return std::nullopt;
+        if (ec == std::errc::result_out_of_range) return std::nullopt; // read as a float below, or a string
+        if (negative) {
+            if (n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1)
+                return std::nullopt;
+            return boost::json::value(static_cast<std::int64_t>(0 - n));
+        }
+        if (n <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            return boost::json::value(static_cast<std::int64_t>(n));
+        return boost::json::value(n);
+    };
+    if (digits.starts_with("0x") || digits.starts_with("0X")) return integer(digits.substr(2), 16);
+    if (digits.starts_with("0o") || digits.starts_with("0O")) return integer(digits.substr(2), 8);
+    if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        if (auto n = integer(digits, 10)) return n;
+    std::string lower(digits);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
+    if (lower == ".inf") return boost::json::value(negative ? -HUGE_VAL : HUGE_VAL);
+    if (lower == ".nan" && v.size() == digits.size()) return boost::json::value(std::nan(""));
+    // A float: digits with a point or an exponent (at least one digit).
+    bool digit = false, point = false, exponent = false;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        const char c = digits[i];
+        if (c >= '0' && c <= '9') {
+            digit = true;
+        } else if (c == '.' && !point && !exponent) {
+            point = true;
+        } else if ((c == 'e' || c == 'E') && digit && !exponent) {
+            exponent = true;
+            if (i + 1 < digits.size() && (digits[i + 1] == '+' || digits[i + 1] == '-')) ++i;
+            if (i + 1 >= digits.size()) return std::nullopt;
+        } else {
+            return std::nullopt;
+        }
+    }
+    if (!digit) return std::nullopt;
+    std::string_view unsigned_text = v.front() == '+' ? v.substr(1) : v; // from_chars takes no '+'
+    double d = 0;
+    auto [p, ec] = std::from_chars(unsigned_text.data(), unsigned_text.data() + unsigned_text.size(), d);
+    if (ec != std::errc() || p != unsigned_text.data() + unsigned_text.size()) return std::nullopt;
+    return boost::json::value(d);
+}
+
+/// A plain (unquoted, untagged) scalar as YAML's resolution reads it.
+inline boost::json::value yaml_plain_scalar(const std::string& s) {
+    if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+    for (std::string_view t : {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})
+        if (s == t) return true;
+    for (std::string_view f : {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"})
+        if (s == f) return false;
+    if (auto n = yaml_plain_number(s)) return std::move(*n);
+    return boost::json::value(s);
+}
+
+struct yaml_converter {
+    const yaml_read_options& options;
+
+    boost::json::value string_value(std::string s, std::string_view path) const {
+        if (options.expand_env && s.size() > 1 && s[0] == '$' &&
+            yaml_is_env_name(std::string_view(s).substr(1))) {
+            const std::string name = s.substr(1);
+            std::optional<std::string> value;
+            if (options.getenv) {
+                value = options.getenv(name);
+            } else if (const char* e = std::getenv(name.c_str())) {
+                value = std::string(e);
+            }
+            if (!value)
+                throw json_error(std::string(path), fmt::format("environment variable {} is not set", name));
+            return boost::json::value(std::move(*value));
+        }
+        return boost::json::value(std::move(s));
+    }
+
+    boost::json::value convert(const YAML::Node& node, const std::string& path) const {
+        switch (node.Type()) {
+        case YAML::NodeType::Undefined:
+        case YAML::NodeType::Null:
+            return nullptr;
+        case YAML::NodeType::Scalar: {
+            const std::string& tag = node.Tag();
+            if (tag == "!" || tag == "tag:yaml.org,2002:str") return string_value(node.Scalar(), path);
+            boost::json::value v = yaml_plain_scalar(node.Scalar());
+            if (v.is_string()) return string_value(std::string(v.get_string()), path);
+            return v;
+        }
+        case YAML::NodeType::Sequence: {
+            boost::json::array a;
+            a.reserve(node.size());
+            std::size_t i = 0;
+            for (const auto& item : node)
+                a.push_back(convert(item, json_path(path, fmt::format("[{}]", i++))));
+            return a;
+        }
+        case YAML::NodeType::Map: {
+            boost::json::object o;
+            for (const auto& kv : node) {
+                if (!kv.first.IsScalar())
+                    throw json_error(path, fmt::format("{}: a key that is not a scalar", mark(kv.first)));
+                const std::string& key = kv.first.Scalar();
+                if (o.contains(key))
+                    throw json_error(json_path(path, key), fmt::format("{}: duplicate key", mark(kv.first)));
+                o[key] = convert(kv.second, json_path(path, key));
+            }
+            return o;
+        }
+        }
+        return nullptr;
+    }
+
+    std::string mark(const YAML::Node& n) const {
+        const YAML::Mark m = n.Mark();
+        if (m.is_null()) return options.source;
+        return fmt::format("{}:{}:{}", options.source, m.line + 1, m.column + 1);
+    }
+};
+
+} // namespace detail
+
+/// The JSON value of YAML text (its first document; empty text is null).
+/// Throws json_error: malformed YAML ("config.yaml:3:7: <problem>"), a
+/// duplicate or non-scalar key, a `$NAME` whose variable is not set (the
+/// error names the path and the variable).
+inline boost::json::value yaml_to_json(std::string_view text, const yaml_read_options& options = {}) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(std::string(text));
+    } catch (const YAML::Exception& e) {
+        throw json_error({}, e.mark.is_null() ? fmt::format("{}: {}", options.source, e.msg)
+                                              : fmt::format("{}:{}:{}: {}", options.source, e.mark.line + 1,
+                                                            e.mark.column + 1, e.msg));
+    }
+    return detail::yaml_converter{options}.convert(root, {});
+}
+
+/// yaml_to_json of a file's contents (errors name the file).
+inline boost::json::value yaml_file_to_json(const std::filesystem::path& file,
+                                            yaml_read_options options = {}) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw std::runtime_error(fmt::format("cannot read {}", file.string()));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (options.source == "config.yaml") options.source = file.string();
+    return yaml_to_json(ss.str(), options);
+}
+
+/// The top-level sections of DeerFlow's config.yaml that agentware reads:
+/// those of make_deerflow_pipeline (presets/deerflow.hpp) and those of the
+/// lead agent (`models`, `tools`, `tool_groups`, `skills`).
+inline constexpr std::string_view deerflow_pipeline_config_sections[] = {"input_sanitization",
+                                                                         "tool_output",
+                                                                         "tool_result_sanitization",
+                                                                         "thread_data",
+                                                                         "uploads",
+                                                                         "sandbox",
+                                                                         "dangling_tool_call",
+                                                                         "llm_call",
+                                                                         "circuit_breaker",
+                                                                         "guardrails",
+                                                                         "sandbox_audit",
+                                                                         "read_before_write",
+                                                                         "tool_error_handling",
+                                                                         "dynamic_context",
+                                                                         "summarization",
+                                                                         "durable_context",
+                                                                         "todo",
+                                                                         "token_usage",
+                                                                         "title",
+                                                                         "memory",
+                                                                         "view_image",
+                                                                         "system_message_coalescing",
+                                                                         "subagents",
+                                                                         "loop_detection",
+                                                                         "token_budget",
+                                                                         "terminal_response",
+                                                                         "model_length_finish_reason",
+                                                                         "safety_finish_reason",
+                                                                         "pii",
+                                                                         "context_editing",
+                                                                         "model_call_limit",
+                                                                         "tool_call_limit",
+                                                                         "moderation",
+                                                                         "llm_tool_selector",
+                                                                         "prompt_caching",
+                                                                         "tool_emulator",
+                                                                         "tool_retry",
+                                                                         "model_retry",
+                                                                         "model_fallback",
+                                                                         "clarification"};
+inline constexpr std::string_view deerflow_lead_config_sections[] = {"models", "tools", "tool_groups",
+                                                                     "skills"};
+
+/// A config.yaml as agentware reads it.
+struct deerflow_config {
+    /// The sections agentware reads (as JSON), the others left out.
+    boost::json::object sections;
+    /// The top-level sections left out, in file order.
+    std::vector<std::string> ignored;
+
+    /// The sections make_deerflow_pipeline takes (the lead agent's own left out).
+    boost::json::object pipeline_sections() const {
+        boost::json::object out;
+        for (const auto& kv : sections)
+            if (std::find(std::begin(deerflow_lead_config_sections), std::end(deerflow_lead_config_sections),
+                          kv.key()) == std::end(deerflow_lead_config_sections))
+                out[kv.key()] = kv.value();
+        return out;
+    }
+};
+
+/// Splits a configuration object into the sections agentware reads and the
+/// rest; `warn` gets one line naming the rest (nothing when there is none).
+inline deerflow_config read_deerflow_config(const boost::json::value& config,
+                                            const std::function<void(std::string_view)>& warn = {}) {
+    deerflow_config out;
+    if (config.is_null()) return out;
+    const auto* o = config.if_object();
+    if (!o) detail::json_type_error({}, "an object of configuration sections", config);
+    auto known = [](std::string_view key) {
+        auto in = [&](const auto& list) {
+            return std::find(std::begin(list), std::end(list), key) != std::end(list);
+        };
+        return in(deerflow_pipeline_config_sections) || in(deerflow_lead_config_sections);
+    };
+    for (const auto& kv : *o) {
+        if (known(kv.key()))
+            out.sections[kv.key()] = kv.value();
+        else
+            out.ignored.emplace_back(kv.key());
+    }
+    if (!out.ignored.empty()) {
+        const std::string line =
+            fmt::format("agentware: ignoring configuration sections agentware does not implement: {}",
+                        fmt::join(out.ignored, ", "));
+        if (warn)
+            warn(line);
+        else
+            std::cerr << line << '\n';
+    }
+    return out;
+}
+
+/// Reads DeerFlow's config.yaml: yaml_file_to_json, then read_deerflow_config.
+inline deerflow_config load_deerflow_config(const std::filesystem::path& file, yaml_read_options options = {},
+                                            const std::function<void(std::string_view)>& warn = {}) {
+    return read_deerflow_config(yaml_file_to_json(file, std::move(options)), warn);
+}
+
+} // namespace agentware
+
+#endif

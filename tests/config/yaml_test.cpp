@@ -1,0 +1,184 @@
+// DeerFlow's config.yaml through yaml-cpp: scalar types, $VAR values, the
+// sections agentware reads (the others ignored with one warning line), and
+// every kind of bad value, each an error that names where it is.
+#include <agentware/config/yaml.hpp>
+#include <agentware/presets/deerflow.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace agentware;
+
+namespace yamltest {
+
+inline const std::string config_file = std::string(AGENTWARE_TEST_DATA_DIR) + "/config/config.yaml";
+
+inline yaml_read_options env(std::map<std::string, std::string> vars) {
+    yaml_read_options o;
+    o.getenv = [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+        if (auto it = vars.find(name); it != vars.end()) return it->second;
+        return std::nullopt;
+    };
+    return o;
+}
+
+// The message of the json_error that `f` throws ("" when it throws none).
+template <class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const json_error& e) {
+        return e.what();
+    }
+    return {};
+}
+
+} // namespace yamltest
+
+TEST_CASE("YAML scalars keep sensible types; quoted scalars stay strings", "[config][yaml]") {
+    auto v = yaml_to_json(R"(
+int: 42
+negative: -7
+hex: 0x1F
+octal: 0o17
+big: 18446744073709551615
+float: 2.5
+exp: 1e3
+inf: .inf
+yes_bool: yes
+true_bool: true
+off_bool: Off
+nothing: ~
+null_word: null
+empty:
+text: hello world
+quoted_int: "42"
+single_quoted_bool: 'true'
+tagged: !!str 12
+version: 1.2.3
+list: [1, two, 3.0]
+nested: {a: {b: [x, {c: false}]}}
+)")
+                 .as_object();
+    CHECK(v.at("int").as_int64() == 42);
+    CHECK(v.at("negative").as_int64() == -7);
+    CHECK(v.at("hex").as_int64() == 31);
+    CHECK(v.at("octal").as_int64() == 15);
+    CHECK(v.at("big").is_uint64());
+    CHECK(v.at("float").as_double() == 2.5);
+    CHECK(v.at("exp").as_double() == 1000.0);
+    CHECK(std::isinf(v.at("inf").as_double()));
+    CHECK(v.at("yes_bool").as_bool() == true);
+    CHECK(v.at("true_bool").as_bool() == true);
+    CHECK(v.at("off_bool").as_bool() == false);
+    CHECK(v.at("nothing").is_null());
+    CHECK(v.at("null_word").is_null());
+    CHECK(v.at("empty").is_null());
+    CHECK(v.at("text").as_string() == "hello world");
+    CHECK(v.at("quoted_int").as_string() == "42");
+    CHECK(v.at("single_quoted_bool").as_string() == "true");
+    CHECK(v.at("tagged").as_string() == "12");
+    CHECK(v.at("version").as_string() == "1.2.3");
+    CHECK(v.at("list") == boost::json::parse(R"([1, "two", 3.0])"));
+    CHECK(v.at("nested") == boost::json::parse(R"({"a": {"b": ["x", {"c": false}]}})"));
+    CHECK(yaml_to_json("").is_null());
+}
+
+TEST_CASE("$VAR values come from the environment; a missing one names the path and the variable only",
+          "[config][yaml]") {
+    auto o = yamltest::env({{"API_KEY", "sk-secret-value"}, {"PORT", "8080"}});
+    auto v = yaml_to_json("models:\n  - api_key: $API_KEY\n    port: $PORT\n    price: $5 a month\n", o);
+    CHECK(v.at_pointer("/models/0/api_key").as_string() == "sk-secret-value");
+    CHECK(v.at_pointer("/models/0/port").as_string() == "8080"); // a string, as DeerFlow reads it
+    CHECK(v.at_pointer("/models/0/price").as_string() == "$5 a month");
+    const std::string e =
+        yamltest::error_of([&] { yaml_to_json("models:\n  - api_key: $MISSING_KEY\n", o); });
+    CHECK(e == "models[0].api_key: environment variable MISSING_KEY is not set");
+    // Quoted $VAR is expanded too (DeerFlow expands after parsing); expansion can be switched off.
+    CHECK(yaml_to_json("k: '$API_KEY'", o).at_pointer("/k").as_string() == "sk-secret-value");
+    o.expand_env = false;
+    CHECK(yaml_to_json("k: $API_KEY", o).at_pointer("/k").as_string() == "$API_KEY");
+}
+
+TEST_CASE("malformed YAML is an error with its line and column", "[config][yaml]") {
+    const std::string e =
+        yamltest::error_of([] { yaml_to_json("title:\n  enabled: true\n  max_words: [6\n"); });
+    INFO(e);
+    CHECK(e.starts_with("config.yaml:"));
+    CHECK(e.find("end of sequence flow") != std::string::npos);
+    const std::string tabs = yamltest::error_of([] { yaml_to_json("a: 1\n b: 2\nc: [\n"); });
+    CHECK(tabs.starts_with("config.yaml:"));
+    const std::string dup =
+        yamltest::error_of([] { yaml_to_json("title:\n  max_words: 6\n  max_words: 7\n"); });
+    CHECK(dup == "title.max_words: config.yaml:3:3: duplicate key");
+    const std::string key = yamltest::error_of([] { yaml_to_json("? [a, b]\n: 1\n"); });
+    CHECK(key.find("a key that is not a scalar") != std::string::npos);
+}
+
+TEST_CASE("DeerFlow's config.yaml: known sections kept, the others ignored with one warning line",
+          "[config][yaml]") {
+    std::vector<std::string> warnings;
+    auto cfg = load_deerflow_config(yamltest::config_file, yamltest::env({{"AGENTWARE_TEST_API_KEY", "k-1"}}),
+                                    [&](std::string_view line) { warnings.emplace_back(line); });
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0] == "agentware: ignoring configuration sections agentware does not implement: "
+                         "config_version, log_level, channels, checkpointer");
+    CHECK(cfg.ignored == std::vector<std::string>{"config_version", "log_level", "channels", "checkpointer"});
+    CHECK(cfg.sections.at("models").at_pointer("/0/api_key").as_string() == "k-1");
+    CHECK(cfg.sections.at("skills").at_pointer("/container_path").as_string() == "/mnt/skills");
+    // The pipeline's sections go through the existing options forms unchanged.
+    const auto pipeline = cfg.pipeline_sections();
+    CHECK_FALSE(pipeline.contains("models"));
+    CHECK_FALSE(pipeline.contains("skills"));
+    auto chain = make_deerflow_pipeline(pipeline);
+    REQUIRE(chain.slot<summarization>().has_value());
+    CHECK(chain.slot<summarization>()->options().keep.value == 10);
+    CHECK(chain.slot<summarization>()->options().trim_tokens_to_summarize == std::size_t{15564});
+    REQUIRE(chain.slot<title>().has_value());
+    CHECK(chain.slot<title>()->options().max_words == 6);
+    CHECK(chain.slot<loop_detection>().has_value());
+    CHECK(chain.slot<sandbox>().has_value());
+    CHECK_FALSE(chain.slot<memory>().has_value());
+
+    // A missing variable in the file: the path and the variable's name.
+    const std::string e =
+        yamltest::error_of([] { load_deerflow_config(yamltest::config_file, yamltest::env({})); });
+    CHECK(e == "models[0].api_key: environment variable AGENTWARE_TEST_API_KEY is not set");
+}
+
+TEST_CASE("every section agentware lists is one make_deerflow_pipeline reads", "[config][yaml]") {
+    for (std::string_view section : deerflow_pipeline_config_sections) {
+        INFO(section);
+        boost::json::object config;
+        config[section] = false;
+        CHECK_NOTHROW(make_deerflow_pipeline(config));
+    }
+}
+
+TEST_CASE("bad values in config.yaml are errors naming their dotted path", "[config][yaml]") {
+    auto pipeline_error = [](std::string_view yaml) {
+        return yamltest::error_of([&] {
+            auto cfg = read_deerflow_config(yaml_to_json(yaml), [](std::string_view) {});
+            make_deerflow_pipeline(cfg.pipeline_sections());
+        });
+    };
+    // A wrong type, deep inside a section.
+    CHECK(pipeline_error("summarization:\n  enabled: true\n  keep:\n    type: messages\n    value: ten\n") ==
+          "summarization.keep.value: expected a number, got \"ten\"");
+    // A quoted number is a string, and so the wrong type.
+    CHECK(pipeline_error("loop_detection:\n  warn_threshold: \"3\"\n") ==
+          "loop_detection.warn_threshold: expected an integer, got \"3\"");
+    // An unknown key inside a known section.
+    const std::string unknown = pipeline_error("sandbox:\n  bash_timout: 5\n");
+    CHECK(unknown.starts_with("sandbox.bash_timout: unknown key (known: "));
+    // A section of the wrong shape.
+    CHECK(pipeline_error("title: [6]\n") == "title: expected true, false or an object of settings, got [6]");
+    // The top level must be a mapping.
+    CHECK(yamltest::error_of([] { read_deerflow_config(yaml_to_json("- a\n- b\n")); }) ==
+          "expected an object of configuration sections, got [\"a\",\"b\"]");
+}

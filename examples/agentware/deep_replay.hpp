@@ -115,7 +115,7 @@ inline replay_result run_deep_scenario(const scenario& sc, const replay_options&
         cfg.context = sc.context;
         cfg.context["thread_id"] = sc.thread_id;
         cfg.recursion_limit = sc.recursion_limit;
-        run_result r = a.run(state, turn.input, cfg);
+        run_result r = turn.resume ? a.run(state, resume{*turn.resume}, cfg) : a.run(state, turn.input, cfg);
         if (r.reason == stop_reason::error && model.remaining() == 0 && model.calls() == turn.model.size() &&
             r.error.find("no scripted answer left") != std::string::npos)
             throw scenario_error(

@@ -455,7 +455,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         } else if (turn.helper_models.contains("memory")) {
             throw scenario_error(fmt::format("turns[{}].models.memory: the memory feature is off", t));
         }
-        run_result r = a.run(state, turn.input, cfg);
+        run_result r = turn.resume ? a.run(state, resume{*turn.resume}, cfg) : a.run(state, turn.input, cfg);
         // First the helpers: one that ran out may have sent its middleware on to the main model.
         for (const auto& [role, helper] : helpers.by_role)
             if (helper.requests().size() > helper.calls())
@@ -472,6 +472,13 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         boost::json::object turn_out;
         turn_out["stop_reason"] = to_string(r.reason);
         if (!r.error.empty()) turn_out["error"] = r.error;
+        if (!r.interrupts
+                 .empty()) { // what the paused run asks (human_in_the_loop: action_requests, review_configs)
+            boost::json::array pending;
+            for (const auto& i : r.interrupts)
+                pending.push_back(boost::json::object{{"id", i.id}, {"value", i.value}});
+            turn_out["interrupts"] = std::move(pending);
+        }
         if (const auto* why = r.context.if_contains("stop_reason")) turn_out["stop_detail"] = *why;
         if (const auto* usage = r.context.if_contains("token_usage")) turn_out["token_usage"] = *usage;
         boost::json::value full = boost::json::value_from(state);

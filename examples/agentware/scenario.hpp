@@ -76,6 +76,9 @@ struct scenario_failure {
 
 struct scenario_turn {
     std::vector<message> input;
+    /// A turn that continues a paused run instead of sending input:
+    /// `"resume": {"decisions": [...]}` (human_in_the_loop's answer) or any value.
+    std::optional<boost::json::value> resume;
     std::vector<scenario_failure> fail_next; ///< in the order the calls will meet them
     /// What the scripted model does at each call, in order: answer with an ai
     /// message, or fail with a scripted provider error.
@@ -217,9 +220,14 @@ inline scenario_turn read_turn(const boost::json::value& v, const std::string& p
     agentware::json_reader r(v, path);
     scenario_turn turn;
     const auto* input = r.find("input");
-    if (!input)
+    if (const auto* resume = r.find("resume")) {
+        if (input)
+            throw agentware::json_error(
+                r.path_of("resume"), "a turn has either \"input\" or \"resume\" (it continues a paused run)");
+        turn.resume = *resume;
+    } else if (!input) {
         throw agentware::json_error(r.path_of("input"), "missing (a user's text or a list of messages)");
-    if (input->is_string())
+    } else if (input->is_string())
         turn.input.push_back(agentware::human_message(std::string(input->get_string())));
     else
         turn.input = read_messages(*input, r.path_of("input"));
@@ -298,6 +306,13 @@ inline scenario parse_scenario(const boost::json::value& jv) {
         if (!s.now) throw agentware::json_error("now", "expected a UTC time as 2026-11-23T09:00:00Z");
     }
     if (s.recursion_limit < 1) throw agentware::json_error("recursion_limit", "expected at least 1, got 0");
+    // LangChain's `interrupt_on` (`{"write_file": true}`): the human_in_the_loop feature's.
+    if (const auto* on = r.find("interrupt_on")) {
+        if (s.features.contains("human_in_the_loop"))
+            throw agentware::json_error("interrupt_on",
+                                        "given twice: here and in features.human_in_the_loop");
+        s.features["human_in_the_loop"] = boost::json::object{{"interrupt_on", *on}};
+    }
     if (const auto* files = r.find("files")) {
         const auto* list = files->if_array();
         if (!list)

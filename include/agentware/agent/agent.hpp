@@ -142,18 +142,37 @@ public:
 
     /// Runs on a state the caller keeps: appends `input` and runs the loop.
     /// Never throws for what the model, tools or hooks do: failures are in the result.
+    /// A state whose run is paused (stop_reason::interrupted) takes no new input:
+    /// continue it with `run(state, resume{...})`.
     run_result run(state_type& state, agent_input input, const run_config& config = {}) {
         run_result result;
+        if (detail::has_pending_interrupt(state)) {
+            result.reason = stop_reason::error;
+            result.error = waiting_text(config);
+            return result;
+        }
         runtime rt = start(state, std::move(input), config, result);
-        detail::run_buffers<state_type> buffers;
+        drive(state, rt, config, result, std::nullopt, nullptr);
+        return result;
+    }
+
+    /// Continues a run that a hook or a tool paused (stop_reason::interrupted):
+    /// the interrupted step runs again and its `interrupt(...)` call returns
+    /// `r.value`. Calls of the paused round that had completed do not run again.
+    run_result run(state_type& state, resume r, const run_config& config = {}) {
+        run_result result;
+        runtime rt = start(state, agent_input{}, config, result);
+        boost::json::object answers;
+        boost::json::value record;
+        detail::interrupt_point at{};
         try {
-            for (auto step = first_step(state, rt, result); step != detail::loop_step::end;)
-                step = step == detail::loop_step::tools ? run_tools(state, rt, config, result, buffers.tools)
-                                                        : model_round(state, rt, config, result, buffers);
+            at = detail::take_interrupts(state, r.value, answers, record);
         } catch (...) {
             fail(result, std::current_exception());
+            return result;
         }
-        finish(state, rt, result);
+        resume_with(rt, at, answers);
+        drive(state, rt, config, result, at, &record);
         return result;
     }
 
@@ -162,6 +181,16 @@ public:
         invoke_result<state_type> out;
         if (!load_state(config, out)) return out;
         static_cast<run_result&>(out) = run(out.state, std::move(input), config);
+        save_state(config, out);
+        return out;
+    }
+
+    /// Continues the thread's paused run (see `run(state, resume)`), loading and
+    /// saving its state through the checkpointer, which resuming needs.
+    invoke_result<state_type> invoke(resume r, const run_config& config = {}) {
+        invoke_result<state_type> out;
+        if (!can_resume(config, out) || !load_state(config, out)) return out;
+        static_cast<run_result&>(out) = run(out.state, std::move(r), config);
         save_state(config, out);
         return out;
     }
@@ -180,6 +209,16 @@ public:
     boost::asio::awaitable<invoke_result<state_type>> async_invoke(agent_input input,
                                                                    run_config config = {}) {
         return detail::async_loop<agent>::invoke(*this, std::move(input), std::move(config));
+    }
+
+    /// `run(state, resume)` as a coroutine (<agentware/agent/async_loop.hpp>).
+    boost::asio::awaitable<run_result> async_run(state_type& state, resume r, run_config config = {}) {
+        return detail::async_loop<agent>::resume_run(*this, state, std::move(r), std::move(config));
+    }
+
+    /// `invoke(resume)` as a coroutine (<agentware/agent/async_loop.hpp>).
+    boost::asio::awaitable<invoke_result<state_type>> async_invoke(resume r, run_config config = {}) {
+        return detail::async_loop<agent>::resume_invoke(*this, std::move(r), std::move(config));
     }
 
 private:
@@ -236,6 +275,143 @@ private:
             return pipeline_.template node<Hook>(state, rt);
     }
 
+    // The blocking loop, from the start or from where a paused run stopped.
+    void drive(state_type& state, runtime& rt, const run_config& config, run_result& result,
+               std::optional<detail::interrupt_point> resumed, const boost::json::value* record) {
+        detail::run_buffers<state_type> buffers;
+        auto at = detail::interrupt_point::before_agent;
+        std::optional<agentware::interrupt> paused;
+        try {
+            detail::loop_step step;
+            if (resumed) {
+                at = *resumed;
+                step = resume_step(state, rt, result, at);
+                if (at == detail::interrupt_point::before_agent || at == detail::interrupt_point::after_model)
+                    record = nullptr; // the resumed step is over: a later failure does not re-open it
+            } else {
+                step = first_step(state, rt, result);
+            }
+            while (step != detail::loop_step::end) {
+                at = step_point(step);
+                step = step == detail::loop_step::tools ? run_tools(state, rt, config, result, buffers.tools)
+                                                        : model_round(state, rt, config, result, buffers);
+                if (result.interrupts.empty()) { // a tool that paused again keeps its answers
+                    end_resume(rt);
+                    record = nullptr;
+                }
+            }
+        } catch (agentware::interrupt& i) {
+            paused.emplace(std::move(i));
+        } catch (...) {
+            fail(result, std::current_exception());
+        }
+        if (paused) {
+            at = refine_point(at, rt, result);
+            if (run_others_first(at, *paused)) {
+                try {
+                    buffers.tools.held = paused->held_calls;
+                    run_tools(state, rt, config, result, buffers.tools);
+                } catch (...) {
+                    fail(result, std::current_exception());
+                }
+                buffers.tools.held.clear();
+            }
+        }
+        conclude(state, rt, result, at, std::move(paused), record);
+    }
+
+    // A resumed run's first step: the interrupted hook chain again (before_agent,
+    // after_model), or where the loop goes (before_model, tools).
+    detail::loop_step resume_step(state_type& state, runtime& rt, run_result& result,
+                                  detail::interrupt_point at) {
+        switch (at) {
+        case detail::interrupt_point::before_agent: {
+            auto step = first_step(state, rt, result);
+            end_hook_resume(rt);
+            return step;
+        }
+        case detail::interrupt_point::after_model: {
+            auto step = after_answer(state, node_hooks<hooks::after_model_t>(state, rt), result);
+            end_hook_resume(rt);
+            return step;
+        }
+        case detail::interrupt_point::before_model:
+            return detail::loop_step::model;
+        case detail::interrupt_point::tools:
+            return detail::loop_step::tools;
+        }
+        return detail::loop_step::model;
+    }
+
+    static void resume_with(runtime& rt, detail::interrupt_point at, const boost::json::object& answers) {
+        rt.tool_resumes = &answers;
+        if (at != detail::interrupt_point::tools)
+            if (const auto* a = answers.if_contains(detail::to_string(at))) rt.resumes.values = a->if_array();
+    }
+    // The interrupted step is over: later interrupts pause the run again.
+    // The interrupted hook chain is over; the answers of the round's tool calls
+    // stay until their step (an after_model pause may hold calls that also paused).
+    static void end_hook_resume(runtime& rt) noexcept { rt.resumes = detail::resume_cursor{}; }
+    static void end_resume(runtime& rt) noexcept {
+        rt.resumes = detail::resume_cursor{};
+        rt.tool_resumes = nullptr;
+    }
+    static detail::interrupt_point step_point(detail::loop_step step) noexcept {
+        return step == detail::loop_step::tools ? detail::interrupt_point::tools
+                                                : detail::interrupt_point::before_model;
+    }
+    // A model round that paused after its model call paused in after_model
+    // (or in its model call, which runs again on resume with the round).
+    static detail::interrupt_point refine_point(detail::interrupt_point at, const runtime& rt,
+                                                const run_result& result) noexcept {
+        if (at == detail::interrupt_point::before_model && rt.round > 0 && result.rounds == rt.round)
+            return detail::interrupt_point::after_model;
+        return at;
+    }
+    static bool run_others_first(detail::interrupt_point at, const agentware::interrupt& i) noexcept {
+        return at == detail::interrupt_point::after_model && !i.held_calls.empty();
+    }
+
+    // The end of a run, paused or not: a paused run records its interrupts in
+    // the state (its after_agent hooks run when it finally ends); a resumed run
+    // that failed in the step it resumed (`record` still set) keeps waiting for its resume.
+    void conclude(state_type& state, runtime& rt, run_result& result, detail::interrupt_point at,
+                  std::optional<agentware::interrupt> paused, const boost::json::value* record) {
+        if (paused) {
+            result.interrupts.insert(
+                result.interrupts.begin(),
+                interrupt_info{std::string(detail::to_string(at)), std::move(paused->payload)});
+        } else if (!result.interrupts.empty()) {
+            at = detail::interrupt_point::tools;
+        }
+        if (!result.interrupts.empty() && result.reason != stop_reason::error) {
+            result.reason = stop_reason::interrupted;
+            detail::record_interrupts(state, at, result.interrupts, rt.tool_resumes, rt.resumes.values);
+            result.context = std::move(rt.context);
+            return;
+        }
+        if (record != nullptr && result.reason == stop_reason::error) {
+            state.unknown_fields[detail::interrupt_key] = *record; // the resume can be given again
+            result.error += " (the run is still paused: resume it again)";
+            result.context = std::move(rt.context);
+            return;
+        }
+        finish(state, rt, result);
+    }
+
+    std::string waiting_text(const run_config& config) const {
+        return "thread \"" + config.thread_id +
+               "\" has a paused run (stop_reason::interrupted) waiting for its answer: continue it with "
+               "invoke(agentware::resume{value}, config) before sending new input";
+    }
+    bool can_resume(const run_config& config, run_result& out) const {
+        if (load_) return true;
+        out.reason = stop_reason::error;
+        out.error = "cannot resume thread \"" + config.thread_id +
+                    "\": the agent has no checkpointer (use_checkpointer) to keep a paused run's state";
+        return false;
+    }
+
     // The before_agent hooks, and where the loop starts.
     detail::loop_step first_step(state_type& state, runtime& rt, run_result& result) {
         return start_at(node_hooks<hooks::before_agent_t>(state, rt), result);
@@ -257,6 +433,10 @@ private:
     void finish(state_type& state, runtime& rt, run_result& result) {
         try {
             node_hooks<hooks::after_agent_t>(state, rt); // always: it releases what before_agent took
+        } catch (const agentware::interrupt&) {
+            result.reason = stop_reason::error;
+            result.error = "an after_agent hook interrupted the run: a run can pause before the agent, "
+                           "around the model and in its tools, not after the agent";
         } catch (...) {
             fail(result, std::current_exception());
         }
@@ -276,7 +456,16 @@ private:
         }
     }
     void save_state(const run_config& config, invoke_result<state_type>& out) {
-        if (!save_) return;
+        if (!save_) {
+            if (out.reason == stop_reason::interrupted) {
+                // Nothing would keep the paused state: a clear error, the state still in `out`.
+                out.reason = stop_reason::error;
+                out.error = "a hook or a tool interrupted the run on thread \"" + config.thread_id +
+                            "\", but the agent has no checkpointer to keep its state until it is resumed: "
+                            "call use_checkpointer(...) on the agent (the payload is in `interrupts`)";
+            }
+            return;
+        }
         try {
             save_(config.thread_id, out.state);
         } catch (...) {
@@ -399,9 +588,10 @@ private:
                                   run_result& result, detail::tool_round<state_type>& round,
                                   std::size_t first) {
         bool ended = false;
-        std::exception_ptr failure = detail::merge_tool_results(state, round, ended);
+        std::exception_ptr failure = detail::merge_tool_results(state, round, ended, result.interrupts);
         notify(config, "tools", rt, state, first);
         if (failure) std::rethrow_exception(failure);
+        if (!result.interrupts.empty()) return detail::loop_step::end; // paused: see conclude
         if (ended) {
             result.reason = stop_reason::ended_by_tool;
             return detail::loop_step::end;

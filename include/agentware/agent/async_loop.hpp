@@ -33,32 +33,31 @@ struct async_loop<agent<Model, Pipeline>> {
     static boost::asio::awaitable<run_result> run(agent_type& self, state_type& state, agent_input input,
                                                   run_config config) {
         run_result result;
+        if (has_pending_interrupt(state)) {
+            result.reason = stop_reason::error;
+            result.error = self.waiting_text(config);
+            co_return result;
+        }
         runtime rt = self.start(state, std::move(input), config, result);
-        tool_round<state_type> round;
+        co_await drive(self, state, rt, config, result, std::nullopt, nullptr);
+        co_return result;
+    }
+
+    static boost::asio::awaitable<run_result> resume_run(agent_type& self, state_type& state, resume r,
+                                                         run_config config) {
+        run_result result;
+        runtime rt = self.start(state, agent_input{}, config, result);
+        boost::json::object answers;
+        boost::json::value record;
+        interrupt_point at{};
         try {
-            loop_step step;
-            if constexpr (agent_type::template awaits<hooks::before_agent_t>)
-                step =
-                    agent_type::start_at(co_await node_hooks<hooks::before_agent_t>(self, state, rt), result);
-            else
-                step = self.first_step(state, rt, result);
-            while (step != loop_step::end)
-                step = step == loop_step::tools
-                           ? co_await run_tools(self, state, rt, config, result, round)
-                           : co_await model_round(self, state, rt, config, result, round);
+            at = take_interrupts(state, r.value, answers, record);
         } catch (...) {
             agent_type::fail(result, std::current_exception());
+            co_return result;
         }
-        if constexpr (agent_type::template awaits<hooks::after_agent_t>) {
-            try {
-                co_await node_hooks<hooks::after_agent_t>(self, state, rt); // always, as in finish
-            } catch (...) {
-                agent_type::fail(result, std::current_exception());
-            }
-            result.context = std::move(rt.context);
-        } else {
-            self.finish(state, rt, result);
-        }
+        agent_type::resume_with(rt, at, answers);
+        co_await drive(self, state, rt, config, result, at, &record);
         co_return result;
     }
 
@@ -71,7 +70,123 @@ struct async_loop<agent<Model, Pipeline>> {
         co_return out;
     }
 
+    static boost::asio::awaitable<invoke_result<state_type>> resume_invoke(agent_type& self, resume r,
+                                                                           run_config config) {
+        invoke_result<state_type> out;
+        if (!self.can_resume(config, out) || !self.load_state(config, out)) co_return out;
+        static_cast<run_result&>(out) = co_await resume_run(self, out.state, std::move(r), config);
+        self.save_state(config, out);
+        co_return out;
+    }
+
 private:
+    // The loop of agent::drive, awaiting what may be awaited.
+    static boost::asio::awaitable<void> drive(agent_type& self, state_type& state, runtime& rt,
+                                              const run_config& config, run_result& result,
+                                              std::optional<interrupt_point> resumed,
+                                              const boost::json::value* record) {
+        tool_round<state_type> round;
+        auto at = interrupt_point::before_agent;
+        std::optional<agentware::interrupt> paused;
+        try {
+            loop_step step;
+            if (resumed) {
+                at = *resumed;
+                step = co_await resume_step(self, state, rt, result, at);
+                if (at == interrupt_point::before_agent || at == interrupt_point::after_model)
+                    record = nullptr; // as in agent::drive
+            } else if constexpr (agent_type::template awaits<hooks::before_agent_t>) {
+                step =
+                    agent_type::start_at(co_await node_hooks<hooks::before_agent_t>(self, state, rt), result);
+            } else {
+                step = self.first_step(state, rt, result);
+            }
+            while (step != loop_step::end) {
+                at = agent_type::step_point(step);
+                step = step == loop_step::tools
+                           ? co_await run_tools(self, state, rt, config, result, round)
+                           : co_await model_round(self, state, rt, config, result, round);
+                if (result.interrupts.empty()) { // as in agent::drive
+                    agent_type::end_resume(rt);
+                    record = nullptr;
+                }
+            }
+        } catch (agentware::interrupt& i) {
+            paused.emplace(std::move(i));
+        } catch (...) {
+            agent_type::fail(result, std::current_exception());
+        }
+        bool others_first = false;
+        if (paused) {
+            at = agent_type::refine_point(at, rt, result);
+            others_first = agent_type::run_others_first(at, *paused);
+        }
+        if (others_first) {
+            round.held = paused->held_calls;
+            std::exception_ptr failure;
+            try {
+                co_await run_tools(self, state, rt, config, result, round);
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            if (failure) agent_type::fail(result, failure);
+            round.held.clear();
+        }
+        if constexpr (agent_type::template awaits<hooks::after_agent_t>) {
+            // conclude, with the after_agent hooks awaited
+            bool pausing = paused.has_value() || !result.interrupts.empty();
+            bool keeps_waiting = record != nullptr;
+            if ((pausing && result.reason != stop_reason::error) ||
+                (keeps_waiting && result.reason == stop_reason::error)) {
+                self.conclude(state, rt, result, at, std::move(paused), record);
+                co_return;
+            }
+            try {
+                co_await node_hooks<hooks::after_agent_t>(self, state, rt); // always, as in finish
+            } catch (const agentware::interrupt&) {
+                result.reason = stop_reason::error;
+                result.error = "an after_agent hook interrupted the run: a run can pause before the agent, "
+                               "around the model and in its tools, not after the agent";
+            } catch (...) {
+                agent_type::fail(result, std::current_exception());
+            }
+            result.context = std::move(rt.context);
+        } else {
+            self.conclude(state, rt, result, at, std::move(paused), record);
+        }
+    }
+
+    static boost::asio::awaitable<loop_step> resume_step(agent_type& self, state_type& state, runtime& rt,
+                                                         run_result& result, interrupt_point at) {
+        loop_step step = loop_step::model;
+        switch (at) {
+        case interrupt_point::before_agent:
+            if constexpr (agent_type::template awaits<hooks::before_agent_t>)
+                step =
+                    agent_type::start_at(co_await node_hooks<hooks::before_agent_t>(self, state, rt), result);
+            else
+                step = self.first_step(state, rt, result);
+            agent_type::end_hook_resume(rt);
+            break;
+        case interrupt_point::after_model:
+            if constexpr (agent_type::template awaits<hooks::after_model_t>)
+                step = agent_type::after_answer(
+                    state, co_await node_hooks<hooks::after_model_t>(self, state, rt), result);
+            else
+                step = agent_type::after_answer(
+                    state, self.template node_hooks<hooks::after_model_t>(state, rt), result);
+            agent_type::end_hook_resume(rt);
+            break;
+        case interrupt_point::before_model:
+            step = loop_step::model;
+            break;
+        case interrupt_point::tools:
+            step = loop_step::tools;
+            break;
+        }
+        co_return step;
+    }
+
     // A chain of node hooks with at least one coroutine among them: each step
     // runs in order, a coroutine hook awaited on this executor, until one jumps.
     template <class Hook>

@@ -39,6 +39,20 @@ struct tool_request {
     const tool_set* tools = nullptr; ///< the tools offered in this round (the agent's and its middlewares')
 };
 
+/// Pauses the run from a wrap_tool_call hook, for this call (as a tool does
+/// with `tool_runtime::interrupt`): throws agentware::interrupt with `payload`
+/// the first time; when the run is resumed, the call goes through the chain
+/// again and this returns the resume value. One interrupt per call: a hook and
+/// the tool it wraps do not both interrupt the same call.
+template <class State>
+boost::json::value interrupt_call(const tool_request<State>& req, boost::json::value payload) {
+    detail::resume_cursor cursor;
+    if (req.rt != nullptr && req.rt->tool_resumes != nullptr)
+        if (const auto* answers = req.rt->tool_resumes->if_contains(req.call->id))
+            cursor.values = answers->if_array();
+    return cursor.take(std::move(payload));
+}
+
 /// What one tool call produced: the tool message answering it, changes to the
 /// state, and whether the run ends after this round.
 struct tool_response {

@@ -5,6 +5,7 @@
 
 #include <agentware/message/message.hpp>
 #include <agentware/model/chat_model.hpp>
+#include <agentware/tool/interrupt.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -27,6 +28,7 @@ enum class stop_reason {
     ended_by_tool,   ///< a tool (or a tool wrapper, like clarification) ended the run
     recursion_limit, ///< the run reached its round limit before a final answer
     error,           ///< the model, a tool, a hook or the checkpointer failed
+    interrupted,     ///< a hook or a tool paused the run for a human (see `run_result::interrupts`)
 };
 
 constexpr std::string_view to_string(stop_reason r) noexcept {
@@ -41,6 +43,8 @@ constexpr std::string_view to_string(stop_reason r) noexcept {
         return "recursion_limit";
     case stop_reason::error:
         return "error";
+    case stop_reason::interrupted:
+        return "interrupted";
     }
     return "unknown";
 }
@@ -79,6 +83,10 @@ struct run_result {
     /// The runtime context as the run left it: what middlewares recorded there
     /// (DeerFlow's `stop_reason` such as "loop_capped", the sandbox id, ...).
     boost::json::object context;
+    /// For interrupted: what each pending interrupt asks (the payload of the
+    /// hook or tool that paused the run), in the order they were raised.
+    /// Continue with `invoke(resume{value}, config)`.
+    std::vector<interrupt_info> interrupts;
 
     bool ok() const noexcept {
         return reason != stop_reason::error && reason != stop_reason::recursion_limit;

@@ -3,12 +3,14 @@
 
 #include <agentware/model/event_sink.hpp>
 #include <agentware/model/model_ref.hpp>
+#include <agentware/tool/interrupt.hpp>
 
 #include <boost/json/object.hpp>
 
 #include <cstddef>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 namespace agentware {
 
@@ -32,6 +34,22 @@ struct runtime {
     /// checks it before each model call; long hooks and tools (the task tool's
     /// subagents) watch it to stop early.
     std::stop_token stop{};
+
+    /// Pauses the run for a human (node hooks): throws agentware::interrupt
+    /// with `payload`; the run stops with stop_reason::interrupted and the
+    /// checkpointer keeps its state. When the thread is resumed
+    /// (`invoke(resume{value}, config)`), the interrupted hook chain runs again
+    /// and this call returns `value` instead. `held_calls` (after_model only):
+    /// the calls of the last ai message that wait for the answer; the others
+    /// run before the run pauses.
+    boost::json::value interrupt(boost::json::value payload, std::vector<std::string> held_calls = {}) {
+        return resumes.take(std::move(payload), std::move(held_calls));
+    }
+
+    /// Set by the agent on a resumed run, for the step that was interrupted:
+    /// the answers for its hooks, and for its tool calls by call id.
+    detail::resume_cursor resumes{};
+    const boost::json::object* tool_resumes = nullptr;
 };
 
 } // namespace agentware

@@ -12,6 +12,7 @@
 //     becomes a coroutine in the coroutine loop and a plain call in the other.
 
 #include <agentware/detail/awaitable.hpp>
+#include <agentware/tool/interrupt.hpp>
 
 #include <exception>
 #include <optional>
@@ -45,6 +46,7 @@ R map_awaited(Request request, Next next, OnResponse on_response, OnError on_err
     } catch (...) {
         failure = std::current_exception();
     }
+    if (failure && is_interrupt(failure)) std::rethrow_exception(failure); // a pause is not a failure
     if (failure) co_return on_error(failure);
     co_return on_response(std::move(*response));
 }
@@ -68,7 +70,8 @@ auto short_circuit(Request& request, Next& next, Response response) -> decltype(
 }
 
 /// Calls `next(request)` and returns `on_response(response)`; when the rest of
-/// the chain throws, returns `on_error(std::exception_ptr)` instead. Both
+/// the chain throws, returns `on_error(std::exception_ptr)` instead (except
+/// for an agentware::interrupt, which passes through to the agent loop). Both
 /// return the response type. In the coroutine loop this is a coroutine that
 /// holds copies of the request, `next` and both callables, so capture by value
 /// what they need after the hook returns.
@@ -82,6 +85,8 @@ auto map_response(Request& request, Next& next, OnResponse on_response, OnError 
         std::optional<R> response;
         try {
             response.emplace(next(request));
+        } catch (const interrupt&) {
+            throw; // a pause is not a failure: it reaches the agent loop
         } catch (...) {
             return on_error(std::current_exception());
         }

@@ -19,6 +19,7 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/middleware/detail/run_events.hpp>
 #include <agentware/middleware/detail/side_model.hpp>
 #include <agentware/model/any_chat_model.hpp>
@@ -56,16 +57,7 @@ struct llm_tool_selector_options {
     friend bool operator==(const llm_tool_selector_options&, const llm_tool_selector_options&) = default;
 };
 
-namespace detail {
-
-inline std::string python_list(const std::vector<std::string>& names) {
-    std::string out = "[";
-    for (const auto& n : names)
-        out += fmt::format("{}'{}'", out.size() > 1 ? ", " : "", n);
-    return out + "]";
-}
-
-} // namespace detail
+// detail::python_list is in middleware/detail/json_values.hpp.
 
 struct llm_tool_selector {
     static constexpr std::string_view selection_tool = "ToolSelectionResponse";

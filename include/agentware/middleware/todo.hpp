@@ -20,6 +20,7 @@
 #include <agentware/core/jump.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool.hpp>
 
@@ -76,29 +77,7 @@ struct todo_options {
 
 namespace detail {
 
-// Python's repr of a str: single quotes unless the text has one and no double quote.
-inline std::string python_repr(std::string_view s) {
-    const bool use_double = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
-    const char q = use_double ? '"' : '\'';
-    std::string out(1, q);
-    for (char c : s) {
-        if (c == '\\' || c == q) {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else {
-            out += c;
-        }
-    }
-    out += q;
-    return out;
-}
-
+// python_repr(std::string_view) is in middleware/detail/json_values.hpp.
 inline std::string python_repr(const std::vector<todo_item>& todos) {
     std::string out = "[";
     for (std::size_t i = 0; i < todos.size(); ++i) {

@@ -14,6 +14,7 @@
 #include <agentware/middleware/durable_context.hpp>
 #include <agentware/middleware/dynamic_context.hpp>
 #include <agentware/middleware/guardrail.hpp>
+#include <agentware/middleware/human_in_the_loop.hpp>
 #include <agentware/middleware/input_sanitization.hpp>
 #include <agentware/middleware/llm_error_handling.hpp>
 #include <agentware/middleware/llm_tool_selector.hpp>
@@ -63,24 +64,25 @@ namespace agentware {
 
 /// DeerFlow's runtime chain, in the order of its lead agent (less the
 /// middlewares agentware does not have yet), every middleware optional.
-using deerflow_pipeline =
-    pipeline<std::optional<input_sanitization>, std::optional<tool_output_budget>,
-             std::optional<tool_result_sanitization>, std::optional<thread_data>, std::optional<uploads>,
-             std::optional<sandbox>, std::optional<dangling_tool_call>, std::optional<llm_error_handling>,
-             std::optional<guardrail<allowlist_provider>>, std::optional<sandbox_audit>,
-             std::optional<read_before_write>, std::optional<tool_error_handling>,
-             std::optional<dynamic_context>, std::optional<summarization>, std::optional<durable_context>,
-             std::optional<todo>, std::optional<token_accounting>, std::optional<title>,
-             std::optional<memory>, std::optional<view_image>, std::optional<system_message_coalescing>,
-             std::optional<subagent_limit>, std::optional<loop_detection>, std::optional<token_budget>,
-             std::optional<terminal_response>, std::optional<model_length_finish_reason>,
-             std::optional<safety_finish_reason>,
-             // LangChain's general middlewares (docs/middleware/README.md), before clarification (last):
-             // the retries and the fallback innermost of them, so the other hooks apply to every attempt
-             std::optional<pii>, std::optional<context_editing>, std::optional<model_call_limit>,
-             std::optional<tool_call_limit>, std::optional<moderation>, std::optional<llm_tool_selector>,
-             std::optional<prompt_caching>, std::optional<tool_emulator>, std::optional<tool_retry>,
-             std::optional<model_retry>, std::optional<model_fallback>, std::optional<clarification>>;
+using deerflow_pipeline = pipeline<
+    std::optional<input_sanitization>, std::optional<tool_output_budget>,
+    std::optional<tool_result_sanitization>, std::optional<thread_data>, std::optional<uploads>,
+    std::optional<sandbox>, std::optional<dangling_tool_call>, std::optional<llm_error_handling>,
+    std::optional<guardrail<allowlist_provider>>, std::optional<sandbox_audit>,
+    std::optional<read_before_write>, std::optional<tool_error_handling>, std::optional<dynamic_context>,
+    std::optional<summarization>, std::optional<durable_context>, std::optional<todo>,
+    std::optional<token_accounting>, std::optional<title>, std::optional<memory>, std::optional<view_image>,
+    std::optional<system_message_coalescing>, std::optional<subagent_limit>, std::optional<loop_detection>,
+    std::optional<token_budget>, std::optional<terminal_response>, std::optional<model_length_finish_reason>,
+    std::optional<safety_finish_reason>,
+    // LangChain's general middlewares (docs/middleware/README.md), before clarification (last):
+    // the retries and the fallback innermost of them, so the other hooks apply to every attempt
+    std::optional<pii>, std::optional<context_editing>, std::optional<model_call_limit>,
+    std::optional<tool_call_limit>, std::optional<moderation>, std::optional<llm_tool_selector>,
+    std::optional<prompt_caching>, std::optional<tool_emulator>, std::optional<tool_retry>,
+    std::optional<model_retry>, std::optional<model_fallback>,
+    // after the others' after_model hooks in the list, so its own runs first (nothing re-runs on resume)
+    std::optional<human_in_the_loop>, std::optional<clarification>>;
 
 namespace detail {
 
@@ -157,7 +159,8 @@ memory_flush_hook(std::shared_ptr<memory_manager> manager) {
 /// `model_length_finish_reason`, `safety_finish_reason`, `clarification`, and LangChain's `pii`,
 /// `context_editing`, `model_call_limit`, `tool_call_limit`, `moderation` (give it its check with
 /// set_check), `llm_tool_selector` and `tool_emulator` (the run's model unless given one), `prompt_caching`,
-/// `tool_retry`, `model_retry`, `model_fallback` (give it the named models with set_models). A section
+/// `tool_retry`, `model_retry`, `model_fallback` (give it the named models with set_models),
+/// `human_in_the_loop` (pauses the run for a review of tool calls: docs/interrupts.md). A section
 /// that is absent or false leaves its
 /// middleware out; true puts it in with the defaults; an object puts it in with those settings unless its
 /// `enabled` is false. A section is read by its options' JSON form, so an unknown section or key and a value
@@ -233,6 +236,7 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
     detail::engage_from_section<tool_retry, tool_retry_options>(chain, sections);
     detail::engage_from_section<model_retry, model_retry_options>(chain, sections);
     detail::engage_from_section<model_fallback, model_fallback_options>(chain, sections);
+    detail::engage_from_section<human_in_the_loop, human_in_the_loop_options>(chain, sections);
     detail::engage_from_section<clarification, clarification_options>(chain, sections);
     sections.reject_unknown_keys();
     return chain;

@@ -11,6 +11,7 @@
 #include <agentware/model/event_sink.hpp>
 #include <agentware/model/model_ref.hpp>
 #include <agentware/state/update.hpp>
+#include <agentware/tool/interrupt.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -64,6 +65,16 @@ public:
     event_sink events;    ///< the run's custom-event channel (empty when nobody listens)
     std::stop_token stop; ///< requested when the run is asked to stop
     model_ref model;      ///< the run's model, lent for the call (empty outside an agent)
+    /// On a resumed run, the answers to this call's earlier interrupts (set by the agent).
+    detail::resume_cursor resumes;
+
+    /// Pauses the run for a human: throws agentware::interrupt with `payload`
+    /// (the run stops with stop_reason::interrupted, the round's other calls
+    /// complete and are kept). When the run is resumed, this call runs again
+    /// and `interrupt` returns the resume value instead.
+    boost::json::value interrupt(boost::json::value payload) const {
+        return resumes.take(std::move(payload));
+    }
 
     /// The state field `F`, or nullptr when the agent's state has no such field.
     template <state_field F>

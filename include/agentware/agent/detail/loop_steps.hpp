@@ -21,8 +21,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -121,6 +123,9 @@ template <class State>
 struct tool_round {
     std::vector<tool_slot<State>> calls;
     round_offer offer; ///< the tools offered last (see offered_tools)
+    /// Calls that wait for a human's answer (an after_model interrupt's
+    /// held_calls): not collected while set.
+    std::vector<std::string> held;
 };
 
 /// What a run keeps from round to round, so that later rounds allocate
@@ -142,7 +147,8 @@ void collect_tool_calls(State& state, const runtime& rt, const tool_set& tools, 
     std::size_t ai = last_ai_index(messages);
     if (ai == static_cast<std::size_t>(-1)) return;
     for (const tool_call& c : messages[ai].tool_calls)
-        if (!answered_after(messages, ai, c.id))
+        if (!answered_after(messages, ai, c.id) &&
+            std::find(round.held.begin(), round.held.end(), c.id) == round.held.end())
             round.calls.emplace_back(c, tools.find(c.name), &tools, &state, &rt);
 }
 
@@ -221,6 +227,9 @@ tool_runtime runtime_for(const tool_request<State>& r) noexcept {
     trt.events = r.rt->events;
     trt.stop = r.rt->stop;
     trt.model = r.rt->model;
+    if (r.rt->tool_resumes != nullptr)
+        if (const auto* answers = r.rt->tool_resumes->if_contains(r.call->id))
+            trt.resumes.values = answers->if_array();
     trt.bind_state(*r.state);
     return trt;
 }
@@ -261,11 +270,23 @@ inline std::string describe(std::exception_ptr e) {
 /// Every answer is made before the first is appended: the requests borrow
 /// their calls from the history, which appending may move (they are not read
 /// again; the next round's collect_tool_calls drops them).
+///
+/// A call that interrupted (threw agentware::interrupt) stays unanswered: its
+/// id and payload are added to `paused`, and it runs again on resume.
 template <class State>
-std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bool& ended) {
+std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bool& ended,
+                                      std::vector<interrupt_info>& paused) {
     std::exception_ptr first_failure;
     for (tool_slot<State>& slot : round.calls) {
         const tool_call& call = *slot.request.call;
+        if (slot.failure && is_interrupt(slot.failure)) {
+            try {
+                std::rethrow_exception(slot.failure);
+            } catch (interrupt& i) {
+                paused.push_back(interrupt_info{call.id, std::move(i.payload)});
+            }
+            continue;
+        }
         if (slot.failure) {
             slot.result = error_result(
                 call, fmt::format("Error: the tool \"{}\" failed: {}", call.name, describe(slot.failure)));
@@ -276,6 +297,7 @@ std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bo
         slot.result->msg.type = role::tool;
     }
     for (tool_slot<State>& slot : round.calls) {
+        if (!slot.result) continue; // interrupted
         tool_response& r = *slot.result;
         append_message(state.messages, std::move(r.msg));
         ended = ended || r.end_run;
@@ -290,6 +312,110 @@ std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bo
         }
     }
     return first_failure;
+}
+
+/// Where a paused run continues.
+enum class interrupt_point { before_agent, before_model, after_model, tools };
+
+inline std::string_view to_string(interrupt_point p) noexcept {
+    switch (p) {
+    case interrupt_point::before_agent:
+        return "before_agent";
+    case interrupt_point::before_model:
+        return "before_model";
+    case interrupt_point::after_model:
+        return "after_model";
+    case interrupt_point::tools:
+        return "tools";
+    }
+    return "tools";
+}
+
+/// The state key under which a paused run keeps its pending interrupts (saved
+/// with the state by the checkpointer): {"at": point, "interrupts": [{"id",
+/// "value"}], "answered": {id: [resume values already given]}}.
+inline constexpr std::string_view interrupt_key = "__interrupt__";
+
+/// Records the run's pending interrupts in the state. `answered` (tool calls,
+/// by id) and `hook_answered` (the pausing hook's): the resume values the
+/// interrupted step received before it paused again (kept so that its next
+/// resume gives them again, in order), or null.
+template <class State>
+void record_interrupts(State& state, interrupt_point at, const std::vector<interrupt_info>& pending,
+                       const boost::json::object* answered, const boost::json::array* hook_answered) {
+    boost::json::object rec;
+    rec["at"] = to_string(at);
+    boost::json::array list;
+    boost::json::object kept;
+    for (const interrupt_info& i : pending) {
+        list.push_back(boost::json::object{{"id", i.id}, {"value", i.value}});
+        if (at != interrupt_point::tools && i.id == to_string(at)) {
+            if (hook_answered != nullptr)
+                kept[i.id] = *hook_answered; // the hook paused again in its resumed step
+        } else if (answered != nullptr) {
+            if (const auto* a = answered->if_contains(i.id)) kept[i.id] = *a;
+        }
+    }
+    rec["interrupts"] = std::move(list);
+    rec["answered"] = std::move(kept);
+    state.unknown_fields[interrupt_key] = std::move(rec);
+}
+
+template <class State>
+bool has_pending_interrupt(const State& state) noexcept {
+    return state.unknown_fields.contains(interrupt_key);
+}
+
+/// Takes the pending interrupts out of the state for a resumed run: fills
+/// `answers` (interrupt id -> the resume values for it, in order) and
+/// returns where the run continues. Throws std::invalid_argument (state
+/// untouched) when the thread is not paused or `value` does not answer every
+/// pending interrupt.
+template <class State>
+interrupt_point take_interrupts(State& state, const boost::json::value& value, boost::json::object& answers,
+                                boost::json::value& record) {
+    const auto* rec = state.unknown_fields.if_contains(interrupt_key);
+    if (rec == nullptr || !rec->is_object())
+        throw std::invalid_argument("there is no interrupted run to resume on this thread: resume{...} "
+                                    "continues a run that stopped with stop_reason::interrupted");
+    const auto& o = rec->get_object();
+    interrupt_point at = interrupt_point::tools;
+    if (const auto* a = o.if_contains("at"); a && a->is_string()) {
+        for (auto p : {interrupt_point::before_agent, interrupt_point::before_model,
+                       interrupt_point::after_model, interrupt_point::tools})
+            if (a->get_string() == to_string(p)) at = p;
+    }
+    if (const auto* a = o.if_contains("answered"); a && a->is_object()) answers = a->get_object();
+    std::vector<std::string> ids;
+    if (const auto* l = o.if_contains("interrupts"); l && l->is_array())
+        for (const auto& i : l->get_array())
+            if (const auto* io = i.if_object())
+                if (const auto* id = io->if_contains("id"); id && id->is_string())
+                    ids.emplace_back(id->get_string());
+    boost::json::object single;
+    const boost::json::object* by_id = value.if_object();
+    if (ids.size() == 1) {
+        single[ids[0]] = value; // one interrupt: the value is its answer
+        by_id = &single;
+    }
+    std::string missing;
+    for (const auto& id : ids)
+        if (by_id == nullptr || !by_id->contains(id)) missing += (missing.empty() ? "" : ", ") + id;
+    if (!missing.empty())
+        throw std::invalid_argument(
+            fmt::format("the run waits for {} interrupts: resume with an object that has a value for each "
+                        "interrupt id (missing: {})",
+                        ids.size(), missing));
+    for (const auto& id : ids) {
+        boost::json::array all;
+        if (const auto* before = answers.if_contains(id); before && before->is_array())
+            all = before->get_array();
+        all.push_back(by_id->at(id));
+        answers[id] = std::move(all);
+    }
+    record = *rec;
+    state.unknown_fields.erase(interrupt_key);
+    return at;
 }
 
 inline std::string recursion_message(std::size_t limit) {

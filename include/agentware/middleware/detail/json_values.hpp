@@ -75,6 +75,72 @@ inline std::string python_str(const boost::json::value& v) {
     }
 }
 
+// Python's repr of a str: single quotes unless the text has one and no double quote.
+inline std::string python_repr(std::string_view s) {
+    const bool use_double = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
+    const char q = use_double ? '"' : '\'';
+    std::string out(1, q);
+    for (char c : s) {
+        if (c == '\\' || c == q) {
+            out += '\\';
+            out += c;
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else {
+            out += c;
+        }
+    }
+    out += q;
+    return out;
+}
+
+/// Python's repr of a list of str: `['a', 'b']`.
+inline std::string python_list(const std::vector<std::string>& items) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i) out += ", ";
+        out += python_repr(items[i]);
+    }
+    return out + "]";
+}
+
+/// Python's repr of a JSON value as Python prints the dict it parses to
+/// (`{'path': '/a', 'n': 1, 'ok': True}`): what f"{args}" shows.
+inline std::string python_repr_json(const boost::json::value& v) {
+    switch (v.kind()) {
+    case boost::json::kind::string:
+        return python_repr(std::string_view(v.get_string()));
+    case boost::json::kind::array: {
+        std::string out = "[";
+        bool first = true;
+        for (const auto& e : v.get_array()) {
+            if (!first) out += ", ";
+            first = false;
+            out += python_repr_json(e);
+        }
+        return out + "]";
+    }
+    case boost::json::kind::object: {
+        std::string out = "{";
+        bool first = true;
+        for (const auto& kv : v.get_object()) {
+            if (!first) out += ", ";
+            first = false;
+            out += python_repr(std::string_view(kv.key()));
+            out += ": ";
+            out += python_repr_json(kv.value());
+        }
+        return out + "}";
+    }
+    default:
+        return python_str(v);
+    }
+}
+
 inline void write_canonical(std::string& out, const boost::json::value& v) {
     if (const auto* o = v.if_object()) {
         std::vector<const boost::json::key_value_pair*> items;

@@ -12,6 +12,7 @@
 #include <agentware/middleware/detail/call_limits.hpp>
 #include <agentware/model/error.hpp>
 #include <agentware/model/retry.hpp>
+#include <agentware/tool/interrupt.hpp>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -126,6 +127,7 @@ R retry_awaited(Request request, Next next, const retry_options* o, OnExhausted 
         } catch (...) {
             failure = std::current_exception();
         }
+        if (is_interrupt(failure)) std::rethrow_exception(failure); // a pause, not a failure
         if (attempt >= o->max_retries || !o->should_retry(failure))
             co_return on_exhausted(failure, attempt + 1);
         const auto wait = retry_delay(*o, attempt);
@@ -159,6 +161,7 @@ auto with_retries(Request& request, Next& next, const retry_options& o, OnExhaus
             } catch (...) {
                 failure = std::current_exception();
             }
+            if (is_interrupt(failure)) std::rethrow_exception(failure); // a pause, not a failure
             if (attempt >= o.max_retries || !o.should_retry(failure))
                 return on_exhausted(failure, attempt + 1);
             const auto wait = retry_delay(o, attempt);

@@ -551,7 +551,8 @@ make_lead_prompt_parts(const boost::json::value& config, const lead_agent_reques
 
 /// One request's lead agent: the agent, and what was decided for it.
 struct lead_agent {
-    using agent_type = agent<any_chat_model, deerflow_pipeline>;
+    using agent_type =
+        agentware::agent<any_chat_model, deerflow_pipeline>; // qualified: `agent` names the member below
     using state_type = agent_type::state_type;
 
     std::unique_ptr<agent_type> agent;

@@ -73,7 +73,9 @@ TEST_CASE("a safety stop is reported as a safety_termination event", "[middlewar
     CHECK(recorded[0].at("middleware") == "safety_finish_reason");
 
     // A listener that throws does not fail the run; an answer that passes emits nothing.
-    const event_sink::listener throws = [](const boost::json::object&) { throw std::runtime_error("listener"); };
+    const event_sink::listener throws = [](const boost::json::object&) {
+        throw std::runtime_error("listener");
+    };
     b.rt.events = event_sink(&throws);
     CHECK(b.answer(stopped("refusal")).tool_calls.empty());
     b.rt.events = event_sink(&collect);

@@ -9,6 +9,7 @@
 
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool.hpp>
+#include <agentware/tool/tool_set.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>

@@ -40,6 +40,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,28 +73,45 @@ namespace detail {
 
 // manager->injection(user, agent) on a thread of its own, awaited at most
 // `limit`: the text, or nothing when the limit passed first. A late lookup
-// finishes on its thread and its text is dropped (the channel keeps it until
-// the thread lets go of it); it holds the manager until then.
+// finishes on its thread and its text is dropped; it holds the manager until
+// then. The thread never owns an Asio object: the channel lives in this
+// coroutine (and so dies before the context that runs it), and the thread
+// reaches it through `handoff` only while this coroutine is waiting.
 inline boost::asio::awaitable<std::optional<std::string>>
 bounded_memory_injection(std::shared_ptr<memory_manager> manager, std::string user_id, std::string agent_name,
                          std::chrono::steady_clock::duration limit) {
     using namespace boost::asio::experimental::awaitable_operators;
     using channel =
         boost::asio::experimental::concurrent_channel<void(boost::system::error_code, std::string)>;
+    struct handoff {
+        std::mutex m;
+        channel* waiting = nullptr; // null once the coroutine stopped waiting
+    };
+    struct stop_waiting { // on every way out, before the channel goes
+        handoff& h;
+        ~stop_waiting() {
+            std::lock_guard lock(h.m);
+            h.waiting = nullptr;
+        }
+    };
     auto executor = co_await boost::asio::this_coro::executor;
-    auto done = std::make_shared<channel>(executor, 1);
-    std::thread([done, manager = std::move(manager), user_id = std::move(user_id),
+    channel done(executor, 1);
+    auto hand = std::make_shared<handoff>();
+    hand->waiting = &done;
+    const stop_waiting guard{*hand};
+    std::thread([hand, manager = std::move(manager), user_id = std::move(user_id),
                  agent_name = std::move(agent_name)] {
         std::string text;
         try {
             text = manager->injection(user_id, agent_name);
         } catch (...) { // injection() already answers "" for what it cannot read
         }
-        done->try_send(boost::system::error_code{}, std::move(text));
+        std::lock_guard lock(hand->m);
+        if (hand->waiting != nullptr) hand->waiting->try_send(boost::system::error_code{}, std::move(text));
     }).detach();
     boost::asio::steady_timer timer(executor, limit);
     std::variant<std::string, std::monostate> first = co_await (
-        done->async_receive(boost::asio::use_awaitable) || timer.async_wait(boost::asio::use_awaitable));
+        done.async_receive(boost::asio::use_awaitable) || timer.async_wait(boost::asio::use_awaitable));
     if (first.index() != 0) co_return std::nullopt;
     co_return std::get<0>(std::move(first));
 }

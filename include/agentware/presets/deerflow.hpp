@@ -132,6 +132,34 @@ inline allowlist_provider read_guardrail_provider(const boost::json::value& v, s
     return provider;
 }
 
+// llm_error_handling from its section; DeerFlow keeps the breaker's settings
+// in a section of their own, read with it (or passed over without it).
+template <class Chain>
+void engage_llm_error_handling(Chain& chain, json_reader& sections) {
+    if (auto settings = deerflow_section(sections, llm_error_handling_options::config_section)) {
+        if (const auto* cb = sections.find(llm_error_handling_options::circuit_breaker_section))
+            (*settings)[llm_error_handling_options::circuit_breaker_section] = *cb;
+        chain.template slot<llm_error_handling>().emplace(
+            boost::json::value_to<llm_error_handling_options>(boost::json::value(std::move(*settings))));
+    } else {
+        sections.skip(llm_error_handling_options::circuit_breaker_section);
+    }
+}
+
+// The allowlist guardrail from its section (`provider` is the provider's, not guardrail_options').
+template <class Chain>
+void engage_guardrail(Chain& chain, json_reader& sections) {
+    if (auto settings = deerflow_section(sections, guardrail_options::config_section)) {
+        allowlist_provider provider;
+        if (const auto* p = settings->if_contains("provider"); p && !p->is_null())
+            provider = read_guardrail_provider(*p, sections.path_of("guardrails.provider"));
+        settings->erase("provider");
+        chain.template slot<guardrail<allowlist_provider>>().emplace(
+            std::move(provider),
+            boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
+    }
+}
+
 } // namespace detail
 
 /// DeerFlow's `memory_flush_hook` (reference §5.7 step 9), for summarization's
@@ -176,24 +204,8 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
     detail::engage_from_section<uploads, uploads_options>(chain, sections);
     detail::engage_from_section<sandbox, sandbox_options>(chain, sections);
     detail::engage_from_section<dangling_tool_call, dangling_tool_call_options>(chain, sections);
-    if (auto settings = detail::deerflow_section(sections, llm_error_handling_options::config_section)) {
-        // DeerFlow keeps the breaker's settings in a section of their own.
-        if (const auto* cb = sections.find(llm_error_handling_options::circuit_breaker_section))
-            (*settings)[llm_error_handling_options::circuit_breaker_section] = *cb;
-        chain.slot<llm_error_handling>().emplace(
-            boost::json::value_to<llm_error_handling_options>(boost::json::value(std::move(*settings))));
-    } else {
-        sections.skip(llm_error_handling_options::circuit_breaker_section);
-    }
-    if (auto settings = detail::deerflow_section(sections, guardrail_options::config_section)) {
-        allowlist_provider provider;
-        if (const auto* p = settings->if_contains("provider"); p && !p->is_null())
-            provider = detail::read_guardrail_provider(*p, sections.path_of("guardrails.provider"));
-        settings->erase("provider"); // the provider's, not guardrail_options'
-        chain.slot<guardrail<allowlist_provider>>().emplace(
-            std::move(provider),
-            boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
-    }
+    detail::engage_llm_error_handling(chain, sections);
+    detail::engage_guardrail(chain, sections);
     detail::engage_from_section<sandbox_audit, sandbox_audit_options>(chain, sections);
     detail::engage_from_section<read_before_write, read_before_write_options>(chain, sections);
     detail::engage_from_section<tool_error_handling, tool_error_handling_options>(chain, sections);

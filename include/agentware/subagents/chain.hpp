@@ -68,21 +68,8 @@ inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config
     detail::engage_from_section<tool_output_budget, tool_output_budget_options>(chain, sections);
     detail::engage_from_section<tool_result_sanitization, tool_result_sanitization_options>(chain, sections);
     detail::engage_from_section<dangling_tool_call, dangling_tool_call_options>(chain, sections);
-    if (auto settings = detail::deerflow_section(sections, llm_error_handling_options::config_section)) {
-        if (const auto* cb = sections.find(llm_error_handling_options::circuit_breaker_section))
-            (*settings)[llm_error_handling_options::circuit_breaker_section] = *cb;
-        chain.slot<llm_error_handling>().emplace(
-            boost::json::value_to<llm_error_handling_options>(boost::json::value(std::move(*settings))));
-    }
-    if (auto settings = detail::deerflow_section(sections, guardrail_options::config_section)) {
-        allowlist_provider provider;
-        if (const auto* p = settings->if_contains("provider"); p && !p->is_null())
-            provider = detail::read_guardrail_provider(*p, sections.path_of("guardrails.provider"));
-        settings->erase("provider");
-        chain.slot<guardrail<allowlist_provider>>().emplace(
-            std::move(provider),
-            boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
-    }
+    detail::engage_llm_error_handling(chain, sections);
+    detail::engage_guardrail(chain, sections);
     detail::engage_from_section<sandbox_audit, sandbox_audit_options>(chain, sections);
     detail::engage_from_section<read_before_write, read_before_write_options>(chain, sections);
     detail::engage_from_section<tool_error_handling, tool_error_handling_options>(chain, sections);

@@ -11,6 +11,7 @@
 // too. Searches (glob, grep) never follow or read symlinks. Without virtual
 // mode the paths are host paths, as in deepagents: not a sandbox.
 
+#include <agentware/detail/write_nofollow.hpp>
 #include <agentware/filesystem/backend.hpp>
 #include <agentware/filesystem/detail/glob.hpp>
 #include <agentware/middleware/detail/process.hpp>
@@ -121,7 +122,8 @@ public:
         auto host = resolve(path, r.error);
         if (!host) return r;
         if (!make_parents(*host, path, r.error)) return r;
-        if (int err = write_nofollow(*host, content)) r.error = open_error(path, err);
+        if (int err = agentware::detail::write_file_nofollow(*host, content, false))
+            r.error = open_error(path, err);
         return r;
     }
 
@@ -138,7 +140,8 @@ public:
         if (!r.error.empty()) return r;
         auto host = resolve(path, r.error);
         if (!host) return r;
-        if (int err = write_nofollow(*host, current.content)) r.error = open_error(path, err);
+        if (int err = agentware::detail::write_file_nofollow(*host, current.content, false))
+            r.error = open_error(path, err);
         return r;
     }
 
@@ -274,24 +277,6 @@ protected:
             return false;
         }
         return true;
-    }
-
-    static int write_nofollow(const std::filesystem::path& p, std::string_view content) {
-        const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0) return errno;
-        std::size_t done = 0;
-        int result = 0;
-        while (done < content.size()) {
-            const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-            if (n < 0) {
-                if (errno == EINTR) continue;
-                result = errno;
-                break;
-            }
-            done += static_cast<std::size_t>(n);
-        }
-        ::close(fd);
-        return result;
     }
 
     /// Regular files under `dir`, depth first; symlinks are neither followed nor reported.

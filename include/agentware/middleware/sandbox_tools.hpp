@@ -12,6 +12,7 @@
 // returns the id as a `sandbox` state update; parallel first calls of one
 // round acquire the same id, which the field's merge rule accepts.
 
+#include <agentware/detail/write_nofollow.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/detail/bubblewrap.hpp>
@@ -268,27 +269,6 @@ inline std::optional<std::string> read_whole_file(const std::filesystem::path& p
     ss << in.rdbuf();
     out = std::move(ss).str();
     return std::nullopt;
-}
-
-/// Writes without following a symlink at the last component (the checked
-/// path could have been replaced by one since).
-inline int write_file_nofollow(const std::filesystem::path& p, std::string_view content, bool append) {
-    const int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
-    const int fd = ::open(p.c_str(), flags, 0644);
-    if (fd < 0) return errno;
-    std::size_t done = 0;
-    int result = 0;
-    while (done < content.size()) {
-        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            result = errno;
-            break;
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    ::close(fd);
-    return result;
 }
 
 inline std::string path_error(std::string_view error) { return fmt::format("Error: {}", error); }

@@ -1,15 +1,29 @@
 // delegation: the framework's cost of one `task` delegation (issue 16) beside
-// a plain run of the same agent. The subagent's model is scripted (it answers
-// at once), so the measured time is the framework's: resolving the type,
-// building the subagent's chain and state, one model round, classifying the
-// result, the progress events and the result text. The plain run is one
-// round of an agent with the same chain and model, on a fresh state.
+// a plain run of the same agent, and 1,000 delegations at once.
 //
-// Variants: the bare subagent chain (subagent_shared_fields) and DeerFlow's
-// subagent chain from configuration (make_deerflow_subagent_runner, with its
-// default token budget). The `per_plain_round` counter of the delegation
-// benchmarks is the ratio to BM_plain_round of the same chain (set by the
-// plain benchmark run first).
+// The cost: the subagent's model is scripted (it answers at once), so the
+// measured time is the framework's: resolving the type, building the
+// subagent's chain and state, one model round, classifying the result and the
+// result text. Variants, for the bare subagent chain (subagent_shared_fields)
+// and DeerFlow's subagent chain from configuration
+// (make_deerflow_subagent_runner, with its default token budget):
+//   plain_round       one round of an agent with the same chain and model, on
+//                     a fresh state (the agent itself made once);
+//   fresh_agent_round the floor of a delegation: the subagent runner alone (a
+//                     fresh agent, chain and state, one round in async_run);
+//   task_tool_blocking the task tool as the blocking loop calls it
+//                     (tool_interface::call, which keeps its io_context);
+//   task_tool_async   the task tool as async_run calls it, on the run's io_context;
+//   task_tool_async_listened  the same with a listener on the run's events
+//                     (task_started, task_running per step, task_completed).
+// Ratios to plain_round are computed from the CPU-time medians (see
+// docs/benchmarks.md).
+//
+// The fan-out: 1,000 task calls in one answer of a parent agent in async_run
+// on one thread, each subagent's model waiting 100 ms on a timer, with
+// max_concurrent raised to 1,000; beside it, one delegation alone. Reported:
+// the wall time and the heap in use per delegation when all of them wait
+// (glibc's mallinfo2, less the heap before the run).
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/async_loop.hpp>
 #include <agentware/model/scripted_model.hpp>
@@ -21,12 +35,21 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 
+#include <malloc.h>
+
 #include <chrono>
+#include <cstddef>
 #include <exception>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -39,88 +62,194 @@ any_chat_model answering_model() {
     return any_chat_model(scripted_model({ai_message("done")}, o));
 }
 
-double plain_ns[2] = {0, 0}; // per chain: the plain round's time, for the ratio
+const boost::json::value deerflow_config = boost::json::parse(
+    R"({"dangling_tool_call": true, "tool_error_handling": true, "loop_detection": true,
+        "safety_finish_reason": true, "durable_context": true, "system_message_coalescing": true})");
+
+subagent_runner bare_runner() {
+    return make_subagent_runner([] { return pipeline<subagent_shared_fields>{}; });
+}
+subagent_runner deerflow_runner() { return make_deerflow_subagent_runner(deerflow_config); }
 
 template <class Pipeline, class Make>
-void plain_round(benchmark::State& st, Make make, int which) {
+void plain_round(benchmark::State& st, Make make) {
     agent<any_chat_model, Pipeline> a(answering_model(), {}, make());
-    const auto start = std::chrono::steady_clock::now();
     for (auto _ : st) {
         typename agent<any_chat_model, Pipeline>::state_type state;
         state.messages.push_back(system_message("You are a subagent."));
         run_result r = a.run(state, agent_input(human_message("Find it.")));
         benchmark::DoNotOptimize(r);
     }
-    const auto ns =
-        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
-    plain_ns[which] = ns / static_cast<double>(st.iterations());
 }
 
-// `shared_io`: every delegation on one io_context (as in async_run, on the
-// run's executor); otherwise each on an io_context of its own (as the
-// blocking loop's task tool does).
-void delegation(benchmark::State& st, subagent_runner runner, int which, bool shared_io = false) {
+template <class T>
+T run_on(boost::asio::io_context& io, boost::asio::awaitable<T> call) {
+    io.restart();
+    std::optional<T> out;
+    boost::asio::co_spawn(io, std::move(call), [&](std::exception_ptr e, T r) {
+        if (e) std::rethrow_exception(e);
+        out = std::move(r);
+    });
+    io.run();
+    return std::move(*out);
+}
+
+void fresh_agent_round(benchmark::State& st, subagent_runner runner) {
+    boost::asio::io_context io;
+    subagent_type type = general_purpose_subagent();
+    for (auto _ : st) {
+        subagent_run run;
+        run.task_id = "call_1";
+        run.type = type;
+        run.model = answering_model();
+        run.input = {system_message("You are a subagent."), human_message("Find it.")};
+        run.config.recursion_limit = type.max_turns;
+        subagent_run_outcome out = run_on(io, runner(std::move(run)));
+        benchmark::DoNotOptimize(out);
+    }
+}
+
+std::shared_ptr<tool_interface> task_tool_with(subagent_runner runner) {
     subagent_executor_options o;
     o.config.agents["general-purpose"].model = "sub";
     o.model_named = [](std::string_view) { return answering_model(); };
     o.runner = std::move(runner);
-    auto executor = std::make_shared<subagent_executor>(std::move(o));
-    const auto start = std::chrono::steady_clock::now();
-    boost::asio::io_context shared;
+    return make_task_tool(std::make_shared<subagent_executor>(std::move(o)));
+}
+
+const boost::json::object task_args{
+    {"description", "look"}, {"prompt", "Find it."}, {"subagent_type", "general-purpose"}};
+
+void task_tool_blocking(benchmark::State& st, subagent_runner runner) {
+    auto tool = task_tool_with(std::move(runner));
+    const boost::json::object context;
     for (auto _ : st) {
-        std::optional<boost::asio::io_context> own;
-        if (!shared_io) own.emplace();
-        boost::asio::io_context& io = shared_io ? shared : *own;
-        if (shared_io) io.restart();
-        std::optional<subagent_result> out;
-        boost::asio::co_spawn(io, executor->execute({"call_1", "look", "Find it.", "general-purpose"}, {}),
-                              [&](std::exception_ptr e, subagent_result r) {
-                                  if (e) std::rethrow_exception(e);
-                                  out = std::move(r);
-                              });
-        io.run();
-        std::string text = format_subagent_result_message(*out);
-        benchmark::DoNotOptimize(text);
+        tool_runtime rt;
+        rt.thread_id = "t";
+        rt.run_id = "r";
+        rt.tool_call_id = "call_1";
+        rt.context = &context;
+        tool_output out = tool->call(task_args, rt);
+        benchmark::DoNotOptimize(out);
     }
-    const auto ns =
-        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
-    if (plain_ns[which] > 0)
-        st.counters["per_plain_round"] = ns / static_cast<double>(st.iterations()) / plain_ns[which];
+}
+
+void task_tool_async(benchmark::State& st, subagent_runner runner, bool listened) {
+    auto tool = task_tool_with(std::move(runner));
+    const boost::json::object context;
+    std::size_t events = 0;
+    const event_sink::listener listener = [&events](const boost::json::object&) { ++events; };
+    boost::asio::io_context io;
+    for (auto _ : st) {
+        tool_runtime rt;
+        rt.thread_id = "t";
+        rt.run_id = "r";
+        rt.tool_call_id = "call_1";
+        rt.context = &context;
+        if (listened) rt.events = event_sink(&listener);
+        tool_output out = run_on(io, tool->async_call(task_args, rt));
+        benchmark::DoNotOptimize(out);
+    }
+    benchmark::DoNotOptimize(events);
 }
 
 void BM_plain_round_bare(benchmark::State& st) {
-    plain_round<pipeline<subagent_shared_fields>>(
-        st, [] { return pipeline<subagent_shared_fields>{}; }, 0);
+    plain_round<pipeline<subagent_shared_fields>>(st, [] { return pipeline<subagent_shared_fields>{}; });
 }
-void BM_task_delegation_bare(benchmark::State& st) {
-    delegation(st, make_subagent_runner([] { return pipeline<subagent_shared_fields>{}; }), 0);
-}
-
-const boost::json::value deerflow_config = boost::json::parse(
-    R"({"dangling_tool_call": true, "tool_error_handling": true, "loop_detection": true,
-        "safety_finish_reason": true, "durable_context": true, "system_message_coalescing": true})");
-
-void BM_task_delegation_bare_shared_io(benchmark::State& st) {
-    delegation(st, make_subagent_runner([] { return pipeline<subagent_shared_fields>{}; }), 0, true);
-}
+void BM_fresh_agent_round_bare(benchmark::State& st) { fresh_agent_round(st, bare_runner()); }
+void BM_task_tool_blocking_bare(benchmark::State& st) { task_tool_blocking(st, bare_runner()); }
+void BM_task_tool_async_bare(benchmark::State& st) { task_tool_async(st, bare_runner(), false); }
+void BM_task_tool_async_listened_bare(benchmark::State& st) { task_tool_async(st, bare_runner(), true); }
 
 void BM_plain_round_deerflow(benchmark::State& st) {
     plain_round<subagent_pipeline>(
-        st, [] { return make_subagent_pipeline(deerflow_config, general_purpose_subagent()); }, 1);
+        st, [] { return make_subagent_pipeline(deerflow_config, general_purpose_subagent()); });
 }
-void BM_task_delegation_deerflow(benchmark::State& st) {
-    delegation(st, make_deerflow_subagent_runner(deerflow_config), 1);
+void BM_fresh_agent_round_deerflow(benchmark::State& st) { fresh_agent_round(st, deerflow_runner()); }
+void BM_task_tool_blocking_deerflow(benchmark::State& st) { task_tool_blocking(st, deerflow_runner()); }
+void BM_task_tool_async_deerflow(benchmark::State& st) { task_tool_async(st, deerflow_runner(), false); }
+void BM_task_tool_async_listened_deerflow(benchmark::State& st) {
+    task_tool_async(st, deerflow_runner(), true);
 }
-void BM_task_delegation_deerflow_shared_io(benchmark::State& st) {
-    delegation(st, make_deerflow_subagent_runner(deerflow_config), 1, true);
+
+// --- 1,000 at once -------------------------------------------------------
+
+// Counts the subagents' model calls that wait, and notes the heap in use when
+// the last expected one starts waiting.
+struct fan_out_probe {
+    std::size_t expected = 0;
+    std::size_t waiting = 0;
+    std::size_t heap_at_peak = 0;
+};
+
+// A model that answers after `delay` on a timer: it holds no thread meanwhile.
+struct waiting_model {
+    std::chrono::milliseconds delay{100};
+    std::shared_ptr<fan_out_probe> probe;
+
+    model_response invoke(const chat_request&) {
+        throw std::logic_error("waiting_model is asynchronous only");
+    }
+    boost::asio::awaitable<model_response> async_invoke(const chat_request&) {
+        boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, delay);
+        if (++probe->waiting == probe->expected) probe->heap_at_peak = mallinfo2().uordblks;
+        co_await t.async_wait(boost::asio::use_awaitable);
+        --probe->waiting;
+        co_return model_response{ai_message("done"), {}};
+    }
+};
+
+void BM_concurrent_delegations(benchmark::State& st) {
+    const auto n = static_cast<std::size_t>(st.range(0));
+    auto probe = std::make_shared<fan_out_probe>();
+    probe->expected = n;
+    subagent_executor_options o;
+    o.config.max_concurrent = n;
+    o.config.agents["general-purpose"].model = "sub";
+    o.model_named = [probe](std::string_view) { return any_chat_model(waiting_model{{100}, probe}); };
+    auto executor = std::make_shared<subagent_executor>(std::move(o));
+    std::vector<tool_call> calls;
+    for (std::size_t i = 0; i < n; ++i)
+        calls.push_back(tool_call{"call_" + std::to_string(i), "task", task_args});
+    double per_delegation = 0;
+    std::size_t completed = 0;
+    for (auto _ : st) {
+        st.PauseTiming();
+        agent<scripted_model, pipeline<subagent_shared_fields>> lead(
+            scripted_model({ai_message("", calls), ai_message("all done")}), tool_set(task_tool(executor)));
+        boost::asio::io_context io(1);
+        const std::size_t heap_before = mallinfo2().uordblks;
+        probe->heap_at_peak = 0;
+        st.ResumeTiming();
+        auto r = run_on(io, lead.async_invoke("go"));
+        st.PauseTiming();
+        completed = 0;
+        for (const auto& m : r.state.messages)
+            if (m.is_tool() && m.text().starts_with("Task Succeeded")) ++completed;
+        if (completed != n) st.SkipWithError("not every delegation completed");
+        per_delegation = static_cast<double>(probe->heap_at_peak - heap_before) / static_cast<double>(n);
+        st.ResumeTiming();
+    }
+    st.counters["heap_per_delegation_kb"] = per_delegation / 1024.0;
+    st.counters["completed"] = static_cast<double>(completed);
 }
 
 } // namespace
 
 BENCHMARK(BM_plain_round_bare);
-BENCHMARK(BM_task_delegation_bare);
-BENCHMARK(BM_task_delegation_bare_shared_io);
+BENCHMARK(BM_fresh_agent_round_bare);
+BENCHMARK(BM_task_tool_blocking_bare);
+BENCHMARK(BM_task_tool_async_bare);
+BENCHMARK(BM_task_tool_async_listened_bare);
 BENCHMARK(BM_plain_round_deerflow);
-BENCHMARK(BM_task_delegation_deerflow);
-BENCHMARK(BM_task_delegation_deerflow_shared_io);
+BENCHMARK(BM_fresh_agent_round_deerflow);
+BENCHMARK(BM_task_tool_blocking_deerflow);
+BENCHMARK(BM_task_tool_async_deerflow);
+BENCHMARK(BM_task_tool_async_listened_deerflow);
+BENCHMARK(BM_concurrent_delegations)
+    ->Arg(1)
+    ->Arg(1000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 BENCHMARK_MAIN();

@@ -14,6 +14,7 @@
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/presets/deerflow.hpp>
 #include <agentware/presets/lead_agent.hpp>
+#include <agentware/subagents/executor.hpp>
 
 #include <boost/json.hpp>
 
@@ -213,6 +214,23 @@ struct helper_models {
     std::set<std::string> scripted;
 };
 
+/// A subagent's scripted model whose answers take time on the replay's
+/// subagent clock (the scenario's `delay_seconds`): a delay past the
+/// subagent's timeout times it out at once, without a real wait.
+struct clocked_subagent_model {
+    scripted_model script;
+    std::vector<double> delays; ///< seconds, per call
+    std::shared_ptr<manual_subagent_clock> clock;
+
+    model_response invoke(const chat_request& req) { return script.invoke(req); }
+    boost::asio::awaitable<model_response> async_invoke(const chat_request& req) {
+        const std::size_t k = script.calls();
+        if (k < delays.size() && delays[k] > 0)
+            co_await clock->sleep(std::chrono::milliseconds(static_cast<std::int64_t>(delays[k] * 1000)));
+        co_return script.invoke(req);
+    }
+};
+
 /// The turn's scripted subagent models, by task call id (`subagent:<id>`).
 /// The executor's runner asks for one per delegation, from its own thread.
 class subagent_scripts {
@@ -220,22 +238,30 @@ public:
     void set(const scenario_turn& turn) {
         std::lock_guard lock(mutex_);
         scripts_.clear();
+        delays_ = turn.subagent_delays;
         for (const auto& [role, steps] : turn.helper_models)
             if (role.starts_with("subagent:")) scripts_.emplace(role, scripted_model::with_failures(steps));
     }
     /// The model of the delegation `task_id` (one with no answers when the turn scripts none).
-    scripted_model model_for(const std::string& task_id) {
+    any_chat_model model_for(const std::string& task_id) {
         std::lock_guard lock(mutex_);
-        return scripts_.try_emplace("subagent:" + task_id, std::vector<message>{}).first->second;
+        const std::string role = "subagent:" + task_id;
+        scripted_model script = scripts_.try_emplace(role, std::vector<message>{}).first->second;
+        auto d = delays_.find(role);
+        if (d == delays_.end()) return any_chat_model(std::move(script));
+        return any_chat_model(clocked_subagent_model{std::move(script), d->second, clock});
     }
     std::map<std::string, scripted_model> used() const {
         std::lock_guard lock(mutex_);
         return scripts_;
     }
+    /// The subagents' timeouts run on this clock, which only the scripted delays move.
+    const std::shared_ptr<manual_subagent_clock> clock = std::make_shared<manual_subagent_clock>();
 
 private:
     mutable std::mutex mutex_;
     std::map<std::string, scripted_model> scripts_;
+    std::map<std::string, std::vector<double>, std::less<>> delays_;
 };
 
 /// Gives each engaged middleware that has a model of its own the turn's
@@ -396,9 +422,10 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         eo.model_named = [](std::string_view) { return any_chat_model(scripted_model({})); };
         eo.runner = [base = make_deerflow_subagent_runner(agentware::detail::lead_chain_sections(features)),
                      subagent_scripts](subagent_run run) {
-            run.model = any_chat_model(subagent_scripts->model_for(run.task_id));
+            run.model = subagent_scripts->model_for(run.task_id);
             return base(std::move(run));
         };
+        eo.clock = subagent_scripts->clock;
         executor = std::make_shared<subagent_executor>(std::move(eo));
         own_tools.add(make_task_tool(executor));
     }

@@ -87,6 +87,10 @@ struct scenario_turn {
     /// Per helper role (`"models": {"summarization": [...]}`), what that role's
     /// model does at each call, in order (ai messages or scripted errors).
     std::map<std::string, std::vector<agentware::scripted_step>, std::less<>> helper_models;
+    /// Per subagent role, the seconds each of its model's answers takes on the
+    /// replay's subagent clock (`{"delay_seconds": 1000}` before a step); one
+    /// entry per step, 0 when the script gives none.
+    std::map<std::string, std::vector<double>, std::less<>> subagent_delays;
     turn_expectation expect;
 };
 
@@ -251,6 +255,35 @@ inline scenario_turn read_turn(const boost::json::value& v, const std::string& p
                 throw agentware::json_error(
                     at, fmt::format("unknown helper model role (known: {}, and subagent:<task call id>)",
                                     fmt::join(helper_model_roles, ", ")));
+            if (subagent) {
+                // `{"delay_seconds": S}` before a step: that answer takes S seconds on the clock.
+                std::vector<double> delays;
+                boost::json::array steps;
+                double pending = 0;
+                if (const auto* list = script.if_array())
+                    for (std::size_t k = 0; k < list->size(); ++k) {
+                        const auto* o = (*list)[k].if_object();
+                        if (!o || !o->contains("delay_seconds")) {
+                            steps.push_back((*list)[k]);
+                            delays.push_back(pending);
+                            pending = 0;
+                            continue;
+                        }
+                        agentware::json_reader d(*o, fmt::format("{}[{}]", at, k));
+                        double seconds = -1;
+                        d.read("delay_seconds", seconds);
+                        d.reject_unknown_keys();
+                        if (!(seconds >= 0))
+                            throw agentware::json_error(d.path_of("delay_seconds"),
+                                                        "expected seconds, at least 0");
+                        pending += seconds;
+                    }
+                if (pending > 0) delays.push_back(pending); // the call after the last answer waits too
+                turn.helper_models.emplace(std::string(role),
+                                           read_steps(script.is_array() ? steps : script, at));
+                turn.subagent_delays.emplace(std::string(role), std::move(delays));
+                continue;
+            }
             turn.helper_models.emplace(std::string(role), read_steps(script, at));
         }
     }

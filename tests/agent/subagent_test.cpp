@@ -18,6 +18,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/json/value_to.hpp>
 
 #include <atomic>
@@ -603,6 +604,158 @@ TEST_CASE("hooks and tools write to the run's custom-event channel; run_config::
     CHECK_THAT(s.error, Catch::Contains("run_config::stop"));
     CHECK(idle.calls() == 0);
     CHECK(s.state.messages.size() == 1); // the input is kept
+}
+
+// --- per-subagent streams ---------------------------------------------------
+
+// An executor with a "ping" tool (it emits a custom event) and a custom type
+// "researcher"; each delegation's model pings, then answers "done <task id>".
+inline std::shared_ptr<subagent_executor> streaming_executor() {
+    auto ping = make_tool("ping", "Pings.", boost::json::object{},
+                          [](const boost::json::object&, const tool_runtime& rt) {
+                              rt.events.emit(boost::json::object{{"type", "ping"}});
+                              return std::string("pong");
+                          });
+    subagent_executor_options o;
+    o.config = options_from(
+        R"({"custom_agents": {"researcher": {"description": "Reads.", "system_prompt": "Read."}}})");
+    o.tools = tool_set(ping);
+    o.runner =
+        [base = make_subagent_runner([] { return pipeline<subagent_shared_fields>{}; })](subagent_run run) {
+            run.model =
+                any_chat_model(scripted_model({ai_message("", {tool_call{"p_" + run.task_id, "ping", {}}}),
+                                               ai_message("done " + run.task_id)}));
+            return base(std::move(run));
+        };
+    return std::make_shared<subagent_executor>(std::move(o));
+}
+
+inline message two_task_calls() {
+    boost::json::object gp{{"description", "d"}, {"prompt", "p"}, {"subagent_type", "general-purpose"}};
+    boost::json::object rs{{"description", "d"}, {"prompt", "p"}, {"subagent_type", "researcher"}};
+    return ai_message("", {tool_call{"a", "task", gp}, tool_call{"b", "task", rs}});
+}
+
+// The event types of one delegation, in order (events of other tasks left out).
+inline std::vector<std::string> stream_of(const event_log& log, std::string_view task_id) {
+    std::vector<std::string> out;
+    for (const auto& e : *log.events)
+        if (e.at("task_id").as_string() == task_id) out.emplace_back(e.at("type").as_string());
+    return out;
+}
+
+// What the parent model is given back: the tool messages' texts and metadata.
+inline std::vector<std::string> tool_results(const std::vector<message>& messages) {
+    std::vector<std::string> out;
+    for (const auto& m : messages)
+        if (m.is_tool()) out.push_back(m.text() + " " + boost::json::serialize(m.metadata));
+    return out;
+}
+
+TEST_CASE("each subagent's stream reaches the parent's events under its task id, shown per run",
+          "[subagent][concurrency]") {
+    const bool async = GENERATE(false, true);
+    CAPTURE(async);
+    auto ex = streaming_executor();
+    auto run_with = [&](subagent_stream_filter filter, event_log& log) {
+        scripted_model parent({two_task_calls(), ai_message("both done")});
+        auto lead = make_agent(parent, tool_set(task_tool(ex)));
+        run_config cfg;
+        cfg.stream.on_event = log.listener();
+        cfg.subagent_streams = std::move(filter);
+        auto r = async ? test::run_async(lead, "go", cfg) : lead.invoke("go", cfg);
+        REQUIRE(r.ok());
+        return tool_results(r.state.messages);
+    };
+    const std::vector<std::string> full = {"task_started",   "task_running", "subagent_event", "task_running",
+                                           "subagent_token", "task_running", "task_completed"};
+    const std::vector<std::string> lifecycle = {"task_started", "task_completed"};
+
+    event_log all;
+    const auto seen_all = run_with(subagent_stream_filter::all(), all);
+    CHECK(stream_of(all, "a") == full);
+    CHECK(stream_of(all, "b") == full);
+    for (const auto& e : *all.events) {
+        const auto type = e.at("type").as_string();
+        if (type == "subagent_token") {
+            const auto id = e.at("task_id").as_string();
+            CHECK(e.at("text").as_string() == "done " + std::string(id));
+            CHECK(e.at("subagent_type") == (id == "a" ? "general-purpose" : "researcher"));
+        }
+        if (type == "subagent_event") CHECK(e.at("event").at("type") == "ping");
+    }
+
+    event_log none;
+    const auto seen_none = run_with(subagent_stream_filter::none(), none);
+    CHECK(stream_of(none, "a") == lifecycle);
+    CHECK(stream_of(none, "b") == lifecycle);
+
+    event_log some;
+    const auto seen_some = run_with(subagent_stream_filter::only({"researcher"}), some);
+    CHECK(stream_of(some, "a") == lifecycle);
+    CHECK(stream_of(some, "b") == full);
+
+    // The parent model is given the same results whatever the run shows.
+    CHECK(seen_all.size() == 2);
+    CHECK(seen_none == seen_all);
+    CHECK(seen_some == seen_all);
+}
+
+TEST_CASE("a subagent's timeout on a manual clock fires without waiting", "[subagent][async]") {
+    auto clock = std::make_shared<manual_subagent_clock>();
+    subagent_executor_options o;
+    o.config = options_from(R"({"agents": {"general-purpose": {"model": "sub", "timeout_seconds": 900}}})");
+    o.clock = clock;
+    // The model takes 1,000 s on the clock for its first answer, 10 s for the next.
+    std::vector<std::chrono::milliseconds> takes = {1000s, 10s};
+    auto calls = std::make_shared<std::size_t>(0);
+    struct clocked_model {
+        std::shared_ptr<manual_subagent_clock> clock;
+        std::vector<std::chrono::milliseconds> takes;
+        std::shared_ptr<std::size_t> calls;
+        model_response invoke(const chat_request&) { throw std::logic_error("asynchronous only"); }
+        asio::awaitable<model_response> async_invoke(const chat_request&) {
+            co_await clock->sleep(takes.at((*calls)++));
+            co_return model_response{ai_message("done"), {}};
+        }
+    };
+    o.model_named = [&](std::string_view) { return any_chat_model(clocked_model{clock, takes, calls}); };
+    auto ex = std::make_shared<subagent_executor>(std::move(o));
+    event_log log;
+    std::function<void(const boost::json::object&)> listener = log.listener();
+    subagent_parent parent;
+    parent.events = event_sink(&listener);
+
+    const auto real_start = std::chrono::steady_clock::now();
+    auto r = execute(*ex, {"c", "d", "p", "general-purpose"}, parent);
+    CHECK(format_subagent_result_message(r) ==
+          "Task timed out. Error: Execution timed out after 900 seconds");
+    CHECK(log.types() == std::vector<std::string>{"task_started", "task_timed_out"});
+    CHECK(clock->now() == 1000s);
+    CHECK(std::chrono::steady_clock::now() - real_start < 60s); // not 900 s of real time
+
+    // Within its time, it answers; the clock moved by what the answer took.
+    auto ok = execute(*ex, {"c2", "d", "p", "general-purpose"}, parent);
+    CHECK(format_subagent_result_message(ok) == "Task Succeeded. Result: done");
+    CHECK(clock->now() == 1010s);
+    CHECK(ex->waiting() == 0);
+}
+
+TEST_CASE("the manual subagent clock fires what is due, earliest first, and withdraws dropped calls",
+          "[subagent]") {
+    manual_subagent_clock clock;
+    std::vector<int> fired;
+    auto late = clock.call_after(20s, [&] { fired.push_back(20); });
+    auto early = clock.call_after(10s, [&] { fired.push_back(10); });
+    auto dropped = clock.call_after(5s, [&] { fired.push_back(5); });
+    dropped.reset();
+    clock.advance(9s);
+    CHECK(fired.empty());
+    clock.advance(30s);
+    CHECK(fired == std::vector<int>{10, 20});
+    clock.advance(100s);
+    CHECK(fired.size() == 2); // each call is made once
+    CHECK(clock.now() == 139s);
 }
 
 } // namespace subagent_test

@@ -253,7 +253,7 @@ private:
     runtime start(state_type& state, agent_input input, const run_config& config, run_result& result) {
         runtime rt{config.thread_id,  config.run_id.empty() ? make_message_id() : config.run_id,
                    config.context,    0,
-                   model_ref(model_), event_sink(&config.stream.on_event),
+                   model_ref(model_), event_sink(&config.stream.on_event, &config.subagent_streams),
                    config.stop};
         result.first_new_message = state.messages.size();
         for (auto& m : input.messages)

@@ -5,6 +5,7 @@
 
 #include <agentware/message/message.hpp>
 #include <agentware/model/chat_model.hpp>
+#include <agentware/model/event_sink.hpp>
 #include <agentware/tool/interrupt.hpp>
 
 #include <boost/json/object.hpp>
@@ -69,6 +70,9 @@ struct run_config {
     /// Asks the run to stop: it ends with stop_reason::error before its next
     /// model call, and the subagents it delegated to stop at once.
     std::stop_token stop;
+    /// Which delegated subagents' tokens, steps and events reach `stream.on_event`
+    /// (all by default; none; or by subagent type). What the model sees is the same.
+    subagent_stream_filter subagent_streams;
 };
 
 /// What a run did. The state itself (all messages, the new ones included) is

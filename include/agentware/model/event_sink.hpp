@@ -7,12 +7,46 @@
 
 #include <boost/json/object.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace agentware {
+
+/// Which delegated subagents' own streams reach a run's `stream.on_event`
+/// (`run_config::subagent_streams`): their tokens (`subagent_token`,
+/// `subagent_reasoning`), their steps (`task_running`) and the custom events
+/// of their own chain (`subagent_event`), each carrying the delegation's
+/// `task_id`. The lifecycle events (`task_started`, `task_completed`, ...)
+/// are always sent, and the parent model sees the same either way.
+struct subagent_stream_filter {
+    enum class show { all, none, types };
+    show mode = show::all;
+    std::vector<std::string> types; ///< with show::types: the subagent types whose streams are sent
+
+    static subagent_stream_filter all() { return {}; }
+    static subagent_stream_filter none() { return {show::none, {}}; }
+    static subagent_stream_filter only(std::vector<std::string> types) {
+        return {show::types, std::move(types)};
+    }
+
+    bool shows(std::string_view type) const noexcept {
+        switch (mode) {
+        case show::all:
+            return true;
+        case show::none:
+            return false;
+        case show::types:
+            return std::find(types.begin(), types.end(), type) != types.end();
+        }
+        return true;
+    }
+};
 
 /// Sends custom events to the run's listener. Copies share one channel, and
 /// the channel calls the listener one event at a time, whichever threads emit
@@ -24,14 +58,25 @@ public:
     using listener = std::function<void(const boost::json::object&)>;
 
     event_sink() = default;
-    /// Emits to `*l`, which must outlive the sink (the run's config does).
-    explicit event_sink(const listener* l) {
-        if (l && *l) channel_ = std::make_shared<channel>(l);
+    /// Emits to `*l`, which must outlive the sink (the run's config does), and
+    /// so must `*subagents` (which subagents' streams the listener takes; all
+    /// when null).
+    explicit event_sink(const listener* l, const subagent_stream_filter* subagents = nullptr) {
+        if (l && *l) channel_ = std::make_shared<channel>(l, subagents);
     }
 
     explicit operator bool() const noexcept { return channel_ != nullptr; }
     /// Equal for copies of one sink: tells whether two emitters share a channel.
     const void* id() const noexcept { return channel_.get(); }
+
+    /// True when someone listens and takes the stream of a subagent of `type`.
+    bool shows_subagent(std::string_view type) const noexcept {
+        return channel_ && (!channel_->subagents || channel_->subagents->shows(type));
+    }
+    /// The run's subagent stream filter (null: all), for a subagent's own run.
+    const subagent_stream_filter* subagent_filter() const noexcept {
+        return channel_ ? channel_->subagents : nullptr;
+    }
 
     void emit(const boost::json::object& event) const noexcept {
         if (!channel_) return;
@@ -44,9 +89,10 @@ public:
 
 private:
     struct channel {
-        explicit channel(const listener* l) : target(l) {}
+        channel(const listener* l, const subagent_stream_filter* f) : target(l), subagents(f) {}
         std::mutex mutex;
         const listener* target;
+        const subagent_stream_filter* subagents;
     };
     std::shared_ptr<channel> channel_;
 };

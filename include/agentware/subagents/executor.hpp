@@ -13,8 +13,12 @@
 // stop (`run_config::stop`). At most `max_concurrent` delegations run at once
 // per executor; the others wait for a slot. Everything is a coroutine on the
 // executor of the caller: in `async_run` the subagents hold no thread while
-// their models wait; the blocking loop runs the task tool on an io_context of
-// the tool's own.
+// their models wait; the blocking loop runs the task tool on an io_context
+// that the tool keeps from one call to the next (tool_set's adapter).
+//
+// Each delegation's own stream (its tokens, steps and custom events) reaches
+// the parent's event channel tagged with its task id, for the subagent types
+// that `run_config::subagent_streams` shows.
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/async_loop.hpp>
@@ -28,10 +32,11 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -40,6 +45,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -52,6 +58,8 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -192,10 +200,19 @@ class subagent_slots {
 public:
     explicit subagent_slots(std::size_t n) : free_(n == 0 ? 1 : n) {}
 
-    /// Takes a slot; throws operation_aborted when cancelled before one is free.
-    boost::asio::awaitable<void> acquire() {
-        auto ex = co_await boost::asio::this_coro::executor;
-        auto w = std::make_shared<waiter>(ex);
+    /// Takes a slot when one is free, without waiting.
+    bool try_acquire() {
+        std::lock_guard lock(mutex_);
+        if (free_ == 0) return false;
+        --free_;
+        return true;
+    }
+
+    /// Takes a slot; throws operation_aborted when cancelled, or when `stop`
+    /// is requested, before one is free.
+    boost::asio::awaitable<void> acquire(std::stop_token stop = {}) {
+        if (try_acquire()) co_return;
+        auto w = std::make_shared<waiter>(co_await boost::asio::this_coro::executor);
         {
             std::lock_guard lock(mutex_);
             if (free_ > 0) {
@@ -204,6 +221,8 @@ public:
             }
             queue_.push_back(w);
         }
+        std::stop_callback on_stop(
+            stop, [w] { boost::asio::post(w->timer.get_executor(), [w] { w->timer.cancel(); }); });
         try {
             co_await w->timer.async_wait(boost::asio::use_awaitable);
         } catch (const boost::system::system_error&) { // woken (a slot) or cancelled: see below
@@ -295,6 +314,87 @@ struct subagent_task {
     std::string subagent_type;
 };
 
+/// Where the subagents' timeouts take their time from. Without one, the
+/// executor times each delegation with a steady_timer on its executor.
+class subagent_clock {
+public:
+    virtual ~subagent_clock() = default;
+    /// Calls `fire` once `after` has passed on this clock, from whichever
+    /// thread moves it. Dropping the returned handle withdraws the call.
+    virtual std::shared_ptr<void> call_after(std::chrono::milliseconds after, std::function<void()> fire) = 0;
+};
+
+/// A clock that stands still until advance() moves it, for tests and replays:
+/// a subagent times out as soon as the clock passes its deadline, without any
+/// real wait. Safe to use from several threads.
+class manual_subagent_clock final : public subagent_clock {
+public:
+    std::shared_ptr<void> call_after(std::chrono::milliseconds after, std::function<void()> fire) override {
+        auto e = std::make_shared<entry>();
+        e->fire = std::move(fire);
+        std::lock_guard lock(mutex_);
+        e->at = now_ + after;
+        e->order = next_++;
+        entries_.push_back(e);
+        return e;
+    }
+
+    /// Moves the clock by `by` and makes the calls that are due, earliest first.
+    void advance(std::chrono::milliseconds by) {
+        std::vector<std::shared_ptr<entry>> due;
+        {
+            std::lock_guard lock(mutex_);
+            now_ += by;
+            std::erase_if(entries_, [&](const std::weak_ptr<entry>& w) {
+                auto e = w.lock();
+                if (!e) return true; // withdrawn
+                if (e->at > now_) return false;
+                due.push_back(std::move(e));
+                return true;
+            });
+        }
+        std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) {
+            return std::tie(a->at, a->order) < std::tie(b->at, b->order);
+        });
+        for (const auto& e : due)
+            e->fire();
+    }
+
+    /// The time passed since the clock was made.
+    std::chrono::milliseconds now() const {
+        std::lock_guard lock(mutex_);
+        return now_;
+    }
+
+    /// Takes `d` on this clock, as a scripted step that lasts `d` does: moves
+    /// the clock by `d` (a deadline passed on the way fires first) and
+    /// resumes after what that made due. Throws operation_aborted when the
+    /// awaiting coroutine is cancelled meanwhile (a subagent that timed out).
+    boost::asio::awaitable<void> sleep(std::chrono::milliseconds d) {
+        auto timer = std::make_shared<boost::asio::steady_timer>(
+            co_await boost::asio::this_coro::executor, boost::asio::steady_timer::time_point::max());
+        auto handle = call_after(
+            d, [timer] { boost::asio::post(timer->get_executor(), [timer] { timer->cancel(); }); });
+        advance(d);
+        boost::system::error_code ec;
+        co_await timer->async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+        if ((co_await boost::asio::this_coro::cancellation_state).cancelled() !=
+            boost::asio::cancellation_type::none)
+            throw boost::system::system_error(boost::asio::error::operation_aborted);
+    }
+
+private:
+    struct entry {
+        std::chrono::milliseconds at{0};
+        std::size_t order = 0;
+        std::function<void()> fire;
+    };
+    mutable std::mutex mutex_;
+    std::chrono::milliseconds now_{0};
+    std::size_t next_ = 0;
+    std::vector<std::weak_ptr<entry>> entries_;
+};
+
 struct subagent_executor_options {
     subagents_options config;
     bool allow_bash = false; ///< the sandbox runs bash (isolated, or allow_host_bash): shows `bash`
@@ -304,6 +404,8 @@ struct subagent_executor_options {
     std::function<any_chat_model(std::string_view)> model_named;
     /// Runs each delegation's agent. Empty: a chain of subagent_shared_fields alone.
     subagent_runner runner;
+    /// The timeouts' clock; empty: real time (a steady_timer).
+    std::shared_ptr<subagent_clock> clock;
 };
 
 /// Runs delegations. One executor serves every run of an agent (its
@@ -313,7 +415,7 @@ class subagent_executor : public std::enable_shared_from_this<subagent_executor>
 public:
     explicit subagent_executor(subagent_executor_options o)
         : registry_(o.config, o.allow_bash), tools_(std::move(o.tools)),
-          model_named_(std::move(o.model_named)), runner_(std::move(o.runner)),
+          model_named_(std::move(o.model_named)), runner_(std::move(o.runner)), clock_(std::move(o.clock)),
           slots_(o.config.max_concurrent) {
         if (!runner_) runner_ = make_subagent_runner([] { return pipeline<subagent_shared_fields>{}; });
     }
@@ -339,15 +441,16 @@ public:
         }
         subagent_run run;
         try {
-            run = prepare(task, parent, *type, out.model_name);
+            run = prepare(task, parent, std::move(*type), out.model_name);
         } catch (const std::exception& e) {
             out.error = e.what();
             co_return out;
         }
-        parent.events.emit(boost::json::object{{"type", "task_started"},
-                                               {"task_id", task.task_id},
-                                               {"description", task.description},
-                                               {"model_name", out.model_name}});
+        if (parent.events) // the event's JSON is made only when someone listens
+            parent.events.emit(boost::json::object{{"type", "task_started"},
+                                                   {"task_id", task.task_id},
+                                                   {"description", task.description},
+                                                   {"model_name", out.model_name}});
         auto ex = co_await boost::asio::this_coro::executor;
         const std::string task_id = task.task_id;
         const event_sink events = parent.events;
@@ -373,11 +476,10 @@ public:
     }
 
 private:
-    subagent_run prepare(const subagent_task& task, const subagent_parent& parent, const subagent_type& type,
+    subagent_run prepare(const subagent_task& task, const subagent_parent& parent, subagent_type type,
                          std::string& model_name) const {
         subagent_run run;
         run.task_id = task.task_id;
-        run.type = type;
         if (type.model.empty() || type.model == "inherit") {
             if (!parent.model)
                 throw std::runtime_error("the parent run has no model for the subagent to inherit");
@@ -395,6 +497,7 @@ private:
             model_name = type.model;
         }
         run.tools = subagent_tools(tools_, type);
+        run.input.reserve(2);
         run.input.push_back(system_message(type.system_prompt));
         run.input.push_back(human_message(task.prompt));
         run.config.thread_id = parent.thread_id;
@@ -407,38 +510,52 @@ private:
         run.config.context["is_subagent"] = true;
         run.sandbox = parent.sandbox;
         run.thread_data = parent.thread_data;
+        run.type = std::move(type);
         return run;
     }
 
-    struct attempt {
-        bool timed_out = false;
+    // What a delegation's coroutine, its runner's completion, the stop
+    // callback and the clock share. All of it is touched on the delegation's
+    // executor only (the others post there).
+    struct race {
+        explicit race(const boost::asio::any_io_executor& ex)
+            : timer(ex, boost::asio::steady_timer::time_point::max()) {}
+        boost::asio::steady_timer timer; ///< the timeout, and how the others wake the coroutine
+        boost::asio::cancellation_signal stop_runner;
+        bool done = false;        ///< the runner ended
+        bool stopped = false;     ///< the parent asked to stop
+        bool clock_fired = false; ///< the clock passed the deadline
+        std::exception_ptr failure;
         subagent_run_outcome outcome;
     };
 
-    // Waits for a slot, then runs the agent against its timeout.
-    static boost::asio::awaitable<attempt> work(std::shared_ptr<subagent_executor> self, subagent_run run) {
-        co_await self->slots_.acquire();
-        struct slot_guard {
-            detail::subagent_slots& s;
-            ~slot_guard() { s.release(); }
-        } guard{self->slots_};
-        auto ex = co_await boost::asio::this_coro::executor;
-        boost::asio::steady_timer deadline(ex, run.type.timeout);
-        auto [order, failure, outcome, timer_ec] =
-            co_await boost::asio::experimental::make_parallel_group(
-                boost::asio::co_spawn(ex, self->runner_(std::move(run)), boost::asio::deferred),
-                deadline.async_wait(boost::asio::deferred))
-                .async_wait(boost::asio::experimental::wait_for_one(), boost::asio::use_awaitable);
-        attempt a;
-        if (order[0] == 1 && !timer_ec) {
-            a.timed_out = true;
-            co_return a;
-        }
-        if (failure) std::rethrow_exception(failure);
-        a.outcome = std::move(outcome);
-        co_return a;
+    // The delegation's own streams on the parent's channel, namespaced by its
+    // task id: its tokens, its reasoning and its chain's custom events.
+    static void forward_stream(const subagent_parent& parent, const std::string& task_id, subagent_run& run) {
+        auto tagged = [events = parent.events, task_id, type = run.type.name](std::string_view kind) {
+            return [events, task_id, type, kind](auto&& payload) {
+                boost::json::object e{{"type", kind}, {"task_id", task_id}, {"subagent_type", type}};
+                if constexpr (std::is_convertible_v<decltype(payload), std::string_view>)
+                    e["text"] = std::string_view(payload);
+                else
+                    e["event"] = payload;
+                events.emit(e);
+            };
+        };
+        run.config.stream.on_text = tagged("subagent_token");
+        run.config.stream.on_reasoning = tagged("subagent_reasoning");
+        run.config.stream.on_event = tagged("subagent_event");
+        if (const auto* f = parent.events.subagent_filter())
+            run.config.subagent_streams = *f; // nested ones too
     }
 
+    static boost::asio::awaitable<bool> parent_cancelled() {
+        co_return (co_await boost::asio::this_coro::cancellation_state).cancelled() !=
+            boost::asio::cancellation_type::none;
+    }
+
+    // Waits for a slot, then runs the agent against its timeout, the parent's
+    // stop and the parent's cancellation, and classifies what it left.
     static boost::asio::awaitable<subagent_result> supervise(std::shared_ptr<subagent_executor> self,
                                                              subagent_run run, subagent_task task,
                                                              subagent_parent parent, std::string model_name) {
@@ -449,54 +566,113 @@ private:
 
         subagent_result out;
         out.model_name = model_name;
-        // Each step the subagent takes is reported as it happens.
+        const bool streamed = parent.events.shows_subagent(run.type.name);
+        if (streamed) forward_stream(parent, task.task_id, run);
+        // Each step the subagent takes is reported as it happens (when its stream is shown).
         std::size_t captured = 0;
         token_usage usage;
         run.config.on_update = [&](const agent_update& u) {
             for (const message& m : u.messages) {
                 if (m.is_ai()) usage += m.provider.usage();
                 ++captured;
-                parent.events.emit(boost::json::object{{"type", "task_running"},
-                                                       {"task_id", task.task_id},
-                                                       {"message", boost::json::value_from(m)},
-                                                       {"message_index", captured},
-                                                       {"total_messages", captured},
-                                                       {"usage", usage_json(usage)},
-                                                       {"model_name", model_name}});
+                if (streamed)
+                    parent.events.emit(boost::json::object{{"type", "task_running"},
+                                                           {"task_id", task.task_id},
+                                                           {"message", boost::json::value_from(m)},
+                                                           {"message_index", captured},
+                                                           {"total_messages", captured},
+                                                           {"usage", usage_json(usage)},
+                                                           {"model_name", model_name}});
             }
         };
 
-        // The parent asked to stop: a timer that the stop callback cancels.
-        auto stopped =
-            std::make_shared<boost::asio::steady_timer>(ex, boost::asio::steady_timer::time_point::max());
-        std::stop_callback on_stop(parent.stop, [stopped] {
-            boost::asio::post(stopped->get_executor(), [stopped] { stopped->cancel(); });
+        auto r = std::make_shared<race>(ex);
+        std::stop_callback on_stop(parent.stop, [r] {
+            boost::asio::post(r->timer.get_executor(), [r] {
+                r->stopped = true;
+                r->timer.cancel();
+            });
         });
-        auto [order, failure, result, stop_ec] =
-            co_await boost::asio::experimental::make_parallel_group(
-                boost::asio::co_spawn(ex, work(self, std::move(run)), boost::asio::deferred),
-                stopped->async_wait(boost::asio::deferred))
-                .async_wait(boost::asio::experimental::wait_for_one(), boost::asio::use_awaitable);
-        const bool parent_cancelled = (co_await boost::asio::this_coro::cancellation_state).cancelled() !=
-                                      boost::asio::cancellation_type::none;
+        bool timed_out = false;
+        bool ran = false;
+        bool slot = self->slots_.try_acquire();
+        if (!slot) {
+            try {
+                co_await self->slots_.acquire(parent.stop);
+                slot = true;
+            } catch (const boost::system::system_error&) { // stopped or cancelled while waiting
+            }
+        }
+        struct slot_guard {
+            detail::subagent_slots* s;
+            ~slot_guard() {
+                if (s) s->release();
+            }
+        } guard{slot ? &self->slots_ : nullptr};
+        if (slot && !parent.stop.stop_requested() && !co_await parent_cancelled()) {
+            ran = true;
+            // The deadline starts now; the timer is only waited on (which is
+            // what costs) when the runner has not ended at once.
+            std::shared_ptr<void> deadline;
+            if (self->clock_)
+                deadline = self->clock_->call_after(timeout, [r] {
+                    boost::asio::post(r->timer.get_executor(), [r] {
+                        r->clock_fired = true;
+                        r->timer.cancel();
+                    });
+                });
+            else
+                r->timer.expires_after(timeout);
+            boost::asio::co_spawn(
+                ex, self->runner_(std::move(run)),
+                boost::asio::bind_cancellation_slot(r->stop_runner.slot(),
+                                                    [r](std::exception_ptr e, subagent_run_outcome o) {
+                                                        r->done = true;
+                                                        r->failure = std::move(e);
+                                                        r->outcome = std::move(o);
+                                                        r->timer.cancel();
+                                                    }));
+            // A runner that never waited has ended by now: no timer is armed for it.
+            co_await boost::asio::post(ex, boost::asio::use_awaitable);
+            if (!r->done) {
+                boost::system::error_code ec;
+                bool waited = false;
+                // (A cancellation that came during the yield would not reach a wait started now.)
+                if (!r->stopped && !r->clock_fired && !co_await parent_cancelled()) {
+                    co_await r->timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+                    waited = true;
+                }
+                if (!r->done) {
+                    timed_out = r->clock_fired || (waited && !ec);
+                    r->stop_runner.emit(boost::asio::cancellation_type::terminal);
+                    while (!r->done) { // its thread of execution ends before the delegation does
+                        r->timer.expires_at(boost::asio::steady_timer::time_point::max());
+                        co_await r->timer.async_wait(
+                            boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+                    }
+                }
+            }
+        }
+        const bool cancelled = !ran || r->stopped || co_await parent_cancelled();
 
-        if (order[0] == 0 && !failure && result.timed_out) {
+        if (timed_out) {
             out.status = subagent_status::timed_out;
             out.error = detail::timeout_text(timeout);
-        } else if (order[0] == 0 && !failure && !parent_cancelled) {
-            classify(std::move(result.outcome), max_turns, out);
-        } else if (order[0] == 0 && failure && !parent_cancelled) {
+        } else if (!cancelled && !r->failure) {
+            classify(std::move(r->outcome), max_turns, out);
+        } else if (!cancelled) {
             out.status = subagent_status::failed;
-            out.error = detail::describe(failure);
+            out.error = detail::describe(r->failure);
         } else {
             out.status = subagent_status::cancelled;
             out.error = std::string(detail::cancelled_text);
-            if (order[0] == 0 && !failure) {
-                out.usage = result.outcome.result.usage;
-                out.messages = steps(result.outcome.messages);
+            if (ran && !r->failure) {
+                out.usage = r->outcome.result.usage;
+                out.messages = steps(r->outcome.messages);
             }
         }
         if (out.usage.empty()) out.usage = usage;
+        if (!parent.events) co_return out;
         boost::json::object event{{"task_id", task.task_id}};
         switch (out.status) {
         case subagent_status::completed:
@@ -591,6 +767,7 @@ private:
     tool_set tools_;
     std::function<any_chat_model(std::string_view)> model_named_;
     subagent_runner runner_;
+    std::shared_ptr<subagent_clock> clock_;
     detail::subagent_slots slots_;
 };
 

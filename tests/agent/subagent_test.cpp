@@ -307,9 +307,10 @@ TEST_CASE("a delegation runs a fresh agent that shares the sandbox but not the h
     CHECK(requests[0].tool_names == std::vector<std::string>{"where"});
     CHECK(requests[1].messages.back().text() == "sb-7");
 
-    // Progress: started, one event per step, completed.
+    // Progress: started, one event per step, completed; and the answer's tokens
+    // (the subagent's own stream, shown by default).
     CHECK(log.types() == std::vector<std::string>{"task_started", "task_running", "task_running",
-                                                  "task_running", "task_completed"});
+                                                  "subagent_token", "task_running", "task_completed"});
     CHECK(log.find("task_started")->at("task_id") == "t1");
     CHECK(log.find("task_started")->at("description") == "look around");
     CHECK(log.find("task_running")->at("message_index") == 1);

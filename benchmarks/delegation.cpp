@@ -206,7 +206,9 @@ void BM_concurrent_delegations(benchmark::State& st) {
     subagent_executor_options o;
     o.config.max_concurrent = n;
     o.config.agents["general-purpose"].model = "sub";
-    o.model_named = [probe](std::string_view) { return any_chat_model(waiting_model{std::chrono::milliseconds(100), probe}); };
+    o.model_named = [probe](std::string_view) {
+        return any_chat_model(waiting_model{std::chrono::milliseconds(100), probe});
+    };
     auto executor = std::make_shared<subagent_executor>(std::move(o));
     std::vector<tool_call> calls;
     for (std::size_t i = 0; i < n; ++i)

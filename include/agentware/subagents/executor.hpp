@@ -193,6 +193,7 @@ public:
     explicit subagent_slots(std::size_t n) : free_(n == 0 ? 1 : n) {}
 
     /// Takes a slot; throws operation_aborted when cancelled before one is free.
+    template <class = void> // a template so that g++ emits the coroutine only where it is used
     boost::asio::awaitable<void> acquire() {
         auto ex = co_await boost::asio::this_coro::executor;
         auto w = std::make_shared<waiter>(ex);
@@ -314,16 +315,19 @@ public:
     explicit subagent_executor(subagent_executor_options o)
         : registry_(o.config, o.allow_bash), tools_(std::move(o.tools)),
           model_named_(std::move(o.model_named)), runner_(std::move(o.runner)),
-          slots_(o.config.max_concurrent) {
-        if (!runner_) runner_ = make_subagent_runner([] { return pipeline<subagent_shared_fields>{}; });
-    }
+          slots_(o.config.max_concurrent) {}
 
     const subagent_registry& registry() const noexcept { return registry_; }
     /// Delegations waiting for a slot now.
     std::size_t waiting() const { return slots_.waiting(); }
 
+    // The coroutines here are templates only so that g++ emits them where
+    // they are used: g++ 12 emits a non-template inline coroutine (and the
+    // agent loop it runs) in every file that includes its header.
+
     /// Runs one delegation to its end and reports its progress on
     /// `parent.events`. Never throws for what the subagent does.
+    template <class = void>
     boost::asio::awaitable<subagent_result> execute(subagent_task task, subagent_parent parent) {
         subagent_result out;
         if (registry_.refused(task.subagent_type)) {
@@ -410,12 +414,22 @@ private:
         return run;
     }
 
+    // The configured runner, or agents on a chain with no middleware (chosen
+    // here rather than in the constructor, so that the default chain's loop
+    // is compiled only where delegations run).
+    template <class = void>
+    boost::asio::awaitable<subagent_run_outcome> run_agent(subagent_run run) const {
+        if (runner_) return runner_(std::move(run));
+        return detail::run_subagent([] { return pipeline<subagent_shared_fields>{}; }, std::move(run));
+    }
+
     struct attempt {
         bool timed_out = false;
         subagent_run_outcome outcome;
     };
 
     // Waits for a slot, then runs the agent against its timeout.
+    template <class = void>
     static boost::asio::awaitable<attempt> work(std::shared_ptr<subagent_executor> self, subagent_run run) {
         co_await self->slots_.acquire();
         struct slot_guard {
@@ -426,7 +440,7 @@ private:
         boost::asio::steady_timer deadline(ex, run.type.timeout);
         auto [order, failure, outcome, timer_ec] =
             co_await boost::asio::experimental::make_parallel_group(
-                boost::asio::co_spawn(ex, self->runner_(std::move(run)), boost::asio::deferred),
+                boost::asio::co_spawn(ex, self->run_agent(std::move(run)), boost::asio::deferred),
                 deadline.async_wait(boost::asio::deferred))
                 .async_wait(boost::asio::experimental::wait_for_one(), boost::asio::use_awaitable);
         attempt a;
@@ -439,6 +453,7 @@ private:
         co_return a;
     }
 
+    template <class = void>
     static boost::asio::awaitable<subagent_result> supervise(std::shared_ptr<subagent_executor> self,
                                                              subagent_run run, subagent_task task,
                                                              subagent_parent parent, std::string model_name) {
@@ -477,8 +492,10 @@ private:
                 boost::asio::co_spawn(ex, work(self, std::move(run)), boost::asio::deferred),
                 stopped->async_wait(boost::asio::deferred))
                 .async_wait(boost::asio::experimental::wait_for_one(), boost::asio::use_awaitable);
-        const bool parent_cancelled = (co_await boost::asio::this_coro::cancellation_state).cancelled() !=
-                                      boost::asio::cancellation_type::none;
+        // Awaited into a variable first: in a template, g++ 12 cannot type the
+        // member call on the parenthesised co_await.
+        boost::asio::cancellation_state cancellation = co_await boost::asio::this_coro::cancellation_state;
+        const bool parent_cancelled = cancellation.cancelled() != boost::asio::cancellation_type::none;
 
         if (order[0] == 0 && !failure && result.timed_out) {
             out.status = subagent_status::timed_out;
@@ -636,6 +653,7 @@ public:
     const tool_schema& schema() const { return schema_; }
     const std::shared_ptr<subagent_executor>& executor() const noexcept { return executor_; }
 
+    template <class = void> // a template so that g++ emits the coroutine only where it is used
     boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) {
         subagent_task task;
         task.task_id = std::string(rt.tool_call_id);
@@ -677,7 +695,10 @@ private:
 };
 
 /// The task tool over an executor made from `options`, as a shared tool.
-inline std::shared_ptr<tool_interface> make_task_tool(std::shared_ptr<subagent_executor> executor) {
+/// (A template only so that g++ 12 compiles the delegation's coroutines where
+/// the tool is made, not in every file that includes this header.)
+template <class = void>
+std::shared_ptr<tool_interface> make_task_tool(std::shared_ptr<subagent_executor> executor) {
     return share_tool(task_tool(std::move(executor)));
 }
 

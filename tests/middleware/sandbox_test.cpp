@@ -2,6 +2,10 @@
 // paths, host bash (timeouts, output caps), lifecycle across runs.
 #include "deerflow_support.hpp"
 
+#include <agentware/message/detail/text.hpp>
+#include <agentware/middleware/detail/file_search.hpp>
+#include <agentware/middleware/detail/output_limits.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <chrono>

@@ -76,8 +76,10 @@ namespace detail {
 // finishes on its thread and its text is dropped; it holds the manager until
 // then. The thread never owns an Asio object: the channel lives in this
 // coroutine (and so dies before the context that runs it), and the thread
-// reaches it through `handoff` only while this coroutine is waiting.
-inline boost::asio::awaitable<std::optional<std::string>>
+// reaches it through `handoff` only while this coroutine is waiting. A
+// template so that g++ emits the coroutine only where it is used.
+template <class = void>
+boost::asio::awaitable<std::optional<std::string>>
 bounded_memory_injection(std::shared_ptr<memory_manager> manager, std::string user_id, std::string agent_name,
                          std::chrono::steady_clock::duration limit) {
     using namespace boost::asio::experimental::awaitable_operators;

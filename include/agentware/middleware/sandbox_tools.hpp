@@ -12,18 +12,13 @@
 // returns the id as a `sandbox` state update; parallel first calls of one
 // round acquire the same id, which the field's merge rule accepts.
 
-#include <agentware/detail/write_nofollow.hpp>
+#include <agentware/detail/config.hpp>
 #include <agentware/json/reader.hpp>
-#include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/detail/bubblewrap.hpp>
-#include <agentware/middleware/detail/file_search.hpp>
-#include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/process.hpp>
-#include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/fields.hpp>
 #include <agentware/middleware/sandbox_provider.hpp>
-#include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 
 #include <boost/json/array.hpp>
@@ -36,11 +31,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -48,16 +40,11 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace agentware {
 
@@ -188,6 +175,45 @@ struct sandbox_tool_context {
         return it != written.end() && it->second.count(p.string()) != 0;
     }
 };
+
+} // namespace detail
+
+/// The sandbox's tools for these options and provider: bash (only when
+/// allow_host_bash), ls, read_file, write_file, str_replace, glob, grep and
+/// present_files.
+AGENTWARE_DECL std::vector<std::shared_ptr<tool_interface>>
+make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool include_disabled_bash = false);
+
+} // namespace agentware
+
+#endif
+
+// The tools' definitions: in every file (header-only, the default), or only
+// in the one that includes <agentware/src.hpp> with AGENTWARE_SEPARATE_COMPILATION
+// (through impl/sandbox_tools.ipp, which defines AGENTWARE_SANDBOX_TOOLS_SOURCE).
+#if (defined(AGENTWARE_HEADER_ONLY) || defined(AGENTWARE_SANDBOX_TOOLS_SOURCE)) &&                           \
+    !defined(AGENTWARE_MIDDLEWARE_SANDBOX_TOOLS_DEFINITIONS)
+#define AGENTWARE_MIDDLEWARE_SANDBOX_TOOLS_DEFINITIONS
+
+#include <agentware/detail/write_nofollow.hpp>
+#include <agentware/message/detail/text.hpp>
+#include <agentware/middleware/detail/file_search.hpp>
+#include <agentware/middleware/detail/output_limits.hpp>
+#include <agentware/middleware/detail/tool_args.hpp>
+#include <agentware/tool/make_tool.hpp>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <regex>
+#include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace agentware {
+
+namespace detail {
 
 /// One lock per file path (striped), so write_file and str_replace on the same
 /// file from parallel calls do not interleave.
@@ -827,11 +853,8 @@ inline tool_output present_files_body(const boost::json::object& args, const san
 
 } // namespace detail
 
-/// The sandbox's tools for these options and provider: bash (only when
-/// allow_host_bash), ls, read_file, write_file, str_replace, glob, grep and
-/// present_files.
-inline std::vector<std::shared_ptr<tool_interface>>
-make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool include_disabled_bash = false) {
+AGENTWARE_DECL std::vector<std::shared_ptr<tool_interface>>
+make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool include_disabled_bash) {
     using detail::description_parameter;
     std::vector<std::shared_ptr<tool_interface>> tools;
     auto add = [&](std::string name, std::string description, std::string properties, std::string required,

@@ -416,6 +416,9 @@ private:
 
     // The summary from the first candidate that gives one: the configured
     // model, then the run's. Nothing when all fail or answer blank.
+    // A template only so that g++ emits the coroutine where it is used (g++ 12
+    // emits a non-template inline coroutine in every file that includes it).
+    template <class = void>
     boost::asio::awaitable<std::optional<std::string>> generate(const std::vector<message>& to_summarize,
                                                                 const std::string& previous, runtime& rt) {
         if (to_summarize.empty()) co_return std::string(no_history_summary);

@@ -4,6 +4,7 @@
 // Models from configuration: a JSON list of named models, each with its
 // provider, id, endpoint and defaults; create_chat_model builds one by name.
 
+#include <agentware/detail/config.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/model/anthropic_chat_model.hpp>
 #include <agentware/model/any_chat_model.hpp>
@@ -11,16 +12,13 @@
 #include <agentware/model/model_info.hpp>
 #include <agentware/model/openai_chat_model.hpp>
 
-#include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 #include <fmt/format.h>
 
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +39,64 @@ struct model_config {
     bool use_max_completion_tokens = false;     ///< OpenAI-compatible: max_completion_tokens
     std::int64_t thinking_budget_tokens = 4096; ///< Anthropic
 };
+
+/// The configured models.
+class model_registry {
+public:
+    model_registry() = default;
+    explicit model_registry(std::vector<model_config> models) : models_(std::move(models)) {}
+
+    /// Reads {"models": [ {...}, ... ]}. Throws model_error (configuration)
+    /// naming the model and field at fault.
+    AGENTWARE_DECL static model_registry from_json(const boost::json::value& v);
+
+    AGENTWARE_DECL static model_registry from_json_text(std::string_view text);
+
+    AGENTWARE_DECL static model_registry from_file(const std::string& path);
+
+    /// One OpenAI-compatible model from the environment: AGENTWARE_MODEL (the
+    /// model id, required), OPENAI_BASE_URL (default OpenAI's) and
+    /// OPENAI_API_KEY (sent when set; local servers need none).
+    AGENTWARE_DECL static model_registry from_environment();
+
+    /// $AGENTWARE_CONFIG when set, otherwise from_environment().
+    AGENTWARE_DECL static model_registry load_default();
+
+    const std::vector<model_config>& models() const noexcept { return models_; }
+
+    /// The model named `name`; "" means the first one. Throws model_error
+    /// (configuration) listing the names that exist.
+    AGENTWARE_DECL const model_config& find(std::string_view name) const;
+
+    /// Builds the model named `name`. With thinking_enabled the model must
+    /// support thinking; its when_thinking settings then apply.
+    AGENTWARE_DECL any_chat_model create_chat_model(std::string_view name = {},
+                                                    bool thinking_enabled = false) const;
+
+private:
+    std::vector<model_config> models_;
+};
+
+/// Builds a model of the default configuration (model_registry::load_default).
+AGENTWARE_DECL any_chat_model create_chat_model(std::string_view name = {}, bool thinking_enabled = false);
+
+} // namespace agentware
+
+#endif
+
+// The definitions: in every file (header-only, the default), or only in the
+// one that includes <agentware/src.hpp> with AGENTWARE_SEPARATE_COMPILATION
+// (through impl/model_factory.ipp, which defines AGENTWARE_MODEL_FACTORY_SOURCE).
+#if (defined(AGENTWARE_HEADER_ONLY) || defined(AGENTWARE_MODEL_FACTORY_SOURCE)) &&                           \
+    !defined(AGENTWARE_MODEL_MODEL_FACTORY_DEFINITIONS)
+#define AGENTWARE_MODEL_MODEL_FACTORY_DEFINITIONS
+
+#include <boost/json/parse.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace agentware {
 
 namespace detail {
 
@@ -154,147 +210,124 @@ inline model_config read_model_config(const boost::json::value& v, const std::st
 
 } // namespace detail
 
-/// The configured models.
-class model_registry {
-public:
-    model_registry() = default;
-    explicit model_registry(std::vector<model_config> models) : models_(std::move(models)) {}
-
-    /// Reads {"models": [ {...}, ... ]}. Throws model_error (configuration)
-    /// naming the model and field at fault.
-    static model_registry from_json(const boost::json::value& v) {
-        const auto* o = v.if_object();
-        const auto* list = o ? o->if_contains("models") : nullptr;
-        if (list == nullptr || !list->is_array())
-            detail::config_fail("top level", "expected {\"models\": [...]}");
-        std::vector<model_config> models;
-        for (std::size_t i = 0; i < list->get_array().size(); ++i) {
-            model_config c;
-            try {
-                c = detail::read_model_config(list->get_array()[i], fmt::format("models[{}]", i));
-            } catch (const json_error& e) {
-                detail::config_fail(e.path(), e.problem());
-            }
-            for (const auto& other : models)
-                if (other.info.name == c.info.name)
-                    detail::config_fail(fmt::format("models[{}]", i),
-                                        fmt::format("the name \"{}\" is used twice", c.info.name));
-            models.push_back(std::move(c));
-        }
-        return model_registry(std::move(models));
-    }
-
-    static model_registry from_json_text(std::string_view text) {
-        boost::json::error_code ec;
-        const boost::json::value v = boost::json::parse(text, ec);
-        if (ec) detail::config_fail("JSON", ec.message());
-        return from_json(v);
-    }
-
-    static model_registry from_file(const std::string& path) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in)
-            throw model_error(model_error_kind::configuration,
-                              fmt::format("cannot read the model configuration \"{}\"", path));
-        std::ostringstream text;
-        text << in.rdbuf();
-        try {
-            return from_json_text(text.str());
-        } catch (const model_error& e) {
-            throw model_error(model_error_kind::configuration, fmt::format("{}: {}", path, e.what()));
-        }
-    }
-
-    /// One OpenAI-compatible model from the environment: AGENTWARE_MODEL (the
-    /// model id, required), OPENAI_BASE_URL (default OpenAI's) and
-    /// OPENAI_API_KEY (sent when set; local servers need none).
-    static model_registry from_environment() {
-        const std::string model = detail::env_or_empty("AGENTWARE_MODEL");
-        if (model.empty())
-            throw model_error(model_error_kind::configuration,
-                              "no model configured: set AGENTWARE_MODEL (with "
-                              "OPENAI_BASE_URL and OPENAI_API_KEY) "
-                              "or give a configuration file");
+AGENTWARE_DECL model_registry model_registry::from_json(const boost::json::value& v) {
+    const auto* o = v.if_object();
+    const auto* list = o ? o->if_contains("models") : nullptr;
+    if (list == nullptr || !list->is_array())
+        detail::config_fail("top level", "expected {\"models\": [...]}");
+    std::vector<model_config> models;
+    for (std::size_t i = 0; i < list->get_array().size(); ++i) {
         model_config c;
-        c.info.name = model;
-        c.info.provider = "openai";
-        c.info.model = model;
-        c.base_url = detail::env_or_empty("OPENAI_BASE_URL");
-        c.api_key_env = detail::env_or_empty("OPENAI_API_KEY").empty() ? "" : "OPENAI_API_KEY";
-        return model_registry({std::move(c)});
+        try {
+            c = detail::read_model_config(list->get_array()[i], fmt::format("models[{}]", i));
+        } catch (const json_error& e) {
+            detail::config_fail(e.path(), e.problem());
+        }
+        for (const auto& other : models)
+            if (other.info.name == c.info.name)
+                detail::config_fail(fmt::format("models[{}]", i),
+                                    fmt::format("the name \"{}\" is used twice", c.info.name));
+        models.push_back(std::move(c));
     }
+    return model_registry(std::move(models));
+}
 
-    /// $AGENTWARE_CONFIG when set, otherwise from_environment().
-    static model_registry load_default() {
-        const std::string path = detail::env_or_empty("AGENTWARE_CONFIG");
-        return path.empty() ? from_environment() : from_file(path);
-    }
+AGENTWARE_DECL model_registry model_registry::from_json_text(std::string_view text) {
+    boost::json::error_code ec;
+    const boost::json::value v = boost::json::parse(text, ec);
+    if (ec) detail::config_fail("JSON", ec.message());
+    return from_json(v);
+}
 
-    const std::vector<model_config>& models() const noexcept { return models_; }
-
-    /// The model named `name`; "" means the first one. Throws model_error
-    /// (configuration) listing the names that exist.
-    const model_config& find(std::string_view name) const {
-        if (models_.empty()) throw model_error(model_error_kind::configuration, "no models are configured");
-        if (name.empty()) return models_.front();
-        for (const auto& m : models_)
-            if (m.info.name == name) return m;
-        std::string names;
-        for (const auto& m : models_)
-            names += (names.empty() ? "" : ", ") + m.info.name;
+AGENTWARE_DECL model_registry model_registry::from_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
         throw model_error(model_error_kind::configuration,
-                          fmt::format("unknown model \"{}\" (configured: {})", name, names));
+                          fmt::format("cannot read the model configuration \"{}\"", path));
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return from_json_text(text.str());
+    } catch (const model_error& e) {
+        throw model_error(model_error_kind::configuration, fmt::format("{}: {}", path, e.what()));
     }
+}
 
-    /// Builds the model named `name`. With thinking_enabled the model must
-    /// support thinking; its when_thinking settings then apply.
-    any_chat_model create_chat_model(std::string_view name = {}, bool thinking_enabled = false) const {
-        const model_config& c = find(name);
-        const detail::provider_preset& preset = *detail::find_preset(c.info.provider);
-        if (thinking_enabled && !c.info.supports_thinking)
-            throw model_error(model_error_kind::configuration,
-                              fmt::format("model \"{}\" does not support thinking "
-                                          "(supports_thinking is false)",
-                                          c.info.name));
-        model_settings defaults = c.defaults;
-        if (thinking_enabled) {
-            defaults = merge_settings(defaults, c.when_thinking);
-            defaults.thinking = true;
-        }
-        model_info info = c.info;
-        info.thinking_enabled = thinking_enabled;
-        const std::string base_url = c.base_url.empty() ? std::string(preset.base_url) : c.base_url;
-        const std::string key_env = c.api_key_env.value_or(std::string(preset.api_key_env));
-        const auto configure = [&](http_client_config& client) {
-            client.provider = c.info.provider;
-            client.base_url = base_url;
-            client.model = c.info.model;
-            client.api_key_env = key_env;
-            client.headers = c.headers;
-            client.defaults = defaults;
-            client.http = c.http;
-            client.retry = c.retry;
-        };
+AGENTWARE_DECL model_registry model_registry::from_environment() {
+    const std::string model = detail::env_or_empty("AGENTWARE_MODEL");
+    if (model.empty())
+        throw model_error(model_error_kind::configuration, "no model configured: set AGENTWARE_MODEL (with "
+                                                           "OPENAI_BASE_URL and OPENAI_API_KEY) "
+                                                           "or give a configuration file");
+    model_config c;
+    c.info.name = model;
+    c.info.provider = "openai";
+    c.info.model = model;
+    c.base_url = detail::env_or_empty("OPENAI_BASE_URL");
+    c.api_key_env = detail::env_or_empty("OPENAI_API_KEY").empty() ? "" : "OPENAI_API_KEY";
+    return model_registry({std::move(c)});
+}
 
-        if (preset.protocol == "anthropic") {
-            anthropic_config a;
-            configure(a);
-            a.wire.thinking_budget_tokens = c.thinking_budget_tokens;
-            return any_chat_model(anthropic_chat_model(std::move(a)), std::move(info));
-        }
-        openai_config o;
-        configure(o);
-        o.wire.include_reasoning = c.include_reasoning;
-        o.wire.use_max_completion_tokens = c.use_max_completion_tokens;
-        return any_chat_model(openai_chat_model(std::move(o)), std::move(info));
+AGENTWARE_DECL model_registry model_registry::load_default() {
+    const std::string path = detail::env_or_empty("AGENTWARE_CONFIG");
+    return path.empty() ? from_environment() : from_file(path);
+}
+
+AGENTWARE_DECL const model_config& model_registry::find(std::string_view name) const {
+    if (models_.empty()) throw model_error(model_error_kind::configuration, "no models are configured");
+    if (name.empty()) return models_.front();
+    for (const auto& m : models_)
+        if (m.info.name == name) return m;
+    std::string names;
+    for (const auto& m : models_)
+        names += (names.empty() ? "" : ", ") + m.info.name;
+    throw model_error(model_error_kind::configuration,
+                      fmt::format("unknown model \"{}\" (configured: {})", name, names));
+}
+
+AGENTWARE_DECL any_chat_model model_registry::create_chat_model(std::string_view name,
+                                                                bool thinking_enabled) const {
+    const model_config& c = find(name);
+    const detail::provider_preset& preset = *detail::find_preset(c.info.provider);
+    if (thinking_enabled && !c.info.supports_thinking)
+        throw model_error(model_error_kind::configuration,
+                          fmt::format("model \"{}\" does not support thinking "
+                                      "(supports_thinking is false)",
+                                      c.info.name));
+    model_settings defaults = c.defaults;
+    if (thinking_enabled) {
+        defaults = merge_settings(defaults, c.when_thinking);
+        defaults.thinking = true;
     }
+    model_info info = c.info;
+    info.thinking_enabled = thinking_enabled;
+    const std::string base_url = c.base_url.empty() ? std::string(preset.base_url) : c.base_url;
+    const std::string key_env = c.api_key_env.value_or(std::string(preset.api_key_env));
+    const auto configure = [&](http_client_config& client) {
+        client.provider = c.info.provider;
+        client.base_url = base_url;
+        client.model = c.info.model;
+        client.api_key_env = key_env;
+        client.headers = c.headers;
+        client.defaults = defaults;
+        client.http = c.http;
+        client.retry = c.retry;
+    };
 
-private:
-    std::vector<model_config> models_;
-};
+    if (preset.protocol == "anthropic") {
+        anthropic_config a;
+        configure(a);
+        a.wire.thinking_budget_tokens = c.thinking_budget_tokens;
+        return any_chat_model(anthropic_chat_model(std::move(a)), std::move(info));
+    }
+    openai_config o;
+    configure(o);
+    o.wire.include_reasoning = c.include_reasoning;
+    o.wire.use_max_completion_tokens = c.use_max_completion_tokens;
+    return any_chat_model(openai_chat_model(std::move(o)), std::move(info));
+}
 
-/// Builds a model of the default configuration (model_registry::load_default).
-inline any_chat_model create_chat_model(std::string_view name = {}, bool thinking_enabled = false) {
+AGENTWARE_DECL any_chat_model create_chat_model(std::string_view name, bool thinking_enabled) {
     return model_registry::load_default().create_chat_model(name, thinking_enabled);
 }
 

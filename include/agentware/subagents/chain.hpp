@@ -86,8 +86,11 @@ inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config
 
 /// A runner whose delegations each run make_subagent_pipeline(config, type).
 /// The configuration is checked here, once, so a bad key is reported when the
-/// executor is made rather than at the first delegation.
-inline subagent_runner make_deerflow_subagent_runner(boost::json::value config) {
+/// executor is made rather than at the first delegation. (A template only so
+/// that g++ 12 compiles the subagents' coroutine loop where it is used, not in
+/// every file that includes this header.)
+template <class = void>
+subagent_runner make_deerflow_subagent_runner(boost::json::value config) {
     (void)make_subagent_pipeline(config);
     return [config = std::move(config)](subagent_run run) {
         subagent_type type = run.type;

@@ -210,6 +210,7 @@ public:
 
     /// Takes a slot; throws operation_aborted when cancelled, or when `stop`
     /// is requested, before one is free.
+    template <class = void> // a template so that g++ emits the coroutine only where it is used
     boost::asio::awaitable<void> acquire(std::stop_token stop = {}) {
         if (try_acquire()) co_return;
         auto w = std::make_shared<waiter>(co_await boost::asio::this_coro::executor);
@@ -370,6 +371,7 @@ public:
     /// the clock by `d` (a deadline passed on the way fires first) and
     /// resumes after what that made due. Throws operation_aborted when the
     /// awaiting coroutine is cancelled meanwhile (a subagent that timed out).
+    template <class = void> // a template so that g++ emits the coroutine only where it is used
     boost::asio::awaitable<void> sleep(std::chrono::milliseconds d) {
         auto timer = std::make_shared<boost::asio::steady_timer>(
             co_await boost::asio::this_coro::executor, boost::asio::steady_timer::time_point::max());
@@ -378,8 +380,9 @@ public:
         advance(d);
         boost::system::error_code ec;
         co_await timer->async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-        if ((co_await boost::asio::this_coro::cancellation_state).cancelled() !=
-            boost::asio::cancellation_type::none)
+        // (Named first: g++ 12 cannot parse a member call on a co_await in a template.)
+        const auto state = co_await boost::asio::this_coro::cancellation_state;
+        if (state.cancelled() != boost::asio::cancellation_type::none)
             throw boost::system::system_error(boost::asio::error::operation_aborted);
     }
 
@@ -416,9 +419,7 @@ public:
     explicit subagent_executor(subagent_executor_options o)
         : registry_(o.config, o.allow_bash), tools_(std::move(o.tools)),
           model_named_(std::move(o.model_named)), runner_(std::move(o.runner)), clock_(std::move(o.clock)),
-          slots_(o.config.max_concurrent) {
-        if (!runner_) runner_ = make_subagent_runner([] { return pipeline<subagent_shared_fields>{}; });
-    }
+          slots_(o.config.max_concurrent) {}
 
     const subagent_registry& registry() const noexcept { return registry_; }
     /// Delegations waiting for a slot now.
@@ -426,6 +427,7 @@ public:
 
     /// Runs one delegation to its end and reports its progress on
     /// `parent.events`. Never throws for what the subagent does.
+    template <class = void>
     boost::asio::awaitable<subagent_result> execute(subagent_task task, subagent_parent parent) {
         subagent_result out;
         if (registry_.refused(task.subagent_type)) {
@@ -549,13 +551,24 @@ private:
             run.config.subagent_streams = *f; // nested ones too
     }
 
+    // The configured runner, or agents on a chain with no middleware (chosen
+    // here rather than in the constructor, so that the default chain's loop
+    // is compiled only where delegations run).
+    template <class = void>
+    boost::asio::awaitable<subagent_run_outcome> run_agent(subagent_run run) const {
+        if (runner_) return runner_(std::move(run));
+        return detail::run_subagent([] { return pipeline<subagent_shared_fields>{}; }, std::move(run));
+    }
+
+    template <class = void>
     static boost::asio::awaitable<bool> parent_cancelled() {
-        co_return (co_await boost::asio::this_coro::cancellation_state).cancelled() !=
-            boost::asio::cancellation_type::none;
+        const auto state = co_await boost::asio::this_coro::cancellation_state;
+        co_return state.cancelled() != boost::asio::cancellation_type::none;
     }
 
     // Waits for a slot, then runs the agent against its timeout, the parent's
     // stop and the parent's cancellation, and classifies what it left.
+    template <class = void>
     static boost::asio::awaitable<subagent_result> supervise(std::shared_ptr<subagent_executor> self,
                                                              subagent_run run, subagent_task task,
                                                              subagent_parent parent, std::string model_name) {
@@ -624,7 +637,7 @@ private:
             else
                 r->timer.expires_after(timeout);
             boost::asio::co_spawn(
-                ex, self->runner_(std::move(run)),
+                ex, self->run_agent(std::move(run)),
                 boost::asio::bind_cancellation_slot(r->stop_runner.slot(),
                                                     [r](std::exception_ptr e, subagent_run_outcome o) {
                                                         r->done = true;
@@ -813,6 +826,7 @@ public:
     const tool_schema& schema() const { return schema_; }
     const std::shared_ptr<subagent_executor>& executor() const noexcept { return executor_; }
 
+    template <class = void> // a template so that g++ emits the coroutine only where it is used
     boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) {
         subagent_task task;
         task.task_id = std::string(rt.tool_call_id);
@@ -854,7 +868,10 @@ private:
 };
 
 /// The task tool over an executor made from `options`, as a shared tool.
-inline std::shared_ptr<tool_interface> make_task_tool(std::shared_ptr<subagent_executor> executor) {
+/// (A template only so that g++ 12 compiles the delegation's coroutines where
+/// the tool is made, not in every file that includes this header.)
+template <class = void>
+std::shared_ptr<tool_interface> make_task_tool(std::shared_ptr<subagent_executor> executor) {
     return share_tool(task_tool(std::move(executor)));
 }
 

@@ -124,10 +124,15 @@ class tool_interface;
 
 namespace detail {
 /// A blocking tool's call as an awaitable (it runs on the awaiting thread).
-/// Not a template: a coroutine frame over a user's type in an unnamed
-/// namespace draws a warning from GCC.
-inline boost::asio::awaitable<tool_output>
-call_as_awaitable(tool_interface& t, const boost::json::object& args, const tool_runtime& rt);
+/// Only ever over `tool_interface`, not a user's type (a coroutine frame over
+/// a type in an unnamed namespace draws a warning from GCC), but a template:
+/// g++ 12 emits a non-template inline coroutine in every file that includes
+/// its header, and a template only where a tool is made.
+template <class Tool>
+boost::asio::awaitable<tool_output> call_as_awaitable(Tool& t, const boost::json::object& args,
+                                                      const tool_runtime& rt) {
+    co_return t.call(args, rt);
+}
 } // namespace detail
 
 /// The type-erased form the agent stores. Both calls work for every tool made
@@ -148,11 +153,6 @@ public:
         return detail::call_as_awaitable(*this, args, rt);
     }
 };
-
-inline boost::asio::awaitable<tool_output>
-detail::call_as_awaitable(tool_interface& t, const boost::json::object& args, const tool_runtime& rt) {
-    co_return t.call(args, rt);
-}
 
 } // namespace agentware
 

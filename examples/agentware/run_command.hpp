@@ -159,21 +159,25 @@ inline boost::json::object load_run_sections(const run_options& o, std::string& 
             const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
             boost::system::error_code ec;
             const boost::json::value v = boost::json::parse(text, ec);
-            if (ec) throw std::runtime_error(fmt::format("{}: not valid JSON: {}", config_path, ec.message()));
+            if (ec)
+                throw std::runtime_error(fmt::format("{}: not valid JSON: {}", config_path, ec.message()));
             return agentware::read_deerflow_config(v, warn).sections;
         }
         return agentware::load_deerflow_config(config_path, {}, warn).sections;
     }
-    boost::json::object sections{{"thread_data", true},       {"sandbox", true},        {"dangling_tool_call", true},
-                                 {"tool_error_handling", true}, {"loop_detection", true}, {"clarification", true}};
+    boost::json::object sections{{"thread_data", true},        {"sandbox", true},
+                                 {"dangling_tool_call", true}, {"tool_error_handling", true},
+                                 {"loop_detection", true},     {"clarification", true}};
     if (!o.script.empty()) {
-        sections["models"] = boost::json::array{boost::json::object{{"name", "scripted"}, {"model", "scripted"}}};
+        sections["models"] =
+            boost::json::array{boost::json::object{{"name", "scripted"}, {"model", "scripted"}}};
         return sections;
     }
     const char* model = std::getenv("AGENTWARE_MODEL");
     if (model == nullptr || *model == '\0')
-        throw std::runtime_error("no configuration: give --config FILE (DeerFlow's config.yaml), set "
-                                 "AGENTWARE_CONFIG, or set AGENTWARE_MODEL (with OPENAI_BASE_URL and OPENAI_API_KEY)");
+        throw std::runtime_error(
+            "no configuration: give --config FILE (DeerFlow's config.yaml), set "
+            "AGENTWARE_CONFIG, or set AGENTWARE_MODEL (with OPENAI_BASE_URL and OPENAI_API_KEY)");
     boost::json::object entry{{"name", model}, {"provider", "openai"}, {"model", model}};
     if (const char* url = std::getenv("OPENAI_BASE_URL"); url && *url) entry["base_url"] = url;
     const char* key = std::getenv("OPENAI_API_KEY");
@@ -314,7 +318,8 @@ public:
                 auto it = calls_.find(std::string(m.tool_call_id()));
                 call = it != calls_.end() ? it->second : m.name;
             }
-            line(fmt::format("  [tool] {} -> {}{}", call, m.is_error() ? "(error) " : "", one_line(m.text(), 160)));
+            line(fmt::format("  [tool] {} -> {}{}", call, m.is_error() ? "(error) " : "",
+                             one_line(m.text(), 160)));
         }
     }
     void event(const boost::json::object& e) {
@@ -331,14 +336,16 @@ public:
             if (const auto* m = e.if_contains("message"); m && m->is_object()) {
                 const auto& o = m->get_object();
                 if (const auto* c = o.if_contains("content"); c && c->is_string()) what = c->get_string();
-                if (const auto* t = o.if_contains("tool_calls"); t && t->is_array() && !t->get_array().empty())
+                if (const auto* t = o.if_contains("tool_calls");
+                    t && t->is_array() && !t->get_array().empty())
                     what += (what.empty() ? "" : " ") + std::string("(calls tools)");
             }
             line(fmt::format("  [subagent {}] working: {}", str("task_id"), one_line(what, 120)));
         } else if (type == "task_completed")
             line(fmt::format("  [subagent {}] completed: {}", str("task_id"), one_line(str("result"), 160)));
         else if (type.starts_with("task_"))
-            line(fmt::format("  [subagent {}] {}: {}", str("task_id"), type.substr(5), one_line(str("error"), 160)));
+            line(fmt::format("  [subagent {}] {}: {}", str("task_id"), type.substr(5),
+                             one_line(str("error"), 160)));
         else if (!type.empty())
             line(fmt::format("  [{}]", type));
     }
@@ -392,7 +399,8 @@ inline int run_lead(const run_options& o) {
                 return base(std::move(run));
             };
     } else {
-        boost::json::object models{{"models", sections.contains("models") ? sections.at("models") : boost::json::array{}}};
+        boost::json::object models{
+            {"models", sections.contains("models") ? sections.at("models") : boost::json::array{}}};
         registry = model_registry::from_json(models);
         setup.model_factory = [&registry](std::string_view name, bool thinking) {
             return registry->create_chat_model(name, thinking);
@@ -426,7 +434,8 @@ inline int run_lead(const run_options& o) {
         skills_options so = json_read_as<skills_options>(*s, "skills");
         // DeerFlow's skills.path is relative to the configuration file's folder.
         if (!config_path.empty() && std::filesystem::path(so.path).is_relative())
-            so.path = (std::filesystem::path(config_path).parent_path() / so.path).lexically_normal().string();
+            so.path =
+                (std::filesystem::path(config_path).parent_path() / so.path).lexically_normal().string();
         auto catalog = load_skills(so, read_skill_states(extensions_doc));
         for (const auto& w : catalog.warnings)
             std::fprintf(stderr, "agentware: skills: %s\n", w.c_str());
@@ -447,7 +456,8 @@ inline int run_lead(const run_options& o) {
     const std::string thread = o.thread.empty() ? detail::new_thread_id() : o.thread;
     validate_thread_id(thread);
     if (o.thread.empty())
-        std::fprintf(stderr, "agentware: thread %s (continue it with --thread %s)\n", thread.c_str(), thread.c_str());
+        std::fprintf(stderr, "agentware: thread %s (continue it with --thread %s)\n", thread.c_str(),
+                     thread.c_str());
 
     detail::interrupt_watch watch;
     detail::run_printer out;

@@ -307,10 +307,11 @@ TEST_CASE("lead agent: skills in the chain and the prompt, MCP tools after the b
     research.directory = std::string(AGENTWARE_TEST_DATA_DIR) + "/skills/public/deep-research";
     auto catalog = std::make_shared<skill_catalog>();
     catalog->skills.push_back(research);
-    scripted_factory f({ai_message("", {tool_call{"r1", "read_file",
-                                                  {{"path", "/mnt/skills/public/deep-research/SKILL.md"}}}}),
-                        ai_message("", {tool_call{"b1", "search_mcp", {}}, tool_call{"w1", "web_search", {}}}),
-                        ai_message("done")});
+    scripted_factory f(
+        {ai_message("",
+                    {tool_call{"r1", "read_file", {{"path", "/mnt/skills/public/deep-research/SKILL.md"}}}}),
+         ai_message("", {tool_call{"b1", "search_mcp", {}}, tool_call{"w1", "web_search", {}}}),
+         ai_message("done")});
     auto setup = setup_with(f);
     setup.skills = catalog;
     setup.tool_registry["web_search"] = named_tool("web_search");

@@ -593,7 +593,8 @@ TEST_CASE("calls from several threads share one stdio connection", "[mcp][concur
     c.close();
 }
 
-TEST_CASE("make_lead_agent offers the enabled servers' MCP tools after the built-ins", "[mcp][agent][lead_agent]") {
+TEST_CASE("make_lead_agent offers the enabled servers' MCP tools after the built-ins",
+          "[mcp][agent][lead_agent]") {
     auto disabled = fake("legacy");
     disabled.name = "off";
     disabled.enabled = false;
@@ -603,7 +604,8 @@ TEST_CASE("make_lead_agent offers the enabled servers' MCP tools after the built
         "tools": [{"name": "fake_hang", "group": "web"}],
         "clarification": true
     })");
-    scripted_model model({ai_message("", {tool_call{"c1", "fake_echo", {{"message", "hi"}}}}), ai_message("done")});
+    scripted_model model(
+        {ai_message("", {tool_call{"c1", "fake_echo", {{"message", "hi"}}}}), ai_message("done")});
     lead_agent_setup setup;
     setup.model_factory = [model](std::string_view, bool) { return any_chat_model(model); };
     // A configured tool of an MCP tool's name is kept; the MCP one is dropped with a warning.

@@ -380,7 +380,8 @@ TEST_CASE("glob and grep under /mnt/skills are answered from the skills' folders
                           "1. /mnt/skills/public/deep-research/SKILL.md\n"
                           "2. /mnt/skills/public/deep-research/references/method.md\n"
                           "3. /mnt/skills/custom/my-notes/SKILL.md");
-    CHECK(skillstest::text(mw, "glob", R"({"pattern":"references/*","path":"/mnt/skills/public/deep-research"})") ==
+    CHECK(skillstest::text(mw, "glob",
+                           R"({"pattern":"references/*","path":"/mnt/skills/public/deep-research"})") ==
           "Found 1 paths under /mnt/skills/public/deep-research\n"
           "1. /mnt/skills/public/deep-research/references/method.md");
     CHECK(skillstest::text(mw, "glob", R"({"pattern":"*.py","path":"/mnt/skills/public"})") ==
@@ -393,13 +394,17 @@ TEST_CASE("glob and grep under /mnt/skills are answered from the skills' folders
 
     CHECK(skillstest::text(mw, "grep", R"({"pattern":"cite","path":"/mnt/skills"})") ==
           "Found 2 matches under /mnt/skills\n"
-          "/mnt/skills/public/deep-research/SKILL.md:3: description: Research a question in depth <with sources> "
+          "/mnt/skills/public/deep-research/SKILL.md:3: description: Research a question in depth <with "
+          "sources> "
           "& cite each claim.\n"
           "/mnt/skills/public/deep-research/references/method.md:1: Cite every source you use.");
-    CHECK(skillstest::text(mw, "grep", R"({"pattern":"cite","path":"/mnt/skills","case_sensitive":true,)"
-                                       R"("glob":"method.md"})") == "No matches found under /mnt/skills");
-    CHECK(skillstest::text(mw, "grep", R"({"pattern":"Cite","path":"/mnt/skills/public/deep-research/references/method.md",)"
-                                       R"("literal":true})") ==
+    CHECK(skillstest::text(mw, "grep",
+                           R"({"pattern":"cite","path":"/mnt/skills","case_sensitive":true,)"
+                           R"("glob":"method.md"})") == "No matches found under /mnt/skills");
+    CHECK(skillstest::text(
+              mw, "grep",
+              R"({"pattern":"Cite","path":"/mnt/skills/public/deep-research/references/method.md",)"
+              R"("literal":true})") ==
           "Found 1 matches under /mnt/skills/public/deep-research/references/method.md\n"
           "/mnt/skills/public/deep-research/references/method.md:1: Cite every source you use.");
     auto bad = skillstest::call(mw, "grep", R"({"pattern":"(","path":"/mnt/skills"})");
@@ -427,10 +432,12 @@ inline policy_state loaded(std::vector<std::string> paths) {
 inline std::string policy_call(skill_tool_policy& p, const policy_state& s, std::string name, bool* ran) {
     runtime rt;
     tool_request<policy_state> req{tool_call{"c1", name, {}}, nullptr, &s, &rt};
-    return p.wrap_tool_call(req, [&](auto& r) {
-                *ran = true;
-                return tool_response{tool_message(r.call->id, r.call->name, "ran"), {}, false};
-            })
+    return p
+        .wrap_tool_call(req,
+                        [&](auto& r) {
+                            *ran = true;
+                            return tool_response{tool_message(r.call->id, r.call->name, "ran"), {}, false};
+                        })
         .msg.text();
 }
 
@@ -445,7 +452,8 @@ TEST_CASE("skill_tool_policy: the loaded skills' allowed-tools limit the tools",
     CHECK_FALSE(policy.allowed_tools(none));
     CHECK(skillstest::policy_call(policy, none, "bash", &ran) == "ran");
     CHECK(ran);
-    // deep-research declares [web_search, read_file]: bash is refused with DeerFlow's text, before the tool runs.
+    // deep-research declares [web_search, read_file]: bash is refused with DeerFlow's text, before the tool
+    // runs.
     const auto research = skillstest::loaded({"/mnt/skills/public/deep-research/SKILL.md"});
     ran = false;
     CHECK(skillstest::policy_call(policy, research, "bash", &ran) ==
@@ -453,9 +461,9 @@ TEST_CASE("skill_tool_policy: the loaded skills' allowed-tools limit the tools",
     CHECK_FALSE(ran);
     CHECK(skillstest::policy_call(policy, research, "web_search", &ran) == "ran");
     // read_file, describe_skill, review_skill_package and tool_search stay; task does not.
-    CHECK(*policy.allowed_tools(research) == std::set<std::string, std::less<>>{
-                                                 "describe_skill", "read_file", "review_skill_package",
-                                                 "tool_search", "web_search"});
+    CHECK(*policy.allowed_tools(research) == std::set<std::string, std::less<>>{"describe_skill", "read_file",
+                                                                                "review_skill_package",
+                                                                                "tool_search", "web_search"});
     // my-notes declares [] (no tools of its own); the union with deep-research's list.
     const auto both = skillstest::loaded(
         {"/mnt/skills/public/deep-research/SKILL.md", "/mnt/skills/custom/my-notes/SKILL.md"});

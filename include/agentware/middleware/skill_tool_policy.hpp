@@ -53,7 +53,8 @@ skill_policy_allowed_tools(const skill_catalog& catalog, std::string_view contai
         const auto it = std::find_if(catalog.skills.begin(), catalog.skills.end(),
                                      [&](const skill& s) { return s.location(container_path) == path; });
         if (it == catalog.skills.end() || !it->enabled) continue;
-        if (available && std::find(available->begin(), available->end(), it->name) == available->end()) continue;
+        if (available && std::find(available->begin(), available->end(), it->name) == available->end())
+            continue;
         any_active = true;
         if (!it->allowed_tools) continue;
         any_declared = true;
@@ -106,12 +107,14 @@ public:
         if (req.state) {
             const tool_call& call = *req.call;
             if (auto allowed = allowed_tools(*req.state); allowed && !allowed->contains(call.name)) {
-                // Text kept for parity with DeerFlow (SkillToolPolicyMiddleware, reference deerflow.md §4.1 #16).
-                std::string text = fmt::format("Error: Tool '{}' is not allowed by the active skill policy.",
-                                               call.name);
+                // Text kept for parity with DeerFlow (SkillToolPolicyMiddleware, reference deerflow.md §4.1
+                // #16).
+                std::string text =
+                    fmt::format("Error: Tool '{}' is not allowed by the active skill policy.", call.name);
                 return short_circuit(
                     req, next,
-                    tool_response{tool_message(call.id, call.name, std::move(text), tool_status::error), {}, false});
+                    tool_response{
+                        tool_message(call.id, call.name, std::move(text), tool_status::error), {}, false});
             }
         }
         return next(req);

@@ -10,17 +10,17 @@
 
 #include <agentware/agent/wrap.hpp>
 #include <agentware/core/fields.hpp>
-#include <agentware/memory/clock.hpp> // detail::iso_utc
-#include <agentware/skills/catalog.hpp>
+#include <agentware/memory/clock.hpp>             // detail::iso_utc
 #include <agentware/middleware/sandbox_tools.hpp> // search_regex_flags, clamp_results
+#include <agentware/skills/catalog.hpp>
 #include <agentware/skills/context.hpp>
 
 #include <chrono>
 #include <concepts>
-#include <regex>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,12 +40,14 @@ void walk_skill_files(const skill_path& p, std::string_view container, const ski
     namespace fs = std::filesystem;
     auto walk_one = [&](const skill& s, const fs::path& start) -> bool {
         const fs::path folder = skill_canonical(s.directory);
-        const std::string base = fmt::format("{}/{}/{}", container, skill_category_name(s.category), s.folder());
+        const std::string base =
+            fmt::format("{}/{}/{}", container, skill_category_name(s.category), s.folder());
         std::error_code ec;
-        if (fs::is_regular_file(start, ec)) return visit(start, base + "/" + start.lexically_relative(folder).generic_string(), false);
+        if (fs::is_regular_file(start, ec))
+            return visit(start, base + "/" + start.lexically_relative(folder).generic_string(), false);
         std::vector<fs::path> entries;
-        for (fs::recursive_directory_iterator it(start, fs::directory_options::none, ec), end; !ec && it != end;
-             it.increment(ec)) {
+        for (fs::recursive_directory_iterator it(start, fs::directory_options::none, ec), end;
+             !ec && it != end; it.increment(ec)) {
             const std::string name = it->path().filename().string();
             if (is_ignored_name(name)) {
                 if (it->is_directory(ec)) it.disable_recursion_pending();
@@ -72,8 +74,9 @@ void walk_skill_files(const skill_path& p, std::string_view container, const ski
 
 /// glob under /mnt/skills, with the sandbox tool's arguments and texts
 /// (reference deerflow.md §5.3); `pattern` matches the path relative to `shown`.
-inline tool_output glob_skill_files(const skill_path& p, const std::string& shown, const boost::json::object& args,
-                                    std::string_view container, const skill_catalog& catalog) {
+inline tool_output glob_skill_files(const skill_path& p, const std::string& shown,
+                                    const boost::json::object& args, std::string_view container,
+                                    const skill_catalog& catalog) {
     std::optional<arg_error> err;
     auto pattern = string_arg(args, "pattern", true, err);
     const bool include_dirs = bool_arg(args, "include_dirs", false, err);
@@ -85,21 +88,23 @@ inline tool_output glob_skill_files(const skill_path& p, const std::string& show
         root.pop_back();
     std::vector<std::string> found;
     bool truncated = false;
-    walk_skill_files(p, container, catalog, [&](const std::filesystem::path&, const std::string& virt, bool dir) {
-        if (dir && !include_dirs) return true;
-        const std::string rel = virt.size() > root.size() && virt.starts_with(root) ? virt.substr(root.size() + 1)
-                                                                                   : virt;
-        if (!glob_match(*pattern, rel)) return true;
-        if (found.size() == max) {
-            truncated = true;
-            return false;
-        }
-        found.push_back(virt);
-        return true;
-    });
+    walk_skill_files(
+        p, container, catalog, [&](const std::filesystem::path&, const std::string& virt, bool dir) {
+            if (dir && !include_dirs) return true;
+            const std::string rel =
+                virt.size() > root.size() && virt.starts_with(root) ? virt.substr(root.size() + 1) : virt;
+            if (!glob_match(*pattern, rel)) return true;
+            if (found.size() == max) {
+                truncated = true;
+                return false;
+            }
+            found.push_back(virt);
+            return true;
+        });
     if (found.empty()) return tool_output(fmt::format("No files matched under {}", shown));
-    std::string out = fmt::format("Found {} paths under {}{}", found.size(), shown,
-                                  truncated ? fmt::format(" (showing first {})", found.size()) : std::string());
+    std::string out =
+        fmt::format("Found {} paths under {}{}", found.size(), shown,
+                    truncated ? fmt::format(" (showing first {})", found.size()) : std::string());
     for (std::size_t i = 0; i < found.size(); ++i)
         out += fmt::format("\n{}. {}", i + 1, found[i]);
     if (truncated) out += "\nResults truncated. Narrow the path or pattern to see fewer matches.";
@@ -108,8 +113,9 @@ inline tool_output glob_skill_files(const skill_path& p, const std::string& show
 
 /// grep under /mnt/skills, with the sandbox tool's arguments and texts
 /// (reference deerflow.md §5.3): files over 1 MB and binaries are skipped.
-inline tool_output grep_skill_files(const skill_path& p, const std::string& shown, const boost::json::object& args,
-                                    std::string_view container, const skill_catalog& catalog) {
+inline tool_output grep_skill_files(const skill_path& p, const std::string& shown,
+                                    const boost::json::object& args, std::string_view container,
+                                    const skill_catalog& catalog) {
     std::optional<arg_error> err;
     auto pattern = string_arg(args, "pattern", true, err);
     auto file_glob = string_arg(args, "glob", false, err);
@@ -129,37 +135,42 @@ inline tool_output grep_skill_files(const skill_path& p, const std::string& show
     const std::string needle = case_sensitive ? *pattern : lower(*pattern);
     std::vector<std::string> hits;
     bool truncated = false;
-    walk_skill_files(p, container, catalog, [&](const std::filesystem::path& file, const std::string& virt, bool dir) {
-        if (dir) return true;
-        const std::string name = file.filename().string();
-        if (file_glob && !file_glob->empty() && !wildcard_match(*file_glob, name)) return true;
-        std::error_code ec;
-        if (std::filesystem::file_size(file, ec) > 1024 * 1024 || ec) return true;
-        std::string content;
-        if (!skill_read_file(file, content) || !is_utf8_text(content)) return true;
-        std::size_t line_no = 0;
-        std::string_view rest = content;
-        while (!rest.empty()) {
-            ++line_no;
-            const std::size_t nl = rest.find('\n');
-            std::string_view line = rest.substr(0, nl);
-            rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
-            if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-            const std::string probe(line);
-            const bool match = re ? std::regex_search(probe, *re)
-                                  : (case_sensitive ? probe : lower(probe)).find(needle) != std::string::npos;
-            if (!match) continue;
-            if (hits.size() == max) {
-                truncated = true;
-                return false;
-            }
-            hits.push_back(fmt::format("{}:{}: {}", virt, line_no, excerpt(line, utf8_offset(line, 200))));
-        }
-        return true;
-    });
+    walk_skill_files(p, container, catalog,
+                     [&](const std::filesystem::path& file, const std::string& virt, bool dir) {
+                         if (dir) return true;
+                         const std::string name = file.filename().string();
+                         if (file_glob && !file_glob->empty() && !wildcard_match(*file_glob, name))
+                             return true;
+                         std::error_code ec;
+                         if (std::filesystem::file_size(file, ec) > 1024 * 1024 || ec) return true;
+                         std::string content;
+                         if (!skill_read_file(file, content) || !is_utf8_text(content)) return true;
+                         std::size_t line_no = 0;
+                         std::string_view rest = content;
+                         while (!rest.empty()) {
+                             ++line_no;
+                             const std::size_t nl = rest.find('\n');
+                             std::string_view line = rest.substr(0, nl);
+                             rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+                             if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+                             const std::string probe(line);
+                             const bool match = re ? std::regex_search(probe, *re)
+                                                   : (case_sensitive ? probe : lower(probe)).find(needle) !=
+                                                         std::string::npos;
+                             if (!match) continue;
+                             if (hits.size() == max) {
+                                 truncated = true;
+                                 return false;
+                             }
+                             hits.push_back(fmt::format("{}:{}: {}", virt, line_no,
+                                                        excerpt(line, utf8_offset(line, 200))));
+                         }
+                         return true;
+                     });
     if (hits.empty()) return tool_output(fmt::format("No matches found under {}", shown));
-    std::string out = fmt::format("Found {} matches under {}{}", hits.size(), shown,
-                                  truncated ? fmt::format(" (showing first {})", hits.size()) : std::string());
+    std::string out =
+        fmt::format("Found {} matches under {}{}", hits.size(), shown,
+                    truncated ? fmt::format(" (showing first {})", hits.size()) : std::string());
     for (const auto& h : hits)
         out += "\n" + h;
     if (truncated) out += "\nResults truncated. Narrow the path or add a glob filter.";
@@ -240,9 +251,10 @@ public:
                 return short_circuit(
                     req, next,
                     answer(call, fmt::format("Error: Directory not found: {}", path), tool_status::error));
-            tool_output out = call.name == "glob"
-                                  ? detail::glob_skill_files(p, path, call.args, options_.container_path, *catalog_)
-                                  : detail::grep_skill_files(p, path, call.args, options_.container_path, *catalog_);
+            tool_output out =
+                call.name == "glob"
+                    ? detail::glob_skill_files(p, path, call.args, options_.container_path, *catalog_)
+                    : detail::grep_skill_files(p, path, call.args, options_.container_path, *catalog_);
             const tool_status status = out.status;
             return short_circuit(req, next, answer(call, out.text(), status));
         }

@@ -400,7 +400,8 @@ struct lead_tools {
     bool add(std::shared_ptr<tool_interface> t, std::string_view why) {
         const std::string& name = t->schema().name;
         if (offers(name)) {
-            warnings.push_back(fmt::format("tool \"{}\" ({}) is already offered; the first is kept", name, why));
+            warnings.push_back(
+                fmt::format("tool \"{}\" ({}) is already offered; the first is kept", name, why));
             return false;
         }
         own.add(std::move(t));
@@ -660,7 +661,8 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
 
     std::string skills_index = setup.skills_index;
     if (skills_index.empty() && setup.skills)
-        skills_index = skills_prompt_section(*setup.skills, detail::lead_skills_options(config).container_path);
+        skills_index =
+            skills_prompt_section(*setup.skills, detail::lead_skills_options(config).container_path);
     const lead_prompt_parts parts = make_lead_prompt_parts(config, request, chain, out.tool_names,
                                                            out.executor.get(), std::move(skills_index));
     out.system_prompt = lead_system_prompt(parts);

@@ -5,6 +5,7 @@
 // the skill tool policy (allowed-tools of the loaded skills).
 #include "deerflow_support.hpp"
 
+#include <agentware/middleware/durable_context.hpp>
 #include <agentware/middleware/skill_tool_policy.hpp>
 #include <agentware/skills/skills.hpp>
 

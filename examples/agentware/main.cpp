@@ -1,6 +1,7 @@
 // `agentware chat`: sends a prompt to a configured model and prints the answer
 // as it streams (or, with --json, the final ai message in OpenAI's format).
 // `agentware replay` runs a scenario (replay_command.hpp, docs/replay.md).
+// `agentware run` runs the lead agent in the terminal (run_command.hpp, docs/run.md).
 //
 //   agentware chat [options] [prompt...]      (no prompt or "-": read stdin)
 //
@@ -9,6 +10,7 @@
 
 #include "mcp_command.hpp"
 #include "replay_command.hpp"
+#include "run_command.hpp"
 
 #include <agentware/message/json.hpp>
 #include <agentware/model/model_factory.hpp>
@@ -31,6 +33,7 @@ namespace {
 constexpr std::string_view usage = R"(usage: agentware chat [options] [prompt...]
        agentware replay [--check] [--base-dir DIR] SCENARIO.json   (see agentware replay --help)
        agentware mcp list --config FILE   (the tools of the MCP servers of an extensions_config.json)
+       agentware run [--config config.yaml] [prompt...]   (the lead agent; see agentware run --help)
 
 Sends the prompt (the remaining words, or stdin when there are none or "-")
 to a model and prints the answer as it streams.
@@ -91,7 +94,7 @@ options parse(int argc, char** argv) {
     if (args.empty() || args[0] == "-h" || args[0] == "--help") throw usage_error{};
     if (args[0] != "chat")
         throw usage_error{fmt::format(
-            "unknown command \"{}\" (the commands are \"chat\", \"replay\" and \"mcp\")", args[0])};
+            "unknown command \"{}\" (the commands are \"chat\", \"run\", \"replay\" and \"mcp\")", args[0])};
     for (std::size_t i = 1; i < args.size(); ++i) {
         const std::string_view a = args[i];
         auto value = [&]() -> std::string {
@@ -195,6 +198,8 @@ int chat(const options& o) {
 int main(int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "replay")
         return agentware_cli::replay_main(std::vector<std::string>(argv + 2, argv + argc));
+    if (argc > 1 && std::string_view(argv[1]) == "run")
+        return agentware_cli::run_main(std::vector<std::string>(argv + 2, argv + argc));
     if (argc > 1 && std::string_view(argv[1]) == "mcp")
         return agentware_cli::mcp_main(std::vector<std::string>(argv + 2, argv + argc));
     try {

@@ -295,6 +295,63 @@ TEST_CASE("lead agent: a run delegates to a subagent and answers", "[lead_agent]
     CHECK(requests[0].system_prompt == lead.system_prompt);
 }
 
+TEST_CASE("lead agent: skills in the chain and the prompt, MCP tools after the built-ins", "[lead_agent]") {
+    auto config = boost::json::parse(two_models).as_object();
+    for (const char* section : {"tool_error_handling", "durable_context", "clarification"})
+        config[section] = true;
+    config["skills"] = boost::json::object{{"path", "unused"}, {"container_path", "/mnt/skills"}};
+    skill research;
+    research.name = "deep-research";
+    research.description = "Research with sources.";
+    research.allowed_tools = std::vector<std::string>{"web_search", "read_file"};
+    research.directory = std::string(AGENTWARE_TEST_DATA_DIR) + "/skills/public/deep-research";
+    auto catalog = std::make_shared<skill_catalog>();
+    catalog->skills.push_back(research);
+    scripted_factory f(
+        {ai_message("",
+                    {tool_call{"r1", "read_file", {{"path", "/mnt/skills/public/deep-research/SKILL.md"}}}}),
+         ai_message("", {tool_call{"b1", "search_mcp", {}}, tool_call{"w1", "web_search", {}}}),
+         ai_message("done")});
+    auto setup = setup_with(f);
+    setup.skills = catalog;
+    setup.tool_registry["web_search"] = named_tool("web_search");
+    config["tools"] = boost::json::array{boost::json::object{{"name", "web_search"}, {"group", "web"}}};
+    // An MCP server's tools: one named like the built-in task (dropped, the built-in kept).
+    setup.mcp_tools = [] {
+        return std::vector<std::shared_ptr<tool_interface>>{named_tool("search_mcp"), named_tool("task")};
+    };
+    lead_agent_request r;
+    r.subagent_enabled = true;
+    auto lead = make_lead_agent(config, r, setup);
+    CHECK(engaged_middleware_names(lead.agent->middleware()) ==
+          std::vector<std::string>{"tool_error_handling", "skills", "skill_tool_policy", "durable_context",
+                                   "subagent_limit", "clarification"});
+    CHECK(lead.tool_names ==
+          std::vector<std::string>{"web_search", "task", "search_mcp", "ask_clarification"});
+    CHECK(std::find(lead.warnings.begin(), lead.warnings.end(),
+                    "tool \"task\" (MCP) is already offered; the first is kept") != lead.warnings.end());
+    // The subagents get the MCP tools too.
+    REQUIRE(lead.executor);
+    // The skills block comes from the catalog.
+    CHECK(lead.system_prompt.find("<location>/mnt/skills/public/deep-research/SKILL.md</location>") !=
+          std::string::npos);
+
+    lead_agent::state_type state;
+    auto result = lead.run(state, agent_input(human_message("Research it.")));
+    REQUIRE(result.reason == stop_reason::finished);
+    const auto& ms = state.messages;
+    REQUIRE(ms.size() == 7);
+    // The skills middleware answers the read and records the skill; its allowed-tools then apply.
+    CHECK(ms[2].text().starts_with("---\nname: deep-research"));
+    REQUIRE(get<skill_context_field>(state).size() == 1);
+    CHECK(ms[4].text() == "Error: Tool 'search_mcp' is not allowed by the active skill policy.");
+    CHECK(ms[5].text() == "ok");
+    // The model's last request offered only what deep-research allows.
+    const auto requests = f.model.requests();
+    REQUIRE(requests.size() == 3);
+    CHECK(requests[2].tool_names == std::vector<std::string>{"web_search"});
+}
+
 TEST_CASE("lead agent: concurrent requests with different switches see their own",
           "[lead_agent][concurrency]") {
     auto config = boost::json::parse(two_models).as_object();

@@ -2,6 +2,7 @@
 // sections agentware reads (the others ignored with one warning line), and
 // every kind of bad value, each an error that names where it is.
 #include <agentware/config/yaml.hpp>
+#include <agentware/model/model_factory.hpp>
 #include <agentware/presets/deerflow.hpp>
 
 #include <catch2/catch.hpp>
@@ -181,4 +182,56 @@ TEST_CASE("bad values in config.yaml are errors naming their dotted path", "[con
     // The top level must be a mapping.
     CHECK(yamltest::error_of([] { read_deerflow_config(yaml_to_json("- a\n- b\n")); }) ==
           "expected an object of configuration sections, got [\"a\",\"b\"]");
+}
+
+TEST_CASE("DeerFlow's model entries (use: a LangChain class) make agentware's models", "[config][yaml]") {
+    auto cfg = load_deerflow_config(yamltest::config_file, yamltest::env({{"AGENTWARE_TEST_API_KEY", "k-1"}}),
+                                    [](std::string_view) {});
+    const auto registry =
+        model_registry::from_json(boost::json::object{{"models", cfg.sections.at("models")}});
+    const model_config& m = registry.find("gpt-4o");
+    CHECK(m.info.provider == "openai");
+    CHECK(m.info.model == "gpt-4o");
+    CHECK(m.info.supports_vision);
+    CHECK_FALSE(m.info.supports_thinking);
+    CHECK(m.defaults.max_tokens == 4096);
+    CHECK(m.defaults.temperature == 0.7);
+    // The key the reader took from the environment travels as the provider's key header.
+    CHECK(m.api_key_env == std::optional<std::string>(""));
+    CHECK(m.headers == std::vector<std::pair<std::string, std::string>>{{"Authorization", "Bearer k-1"}});
+
+    const auto claude = model_registry::from_json(boost::json::parse(R"({"models": [{
+        "name": "claude", "use": "langchain_anthropic:ChatAnthropic", "model": "claude-x",
+        "api_base": "http://127.0.0.1:9/v1", "default_request_timeout": 30, "max_retries": 1,
+        "supports_thinking": true, "display_name": "Claude", "context_window": 200000,
+        "when_thinking_enabled": {"thinking": {"type": "enabled", "budget_tokens": 2048}}}]})"));
+    const model_config& c = claude.find("claude");
+    CHECK(c.info.provider == "anthropic");
+    CHECK(c.base_url == "http://127.0.0.1:9/v1");
+    CHECK(c.http.total_timeout == std::chrono::seconds(30));
+    CHECK(c.retry.max_retries == 1);
+    CHECK(c.thinking_budget_tokens == 2048);
+    CHECK_FALSE(c.api_key_env); // no api_key: the provider's variable, read when the model is made
+    // Without api_key the model is made lazily too: nothing is read here.
+    const auto none = model_registry::from_json(boost::json::parse(
+        R"({"models": [{"name": "d", "use": "langchain_deepseek:ChatDeepSeek", "model": "deepseek-chat"}]})"));
+    CHECK(none.find("d").info.provider == "deepseek");
+
+    auto error = [](const char* json) {
+        try {
+            model_registry::from_json(boost::json::parse(json));
+        } catch (const model_error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK(
+        error(
+            R"({"models": [{"name": "x", "use": "langchain_openai:ChatOpenAI", "model": "m", "top_q": 1}]})")
+            .find("models[0].top_q: unknown key") != std::string::npos);
+    CHECK(error(R"({"models": [{"name": "x", "use": "langchain_openai:ChatOpenAI"}]})")
+              .find("models[0].model: missing") != std::string::npos);
+    CHECK(error(R"({"models": [{"name": "x", "use": "langchain_openai:ChatOpenAI", "model": "m",
+                   "max_tokens": "many"}]})")
+              .find("models[0].max_tokens: expected") != std::string::npos);
 }

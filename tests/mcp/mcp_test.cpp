@@ -7,6 +7,8 @@
 #include <agentware/mcp/client.hpp>
 #include <agentware/mcp/config.hpp>
 #include <agentware/mcp/tools.hpp>
+#include <agentware/presets/lead_agent.hpp>
+#include <agentware/tool/make_tool.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -589,4 +591,43 @@ TEST_CASE("calls from several threads share one stdio connection", "[mcp][concur
         th.join();
     CHECK(right == 30);
     c.close();
+}
+
+TEST_CASE("make_lead_agent offers the enabled servers' MCP tools after the built-ins",
+          "[mcp][agent][lead_agent]") {
+    auto disabled = fake("legacy");
+    disabled.name = "off";
+    disabled.enabled = false;
+    mcp::mcp_toolkit kit({fake("legacy"), disabled});
+    const auto config = boost::json::parse(R"({
+        "models": [{"name": "m", "provider": "openai", "model": "x"}],
+        "tools": [{"name": "fake_hang", "group": "web"}],
+        "clarification": true
+    })");
+    scripted_model model(
+        {ai_message("", {tool_call{"c1", "fake_echo", {{"message", "hi"}}}}), ai_message("done")});
+    lead_agent_setup setup;
+    setup.model_factory = [model](std::string_view, bool) { return any_chat_model(model); };
+    // A configured tool of an MCP tool's name is kept; the MCP one is dropped with a warning.
+    setup.tool_registry["fake_hang"] =
+        share_tool(make_tool("fake_hang", "Configured, answers at once.", R"({"type":"object"})",
+                             [](const boost::json::object&) { return std::string("configured"); }));
+    setup.mcp_tools = [kit] { return kit.tools(); };
+    lead_agent_request request;
+    auto lead = make_lead_agent(config, request, setup);
+    const auto& names = lead.tool_names;
+    REQUIRE(names.size() == kit.tools().size() + 1);
+    CHECK(names.front() == "fake_hang");
+    CHECK(std::find(names.begin(), names.end(), "fake_echo") != names.end());
+    CHECK(names.back() == "ask_clarification");
+    CHECK(std::find(lead.warnings.begin(), lead.warnings.end(),
+                    "tool \"fake_hang\" (MCP) is already offered; the first is kept") != lead.warnings.end());
+    lead_agent::state_type state;
+    auto r = lead.run(state, agent_input(human_message("add")));
+    REQUIRE(r.reason == stop_reason::finished);
+    REQUIRE(state.messages.size() == 4);
+    CHECK(state.messages[2].name == "fake_echo");
+    CHECK_FALSE(state.messages[2].is_error());
+    CHECK(state.messages[2].text() == "echo: hi");
+    kit.close();
 }

@@ -1,13 +1,18 @@
 // Skills: SKILL.md front matter, the public and custom roots, enabled state
 // from the extensions config, the <skill_system> prompt block, the
 // read-only /mnt/skills paths (disabled skills refused with DeerFlow's text,
-// hostile paths refused), and skill_context recording.
+// hostile paths refused), glob and grep there, skill_context recording, and
+// the skill tool policy (allowed-tools of the loaded skills).
 #include "deerflow_support.hpp"
 
+#include <agentware/middleware/durable_context.hpp>
+#include <agentware/middleware/skill_tool_policy.hpp>
 #include <agentware/skills/skills.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -364,4 +369,137 @@ TEST_CASE("durable_context lists the skills of skill_context when the state has 
           "claim. -> /mnt/skills/public/deep-research/SKILL.md\n</durable_context_data>");
     // Without the field (no skills middleware), the projection is as before.
     CHECK(durable_context{}.project("", {}).empty());
+}
+
+TEST_CASE("glob and grep under /mnt/skills are answered from the skills' folders", "[skills]") {
+    skills mw(skillstest::fixture_options(), skill_states{{"data-analysis", false}});
+    bool ran = false;
+    auto r = skillstest::call(mw, "glob", R"({"pattern":"**/*.md","path":"/mnt/skills"})", &ran);
+    CHECK_FALSE(ran);
+    // Enabled skills only (data-analysis is off), sorted, with their /mnt/skills paths.
+    CHECK(r.msg.text() == "Found 3 paths under /mnt/skills\n"
+                          "1. /mnt/skills/public/deep-research/SKILL.md\n"
+                          "2. /mnt/skills/public/deep-research/references/method.md\n"
+                          "3. /mnt/skills/custom/my-notes/SKILL.md");
+    CHECK(skillstest::text(mw, "glob",
+                           R"({"pattern":"references/*","path":"/mnt/skills/public/deep-research"})") ==
+          "Found 1 paths under /mnt/skills/public/deep-research\n"
+          "1. /mnt/skills/public/deep-research/references/method.md");
+    CHECK(skillstest::text(mw, "glob", R"({"pattern":"*.py","path":"/mnt/skills/public"})") ==
+          "No files matched under /mnt/skills/public");
+    CHECK(skillstest::text(mw, "glob", R"({"pattern":"*","path":"/mnt/skills/public/deep-research/nope"})") ==
+          "Error: Directory not found: /mnt/skills/public/deep-research/nope");
+    CHECK(skillstest::text(mw, "glob", R"({"pattern":"**","path":"/mnt/skills","max_results":1})") ==
+          "Found 1 paths under /mnt/skills (showing first 1)\n1. /mnt/skills/public/deep-research/SKILL.md\n"
+          "Results truncated. Narrow the path or pattern to see fewer matches.");
+
+    CHECK(skillstest::text(mw, "grep", R"({"pattern":"cite","path":"/mnt/skills"})") ==
+          "Found 2 matches under /mnt/skills\n"
+          "/mnt/skills/public/deep-research/SKILL.md:3: description: Research a question in depth <with "
+          "sources> "
+          "& cite each claim.\n"
+          "/mnt/skills/public/deep-research/references/method.md:1: Cite every source you use.");
+    CHECK(skillstest::text(mw, "grep",
+                           R"({"pattern":"cite","path":"/mnt/skills","case_sensitive":true,)"
+                           R"("glob":"method.md"})") == "No matches found under /mnt/skills");
+    CHECK(skillstest::text(
+              mw, "grep",
+              R"({"pattern":"Cite","path":"/mnt/skills/public/deep-research/references/method.md",)"
+              R"("literal":true})") ==
+          "Found 1 matches under /mnt/skills/public/deep-research/references/method.md\n"
+          "/mnt/skills/public/deep-research/references/method.md:1: Cite every source you use.");
+    auto bad = skillstest::call(mw, "grep", R"({"pattern":"(","path":"/mnt/skills"})");
+    CHECK(bad.msg.is_error());
+    CHECK(bad.msg.text().starts_with("Error: Invalid regex pattern: "));
+    auto missing = skillstest::call(mw, "glob", R"({"path":"/mnt/skills"})");
+    CHECK(missing.msg.is_error());
+    // Outside /mnt/skills, the sandbox answers.
+    ran = false;
+    skillstest::call(mw, "grep", R"({"pattern":"x","path":"/mnt/user-data/workspace"})", &ran);
+    CHECK(ran);
+}
+
+namespace skillstest {
+
+using policy_state = basic_state<type_list<skill_context_field>>;
+
+inline policy_state loaded(std::vector<std::string> paths) {
+    policy_state s;
+    for (auto& p : paths)
+        get<skill_context_field>(s).push_back(skill_entry{"x", std::move(p), "", ""});
+    return s;
+}
+
+inline std::string policy_call(skill_tool_policy& p, const policy_state& s, std::string name, bool* ran) {
+    runtime rt;
+    tool_request<policy_state> req{tool_call{"c1", name, {}}, nullptr, &s, &rt};
+    return p
+        .wrap_tool_call(req,
+                        [&](auto& r) {
+                            *ran = true;
+                            return tool_response{tool_message(r.call->id, r.call->name, "ran"), {}, false};
+                        })
+        .msg.text();
+}
+
+} // namespace skillstest
+
+TEST_CASE("skill_tool_policy: the loaded skills' allowed-tools limit the tools", "[skills]") {
+    auto catalog = std::make_shared<const skill_catalog>(load_skills(skillstest::fixture_options()));
+    skill_tool_policy policy(catalog);
+    bool ran = false;
+    // Nothing loaded: no restriction.
+    const auto none = skillstest::loaded({});
+    CHECK_FALSE(policy.allowed_tools(none));
+    CHECK(skillstest::policy_call(policy, none, "bash", &ran) == "ran");
+    CHECK(ran);
+    // deep-research declares [web_search, read_file]: bash is refused with DeerFlow's text, before the tool
+    // runs.
+    const auto research = skillstest::loaded({"/mnt/skills/public/deep-research/SKILL.md"});
+    ran = false;
+    CHECK(skillstest::policy_call(policy, research, "bash", &ran) ==
+          "Error: Tool 'bash' is not allowed by the active skill policy.");
+    CHECK_FALSE(ran);
+    CHECK(skillstest::policy_call(policy, research, "web_search", &ran) == "ran");
+    // read_file, describe_skill, review_skill_package and tool_search stay; task does not.
+    CHECK(*policy.allowed_tools(research) == std::set<std::string, std::less<>>{"describe_skill", "read_file",
+                                                                                "review_skill_package",
+                                                                                "tool_search", "web_search"});
+    // my-notes declares [] (no tools of its own); the union with deep-research's list.
+    const auto both = skillstest::loaded(
+        {"/mnt/skills/public/deep-research/SKILL.md", "/mnt/skills/custom/my-notes/SKILL.md"});
+    CHECK(policy.allowed_tools(both)->contains("web_search"));
+    const auto notes = skillstest::loaded({"/mnt/skills/custom/my-notes/SKILL.md"});
+    CHECK_FALSE(policy.allowed_tools(notes)->contains("web_search"));
+    // A skill without the key (data-analysis) restricts nothing on its own...
+    const auto analysis = skillstest::loaded({"/mnt/skills/public/data-analysis/SKILL.md"});
+    CHECK_FALSE(policy.allowed_tools(analysis));
+    // ...and adds nothing when another declares a list.
+    const auto mixed = skillstest::loaded(
+        {"/mnt/skills/public/data-analysis/SKILL.md", "/mnt/skills/custom/my-notes/SKILL.md"});
+    CHECK_FALSE(policy.allowed_tools(mixed)->contains("bash"));
+    // A loaded path that names no usable skill fails closed: only the always-allowed tools.
+    const auto unknown = skillstest::loaded({"/mnt/skills/public/gone/SKILL.md"});
+    CHECK(policy.allowed_tools(unknown)->size() == 4);
+    CHECK(skillstest::policy_call(policy, unknown, "web_search", &ran) ==
+          "Error: Tool 'web_search' is not allowed by the active skill policy.");
+    // A subagent limited to other skills: deep-research does not count.
+    skill_tool_policy limited(catalog, "/mnt/skills", std::vector<std::string>{"my-notes"});
+    CHECK(limited.allowed_tools(research)->size() == 4);
+
+    // The model is offered only the allowed tools.
+    runtime rt;
+    auto state = research;
+    model_request<skillstest::policy_state> req;
+    req.state = &state;
+    req.rt = &rt;
+    req.tools = std::vector<tool_schema>{tool_schema{"bash", "", {}}, tool_schema{"read_file", "", {}},
+                                         tool_schema{"web_search", "", {}}};
+    std::vector<std::string> offered;
+    policy.wrap_model_call(req, [&](auto& r) {
+        for (const auto& t : r.tools.get())
+            offered.push_back(t.name);
+        return model_response{ai_message("ok"), {}};
+    });
+    CHECK(offered == std::vector<std::string>{"read_file", "web_search"});
 }

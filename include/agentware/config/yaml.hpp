@@ -276,8 +276,10 @@ inline constexpr std::string_view deerflow_pipeline_config_sections[] = {"input_
                                                                          "model_retry",
                                                                          "model_fallback",
                                                                          "clarification"};
+/// The lead agent's own sections (make_lead_agent reads them; `agent` is ours:
+/// the custom agent's settings, which DeerFlow keeps in agents/<name>/config.yaml).
 inline constexpr std::string_view deerflow_lead_config_sections[] = {"models", "tools", "tool_groups",
-                                                                     "skills"};
+                                                                     "skills", "agent"};
 
 /// A config.yaml as agentware reads it.
 struct deerflow_config {

@@ -164,7 +164,62 @@ inline model_settings read_settings(const boost::json::value& v, std::string pat
     return s;
 }
 
+/// The provider a DeerFlow model entry's `use` (a LangChain class) talks to.
+inline std::string deerflow_model_provider(std::string_view use) {
+    const std::string_view cls = use.substr(use.find(':') == std::string_view::npos ? 0 : use.find(':') + 1);
+    if (use.starts_with("langchain_anthropic:") || cls.find("Anthropic") != std::string_view::npos ||
+        cls.find("Claude") != std::string_view::npos)
+        return "anthropic";
+    if (use.starts_with("langchain_deepseek:")) return "deepseek";
+    return "openai"; // ChatOpenAI, DeerFlow's patched OpenAI-compatible classes
+}
+
+/// A model entry of DeerFlow's config.yaml (`use: langchain_openai:ChatOpenAI`,
+/// `api_key: $OPENAI_API_KEY`, ...), as agentware's model_config. The key is
+/// the value the configuration reader took from the environment; it travels
+/// in the request headers, as the provider's own key header would.
+inline model_config read_deerflow_model_config(const boost::json::value& v, const std::string& path) {
+    json_reader r(v, path);
+    model_config c;
+    c.info.name = r.optional<std::string>("name").value_or("");
+    if (c.info.name.empty()) throw json_error(r.path_of("name"), "missing");
+    r.skip("display_name").skip("description").skip("context_window").skip("pricing");
+    const std::string use = r.required<std::string>("use");
+    c.info.provider = deerflow_model_provider(use);
+    c.info.model = r.optional<std::string>("model").value_or("");
+    if (c.info.model.empty()) throw json_error(r.path_of("model"), "missing (the provider's model id)");
+    r.read("supports_vision", c.info.supports_vision).read("supports_thinking", c.info.supports_thinking);
+    for (std::string_view key : {"base_url", "api_base", "openai_api_base"})
+        if (auto url = r.optional<std::string>(key)) c.base_url = *url;
+    if (auto key = r.optional<std::string>("api_key")) {
+        c.api_key_env = "";
+        if (!key->empty())
+            c.headers.emplace_back(c.info.provider == "anthropic" ? "x-api-key" : "Authorization",
+                                   c.info.provider == "anthropic" ? *key : "Bearer " + *key);
+    }
+    c.defaults.temperature = r.optional<double>("temperature");
+    if (auto max_tokens = r.optional<std::uint32_t>("max_tokens")) c.defaults.max_tokens = *max_tokens;
+    for (std::string_view key : {"timeout", "request_timeout", "default_request_timeout"})
+        if (auto seconds = r.optional<double>(key); seconds && *seconds > 0)
+            c.http.total_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*seconds * 1000));
+    if (auto n = r.optional<std::uint16_t>("max_retries")) c.retry.max_retries = *n;
+    r.skip("supports_reasoning_effort").skip("when_thinking_disabled");
+    if (auto t = r.object("when_thinking_enabled")) {
+        // DeerFlow merges these into the model's constructor arguments when thinking is on.
+        t->read("extra_body", c.when_thinking.extra_body);
+        if (auto thinking = t->optional<boost::json::object>("thinking")) {
+            c.when_thinking.extra_body["thinking"] = *thinking;
+            if (const auto* budget = thinking->if_contains("budget_tokens"); budget && budget->is_int64())
+                c.thinking_budget_tokens = budget->get_int64();
+        }
+        t->reject_unknown_keys();
+    }
+    r.reject_unknown_keys();
+    return c;
+}
+
 inline model_config read_model_config(const boost::json::value& v, const std::string& path) {
+    if (const auto* o = v.if_object(); o && o->contains("use")) return read_deerflow_model_config(v, path);
     json_reader r(v, path);
     model_config c;
     c.info.name = r.optional<std::string>("name").value_or("");

@@ -31,6 +31,8 @@
 #include <agentware/middleware/safety_finish_reason.hpp>
 #include <agentware/middleware/sandbox.hpp>
 #include <agentware/middleware/sandbox_audit.hpp>
+#include <agentware/middleware/skill_tool_policy.hpp>
+#include <agentware/middleware/skills.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
 #include <agentware/middleware/summarization.hpp>
 #include <agentware/middleware/system_message_coalescing.hpp>
@@ -70,8 +72,10 @@ using deerflow_pipeline = pipeline<
     std::optional<sandbox>, std::optional<dangling_tool_call>, std::optional<llm_error_handling>,
     std::optional<guardrail<allowlist_provider>>, std::optional<sandbox_audit>,
     std::optional<read_before_write>, std::optional<tool_error_handling>, std::optional<dynamic_context>,
-    std::optional<summarization>, std::optional<durable_context>, std::optional<todo>,
-    std::optional<token_accounting>, std::optional<title>, std::optional<memory>, std::optional<view_image>,
+    // skills: engaged by the lead agent when it has a skill catalog (make_lead_agent)
+    std::optional<skills>, std::optional<skill_tool_policy>, std::optional<summarization>,
+    std::optional<durable_context>, std::optional<todo>, std::optional<token_accounting>,
+    std::optional<title>, std::optional<memory>, std::optional<view_image>,
     std::optional<system_message_coalescing>, std::optional<subagent_limit>, std::optional<loop_detection>,
     std::optional<token_budget>, std::optional<terminal_response>, std::optional<model_length_finish_reason>,
     std::optional<safety_finish_reason>,

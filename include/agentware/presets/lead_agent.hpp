@@ -113,9 +113,21 @@ struct lead_agent_setup {
     /// the configuration's `tools` entries name them.
     std::map<std::string, std::shared_ptr<tool_interface>, std::less<>> tool_registry;
     /// The skills block of the system prompt, inserted as it is after the
-    /// role: `skills_prompt_section(catalog)` (<agentware/skills/skills.hpp>).
-    /// Empty: no skills block.
+    /// role. Empty: `skills_prompt_section(*skills, ...)` when `skills` is
+    /// set, else no skills block.
     std::string skills_index;
+    /// The skill catalog (`load_skills` of <agentware/skills/skills.hpp>,
+    /// loaded once and shared by every request). Set: the chain gets the
+    /// skills middleware (/mnt/skills, skill_context) and the skill tool
+    /// policy (allowed-tools), configured by the `skills` section, and the
+    /// prompt its skills block.
+    std::shared_ptr<const skill_catalog> skills;
+    /// The MCP tools (reference §6 step 5), asked for at each request, after
+    /// the configured tools and the built-ins, deduplicated with them (the
+    /// first of a name kept). With <agentware/mcp/tools.hpp>:
+    /// `[kit] { return kit.tools(); }` over an `mcp::mcp_toolkit` of the
+    /// extensions config's enabled servers, started once.
+    std::function<std::vector<std::shared_ptr<tool_interface>>()> mcp_tools;
     /// One executor serves every run (its concurrency bound is shared); empty:
     /// each make_lead_agent call makes one from the `subagents` section.
     std::shared_ptr<subagent_executor> executor;
@@ -176,6 +188,14 @@ struct lead_agent_profile {
     std::optional<std::vector<std::string>> tool_groups;
     std::string description;
 };
+
+// The `skills` section (path and container_path; the lead reads it, the chain does not).
+inline skills_options lead_skills_options(const boost::json::value& config) {
+    const auto* o = config.if_object();
+    const auto* s = o ? o->if_contains(skills_options::config_section) : nullptr;
+    if (s == nullptr || s->is_null()) return {};
+    return json_read_as<skills_options>(*s, std::string(skills_options::config_section));
+}
 
 inline lead_agent_profile read_lead_profile(const boost::json::object& config) {
     lead_agent_profile p;
@@ -257,10 +277,17 @@ inline lead_model_choice resolve_lead_model(const boost::json::value& config,
 /// supports vision (or its section is on), clarification without its tool
 /// when `non_interactive`.
 inline deerflow_pipeline make_lead_chain(const boost::json::value& config, const lead_agent_request& request,
-                                         const lead_model_entry& model) {
+                                         const lead_model_entry& model,
+                                         std::shared_ptr<const skill_catalog> skill_set = nullptr) {
     const boost::json::value sections = detail::lead_chain_sections(config);
     deerflow_pipeline chain = make_deerflow_pipeline(sections);
     const auto& obj = sections.get_object();
+    // Skills (§4.1 #15-16): the catalog's folders under /mnt/skills, and its allowed-tools policy.
+    if (skill_set) {
+        const skills_options so = detail::lead_skills_options(config);
+        chain.slot<skill_tool_policy>().emplace(skill_set, so.container_path);
+        chain.slot<skills>().emplace(so, std::move(skill_set));
+    }
     // Plan mode: only in runs that ask for it (the todo section gives its options).
     if (request.is_plan_mode) {
         if (!chain.enabled<todo>()) chain.slot<todo>().emplace();
@@ -365,6 +392,22 @@ struct lead_tools {
     std::vector<std::string> chain; ///< the tools the chain's middlewares bring, in chain order
     std::vector<std::string> warnings;
 
+    /// Whether a tool of this name is offered already.
+    bool offers(std::string_view name) const {
+        return std::find(chain.begin(), chain.end(), name) != chain.end() || own.find(name);
+    }
+    /// Adds `t` unless its name is offered already (then a warning says so: the first is kept).
+    bool add(std::shared_ptr<tool_interface> t, std::string_view why) {
+        const std::string& name = t->schema().name;
+        if (offers(name)) {
+            warnings.push_back(
+                fmt::format("tool \"{}\" ({}) is already offered; the first is kept", name, why));
+            return false;
+        }
+        own.add(std::move(t));
+        return true;
+    }
+
     /// Every tool offered, in the order the agent offers them: its own, then the chain's.
     std::vector<std::string> names() const {
         std::vector<std::string> out;
@@ -394,9 +437,7 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
                                       deerflow_pipeline& chain, const lead_agent_setup& setup,
                                       std::shared_ptr<tool_interface> task) {
     lead_tools out;
-    auto seen = [&](std::string_view n) {
-        return std::find(out.chain.begin(), out.chain.end(), n) != out.chain.end() || out.own.find(n);
-    };
+    auto seen = [&](std::string_view n) { return out.offers(n); };
     // What the chain's engaged middlewares bring.
     chain.for_each_enabled([&](auto& m) {
         if constexpr (requires { m.tools(); })
@@ -406,15 +447,7 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
     const auto& obj = config.get_object();
     const auto profile = detail::read_lead_profile(obj);
     const bool host_bash = detail::lead_host_bash_allowed(chain);
-    auto add = [&](std::shared_ptr<tool_interface> t, std::string_view why) {
-        const std::string& name = t->schema().name;
-        if (seen(name)) {
-            out.warnings.push_back(
-                fmt::format("tool \"{}\" ({}) is already offered; the first is kept", name, why));
-            return;
-        }
-        out.own.add(std::move(t));
-    };
+    auto add = [&](std::shared_ptr<tool_interface> t, std::string_view why) { out.add(std::move(t), why); };
     if (const auto* list = obj.if_contains("tools"); list && !list->is_null()) {
         const auto* arr = list->if_array();
         if (!arr) detail::json_type_error("tools", "an array of {name, group, use} objects", *list);
@@ -587,9 +620,12 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
     out.warnings = out.model.warnings;
     if (!setup.model_factory) throw lead_agent_error("make_lead_agent: the setup has no model factory");
     any_chat_model model = setup.model_factory(out.model.model.name, out.model.thinking_enabled);
-    deerflow_pipeline chain = make_lead_chain(config, request, out.model.model);
+    deerflow_pipeline chain = make_lead_chain(config, request, out.model.model, setup.skills);
     const auto& obj = config.get_object();
     lead_tools tools = assemble_lead_tools(config, request, chain, setup, nullptr);
+    // MCP tools (§6 step 5): after the configured tools and the built-ins; the subagents get them too.
+    const std::vector<std::shared_ptr<tool_interface>> mcp =
+        setup.mcp_tools ? setup.mcp_tools() : std::vector<std::shared_ptr<tool_interface>>{};
     if (request.subagent_enabled) {
         out.executor = setup.executor;
         if (!out.executor) {
@@ -602,6 +638,8 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
                 for (auto& t : s->tools())
                     eo.tools.add(t);
             for (const auto& t : tools.own)
+                if (!eo.tools.find(t->schema().name)) eo.tools.add(t);
+            for (const auto& t : mcp)
                 if (!eo.tools.find(t->schema().name)) eo.tools.add(t);
             eo.model_named = [f = setup.model_factory](std::string_view name) { return f(name, false); };
             eo.runner = setup.subagent_runner_override
@@ -616,11 +654,17 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
             tools.warnings.emplace_back("tool \"task\" (built-in) is already offered; the first is kept");
         }
     }
+    for (const auto& t : mcp)
+        tools.add(t, "MCP");
     out.tool_names = tools.names();
     out.warnings.insert(out.warnings.end(), tools.warnings.begin(), tools.warnings.end());
 
+    std::string skills_index = setup.skills_index;
+    if (skills_index.empty() && setup.skills)
+        skills_index =
+            skills_prompt_section(*setup.skills, detail::lead_skills_options(config).container_path);
     const lead_prompt_parts parts = make_lead_prompt_parts(config, request, chain, out.tool_names,
-                                                           out.executor.get(), setup.skills_index);
+                                                           out.executor.get(), std::move(skills_index));
     out.system_prompt = lead_system_prompt(parts);
 
     agent_options ao;

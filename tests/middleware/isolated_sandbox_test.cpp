@@ -254,8 +254,9 @@ TEST_CASE("the bash subagent runs its commands in the isolated sandbox",
           "[middleware][isolated_sandbox][subagent]") {
     if (!isolation_works()) return;
     dftest::temp_dir base;
-    const fs::path escape =
-        fs::temp_directory_path() / ("agentware-bash-subagent-" + std::to_string(::getpid()));
+    // Outside the thread's directories (the base of all threads is not mounted inside).
+    const fs::path escape = base.path / "outside" / "agentware-bash-subagent";
+    fs::create_directories(escape.parent_path());
     const auto run = isolated_sandbox_test::run_bash_subagent(
         base.path, R"({"use": "isolated", "bash_command_timeout": 20})",
         "pwd; echo made > /mnt/user-data/outputs/made.txt; (echo x > " + escape.string() +

@@ -209,7 +209,7 @@ namespace isolated_sandbox_test {
 
 struct lead_run {
     std::string task_result;                 // the task tool's answer to the lead
-    std::vector<chat_request> requests;      // every model request, lead and subagent, in order
+    std::vector<recorded_request> requests;  // every model request, lead and subagent, in order
     std::vector<std::string> subagent_types; // what the executor offers
 };
 

@@ -8,6 +8,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <boost/json/parse.hpp>
+
+#include <fstream>
+#include <iterator>
+
 using namespace agentware;
 using detail::neutralize_untrusted_tags;
 
@@ -157,6 +162,21 @@ TEST_CASE("a 100 KB message with many tags is neutralised in one pass", "[middle
     CHECK(out.find("<SYSTEM>") == std::string::npos);
     CHECK(out.find("--- END USER INPUT ---") == std::string::npos);
     CHECK(out.find("&lt;SYSTEM&gt;x&lt;/system&gt; [END USER INPUT]") != std::string::npos);
+}
+
+TEST_CASE("the neutraliser agrees with DeerFlow's regex on generated texts",
+          "[middleware][input_sanitization]") {
+    // data/gen_neutralize_cases.py made them with Python's re (the pattern of reference §5.16a).
+    std::ifstream in(std::string(AGENTWARE_TEST_DATA_DIR) + "/middleware/data/neutralize_cases.json");
+    REQUIRE(in);
+    const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto cases = boost::json::parse(json).as_array();
+    REQUIRE(cases.size() == 201);
+    for (const auto& c : cases) {
+        const std::string text(c.at("text").as_string());
+        INFO("text: " << text);
+        CHECK(neutralize_untrusted_tags(text) == std::string_view(c.at("expected").as_string()));
+    }
 }
 
 TEST_CASE("input_sanitization options in JSON", "[middleware][input_sanitization][options]") {

@@ -4,6 +4,7 @@
 #include "deerflow_support.hpp"
 
 #include <agentware/presets/deerflow.hpp>
+#include <agentware/presets/lead_agent.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -199,4 +200,96 @@ TEST_CASE("sandbox use: isolated from configuration, and bad values",
         make_deerflow_pipeline(boost::json::parse(R"({"thread_data":true,"sandbox":{"use":"isolated"}})"));
     REQUIRE(chain.get<sandbox>());
     CHECK(chain.get<sandbox>()->options().isolated());
+}
+
+// The lead agent's built-in `bash` subagent (DeerFlow's task tool, reference
+// §5.12): with the isolated sandbox its commands run inside it; with the local
+// one (host bash not allowed) the type is hidden and refused with DeerFlow's text.
+namespace isolated_sandbox_test {
+
+struct lead_run {
+    std::string task_result;                 // the task tool's answer to the lead
+    std::vector<recorded_request> requests;  // every model request, lead and subagent, in order
+    std::vector<std::string> subagent_types; // what the executor offers
+};
+
+inline lead_run run_bash_subagent(const fs::path& base, std::string_view sandbox_section, std::string command,
+                                  bool subagent_runs) {
+    boost::json::object config =
+        boost::json::parse(R"({"models": [{"name": "m", "provider": "openai", "model": "x"}]})").as_object();
+    config["thread_data"] = boost::json::object{{"base_dir", base.string()}};
+    config["sandbox"] = boost::json::parse(sandbox_section);
+    const boost::json::object task{
+        {"description", "run it"}, {"prompt", "Run the command."}, {"subagent_type", "bash"}};
+    const boost::json::object bash_args{{"description", "run"}, {"command", std::move(command)}};
+    // The subagent inherits the lead's model: one script serves both, in call order.
+    std::vector<message> script{ai_message("", {tool_call{"task-1", "task", task}})};
+    if (subagent_runs) {
+        script.push_back(ai_message("", {tool_call{"bash-1", "bash", bash_args}}));
+        script.push_back(ai_message("it ran"));
+    }
+    script.push_back(ai_message("done"));
+    scripted_model model(std::move(script));
+    lead_agent_setup setup;
+    setup.model_factory = [model](std::string_view, bool) { return any_chat_model(model); };
+    lead_agent_request request;
+    request.subagent_enabled = true;
+    auto lead = make_lead_agent(config, request, setup);
+    lead_run out;
+    out.subagent_types = lead.executor->registry().available();
+    lead_agent::state_type state;
+    run_config cfg;
+    cfg.thread_id = "t-bash";
+    const auto result = lead.run(state, agent_input(human_message("go")), cfg);
+    REQUIRE(result.reason == stop_reason::finished);
+    for (const auto& m : state.messages)
+        if (m.is_tool() && m.tool_call_id() == "task-1") out.task_result = m.text();
+    out.requests = model.requests();
+    return out;
+}
+
+} // namespace isolated_sandbox_test
+
+TEST_CASE("the bash subagent runs its commands in the isolated sandbox",
+          "[middleware][isolated_sandbox][subagent]") {
+    if (!isolation_works()) return;
+    dftest::temp_dir base;
+    // Outside the thread's directories (the base of all threads is not mounted inside).
+    const fs::path escape = base.path / "outside" / "agentware-bash-subagent";
+    fs::create_directories(escape.parent_path());
+    const auto run = isolated_sandbox_test::run_bash_subagent(
+        base.path, R"({"use": "isolated", "bash_command_timeout": 20})",
+        "pwd; echo made > /mnt/user-data/outputs/made.txt; (echo x > " + escape.string() +
+            ") 2>/dev/null || echo refused; cat /etc/shadow >/dev/null 2>&1 || echo no-shadow; hostname",
+        true);
+    CHECK(std::find(run.subagent_types.begin(), run.subagent_types.end(), "bash") !=
+          run.subagent_types.end());
+    CHECK(run.task_result == "Task Succeeded. Result: it ran");
+    // The subagent's second request carries the bash result: run inside the sandbox.
+    REQUIRE(run.requests.size() == 4);
+    CHECK(run.requests[1].messages.back().text() == "Run the command.");
+    const message& result = run.requests[2].messages.back();
+    REQUIRE(result.is_tool());
+    CHECK(result.text() == "/mnt/user-data/workspace\nrefused\nno-shadow\nsandbox\n");
+    CHECK_FALSE(fs::exists(escape));
+    // The thread's outputs on the host hold what the subagent wrote.
+    const auto paths = detail::make_thread_paths(base.path, "default", "t-bash");
+    CHECK(dftest::read(fs::path(paths.outputs_path) / "made.txt") == "made\n");
+}
+
+TEST_CASE("the bash subagent is hidden and refused when host bash is not allowed",
+          "[middleware][isolated_sandbox][subagent]") {
+    dftest::temp_dir base;
+    const auto run =
+        isolated_sandbox_test::run_bash_subagent(base.path, R"({"use": "local"})", "echo hi", false);
+    CHECK(std::find(run.subagent_types.begin(), run.subagent_types.end(), "bash") ==
+          run.subagent_types.end());
+    // Text kept for parity with DeerFlow (reference §5.12).
+    CHECK(run.task_result ==
+          "Task failed. Error: Bash subagent is disabled for LocalSandboxProvider because host bash "
+          "execution is "
+          "not a secure sandbox boundary. Switch to AioSandboxProvider for isolated bash access, or set "
+          "sandbox.allow_host_bash: true only in a fully trusted local environment.");
+    // The lead's model was asked twice (the delegation, then its answer); no subagent ran.
+    CHECK(run.requests.size() == 2);
 }

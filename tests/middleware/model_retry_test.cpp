@@ -252,6 +252,25 @@ TEST_CASE("model_fallback in the coroutine loop, and inside model_retry",
     CHECK(clock.waits->size() == 1);
 }
 
+TEST_CASE("model_retry turns the client's own retries off: N attempts are N provider calls",
+          "[middleware][model_retry]") {
+    struct recording {
+        flaky_model inner;
+        std::optional<int>* seen;
+        model_response invoke(const chat_request& r) {
+            *seen = r.client_max_retries;
+            return inner.invoke(r);
+        }
+    };
+    flaky_model model;
+    std::optional<int> seen;
+    auto a = make_agent(recording{model, &seen}, tool_set{}, model_retry{});
+    CHECK(a.invoke("go").answer() == "fine");
+    CHECK(seen == 0);
+    // Against a failing provider: tests/model/openai_chat_model_test.cpp ("model_retry
+    // under ...") counts the requests a local server receives.
+}
+
 TEST_CASE("model_fallback options: names from JSON", "[middleware][model_fallback][options]") {
     auto o = boost::json::value_to<model_fallback_options>(boost::json::parse(R"({"models": ["a", "b"]})"));
     CHECK(o.models == std::vector<std::string>{"a", "b"});

@@ -1,6 +1,8 @@
 // The OpenAI-compatible client against a local scripted server: answers,
 // streams, retries, timeouts, drops, cancellation, keep-alive, concurrency.
 
+#include <agentware/agent/agent.hpp>
+#include <agentware/middleware/model_retry.hpp>
 #include <agentware/model/openai_chat_model.hpp>
 
 #include "../support/openai_fixtures.hpp"
@@ -247,6 +249,26 @@ TEST_CASE("openai client: a request's client_max_retries caps the client's own r
     more.client_max_retries = 10; // a cap, never more than the client's policy
     error_of(model, more);
     CHECK(server.request_count() == 1 + 2 + 4);
+}
+
+TEST_CASE("openai client under model_retry: N attempts are N provider calls", "[client][openai][retry]") {
+    // model_retry sets client_max_retries = 0 on the calls it wraps, as
+    // llm_error_handling does: its retries do not multiply with the client's.
+    scripted_http_server server;
+    for (int i = 0; i < 8; ++i)
+        server.push(scripted_response::json(R"({"error":{"message":"down"}})", 503));
+    auto alone = make_agent(openai_chat_model(config_for(server)), tool_set{});
+    CHECK(alone.invoke("go").reason == agentware::stop_reason::error);
+    CHECK(server.request_count() == 4); // the client alone: 1 + its 3 retries
+    model_retry_options o;              // 2 retries: 3 attempts
+    int waits = 0;
+    o.sleep = [&](std::chrono::milliseconds) { ++waits; };
+    auto a = make_agent(openai_chat_model(config_for(server)), tool_set{}, model_retry(o));
+    const auto r = a.invoke("go");
+    REQUIRE(r.reason == agentware::stop_reason::finished);
+    CHECK(r.answer().starts_with("Model call failed after 3 attempts with model_error"));
+    CHECK(server.request_count() == 4 + 3); // not 4 + 12
+    CHECK(waits == 2);
 }
 
 TEST_CASE("openai client: 401, 400, 404 and context length are not retried", "[client][openai][errors]") {

@@ -5,6 +5,8 @@
 // (LangChain's ModelRetryMiddleware). Which failures are retried: by default
 // the model errors that say so (`model_error::retryable()`: connection,
 // timeout, 429, 5xx) and any other exception; a predicate may decide instead.
+// The client's own retries are turned off on the calls it wraps
+// (chat_request::client_max_retries = 0): one provider call per attempt.
 // When the retries are used up, or the error is not retried:
 //   continue: the call answers with an ai message that names the failure;
 //   error:    the error goes on up the chain.
@@ -46,6 +48,9 @@ struct model_retry {
     }
 
     auto wrap_model_call(auto& req, auto&& next) -> decltype(next(req)) {
+        // The retries are ours: the client tries once per attempt, so N
+        // attempts are N provider calls (its own retries would multiply them).
+        req.client_max_retries = 0;
         return detail::with_retries(req, next, options_, [this](std::exception_ptr e, int attempts) {
             return exhausted(e, attempts);
         });

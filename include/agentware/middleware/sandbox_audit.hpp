@@ -32,13 +32,16 @@
 #include <cctype>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <forward_list>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -88,14 +91,29 @@ struct command_verdict {
 
 namespace detail {
 
-/// One simple command of a shell command line.
+/// One simple command of a shell command line. Its words are views into the
+/// command (or into shell_lex::built, for words whose quotes or escapes were
+/// removed), kept in shell_lex::words.
 struct shell_segment {
-    std::vector<std::string> words;         ///< unquoted words, assignments and redirections excluded
-    std::vector<std::string> assignments;   ///< NAME=value words before the command
-    std::vector<std::string> write_targets; ///< targets of > and >> redirections
-    bool piped_from = false;                ///< its input is the previous segment's output (`a | b`)
-    int parent = -1;                        ///< the segment a $(...) or `...` is part of
-    bool command_position = false;          ///< the substitution is the parent's command word
+    std::span<const std::string_view> words;       ///< unquoted words, assignments and redirections excluded
+    std::span<const std::string_view> assignments; ///< NAME=value words before the command
+    std::span<const std::string_view> write_targets; ///< targets of > and >> redirections
+    bool piped_from = false;                         ///< its input is the previous segment's output (`a | b`)
+    int parent = -1;                                 ///< the segment a $(...) or `...` is part of
+    bool command_position = false;                   ///< the substitution is the parent's command word
+    std::size_t word_count = 0;                      ///< while lexing: the words so far
+};
+
+/// A command line split into simple commands.
+struct shell_lex {
+    std::vector<shell_segment> segments;
+    /// Every segment's words, assignments and write targets, by segment (the
+    /// segments' spans point here; a vector's buffer stays put when moved).
+    std::vector<std::string_view> words;
+    /// The words that are not a run of the command as written (quotes or
+    /// escapes removed, substitutions marked): list nodes never move, so the
+    /// views into them stay valid when the result is moved.
+    std::forward_list<std::string> built;
 };
 
 inline bool is_shell_special(char c) noexcept {
@@ -110,49 +128,107 @@ inline bool is_shell_special(char c) noexcept {
 
 /// Splits a command line into simple commands, one pass. Not a full shell
 /// parser: enough structure for the risk classes (quotes, escapes, ; & | &&
-/// || newlines, $( ) and backticks, redirections).
-inline std::vector<shell_segment> lex_shell(std::string_view s) {
-    std::vector<shell_segment> segs(1);
+/// || newlines, $( ) and backticks, redirections). A word that is a run of
+/// the command as written (most are) is a view into it; only the others are copied.
+inline shell_lex lex_shell(std::string_view s) {
+    shell_lex out;
+    std::vector<shell_segment>& segs = out.segments;
     segs.reserve(s.size() / 24 + 4); // about one simple command per 24 characters in long scripts
-    std::vector<int> stack{0};       // open segments: the innermost is current
-    std::vector<bool> in_dq{false};  // inside double quotes, per nesting level
+    segs.resize(1);
+    std::vector<int> stack{0};      // open segments: the innermost is current
+    std::vector<bool> in_dq{false}; // inside double quotes, per nesting level
+    bool dq = false;                // in_dq.back()
     std::vector<bool> backtick{false};
+    // The words in the order they end, with their segment and kind; sorted
+    // into out.words by segment at the end (no vector per segment).
+    enum word_kind : std::uint8_t { kind_word, kind_assignment, kind_target };
+    struct placed {
+        std::string_view word;
+        int segment;
+        word_kind kind;
+    };
+    std::vector<placed> placed_words;
+    placed_words.reserve(s.size() / 6 + 8);
+    // The current word: s[raw_begin, raw_end) while `plain`, else `word`.
     std::string word;
+    std::size_t raw_begin = 0, raw_end = 0;
+    bool plain = true;
     bool have_word = false;
     int redirect_pending = 0; // 1: the next word is a write target
     auto cur = [&]() -> shell_segment& { return segs[static_cast<std::size_t>(stack.back())]; };
+    auto current = [&]() -> std::string_view {
+        return plain ? s.substr(raw_begin, raw_end - raw_begin) : std::string_view(word);
+    };
+    auto reset_word = [&] {
+        word.clear();
+        plain = true;
+        have_word = false;
+    };
+    auto materialize = [&] {
+        if (!plain) return;
+        word.assign(s.data() + raw_begin, raw_end - raw_begin);
+        plain = false;
+    };
+    // Appends s[b, e) to the word: it stays a view while the pieces are contiguous.
+    auto append_raw = [&](std::size_t b, std::size_t e) {
+        if (!have_word) {
+            plain = true;
+            raw_begin = b;
+            raw_end = e;
+            have_word = true;
+        } else if (plain && b == raw_end) {
+            raw_end = e;
+        } else {
+            materialize();
+            word.append(s.data() + b, e - b);
+        }
+    };
+    // Appends text that is not the command as written.
+    auto append_built = [&](std::string_view piece) {
+        if (!have_word) {
+            word.clear();
+            plain = false;
+            have_word = true;
+        } else {
+            materialize();
+        }
+        word.append(piece);
+    };
     auto end_word = [&] {
         if (!have_word) return;
+        std::string_view w = current();
+        if (!plain) w = out.built.emplace_front(std::move(word));
         shell_segment& sg = cur();
+        const int at = stack.back();
         if (redirect_pending) {
-            sg.write_targets.push_back(std::move(word));
+            placed_words.push_back({w, at, kind_target});
             redirect_pending = 0;
-        } else if (sg.words.empty() && word.find('=') != std::string::npos && word[0] != '=' &&
-                   std::all_of(
-                       word.begin(), word.begin() + static_cast<std::ptrdiff_t>(word.find('=')),
-                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
-            sg.assignments.push_back(std::move(word));
+        } else if (const auto eq = w.find('=');
+                   sg.word_count == 0 && eq != std::string_view::npos && eq != 0 &&
+                   std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                   })) {
+            placed_words.push_back({w, at, kind_assignment});
         } else {
-            sg.words.push_back(std::move(word));
+            placed_words.push_back({w, at, kind_word});
+            ++sg.word_count;
         }
-        word.clear();
-        have_word = false;
+        reset_word();
     };
     auto new_segment = [&](bool piped) {
         end_word();
         redirect_pending = 0;
         shell_segment next;
-        next.words.reserve(8); // one allocation instead of four for a typical command
         next.piped_from = piped;
         next.parent = cur().parent;
         segs.push_back(std::move(next));
         stack.back() = static_cast<int>(segs.size() - 1);
     };
-    auto open_sub = [&](bool is_backtick) {
-        const bool at_command = cur().words.empty() && !have_word;
+    std::vector<std::string> saved_words;
+    auto push_sub = [&](bool is_backtick) {
+        const bool at_command = cur().word_count == 0 && !have_word;
         // The substitution's text also stands in the parent's word (as a marker).
-        word += is_backtick ? "`" : "$(";
-        have_word = true;
+        append_built(is_backtick ? "`" : "$(");
         shell_segment sub;
         sub.parent = stack.back();
         sub.command_position = at_command;
@@ -160,42 +236,41 @@ inline std::vector<shell_segment> lex_shell(std::string_view s) {
         // Save the parent's partial word: it continues after the substitution.
         stack.push_back(static_cast<int>(segs.size() - 1));
         in_dq.push_back(false);
+        dq = false;
         backtick.push_back(is_backtick);
-    };
-    std::vector<std::string> saved_words;
-    auto push_sub = [&](bool is_backtick) {
-        open_sub(is_backtick);
-        saved_words.push_back(word);
-        word.clear();
-        have_word = false;
+        saved_words.push_back(std::move(word));
+        reset_word();
     };
     auto close_sub = [&] {
         end_word();
         stack.pop_back();
         in_dq.pop_back();
+        dq = in_dq.back();
         backtick.pop_back();
-        word = saved_words.back() + ")";
+        word = std::move(saved_words.back());
+        word += ')';
+        plain = false;
         have_word = true;
         saved_words.pop_back();
     };
 
     for (std::size_t i = 0; i < s.size(); ++i) {
         const char c = s[i];
-        if (in_dq.back()) {
+        if (dq) {
             if (c == '"') {
-                in_dq.back() = false;
+                in_dq.back() = dq = false;
             } else if (c == '\\' && i + 1 < s.size()) {
-                word += s[++i];
+                ++i;
+                append_raw(i, i + 1);
             } else if (c == '$' && i + 1 < s.size() && s[i + 1] == '(') {
                 ++i;
-                in_dq.back() = true;
-                push_sub(false);
+                push_sub(false); // the parent level stays inside its quotes
             } else if (c == '`') {
                 push_sub(true);
             } else {
-                word += c;
+                append_raw(i, i + 1);
             }
-            have_word = true;
+            if (!have_word) append_built({}); // a word has begun, even if empty so far
             continue;
         }
         switch (c) {
@@ -205,24 +280,22 @@ inline std::vector<shell_segment> lex_shell(std::string_view s) {
                 i = (nl == std::string_view::npos ? s.size() : nl) - 1;
                 break;
             }
-            word += c;
+            append_raw(i, i + 1);
             break;
         case '\'': {
             const std::size_t close = s.find('\'', i + 1);
             const std::size_t stop = close == std::string_view::npos ? s.size() : close;
-            word.append(s.substr(i + 1, stop - i - 1));
-            have_word = true;
+            append_raw(i + 1, stop);
             i = stop;
             break;
         }
         case '"':
-            in_dq.back() = true;
-            have_word = true;
+            in_dq.back() = dq = true;
+            if (!have_word) append_built({});
             break;
         case '\\':
             if (i + 1 < s.size()) {
-                if (s[i + 1] != '\n') word += s[i + 1];
-                have_word = true;
+                append_raw(i + 1, s[i + 1] != '\n' ? i + 2 : i + 1);
                 ++i;
             }
             break;
@@ -256,9 +329,9 @@ inline std::vector<shell_segment> lex_shell(std::string_view s) {
             break;
         case '>': {
             // A digit just before (2>) belongs to the redirection, not to a word.
-            if (have_word && word.size() == 1 && std::isdigit(static_cast<unsigned char>(word[0]))) {
-                word.clear();
-                have_word = false;
+            if (have_word) {
+                const std::string_view w = current();
+                if (w.size() == 1 && std::isdigit(static_cast<unsigned char>(w[0]))) reset_word();
             }
             end_word();
             if (i + 1 < s.size() && (s[i + 1] == '>' || s[i + 1] == '|')) ++i;
@@ -279,8 +352,7 @@ inline std::vector<shell_segment> lex_shell(std::string_view s) {
                 ++i;
                 push_sub(false);
             } else {
-                word += c;
-                have_word = true;
+                append_raw(i, i + 1);
             }
             break;
         case '`':
@@ -305,8 +377,7 @@ inline std::vector<shell_segment> lex_shell(std::string_view s) {
             std::size_t end = i + 1;
             while (end < s.size() && !is_shell_special(s[end]))
                 ++end;
-            word.append(s.data() + i, end - i);
-            have_word = true;
+            append_raw(i, end);
             i = end - 1;
         }
         }
@@ -314,7 +385,25 @@ inline std::vector<shell_segment> lex_shell(std::string_view s) {
     while (stack.size() > 1)
         close_sub();
     end_word();
-    return segs;
+    // Each segment's words, assignments and targets, in order, as spans of out.words.
+    constexpr std::size_t kinds = 3;
+    std::vector<std::size_t> start(segs.size() * kinds + 1, 0);
+    for (const placed& p : placed_words)
+        ++start[static_cast<std::size_t>(p.segment) * kinds + p.kind + 1];
+    for (std::size_t k = 1; k < start.size(); ++k)
+        start[k] += start[k - 1];
+    out.words.resize(placed_words.size());
+    std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+    for (const placed& p : placed_words)
+        out.words[fill[static_cast<std::size_t>(p.segment) * kinds + p.kind]++] = p.word;
+    const std::string_view* base = out.words.data();
+    for (std::size_t g = 0; g < segs.size(); ++g) {
+        const std::size_t* b = &start[g * kinds];
+        segs[g].words = {base + b[kind_word], b[kind_word + 1] - b[kind_word]};
+        segs[g].assignments = {base + b[kind_assignment], b[kind_assignment + 1] - b[kind_assignment]};
+        segs[g].write_targets = {base + b[kind_target], b[kind_target + 1] - b[kind_target]};
+    }
+    return out;
 }
 
 inline std::string_view base_name(std::string_view w) {
@@ -323,7 +412,7 @@ inline std::string_view base_name(std::string_view w) {
 }
 
 // Whether `w` is in `set`: the length and first letter refuse most words
-// before any byte comparison (this runs for every word of every command).
+// before any byte comparison.
 template <std::size_t N>
 bool one_of(std::string_view w, const std::array<std::string_view, N>& set) {
     if (w.empty()) return false;
@@ -333,25 +422,129 @@ bool one_of(std::string_view w, const std::array<std::string_view, N>& set) {
     return false;
 }
 
-inline constexpr std::array<std::string_view, 8> shells{"sh",  "bash", "zsh", "dash",
-                                                        "ksh", "fish", "csh", "tcsh"};
-inline constexpr std::array<std::string_view, 11> interpreters{
-    "python", "python2", "python3", "perl", "ruby", "node", "php", "lua", "sh", "bash", "zsh"};
-inline constexpr std::array<std::string_view, 5> downloaders{"curl", "wget", "fetch", "nc", "ncat"};
-inline constexpr std::array<std::string_view, 17> command_position_runners{
-    "curl", "wget", "bash", "sh",  "zsh", "dash", "python", "python2", "python3",
-    "perl", "ruby", "node", "php", "nc",  "ncat", "base64", "xxd"};
+// What a command word is, for the risk classes: a bit per role.
+enum command_role : std::uint32_t {
+    role_shell = 1u << 0,       // runs a script given as a string (`sh -c`)
+    role_interpreter = 1u << 1, // runs code read from its input
+    role_downloader = 1u << 2,
+    role_runner = 1u << 3, // dangerous as a command substitution's command
+    role_prefix = 1u << 4, // sudo, env, nohup...: the command word comes after it
+    role_root = 1u << 5,   // runs as another user
+    role_passthrough = 1u << 6,
+    role_eval = 1u << 7,
+    role_source = 1u << 8,
+    role_rm = 1u << 9,
+    role_dd = 1u << 10,
+    role_mkfs = 1u << 11,
+    role_base64 = 1u << 12,
+    role_copier = 1u << 13, // writes to its last argument
+    role_tee = 1u << 14,
+    role_chmod = 1u << 15,
+    role_package_manager = 1u << 16,
+    role_export = 1u << 17,
+};
+
+struct command_word {
+    std::string_view name;
+    std::uint32_t roles;
+};
+
+inline constexpr std::array<command_word, 44> command_words{{
+    {"sh", role_shell | role_interpreter | role_runner},
+    {"bash", role_shell | role_interpreter | role_runner},
+    {"zsh", role_shell | role_interpreter | role_runner},
+    {"dash", role_shell | role_runner},
+    {"ksh", role_shell},
+    {"fish", role_shell},
+    {"csh", role_shell},
+    {"tcsh", role_shell},
+    {"python", role_interpreter | role_runner},
+    {"python2", role_interpreter | role_runner},
+    {"python3", role_interpreter | role_runner},
+    {"perl", role_interpreter | role_runner},
+    {"ruby", role_interpreter | role_runner},
+    {"node", role_interpreter | role_runner},
+    {"php", role_interpreter | role_runner},
+    {"lua", role_interpreter},
+    {"curl", role_downloader | role_runner},
+    {"wget", role_downloader | role_runner},
+    {"fetch", role_downloader},
+    {"nc", role_downloader | role_runner},
+    {"ncat", role_downloader | role_runner},
+    {"base64", role_runner | role_base64},
+    {"xxd", role_runner},
+    {"sudo", role_prefix | role_root},
+    {"doas", role_prefix | role_root},
+    {"su", role_root},
+    {"env", role_prefix | role_passthrough},
+    {"nohup", role_prefix | role_passthrough},
+    {"exec", role_prefix | role_passthrough},
+    {"command", role_prefix | role_passthrough},
+    {"time", role_prefix},
+    {"nice", role_prefix},
+    {"builtin", role_prefix},
+    {"eval", role_eval},
+    {"source", role_source},
+    {".", role_source},
+    {"rm", role_rm},
+    {"dd", role_dd},
+    {"mkfs", role_mkfs},
+    {"tee", role_copier | role_tee},
+    {"cp", role_copier},
+    {"mv", role_copier},
+    {"ln", role_copier},
+    {"install", role_copier},
+}};
+inline constexpr std::array<std::string_view, 10> package_managers{"pip",     "pip3", "uv",  "npm", "apt",
+                                                                   "apt-get", "yum",  "dnf", "apk", "gem"};
+
+// The words above and the package managers, grouped by first character:
+// a word is compared only with the few that start like it.
+struct command_word_index {
+    std::array<command_word, command_words.size() + package_managers.size() + 3> words{};
+    std::array<std::uint8_t, 129> first{}; // words[first[c], first[c + 1]) start with c
+};
+
+inline constexpr command_word_index command_word_table = [] {
+    command_word_index idx;
+    std::array<command_word, idx.words.size()> all{};
+    std::size_t n = 0;
+    for (const auto& w : command_words)
+        all[n++] = w;
+    for (std::string_view p : package_managers)
+        all[n++] = {p, role_package_manager};
+    all[n++] = {"chmod", role_chmod};
+    all[n++] = {"export", role_export};
+    all[n++] = {"declare", role_export};
+    std::size_t k = 0;
+    for (std::size_t c = 0; c < 128; ++c) {
+        idx.first[c] = static_cast<std::uint8_t>(k);
+        for (std::size_t j = 0; j < n; ++j)
+            if (static_cast<unsigned char>(all[j].name[0]) == c) idx.words[k++] = all[j];
+    }
+    idx.first[128] = static_cast<std::uint8_t>(k);
+    return idx;
+}();
+
+/// The roles of a command word (0 for any other word).
+inline std::uint32_t roles_of(std::string_view w) noexcept {
+    if (w.empty() || static_cast<unsigned char>(w[0]) >= 128) return 0;
+    const auto c = static_cast<unsigned char>(w[0]);
+    for (std::size_t k = command_word_table.first[c]; k < command_word_table.first[c + 1u]; ++k) {
+        const command_word& x = command_word_table.words[k];
+        if (x.name.size() == w.size() && std::memcmp(x.name.data(), w.data(), w.size()) == 0) return x.roles;
+    }
+    return 0;
+}
 
 // The command word of a segment, past sudo/env/nohup/exec/command prefixes; its index or words.size().
 inline std::size_t command_index(const shell_segment& sg) {
-    static constexpr std::array<std::string_view, 9> prefixes{"sudo",    "doas", "env",  "nohup",  "exec",
-                                                              "command", "time", "nice", "builtin"};
     std::size_t k = 0;
     while (k < sg.words.size()) {
-        const std::string_view w = base_name(sg.words[k]);
-        if (one_of(w, prefixes) || (!sg.words[k].empty() && sg.words[k][0] == '-' && k > 0) ||
-            (k > 0 && sg.words[k].find('=') != std::string::npos &&
-             one_of(base_name(sg.words[k - 1]), prefixes)))
+        const std::string_view w = sg.words[k];
+        if ((roles_of(base_name(w)) & role_prefix) || (!w.empty() && w[0] == '-' && k > 0) ||
+            (k > 0 && w.find('=') != std::string_view::npos &&
+             (roles_of(base_name(sg.words[k - 1])) & role_prefix)))
             ++k;
         else
             break;
@@ -360,11 +553,10 @@ inline std::size_t command_index(const shell_segment& sg) {
 }
 
 inline bool has_sudo(const shell_segment& sg) {
-    static constexpr std::array<std::string_view, 3> root{"sudo", "su", "doas"};
     for (const auto& w : sg.words) {
-        const std::string_view b = base_name(w);
-        if (one_of(b, root)) return true;
-        if (b != "env" && b != "nohup" && b != "exec" && b != "command") break;
+        const std::uint32_t r = roles_of(base_name(w));
+        if (r & role_root) return true;
+        if (!(r & role_passthrough)) break;
     }
     return false;
 }
@@ -415,6 +607,18 @@ inline bool rm_is_recursive_forced(const shell_segment& sg, std::size_t cmd) {
     return r && f;
 }
 
+/// The first occurrence of `needle` in `hay` at or after `from` (memmem: a
+/// vectorised search, where std::string_view::find stops at every first character).
+inline std::size_t find_from(std::string_view hay, std::string_view needle, std::size_t from) noexcept {
+    if (from > hay.size()) return std::string_view::npos;
+    const void* hit = ::memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
+    return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - hay.data())
+               : std::string_view::npos;
+}
+inline bool contains(std::string_view hay, std::string_view needle) noexcept {
+    return find_from(hay, needle, 0) != std::string_view::npos;
+}
+
 // Removes blanks, for the fork-bomb shape `:(){ :|:& };:`.
 inline bool looks_like_fork_bomb(std::string_view s) {
     std::size_t def = s.find("()");
@@ -455,19 +659,18 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
     const std::string violation = "security violation detected";
 
     // Substring classes, on the raw text.
-    if (command.find("/dev/tcp/") != std::string_view::npos ||
-        command.find("/dev/udp/") != std::string_view::npos)
-        return block(violation, "dev_tcp");
-    if (command.find("LD_PRELOAD=") != std::string_view::npos) return block(violation, "ld_preload");
-    for (std::size_t p = command.find("/proc/"); p != std::string_view::npos;
-         p = command.find("/proc/", p + 6)) {
+    if (contains(command, "/dev/tcp/") || contains(command, "/dev/udp/")) return block(violation, "dev_tcp");
+    if (contains(command, "LD_PRELOAD=")) return block(violation, "ld_preload");
+    for (std::size_t p = find_from(command, "/proc/", 0); p != std::string_view::npos;
+         p = find_from(command, "/proc/", p + 6)) {
         const std::size_t slash = command.find('/', p + 6);
         if (slash != std::string_view::npos && slash < p + 40 && command.substr(slash, 8) == "/environ")
             return block(violation, "proc_environ");
     }
     if (looks_like_fork_bomb(command)) return block(violation, "fork_bomb");
 
-    const std::vector<shell_segment> segs = lex_shell(command);
+    const shell_lex lexed = lex_shell(command);
+    const std::vector<shell_segment>& segs = lexed.segments;
     command_verdict medium;
     for (std::size_t i = 0; i < segs.size(); ++i) {
         const shell_segment& sg = segs[i];
@@ -476,9 +679,6 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
         for (const auto& a : sg.assignments)
             if (a.starts_with("LD_PRELOAD=")) return block(violation, "ld_preload");
         const std::size_t ci = command_index(sg);
-        if (sg.parent >= 0 && sg.command_position && ci < sg.words.size() &&
-            one_of(base_name(sg.words[ci]), command_position_runners))
-            return block(violation, "command_substitution");
         if (ci >= sg.words.size()) {
             for (const auto& a : sg.assignments)
                 if (a.starts_with("PATH=") && !medium.rule.size())
@@ -486,17 +686,21 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
             continue;
         }
         const std::string_view cmd = base_name(sg.words[ci]);
+        // One lookup of the command word (by its first character) gives every role it has.
+        const std::uint32_t roles = roles_of(cmd);
+        if (sg.parent >= 0 && sg.command_position && (roles & role_runner))
+            return block(violation, "command_substitution");
         // A script given as a string is judged like the command itself.
-        if (depth < 4) {
+        if (depth < 4 && (roles & (role_eval | role_shell))) {
             std::string script;
-            if (cmd == "eval") {
+            if (roles & role_eval) {
                 for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
-                    script += sg.words[k] + " ";
-            } else if (one_of(cmd, shells)) {
+                    script.append(sg.words[k]).append(" ");
+            } else {
                 for (std::size_t k = ci + 1; k + 1 < sg.words.size(); ++k)
                     if (sg.words[k].size() > 1 && sg.words[k][0] == '-' && sg.words[k][1] != '-' &&
-                        sg.words[k].find('c') != std::string::npos) {
-                        script = sg.words[k + 1];
+                        sg.words[k].find('c') != std::string_view::npos) {
+                        script = std::string(sg.words[k + 1]);
                         break;
                     }
             }
@@ -508,59 +712,56 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
         }
         // Downloads run by a shell or interpreter: eval $(curl ...), python -c "$(curl ...)", sh -c "`wget
         // ...`".
-        if (sg.parent >= 0 && one_of(cmd, downloaders)) {
+        if (sg.parent >= 0 && (roles & role_downloader)) {
             const shell_segment& parent = segs[static_cast<std::size_t>(sg.parent)];
             const std::size_t pi = command_index(parent);
-            if (pi < parent.words.size()) {
-                const std::string_view pc = base_name(parent.words[pi]);
-                if (pc == "eval" || pc == "source" || pc == "." || one_of(pc, interpreters))
-                    return block(violation, "remote_code");
-            }
+            if (pi < parent.words.size() &&
+                (roles_of(base_name(parent.words[pi])) & (role_eval | role_source | role_interpreter)))
+                return block(violation, "remote_code");
         }
-        if (cmd == "rm" && rm_is_recursive_forced(sg, ci))
+        if ((roles & role_rm) && rm_is_recursive_forced(sg, ci))
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
                 if (is_system_path(sg.words[k])) return block(violation, "rm_rf_root");
-        if (cmd == "dd")
+        if (roles & role_dd)
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
                 if (sg.words[k].starts_with("if=")) return block(violation, "dd");
-        if (cmd == "mkfs" || cmd.starts_with("mkfs.")) return block(violation, "mkfs");
-        if (sg.piped_from && (one_of(cmd, shells) || one_of(cmd, interpreters)) && i > 0) {
+        if ((roles & role_mkfs) || cmd.starts_with("mkfs.")) return block(violation, "mkfs");
+        if (sg.piped_from && (roles & (role_shell | role_interpreter)) && i > 0) {
             // `| sh`, `| python3`: whatever came before is run as code.
             bool script_arg = false;
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
                 if (!sg.words[k].starts_with("-")) script_arg = true;
-            if (!script_arg || one_of(cmd, shells)) return block(violation, "pipe_to_shell");
+            if (!script_arg || (roles & role_shell)) return block(violation, "pipe_to_shell");
         }
-        if (cmd == "base64" && i + 1 < segs.size() && segs[i + 1].piped_from)
+        if ((roles & role_base64) && i + 1 < segs.size() && segs[i + 1].piped_from)
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
                 if (sg.words[k] == "-d" || sg.words[k] == "--decode" || sg.words[k] == "-D")
                     return block(violation, "base64_pipe");
-        if (cmd == "tee" || cmd == "cp" || cmd == "mv" || cmd == "ln" || cmd == "install")
+        if (roles & role_copier)
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
                 if (!sg.words[k].starts_with("-") && k + 1 == sg.words.size() &&
                     is_protected_write_target(sg.words[k]))
                     return block(violation, "system_write");
-        if (cmd == "tee")
+        if (roles & role_tee)
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
                 if (is_protected_write_target(sg.words[k])) return block(violation, "system_write");
 
         if (!medium.rule.empty()) continue;
         if (has_sudo(sg)) {
             medium = {command_risk::warn, {}, "sudo"};
-        } else if (cmd == "chmod") {
+        } else if (roles & role_chmod) {
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
                 if (sg.words[k] == "777" || sg.words[k] == "a+rwx" || sg.words[k] == "0777")
                     medium = {command_risk::warn, {}, "chmod_777"};
-        } else if ((cmd == "pip" || cmd == "pip3" || cmd == "uv" || cmd == "npm" || cmd == "apt" ||
-                    cmd == "apt-get" || cmd == "yum" || cmd == "dnf" || cmd == "apk" || cmd == "gem") &&
+        } else if ((roles & role_package_manager) &&
                    std::find(sg.words.begin() + static_cast<std::ptrdiff_t>(ci), sg.words.end(), "install") !=
                        sg.words.end()) {
             medium = {command_risk::warn, {}, "package_install"};
-        } else if (one_of(cmd, interpreters) && ci + 3 < sg.words.size() + 1 &&
+        } else if ((roles & role_interpreter) && ci + 3 < sg.words.size() + 1 &&
                    std::find(sg.words.begin(), sg.words.end(), "pip") != sg.words.end() &&
                    std::find(sg.words.begin(), sg.words.end(), "install") != sg.words.end()) {
             medium = {command_risk::warn, {}, "package_install"};
-        } else if (cmd == "export" || cmd == "declare") {
+        } else if (roles & role_export) {
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
                 if (sg.words[k].starts_with("PATH=")) medium = {command_risk::warn, {}, "path_change"};
         }

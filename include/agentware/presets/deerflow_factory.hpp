@@ -408,6 +408,13 @@ auto create_deerflow_agent(Model model, tool_set tools, runtime_features feature
         if (!executor) {
             subagent_executor_options eo;
             eo.tools = tools;
+            // The sandbox's tools too (the user's win a name): the `bash` type is
+            // offered when the sandbox runs bash (isolated, or allow_host_bash).
+            if (const auto* s = chain.template get<sandbox>()) {
+                eo.allow_bash = s->options().offers_bash();
+                for (auto& t : s->tools())
+                    if (!eo.tools.find(t->schema().name)) eo.tools.add(t);
+            }
             executor = std::make_shared<subagent_executor>(std::move(eo));
         }
         tools.add(make_task_tool(std::move(executor)));

@@ -11,7 +11,7 @@
 // string replacements (three passes). This is one pass: a 16-byte-wide scan
 // (SSE2 where the target has it, a byte loop elsewhere) finds the next '<' or
 // "---", everything between is copied in bulk, and only there is a tag name
-// (one word, looked up among the names of its length) or a boundary token
+// (one word, looked up by a perfect hash of its length and end characters) or a boundary token
 // looked for. Text that needs no change is not copied at all
 // (`neutralized_if_needed` returns nullopt).
 //
@@ -146,70 +146,129 @@ inline bool word_at(std::string_view text, std::size_t i) noexcept {
 // next '>'); only "available-deferred-tools" needs a look past its first word.
 inline constexpr std::size_t longest_word_name = 22; // slash_skill_activation
 
-// The names of the index, zero-padded to 24 bytes: a fixed-size comparison
-// compiles to three 8-byte compares.
+// The names, zero-padded to 24 bytes: a fixed-size comparison compiles to
+// three 8-byte compares.
 struct padded_name {
     char c[24];
 };
 
-struct name_index {
-    // For each length, the names of that length (no '-'), packed in `names`.
-    std::array<padded_name, blocked_tag_names.size()> names{};
-    std::array<std::uint8_t, longest_word_name + 2> first{}; // names[first[n], first[n + 1]) have length n
+// A word is looked up by a perfect hash of its length and its first and last
+// characters (checked at compile time to be collision-free over the names):
+// one table read and one 24-byte compare, whatever the word.
+constexpr std::size_t name_hash(char first, char last, std::size_t len) noexcept {
+    return (static_cast<unsigned char>(first) * 4u + static_cast<unsigned char>(last) * 20u + len) & 255u;
+}
+
+inline constexpr std::string_view available_word = "available"; // of "available-deferred-tools"
+
+struct name_table {
+    std::array<padded_name, blocked_tag_names.size() + 1> names{}; // [0] unused
+    std::array<std::uint8_t, 256> slot{};                          // hash -> index into names, 0: none
+    std::uint8_t available = 0;                                    // the index of "available"
+    bool collision = false;
 };
 
-inline constexpr name_index word_names = [] {
-    name_index idx;
+inline constexpr name_table word_names = [] {
+    name_table t;
     std::size_t k = 0;
-    for (std::size_t len = 0; len <= longest_word_name; ++len) {
-        idx.first[len] = static_cast<std::uint8_t>(k);
-        for (std::string_view n : blocked_tag_names)
-            if (n.size() == len && n.find('-') == std::string_view::npos) {
-                for (std::size_t j = 0; j < n.size(); ++j)
-                    idx.names[k].c[j] = n[j];
-                ++k;
-            }
-    }
-    idx.first[longest_word_name + 1] = static_cast<std::uint8_t>(k);
-    return idx;
+    auto add = [&](std::string_view n) {
+        ++k;
+        for (std::size_t j = 0; j < n.size(); ++j)
+            t.names[k].c[j] = n[j];
+        auto& s = t.slot[name_hash(n.front(), n.back(), n.size())];
+        if (s != 0) t.collision = true;
+        s = static_cast<std::uint8_t>(k);
+    };
+    for (std::string_view n : blocked_tag_names)
+        if (n.find('-') == std::string_view::npos) add(n);
+    add(available_word);
+    t.available = static_cast<std::uint8_t>(k);
+    return t;
+}();
+static_assert(!word_names.collision, "untrusted_text: the name hash must be collision-free");
+
+// ASCII word characters lower-cased; 0 for every other byte.
+inline constexpr std::array<char, 256> word_fold = [] {
+    std::array<char, 256> t{};
+    for (int c = 0; c < 128; ++c)
+        if (is_ascii_word(static_cast<char>(c)))
+            t[static_cast<std::size_t>(c)] = ascii_lower(static_cast<char>(c));
+    return t;
 }();
 
-// Whether the lower-cased, zero-padded word `w` of length `len` is a blocked name.
-inline bool is_word_name(const char (&w)[24], std::size_t len) noexcept {
-    if (len == 0 || len > longest_word_name) return false;
-    for (std::size_t k = word_names.first[len]; k < word_names.first[len + 1]; ++k)
-        if (__builtin_memcmp(word_names.names[k].c, w, sizeof w) == 0) return true;
-    return false;
+/// The first position at or after `i` that is not a blank (Python's `\s`).
+inline std::size_t skip_blanks(std::string_view text, std::size_t i) noexcept {
+    while (i < text.size()) {
+        if (static_cast<unsigned char>(text[i]) < 0x80) {
+            if (!is_blank(text[i])) return i;
+            ++i;
+        } else {
+            const std::size_t b = blank_at(text, i);
+            if (b == 0) return i;
+            i += b;
+        }
+    }
+    return i;
 }
 
 /// Whether a blocked tag starts at text[lt] == '<'.
 inline bool blocked_tag_at(std::string_view text, std::size_t lt) noexcept {
+    const char* const p = text.data();
     const std::size_t n = text.size();
-    std::size_t i = lt + 1;
-    for (std::size_t b; i < n && (b = blank_at(text, i)) != 0;)
-        i += b;
-    if (i < n && text[i] == '/') ++i;
-    for (std::size_t b; i < n && (b = blank_at(text, i)) != 0;)
-        i += b;
+    std::size_t i = skip_blanks(text, lt + 1);
+    if (i < n && p[i] == '/') i = skip_blanks(text, i + 1);
     // The ASCII word after it, lower-cased (one longer than any name is enough to refuse it).
-    char word[24] = {};
+    padded_name word{};
     std::size_t len = 0;
-    while (i + len < n && len <= longest_word_name && is_ascii_word(text[i + len])) {
-        word[len] = ascii_lower(text[i + len]);
-        ++len;
-    }
+    for (char f;
+         i + len < n && len <= longest_word_name && (f = word_fold[static_cast<unsigned char>(p[i + len])]);)
+        word.c[len++] = f;
+    if (len == 0 || len > longest_word_name) return false;
     const std::size_t after = i + len;
-    if (after < n && word_at(text, after)) return false; // the word goes on
-    if (is_word_name(word, len)) return true;
-    static constexpr std::string_view available = "available";
+    // An ASCII byte after it is no word character (the loop stopped there); beyond ASCII, look.
+    if (after < n && static_cast<unsigned char>(p[after]) >= 0x80 && word_at(text, after)) return false;
+    const std::uint8_t k = word_names.slot[name_hash(word.c[0], word.c[len - 1], len)];
+    if (k == 0 || __builtin_memcmp(word_names.names[k].c, word.c, sizeof word.c) != 0) return false;
+    if (k != word_names.available) return true;
     static constexpr std::string_view rest = "-deferred-tools";
-    if (len != available.size() || std::memcmp(word, available.data(), len) != 0) return false;
     std::size_t j = after;
     if (n - j < rest.size()) return false;
-    for (std::size_t k = 0; k < rest.size(); ++k)
-        if (ascii_lower(text[j + k]) != rest[k]) return false;
+    for (std::size_t r = 0; r < rest.size(); ++r)
+        if (ascii_lower(p[j + r]) != rest[r]) return false;
     j += rest.size();
     return j == n || !word_at(text, j);
+}
+
+/// Copies `len` bytes without a library call for the short copies between
+/// two stops (overlapping fixed-size moves, reading and writing only the range).
+inline void copy_bytes(char* d, const char* s, std::size_t len) noexcept {
+    if (len >= 16) {
+        if (len > 32) {
+            std::memcpy(d, s, len);
+            return;
+        }
+        char a[16], b[16];
+        std::memcpy(a, s, 16);
+        std::memcpy(b, s + len - 16, 16);
+        std::memcpy(d, a, 16);
+        std::memcpy(d + len - 16, b, 16);
+    } else if (len >= 8) {
+        std::uint64_t a, b;
+        std::memcpy(&a, s, 8);
+        std::memcpy(&b, s + len - 8, 8);
+        std::memcpy(d, &a, 8);
+        std::memcpy(d + len - 8, &b, 8);
+    } else if (len >= 4) {
+        std::uint32_t a, b;
+        std::memcpy(&a, s, 4);
+        std::memcpy(&b, s + len - 4, 4);
+        std::memcpy(d, &a, 4);
+        std::memcpy(d + len - 4, &b, 4);
+    } else if (len > 0) {
+        d[0] = s[0];
+        d[len / 2] = s[len / 2];
+        d[len - 1] = s[len - 1];
+    }
 }
 
 /// The output, written through a raw pointer (appends of a few bytes are the
@@ -219,7 +278,7 @@ public:
     bool empty() const noexcept { return !started_; }
     void put(const char* p, std::size_t len) {
         room(len);
-        std::memcpy(w_, p, len);
+        copy_bytes(w_, p, len);
         w_ += len;
     }
     void put(std::string_view s) { put(s.data(), s.size()); }
@@ -262,24 +321,26 @@ public:
     explicit neutralizer(std::string_view text) : t_(text) {}
 
     std::optional<std::string> run() {
-        std::size_t i = next_candidate(0);
-        while (i < t_.size())
-            i = next_candidate(t_[i] == '<' ? on_lt(i) : on_dashes(i));
+        const std::size_t n = t_.size();
+        std::size_t i = next_candidate(0, n);
+        while (i < n)
+            i = next_candidate(t_[i] == '<' ? on_lt(i) : on_dashes(i), n);
         if (out_.empty()) return std::nullopt;
-        flush(t_.size());
+        flush(n);
         return std::move(out_).finish();
     }
 
 private:
-    // The first position at or after `from` holding '<' or starting "---".
-    std::size_t next_candidate(std::size_t from) const noexcept {
+    // The first position at or after `from` holding '<' or starting "---";
+    // some position at or after `limit` when there is none before it.
+    std::size_t next_candidate(std::size_t from, std::size_t limit) const noexcept {
         const char* const base = t_.data();
         const std::size_t n = t_.size();
         std::size_t p = from;
 #if defined(__SSE2__)
         const __m128i lt = _mm_set1_epi8('<');
         const __m128i dash = _mm_set1_epi8('-');
-        for (; p + 18 <= n; p += 16) {
+        for (; p + 18 <= n && p < limit; p += 16) {
             const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + p));
             const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + p + 1));
             const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + p + 2));
@@ -291,10 +352,29 @@ private:
                 return p + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
         }
 #endif
-        for (; p < n; ++p)
+        for (; p < n && p < limit; ++p)
             if (base[p] == '<' || (base[p] == '-' && p + 2 < n && base[p + 1] == '-' && base[p + 2] == '-'))
                 return p;
-        return n;
+        return std::max(p, limit);
+    }
+
+    // The first '>' at or after `from`, or the end of the text.
+    std::size_t find_gt(std::size_t from) const noexcept {
+        const char* const base = t_.data();
+        const std::size_t n = t_.size();
+        std::size_t p = from;
+#if defined(__SSE2__)
+        // Tags are short: a few 16-byte steps before handing over to memchr.
+        const __m128i gt = _mm_set1_epi8('>');
+        for (int step = 0; step < 4 && p + 16 <= n; ++step, p += 16) {
+            const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + p));
+            if (const int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(a, gt)))
+                return p + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+        }
+#endif
+        if (p >= n) return n;
+        const void* hit = std::memchr(base + p, '>', n - p);
+        return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - base) : n;
     }
 
     // Copies text[copied_, pos) to the output (starting it if need be).
@@ -335,13 +415,11 @@ private:
     // text), with every '<' and boundary token inside it. Returns where to go on.
     std::size_t on_lt(std::size_t i) {
         if (!blocked_tag_at(t_, i)) return i + 1;
-        const void* gt = std::memchr(t_.data() + i, '>', t_.size() - i);
-        const std::size_t end =
-            gt ? static_cast<std::size_t>(static_cast<const char*>(gt) - t_.data()) : t_.size();
+        const std::size_t end = find_gt(i + 1);
         flush(i);
         out_.put4("&lt;");
         copied_ = i + 1;
-        for (std::size_t k = next_candidate(copied_); k < end; k = next_candidate(k)) {
+        for (std::size_t k = next_candidate(copied_, end); k < end; k = next_candidate(k, end)) {
             if (t_[k] == '<') {
                 flush(k);
                 out_.put4("&lt;");

@@ -28,7 +28,8 @@ boost::json::object bench_message(std::size_t i) {
     return boost::json::object{
         {"type", i % 2 ? "ai" : "human"},
         {"id", "msg-" + std::to_string(i)},
-        {"content", "A message of typical length in a conversation with an agent, number " + std::to_string(i) +
+        {"content", "A message of typical length in a conversation with an agent, number " +
+                        std::to_string(i) +
                         ", which says what it has to say in a sentence or two and then stops."}};
 }
 
@@ -41,8 +42,8 @@ boost::json::value history(std::size_t n) {
 
 std::filesystem::path bench_dir(const char* what) {
     std::random_device rd;
-    auto dir = std::filesystem::temp_directory_path() / ("agentware-bench-" + std::string(what) + "-" +
-                                                         std::to_string(rd()));
+    auto dir = std::filesystem::temp_directory_path() /
+               ("agentware-bench-" + std::string(what) + "-" + std::to_string(rd()));
     std::filesystem::create_directories(dir);
     return dir;
 }

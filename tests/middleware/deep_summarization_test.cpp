@@ -72,7 +72,8 @@ auto compact_once(summarization& s, std::vector<message> ms, M& run_model) {
 
 } // namespace deep_summarization_test
 
-TEST_CASE("deepagents' summarization defaults follow the model's input window", "[middleware][summarization][deep]") {
+TEST_CASE("deepagents' summarization defaults follow the model's input window",
+          "[middleware][summarization][deep]") {
     auto known = deepagents_summarization_options(200000);
     CHECK(known.enabled);
     CHECK(known.summary_as_message);
@@ -85,9 +86,9 @@ TEST_CASE("deepagents' summarization defaults follow the model's input window", 
     // The options' JSON form carries the new switch and reads it back.
     auto back = json_read_as<summarization_options>(boost::json::value_from(known), "summarization");
     CHECK(back == known);
-    CHECK_THROWS_WITH(
-        json_read_as<summarization_options>(boost::json::parse(R"({"summary_as_message": "yes"})"), "summarization"),
-        Catch::Contains("summarization.summary_as_message"));
+    CHECK_THROWS_WITH(json_read_as<summarization_options>(
+                          boost::json::parse(R"({"summary_as_message": "yes"})"), "summarization"),
+                      Catch::Contains("summarization.summary_as_message"));
 }
 
 TEST_CASE("deep summarization offloads the summarised messages and names the file in the summary",
@@ -95,7 +96,8 @@ TEST_CASE("deep summarization offloads the summarised messages and names the fil
     deep_summarization_test::scratch dir;
     summarization s = make_deep_summarization(disk_backend(dir.path().string(), true));
     scripted_model summarizer({ai_message("They asked 7 questions."), ai_message("Second summary.")});
-    auto [done, state] = deep_summarization_test::compact_once(s, deep_summarization_test::turns(10), summarizer);
+    auto [done, state] =
+        deep_summarization_test::compact_once(s, deep_summarization_test::turns(10), summarizer);
     REQUIRE(done);
     // Six kept (deepagents' default without a window), the summary message first.
     REQUIRE(state.messages.size() == 7);
@@ -104,7 +106,8 @@ TEST_CASE("deep summarization offloads the summarised messages and names the fil
     CHECK(summary.name == "summary");
     CHECK(summary.metadata.at("lc_source") == "summarization");
     CHECK(summary.text() ==
-          "You are in the middle of a conversation that has been summarized.\n\nThe full conversation history has "
+          "You are in the middle of a conversation that has been summarized.\n\nThe full conversation "
+          "history has "
           "been saved to /conversation_history/t1.md should you need to refer back to it for details.\n\nA "
           "condensed summary follows:\n\n<summary>\nThey asked 7 questions.\n</summary>");
     CHECK(get<summary_text_field>(state).empty());
@@ -133,12 +136,15 @@ TEST_CASE("deep summarization without a writable offload uses the plain summary 
     summarization s(deepagents_summarization_options());
     s.offload = offload_history_to(state_backend{});
     scripted_model summarizer({ai_message("Short.")});
-    auto [done, state] = deep_summarization_test::compact_once(s, deep_summarization_test::turns(5), summarizer);
+    auto [done, state] =
+        deep_summarization_test::compact_once(s, deep_summarization_test::turns(5), summarizer);
     REQUIRE(done);
     CHECK(state.messages[0].text() == "Here is a summary of the conversation to date:\n\nShort.");
     // An offload that throws is the same as one that could not write.
     summarization t(deepagents_summarization_options());
-    t.offload = [](const summarization_event&) -> std::optional<std::string> { throw std::runtime_error("disk"); };
+    t.offload = [](const summarization_event&) -> std::optional<std::string> {
+        throw std::runtime_error("disk");
+    };
     scripted_model other({ai_message("Short.")});
     auto [done2, state2] = deep_summarization_test::compact_once(t, deep_summarization_test::turns(5), other);
     REQUIRE(done2);

@@ -33,9 +33,9 @@ inline bool offers(const std::vector<std::string>& names, std::string_view name)
 } // namespace todo_list_test
 
 TEST_CASE("todo_list plans in every run with LangChain's texts", "[middleware][todo_list]") {
-    scripted_model model({test::calls({todo_list_test::write_call(
-                              "w1", R"([{"content": "A", "status": "in_progress"}])")}),
-                          ai_message("done")});
+    scripted_model model(
+        {test::calls({todo_list_test::write_call("w1", R"([{"content": "A", "status": "in_progress"}])")}),
+         ai_message("done")});
     auto a = make_agent(model, tool_set{}, todo_list{});
     a.options().system_prompt = "Be brief.";
     decltype(a)::state_type state;
@@ -66,17 +66,19 @@ TEST_CASE("todo_list's prompt and description are options; an empty prompt adds 
 }
 
 TEST_CASE("todo_list answers parallel writes with LangChain's error", "[middleware][todo_list]") {
-    scripted_model model({test::calls({todo_list_test::write_call("w1", R"([{"content": "A", "status": "pending"}])"),
-                                       todo_list_test::write_call("w2", R"([{"content": "B", "status": "pending"}])")}),
-                          ai_message("ok")});
+    scripted_model model(
+        {test::calls({todo_list_test::write_call("w1", R"([{"content": "A", "status": "pending"}])"),
+                      todo_list_test::write_call("w2", R"([{"content": "B", "status": "pending"}])")}),
+         ai_message("ok")});
     auto a = make_agent(model, tool_set{}, todo_list{});
     decltype(a)::state_type state;
     REQUIRE(a.run(state, "go").ok());
     CHECK(get<todos_field>(state).empty());
     for (int i : {2, 3}) {
-        CHECK(state.messages[i].text() ==
-              "Error: The `write_todos` tool should never be called multiple times in parallel. Please call it "
-              "only once per model invocation to update the todo list.");
+        CHECK(
+            state.messages[i].text() ==
+            "Error: The `write_todos` tool should never be called multiple times in parallel. Please call it "
+            "only once per model invocation to update the todo list.");
         CHECK(state.messages[i].is_error());
     }
 }
@@ -111,7 +113,8 @@ TEST_CASE("DeerFlow's todo is todo_list configured for plan mode", "[middleware]
 
 TEST_CASE("todo_list options in JSON name bad keys and types", "[middleware][todo_list][options]") {
     auto o = json_read_as<todo_list_options>(
-        boost::json::parse(R"({"system_prompt": "S", "tool_description": "D", "active_when": "k"})"), "todo_list");
+        boost::json::parse(R"({"system_prompt": "S", "tool_description": "D", "active_when": "k"})"),
+        "todo_list");
     CHECK(o.system_prompt == "S");
     CHECK(o.tool_description == "D");
     CHECK(o.active_when == "k");
@@ -119,6 +122,7 @@ TEST_CASE("todo_list options in JSON name bad keys and types", "[middleware][tod
     CHECK(json_read_as<todo_list_options>(boost::json::parse("{}"), "todo_list") == todo_list_options{});
     CHECK_THROWS_WITH(json_read_as<todo_list_options>(boost::json::parse(R"({"prompt": "x"})"), "todo_list"),
                       Catch::Contains("todo_list.prompt"));
-    CHECK_THROWS_WITH(json_read_as<todo_list_options>(boost::json::parse(R"({"system_prompt": 3})"), "todo_list"),
-                      Catch::Contains("todo_list.system_prompt"));
+    CHECK_THROWS_WITH(
+        json_read_as<todo_list_options>(boost::json::parse(R"({"system_prompt": 3})"), "todo_list"),
+        Catch::Contains("todo_list.system_prompt"));
 }

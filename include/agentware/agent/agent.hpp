@@ -51,6 +51,10 @@ struct agent_options {
     model_settings settings;
     std::size_t max_parallel_tools = 4;  ///< threads that run one round's tool calls side by side
     bool validate_tool_arguments = true; ///< check arguments against each tool's schema first
+    /// Tools never offered, whoever brings them (the agent or a middleware's
+    /// `tools()`): not in the model's schema, and a call naming one is
+    /// answered as a call of an unknown tool. Change it only while no run is in progress.
+    std::vector<std::string> disabled_tool_names;
 };
 
 namespace detail {
@@ -103,18 +107,24 @@ public:
     /// the next round offers them (with those of the engaged middlewares).
     tool_set& tools() noexcept {
         if constexpr (offer_type::any) offered_.invalidate();
+        ++own_generation_;
         return tools_;
     }
     /// The tools a model call would be offered now: the agent's own and those
-    /// of the middlewares whose slots are engaged.
+    /// of the middlewares whose slots are engaged, less the disabled ones.
     std::shared_ptr<const tool_set> offered_tools() {
+        std::shared_ptr<const tool_set> all;
         if constexpr (offer_type::any) {
             detail::round_offer now;
             offered_.current(pipeline_, tools_, now);
-            return std::move(now.tools);
+            all = std::move(now.tools);
         } else {
-            return std::shared_ptr<const tool_set>(std::shared_ptr<void>(), &tools_); // no owner: the agent's
+            all = std::shared_ptr<const tool_set>(std::shared_ptr<void>(), &tools_); // no owner: the agent's
         }
+        if (options_.disabled_tool_names.empty()) return all;
+        detail::enabled_offer enabled;
+        detail::without_disabled(*all, own_generation_, options_.disabled_tool_names, enabled);
+        return std::move(enabled.tools);
     }
     /// Rebuilds the offered tools at the next round. Engaging or resetting an
     /// optional slot is noticed by itself; replacing an engaged middleware by
@@ -213,12 +223,13 @@ private:
 
     using offer_type = detail::offered_tools<Pipeline>;
 
-    // The tools this round offers (the run keeps the last offer in `round`).
+    // The tools this round offers (the run keeps the last offer in `round`),
+    // less the disabled ones.
     const tool_set& offer(detail::tool_round<state_type>& round) {
-        if constexpr (offer_type::any)
-            return offered_.current(pipeline_, tools_, round.offer);
-        else
-            return tools_;
+        const tool_set* all = &tools_;
+        if constexpr (offer_type::any) all = &offered_.current(pipeline_, tools_, round.offer);
+        if (options_.disabled_tool_names.empty()) return *all;
+        return detail::without_disabled(*all, own_generation_, options_.disabled_tool_names, round.enabled);
     }
 
     // A bounded pool for the tool calls of a round (made when first needed).
@@ -631,7 +642,8 @@ private:
             } catch (...) {
                 slot.failure = std::current_exception();
             }
-            if (rt.checkpoint_results) unsaved[static_cast<std::size_t>(&slot - calls.data())] = checkpoint_result(rt, slot);
+            if (rt.checkpoint_results)
+                unsaved[static_cast<std::size_t>(&slot - calls.data())] = checkpoint_result(rt, slot);
         };
         if (calls.size() > 1) {
             // The first call runs here; the others on the pool, side by side.
@@ -659,7 +671,8 @@ private:
     }
     // ... and each call's result as the call completes (from the thread that
     // ran it). Returns the failure to save it, if any.
-    std::exception_ptr checkpoint_result(const runtime& rt, const detail::tool_slot<state_type>& slot) noexcept {
+    std::exception_ptr checkpoint_result(const runtime& rt,
+                                         const detail::tool_slot<state_type>& slot) noexcept {
         if (!slot.result) return nullptr; // failed or interrupted: its answer comes with the round
         try {
             message m = slot.result->msg;
@@ -681,6 +694,7 @@ private:
     std::function<std::optional<state_type>(std::string_view)> load_;
     std::function<void(std::string_view, const state_type&)> save_;
     std::function<void(std::string_view, const message&)> save_result_;
+    std::uint64_t own_generation_ = 0; // bumped when tools() hands out the agent's tool set
 };
 
 /// Makes an agent from a model, tools and middlewares: the pipeline's type is

@@ -93,9 +93,11 @@ struct append_log_cache {
 /// the members may be called from many threads at once. Linux/POSIX only.
 class append_file_checkpointer {
 public:
-    explicit append_file_checkpointer(std::filesystem::path directory, append_checkpointer_options options = {})
+    explicit append_file_checkpointer(std::filesystem::path directory,
+                                      append_checkpointer_options options = {})
         : dir_(std::move(directory)), options_(options) {
-        if (dir_.empty()) throw std::invalid_argument("append_file_checkpointer: the directory path is empty");
+        if (dir_.empty())
+            throw std::invalid_argument("append_file_checkpointer: the directory path is empty");
     }
     append_file_checkpointer(const append_file_checkpointer&) = delete;
     append_file_checkpointer& operator=(const append_file_checkpointer&) = delete;
@@ -138,8 +140,8 @@ public:
         std::lock_guard lock(mutex_);
         detail::append_log_cache* log = cache_of(thread_id);
         if (log == nullptr)
-            throw checkpoint_error("checkpoint: cannot record a tool result for thread \"" + std::string(thread_id) +
-                                   "\": it has no saved state to follow");
+            throw checkpoint_error("checkpoint: cannot record a tool result for thread \"" +
+                                   std::string(thread_id) + "\": it has no saved state to follow");
         boost::json::object record;
         record["result"] = message;
         append_record(thread_id, *log, record);
@@ -156,7 +158,8 @@ public:
             if (err == ENOENT) return false;
             detail::throw_checkpoint_io("remove", path, err);
         }
-        if (const int err = detail::fsync_directory(dir_)) detail::throw_checkpoint_io("sync directory", dir_, err);
+        if (const int err = detail::fsync_directory(dir_))
+            detail::throw_checkpoint_io("sync directory", dir_, err);
         return true;
     }
 
@@ -202,16 +205,18 @@ private:
         return it == logs_.end() ? nullptr : &it->second;
     }
 
-    [[noreturn]] static void corrupt(const std::filesystem::path& path, std::size_t line, std::string_view why) {
-        throw checkpoint_error("checkpoint: log \"" + path.string() + "\" record " + std::to_string(line) + " " +
-                               std::string(why));
+    [[noreturn]] static void corrupt(const std::filesystem::path& path, std::size_t line,
+                                     std::string_view why) {
+        throw checkpoint_error("checkpoint: log \"" + path.string() + "\" record " + std::to_string(line) +
+                               " " + std::string(why));
     }
 
     static boost::json::array& messages_of(boost::json::value& state, const std::filesystem::path& path,
                                            std::size_t line) {
         auto* o = state.if_object();
         auto* m = o != nullptr ? o->if_contains("messages") : nullptr;
-        if (m == nullptr || !m->is_array()) corrupt(path, line, "extends a state that has no \"messages\" array");
+        if (m == nullptr || !m->is_array())
+            corrupt(path, line, "extends a state that has no \"messages\" array");
         return m->as_array();
     }
 
@@ -242,8 +247,8 @@ private:
             if (eol == std::string::npos) break; // torn: written without its newline
             boost::json::error_code ec;
             std::size_t consumed = 0;
-            boost::json::value record =
-                detail::parse_checkpoint_text(std::string_view(text).substr(valid, eol - valid), ec, consumed);
+            boost::json::value record = detail::parse_checkpoint_text(
+                std::string_view(text).substr(valid, eol - valid), ec, consumed);
             if (ec || !record.is_object()) {
                 if (eol + 1 == text.size()) break; // torn last record
                 corrupt(path, line, "is not a JSON object");
@@ -273,7 +278,8 @@ private:
     }
 
     static void apply_record(boost::json::object& record, std::optional<boost::json::value>& state,
-                             boost::json::array& results, const std::filesystem::path& path, std::size_t line) {
+                             boost::json::array& results, const std::filesystem::path& path,
+                             std::size_t line) {
         if (auto* snapshot = record.if_contains("snapshot")) {
             state = std::move(*snapshot);
             results.clear();
@@ -285,7 +291,8 @@ private:
             return;
         }
         const auto* at = record.if_contains("at");
-        if (at == nullptr || (!at->is_uint64() && !at->is_int64())) corrupt(path, line, "has no \"at\" count");
+        if (at == nullptr || (!at->is_uint64() && !at->is_int64()))
+            corrupt(path, line, "has no \"at\" count");
         boost::json::array& messages = messages_of(*state, path, line);
         const auto n = at->to_number<std::size_t>();
         if (n != messages.size()) corrupt(path, line, "does not follow the messages before it");
@@ -350,7 +357,8 @@ private:
         boost::json::array unset;
         for (const auto& kv : log.fields)
             if (!o->contains(kv.key())) unset.emplace_back(kv.key());
-        if (appended.empty() && set.empty() && unset.empty() && log.results == 0) return true; // nothing to write
+        if (appended.empty() && set.empty() && unset.empty() && log.results == 0)
+            return true; // nothing to write
 
         if (log.bytes + appended.size() * 64 > options_.compact_min_bytes &&
             log.bytes > 2 * log.snapshot_bytes)

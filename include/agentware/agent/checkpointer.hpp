@@ -47,10 +47,10 @@ concept checkpointer = requires(C& c, std::string_view thread_id, const boost::j
 /// the state before each tool round and each result as it comes, so a crash in
 /// the middle of a round loses only the calls still running.
 template <class C>
-concept result_checkpointer = checkpointer<C> && requires(C& c, std::string_view thread_id,
-                                                          const boost::json::value& message) {
-    c.save_result(thread_id, message);
-};
+concept result_checkpointer =
+    checkpointer<C> && requires(C& c, std::string_view thread_id, const boost::json::value& message) {
+        c.save_result(thread_id, message);
+    };
 
 } // namespace agentware
 

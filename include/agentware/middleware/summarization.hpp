@@ -166,10 +166,12 @@ public:
     // Texts kept for parity with deepagents (reference next.md §2.5): the summary message.
     static constexpr std::string_view offloaded_summary_message =
         "You are in the middle of a conversation that has been summarized.\n\nThe full conversation history "
-        "has been saved to {file_path} should you need to refer back to it for details.\n\nA condensed summary "
+        "has been saved to {file_path} should you need to refer back to it for details.\n\nA condensed "
+        "summary "
         "follows:\n\n<summary>\n{summary}\n</summary>";
-    static constexpr std::string_view plain_summary_message = "Here is a summary of the conversation to date:\n\n"
-                                                              "{summary}";
+    static constexpr std::string_view plain_summary_message =
+        "Here is a summary of the conversation to date:\n\n"
+        "{summary}";
 
     const summarization_options& options() const noexcept { return options_; }
 
@@ -301,7 +303,8 @@ public:
 
     /// deepagents' summary message: a human message named "summary" (so it is
     /// not taken for the user's latest message), `lc_source: summarization`.
-    static message summary_message(std::string_view summary_text, const std::optional<std::string>& saved_to) {
+    static message summary_message(std::string_view summary_text,
+                                   const std::optional<std::string>& saved_to) {
         std::string text(saved_to ? offloaded_summary_message : plain_summary_message);
         auto put = [&](std::string_view key, std::string_view value) {
             if (auto at = text.find(key); at != std::string::npos) text.replace(at, key.size(), value);

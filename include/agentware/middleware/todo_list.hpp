@@ -89,7 +89,8 @@ struct todo_list_options {
     // Our own words: LangChain's prompt and tool description are not in our
     // reference (next.md §1.8 names them only).
     static constexpr std::string_view default_system_prompt =
-        "## `write_todos`\n\nYou have a `write_todos` tool to plan and track work of several steps. Write the "
+        "## `write_todos`\n\nYou have a `write_todos` tool to plan and track work of several steps. Write "
+        "the "
         "plan before you start, keep exactly one item in_progress while you work on it, mark each item "
         "completed as soon as it is done, and send the whole list each time. Skip it for simple requests of "
         "one or two steps. Call it at most once per answer.";
@@ -205,7 +206,8 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
                              {"active_when", o.active_when}};
 }
 
-inline todo_list_options tag_invoke(boost::json::value_to_tag<todo_list_options>, const boost::json::value& jv) {
+inline todo_list_options tag_invoke(boost::json::value_to_tag<todo_list_options>,
+                                    const boost::json::value& jv) {
     json_reader r(jv, std::string(todo_list_options::config_section));
     todo_list_options o;
     r.read("system_prompt", o.system_prompt)

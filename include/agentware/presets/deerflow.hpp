@@ -78,10 +78,10 @@ using deerflow_pipeline = pipeline<
     std::optional<safety_finish_reason>,
     // LangChain's general middlewares (docs/middleware/README.md), before clarification (last):
     // the retries and the fallback innermost of them, so the other hooks apply to every attempt
-    std::optional<todo_list>, std::optional<pii>, std::optional<context_editing>, std::optional<model_call_limit>,
-    std::optional<tool_call_limit>, std::optional<moderation>, std::optional<llm_tool_selector>,
-    std::optional<prompt_caching>, std::optional<tool_emulator>, std::optional<tool_retry>,
-    std::optional<model_retry>, std::optional<model_fallback>,
+    std::optional<todo_list>, std::optional<pii>, std::optional<context_editing>,
+    std::optional<model_call_limit>, std::optional<tool_call_limit>, std::optional<moderation>,
+    std::optional<llm_tool_selector>, std::optional<prompt_caching>, std::optional<tool_emulator>,
+    std::optional<tool_retry>, std::optional<model_retry>, std::optional<model_fallback>,
     // after the others' after_model hooks in the list, so its own runs first (nothing re-runs on resume)
     std::optional<human_in_the_loop>, std::optional<clarification>>;
 

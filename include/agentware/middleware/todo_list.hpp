@@ -15,9 +15,9 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/agent/wrap.hpp>
 #include <agentware/core/fields.hpp>
+#include <agentware/detail/python_repr.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool.hpp>
 
@@ -62,7 +62,7 @@ inline todo_item tag_invoke(boost::json::value_to_tag<todo_item>, const boost::j
 
 namespace detail {
 
-// python_repr(std::string_view) is in middleware/detail/json_values.hpp.
+// python_repr(std::string_view) is in detail/python_repr.hpp.
 inline std::string python_repr(const std::vector<todo_item>& todos) {
     std::string out = "[";
     for (std::size_t i = 0; i < todos.size(); ++i) {

@@ -404,7 +404,6 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     }
     agent_options agent_opts;
     agent_opts.system_prompt = sc.system_prompt;
-    agent_opts.disabled_tool_names = sc.disabled_tool_names;
     // Delegations of one answer run one after the other, so their events come in a fixed order.
     if (request.subagent_enabled) agent_opts.max_parallel_tools = 1;
     // A lead-agent scenario (one that configures `models` or `agent`) gets the lead's prompt unless it sets
@@ -423,6 +422,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     }
     agent<scripted_model, deerflow_pipeline> a(scripted_model({}), std::move(own_tools),
                                                std::move(middleware), agent_opts);
+    a.set_disabled_tool_names(sc.disabled_tool_names);
     agent<scripted_model, deerflow_pipeline>::state_type state;
 
     replay_result result;

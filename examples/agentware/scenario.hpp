@@ -98,7 +98,7 @@ struct scenario {
     std::string system_prompt;
     boost::json::object context; ///< the runtime context of every turn (user_id, flags, ...)
     std::size_t recursion_limit = 100;
-    /// Tools never offered (agent_options::disabled_tool_names).
+    /// Tools never offered (agent::set_disabled_tool_names).
     std::vector<std::string> disabled_tool_names;
     std::vector<scenario_file> files;
     std::vector<scenario_turn> turns;

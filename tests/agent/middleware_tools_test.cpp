@@ -115,7 +115,7 @@ TEST_CASE("disabled_tool_names keeps a tool out of the schema, whoever brings it
     scripted_model model({test::calls({test::call("c1", "ping")}), ai_message("done"), ai_message("again"),
                           ai_message("async")});
     agent a(model, tool_set(test::echo_tool()), pipeline<pinger, echo_kit_other>{});
-    a.options().disabled_tool_names = {"ping", "echo"};
+    a.set_disabled_tool_names({"ping", "echo"});
     auto r = a.invoke("go");
     REQUIRE(r.ok());
     CHECK(offered(model, 0) == strings{"shout"});
@@ -125,11 +125,11 @@ TEST_CASE("disabled_tool_names keeps a tool out of the schema, whoever brings it
     CHECK(r.state.messages.at(2).text() == "Error: there is no tool named \"ping\". Available tools: shout.");
 
     // Enabled again between runs: offered again.
-    a.options().disabled_tool_names = {"shout"};
+    a.set_disabled_tool_names({"shout"});
     REQUIRE(a.invoke("more").ok());
     CHECK(offered(model, 2) == strings{"echo", "ping"});
 
-    a.options().disabled_tool_names = {"echo"};
+    a.set_disabled_tool_names({"echo"});
     auto async = test::run_async(a, "async");
     REQUIRE(async.ok());
     CHECK(offered(model, 3) == strings{"ping", "shout"});

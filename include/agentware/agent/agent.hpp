@@ -51,10 +51,6 @@ struct agent_options {
     model_settings settings;
     std::size_t max_parallel_tools = 4;  ///< threads that run one round's tool calls side by side
     bool validate_tool_arguments = true; ///< check arguments against each tool's schema first
-    /// Tools never offered, whoever brings them (the agent or a middleware's
-    /// `tools()`): not in the model's schema, and a call naming one is
-    /// answered as a call of an unknown tool. Change it only while no run is in progress.
-    std::vector<std::string> disabled_tool_names;
 };
 
 namespace detail {
@@ -121,9 +117,9 @@ public:
         } else {
             all = std::shared_ptr<const tool_set>(std::shared_ptr<void>(), &tools_); // no owner: the agent's
         }
-        if (options_.disabled_tool_names.empty()) return all;
+        if (disabled_tool_names_.empty()) return all;
         detail::enabled_offer enabled;
-        detail::without_disabled(*all, own_generation_, options_.disabled_tool_names, enabled);
+        detail::without_disabled(*all, own_generation_, disabled_tool_names_, enabled);
         return std::move(enabled.tools);
     }
     /// Rebuilds the offered tools at the next round. Engaging or resetting an
@@ -133,6 +129,15 @@ public:
         if constexpr (offer_type::any) offered_.invalidate();
     }
     agent_options& options() noexcept { return options_; }
+
+    /// Tools never offered, whoever brings them (the agent or a middleware's
+    /// `tools()`): not in the model's schema, and a call naming one is
+    /// answered as a call of an unknown tool. Change it only while no run is in progress.
+    agent& set_disabled_tool_names(std::vector<std::string> names) {
+        disabled_tool_names_ = std::move(names);
+        return *this;
+    }
+    const std::vector<std::string>& disabled_tool_names() const noexcept { return disabled_tool_names_; }
 
     /// Keeps each thread's state between invocations (see `invoke`).
     template <checkpointer C>
@@ -228,8 +233,8 @@ private:
     const tool_set& offer(detail::tool_round<state_type>& round) {
         const tool_set* all = &tools_;
         if constexpr (offer_type::any) all = &offered_.current(pipeline_, tools_, round.offer);
-        if (options_.disabled_tool_names.empty()) return *all;
-        return detail::without_disabled(*all, own_generation_, options_.disabled_tool_names, round.enabled);
+        if (disabled_tool_names_.empty()) return *all;
+        return detail::without_disabled(*all, own_generation_, disabled_tool_names_, round.enabled);
     }
 
     // A bounded pool for the tool calls of a round (made when first needed).
@@ -695,6 +700,7 @@ private:
     std::function<void(std::string_view, const state_type&)> save_;
     std::function<void(std::string_view, const message&)> save_result_;
     std::uint64_t own_generation_ = 0; // bumped when tools() hands out the agent's tool set
+    std::vector<std::string> disabled_tool_names_;
 };
 
 /// Makes an agent from a model, tools and middlewares: the pipeline's type is

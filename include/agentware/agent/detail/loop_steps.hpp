@@ -149,8 +149,8 @@ struct tool_round {
     /// Calls that wait for a human's answer (an after_model interrupt's
     /// held_calls): not collected while set.
     std::vector<std::string> held;
-    /// The offer less the disabled tools (agent_options::disabled_tool_names).
-    enabled_offer enabled;
+    /// The offer less the disabled tools (agent::set_disabled_tool_names).
+    enabled_offer enabled{};
 };
 
 /// What a run keeps from round to round, so that later rounds allocate

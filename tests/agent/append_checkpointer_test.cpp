@@ -247,7 +247,8 @@ inline void check_crash_view(const boost::json::value& seen) {
 
 } // namespace append_cp
 
-TEST_CASE("an agent checkpoints each tool result as its call completes", "[agent][checkpointer][append]") {
+TEST_CASE("an agent checkpoints each tool result as its call completes",
+          "[agent][checkpointer][append][concurrency]") {
     scratch_dir dir;
     auto seen = std::make_shared<boost::json::value>();
     scripted_model model(

@@ -449,6 +449,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     }
     agent<scripted_model, deerflow_pipeline> a(scripted_model({}), std::move(own_tools),
                                                std::move(middleware), agent_opts);
+    a.set_disabled_tool_names(sc.disabled_tool_names);
     agent<scripted_model, deerflow_pipeline>::state_type state;
 
     replay_result result;

@@ -102,6 +102,8 @@ struct scenario {
     std::string system_prompt;
     boost::json::object context; ///< the runtime context of every turn (user_id, flags, ...)
     std::size_t recursion_limit = 100;
+    /// Tools never offered (agent::set_disabled_tool_names).
+    std::vector<std::string> disabled_tool_names;
     std::vector<scenario_file> files;
     std::vector<scenario_turn> turns;
     /// "deerflow" (the default: DeerFlow's chain from `features`) or "deep"
@@ -333,7 +335,8 @@ inline scenario parse_scenario(const boost::json::value& jv) {
         .read("thread_id", s.thread_id)
         .read("system_prompt", s.system_prompt)
         .read("context", s.context)
-        .read("recursion_limit", s.recursion_limit);
+        .read("recursion_limit", s.recursion_limit)
+        .read("disabled_tool_names", s.disabled_tool_names);
     if (auto now = r.optional<std::string>("now")) {
         s.now = detail::parse_utc(*now);
         if (!s.now) throw agentware::json_error("now", "expected a UTC time as 2026-11-23T09:00:00Z");

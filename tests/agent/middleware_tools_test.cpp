@@ -35,6 +35,15 @@ struct echo_kit {
     auto tools() { return std::vector{share_tool(test::echo_tool())}; }
 };
 
+// Offers `shout`: a middleware whose tool stays while others are disabled.
+struct echo_kit_other {
+    auto tools() {
+        return std::vector{
+            share_tool(make_tool("shout", "Shouts.", boost::json::object{},
+                                 [](const boost::json::object&) { return std::string("HEY"); }))};
+    }
+};
+
 strings offered(const scripted_model& model, std::size_t i) { return model.requests().at(i).tool_names; }
 
 } // namespace
@@ -99,4 +108,29 @@ TEST_CASE("the coroutine loop offers the tools of the slots engaged at each roun
     REQUIRE(out.ok());
     CHECK(offered(model, 0) == strings{"ping"});
     CHECK(out.state.messages.at(2).text() == "pong");
+}
+
+TEST_CASE("disabled_tool_names keeps a tool out of the schema, whoever brings it, in both loops",
+          "[agent][middleware_tools][disabled_tools]") {
+    scripted_model model({test::calls({test::call("c1", "ping")}), ai_message("done"), ai_message("again"),
+                          ai_message("async")});
+    agent a(model, tool_set(test::echo_tool()), pipeline<pinger, echo_kit_other>{});
+    a.set_disabled_tool_names({"ping", "echo"});
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    CHECK(offered(model, 0) == strings{"shout"});
+    CHECK(a.offered_tools()->names() == "shout");
+    // A call naming a disabled tool is answered as a call of an unknown tool.
+    CHECK(r.state.messages.at(2).status == tool_status::error);
+    CHECK(r.state.messages.at(2).text() == "Error: there is no tool named \"ping\". Available tools: shout.");
+
+    // Enabled again between runs: offered again.
+    a.set_disabled_tool_names({"shout"});
+    REQUIRE(a.invoke("more").ok());
+    CHECK(offered(model, 2) == strings{"echo", "ping"});
+
+    a.set_disabled_tool_names({"echo"});
+    auto async = test::run_async(a, "async");
+    REQUIRE(async.ok());
+    CHECK(offered(model, 3) == strings{"ping", "shout"});
 }

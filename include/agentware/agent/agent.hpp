@@ -103,18 +103,24 @@ public:
     /// the next round offers them (with those of the engaged middlewares).
     tool_set& tools() noexcept {
         if constexpr (offer_type::any) offered_.invalidate();
+        ++own_generation_;
         return tools_;
     }
     /// The tools a model call would be offered now: the agent's own and those
-    /// of the middlewares whose slots are engaged.
+    /// of the middlewares whose slots are engaged, less the disabled ones.
     std::shared_ptr<const tool_set> offered_tools() {
+        std::shared_ptr<const tool_set> all;
         if constexpr (offer_type::any) {
             detail::round_offer now;
             offered_.current(pipeline_, tools_, now);
-            return std::move(now.tools);
+            all = std::move(now.tools);
         } else {
-            return std::shared_ptr<const tool_set>(std::shared_ptr<void>(), &tools_); // no owner: the agent's
+            all = std::shared_ptr<const tool_set>(std::shared_ptr<void>(), &tools_); // no owner: the agent's
         }
+        if (disabled_tool_names_.empty()) return all;
+        detail::enabled_offer enabled;
+        detail::without_disabled(*all, own_generation_, disabled_tool_names_, enabled);
+        return std::move(enabled.tools);
     }
     /// Rebuilds the offered tools at the next round. Engaging or resetting an
     /// optional slot is noticed by itself; replacing an engaged middleware by
@@ -123,6 +129,15 @@ public:
         if constexpr (offer_type::any) offered_.invalidate();
     }
     agent_options& options() noexcept { return options_; }
+
+    /// Tools never offered, whoever brings them (the agent or a middleware's
+    /// `tools()`): not in the model's schema, and a call naming one is
+    /// answered as a call of an unknown tool. Change it only while no run is in progress.
+    agent& set_disabled_tool_names(std::vector<std::string> names) {
+        disabled_tool_names_ = std::move(names);
+        return *this;
+    }
+    const std::vector<std::string>& disabled_tool_names() const noexcept { return disabled_tool_names_; }
 
     /// Keeps each thread's state between invocations (see `invoke`).
     template <checkpointer C>
@@ -137,6 +152,13 @@ public:
         save_ = [shared](std::string_view id, const state_type& s) {
             shared->save(id, boost::json::value_from(s));
         };
+        if constexpr (result_checkpointer<C>) {
+            save_result_ = [shared](std::string_view id, const message& m) {
+                shared->save_result(id, boost::json::value_from(m));
+            };
+        } else {
+            save_result_ = nullptr;
+        }
         return *this;
     }
 
@@ -145,42 +167,21 @@ public:
     /// A state whose run is paused (stop_reason::interrupted) takes no new input:
     /// continue it with `run(state, resume{...})`.
     run_result run(state_type& state, agent_input input, const run_config& config = {}) {
-        run_result result;
-        if (detail::has_pending_interrupt(state)) {
-            result.reason = stop_reason::error;
-            result.error = waiting_text(config);
-            return result;
-        }
-        runtime rt = start(state, std::move(input), config, result);
-        drive(state, rt, config, result, std::nullopt, nullptr);
-        return result;
+        return run_from(state, std::move(input), config, false);
     }
 
     /// Continues a run that a hook or a tool paused (stop_reason::interrupted):
     /// the interrupted step runs again and its `interrupt(...)` call returns
     /// `r.value`. Calls of the paused round that had completed do not run again.
     run_result run(state_type& state, resume r, const run_config& config = {}) {
-        run_result result;
-        runtime rt = start(state, agent_input{}, config, result);
-        boost::json::object answers;
-        boost::json::value record;
-        detail::interrupt_point at{};
-        try {
-            at = detail::take_interrupts(state, r.value, answers, record);
-        } catch (...) {
-            fail(result, std::current_exception());
-            return result;
-        }
-        resume_with(rt, at, answers);
-        drive(state, rt, config, result, at, &record);
-        return result;
+        return resume_from(state, std::move(r), config, false);
     }
 
     /// Loads the thread's state from the checkpointer (or starts one), runs, saves.
     invoke_result<state_type> invoke(agent_input input, const run_config& config = {}) {
         invoke_result<state_type> out;
         if (!load_state(config, out)) return out;
-        static_cast<run_result&>(out) = run(out.state, std::move(input), config);
+        static_cast<run_result&>(out) = run_from(out.state, std::move(input), config, true);
         save_state(config, out);
         return out;
     }
@@ -190,7 +191,7 @@ public:
     invoke_result<state_type> invoke(resume r, const run_config& config = {}) {
         invoke_result<state_type> out;
         if (!can_resume(config, out) || !load_state(config, out)) return out;
-        static_cast<run_result&>(out) = run(out.state, std::move(r), config);
+        static_cast<run_result&>(out) = resume_from(out.state, std::move(r), config, true);
         save_state(config, out);
         return out;
     }
@@ -227,12 +228,13 @@ private:
 
     using offer_type = detail::offered_tools<Pipeline>;
 
-    // The tools this round offers (the run keeps the last offer in `round`).
+    // The tools this round offers (the run keeps the last offer in `round`),
+    // less the disabled ones.
     const tool_set& offer(detail::tool_round<state_type>& round) {
-        if constexpr (offer_type::any)
-            return offered_.current(pipeline_, tools_, round.offer);
-        else
-            return tools_;
+        const tool_set* all = &tools_;
+        if constexpr (offer_type::any) all = &offered_.current(pipeline_, tools_, round.offer);
+        if (disabled_tool_names_.empty()) return *all;
+        return detail::without_disabled(*all, own_generation_, disabled_tool_names_, round.enabled);
     }
 
     // A bounded pool for the tool calls of a round (made when first needed).
@@ -250,11 +252,43 @@ private:
         std::optional<boost::asio::thread_pool> pool_;
     };
 
-    runtime start(state_type& state, agent_input input, const run_config& config, run_result& result) {
+    // The runs of `run` and `invoke` (`checkpoint`: each tool result is saved as it completes).
+    run_result run_from(state_type& state, agent_input input, const run_config& config, bool checkpoint) {
+        run_result result;
+        if (detail::has_pending_interrupt(state)) {
+            result.reason = stop_reason::error;
+            result.error = waiting_text(config);
+            return result;
+        }
+        runtime rt = start(state, std::move(input), config, result, checkpoint);
+        drive(state, rt, config, result, std::nullopt, nullptr);
+        return result;
+    }
+
+    run_result resume_from(state_type& state, resume r, const run_config& config, bool checkpoint) {
+        run_result result;
+        runtime rt = start(state, agent_input{}, config, result, checkpoint);
+        boost::json::object answers;
+        boost::json::value record;
+        detail::interrupt_point at{};
+        try {
+            at = detail::take_interrupts(state, r.value, answers, record);
+        } catch (...) {
+            fail(result, std::current_exception());
+            return result;
+        }
+        resume_with(rt, at, answers);
+        drive(state, rt, config, result, at, &record);
+        return result;
+    }
+
+    runtime start(state_type& state, agent_input input, const run_config& config, run_result& result,
+                  bool checkpoint) {
         runtime rt{config.thread_id,  config.run_id.empty() ? make_message_id() : config.run_id,
                    config.context,    0,
                    model_ref(model_), event_sink(&config.stream.on_event, &config.subagent_streams),
                    config.stop};
+        rt.checkpoint_results = checkpoint && static_cast<bool>(save_result_);
         result.first_new_message = state.messages.size();
         for (auto& m : input.messages)
             detail::append_message(state.messages, std::move(m));
@@ -604,6 +638,8 @@ private:
         std::size_t first = state.messages.size();
         prepare_tools(state, rt, round);
         auto& calls = round.calls;
+        checkpoint_round(state, rt);
+        std::vector<std::exception_ptr> unsaved(rt.checkpoint_results ? calls.size() : 0);
         auto run_one = [&](detail::tool_slot<state_type>& slot) {
             try {
                 // Built where it is kept: a result holds a message, which is large to move.
@@ -611,6 +647,8 @@ private:
             } catch (...) {
                 slot.failure = std::current_exception();
             }
+            if (rt.checkpoint_results)
+                unsaved[static_cast<std::size_t>(&slot - calls.data())] = checkpoint_result(rt, slot);
         };
         if (calls.size() > 1) {
             // The first call runs here; the others on the pool, side by side.
@@ -625,7 +663,31 @@ private:
         } else if (calls.size() == 1) {
             run_one(calls[0]);
         }
-        return merge_tools(state, rt, config, result, round, first);
+        auto step = merge_tools(state, rt, config, result, round, first);
+        for (const auto& e : unsaved)
+            if (e) std::rethrow_exception(e); // every result is in the state: the final save may succeed
+        return step;
+    }
+
+    // With a result checkpointer in `invoke`: the state (its last ai message
+    // and the calls) is saved before the round's calls run...
+    void checkpoint_round(const state_type& state, const runtime& rt) {
+        if (rt.checkpoint_results) save_(rt.thread_id, state);
+    }
+    // ... and each call's result as the call completes (from the thread that
+    // ran it). Returns the failure to save it, if any.
+    std::exception_ptr checkpoint_result(const runtime& rt,
+                                         const detail::tool_slot<state_type>& slot) noexcept {
+        if (!slot.result) return nullptr; // failed or interrupted: its answer comes with the round
+        try {
+            message m = slot.result->msg;
+            if (m.tool_call_id().empty()) m.set_tool_call_id(slot.request.call->id);
+            m.type = role::tool;
+            save_result_(rt.thread_id, m);
+            return nullptr;
+        } catch (...) {
+            return std::current_exception();
+        }
     }
 
     Model model_;
@@ -636,6 +698,9 @@ private:
     std::unique_ptr<tool_pool> pool_;
     std::function<std::optional<state_type>(std::string_view)> load_;
     std::function<void(std::string_view, const state_type&)> save_;
+    std::function<void(std::string_view, const message&)> save_result_;
+    std::uint64_t own_generation_ = 0; // bumped when tools() hands out the agent's tool set
+    std::vector<std::string> disabled_tool_names_;
 };
 
 /// Makes an agent from a model, tools and middlewares: the pipeline's type is

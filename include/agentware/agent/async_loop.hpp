@@ -31,22 +31,22 @@ struct async_loop<agent<Model, Pipeline>> {
     using state_type = typename agent_type::state_type;
 
     static boost::asio::awaitable<run_result> run(agent_type& self, state_type& state, agent_input input,
-                                                  run_config config) {
+                                                  run_config config, bool checkpoint = false) {
         run_result result;
         if (has_pending_interrupt(state)) {
             result.reason = stop_reason::error;
             result.error = self.waiting_text(config);
             co_return result;
         }
-        runtime rt = self.start(state, std::move(input), config, result);
+        runtime rt = self.start(state, std::move(input), config, result, checkpoint);
         co_await drive(self, state, rt, config, result, std::nullopt, nullptr);
         co_return result;
     }
 
     static boost::asio::awaitable<run_result> resume_run(agent_type& self, state_type& state, resume r,
-                                                         run_config config) {
+                                                         run_config config, bool checkpoint = false) {
         run_result result;
-        runtime rt = self.start(state, agent_input{}, config, result);
+        runtime rt = self.start(state, agent_input{}, config, result, checkpoint);
         boost::json::object answers;
         boost::json::value record;
         interrupt_point at{};
@@ -65,7 +65,7 @@ struct async_loop<agent<Model, Pipeline>> {
                                                                     run_config config) {
         invoke_result<state_type> out;
         if (!self.load_state(config, out)) co_return out;
-        static_cast<run_result&>(out) = co_await run(self, out.state, std::move(input), config);
+        static_cast<run_result&>(out) = co_await run(self, out.state, std::move(input), config, true);
         self.save_state(config, out);
         co_return out;
     }
@@ -74,7 +74,7 @@ struct async_loop<agent<Model, Pipeline>> {
                                                                            run_config config) {
         invoke_result<state_type> out;
         if (!self.can_resume(config, out) || !self.load_state(config, out)) co_return out;
-        static_cast<run_result&>(out) = co_await resume_run(self, out.state, std::move(r), config);
+        static_cast<run_result&>(out) = co_await resume_run(self, out.state, std::move(r), config, true);
         self.save_state(config, out);
         co_return out;
     }
@@ -253,9 +253,12 @@ private:
     }
 
     // A coroutine, not a lambda: its parameters live in its own frame.
-    static boost::asio::awaitable<void> call_into(agent_type& self, std::optional<tool_response>& out,
-                                                  tool_request<state_type>& req) {
-        out = co_await call_through_chain(self, req);
+    // With a result checkpointer, the result is saved as soon as it is there
+    // (`unsaved` gets the failure to save it).
+    static boost::asio::awaitable<void> call_into(agent_type& self, tool_slot<state_type>& slot,
+                                                  const runtime& rt, std::exception_ptr& unsaved) {
+        slot.result = co_await call_through_chain(self, slot.request);
+        if (rt.checkpoint_results) unsaved = self.checkpoint_result(rt, slot);
     }
 
     static boost::asio::awaitable<tool_response> call_through_chain(agent_type& self,
@@ -287,10 +290,12 @@ private:
         std::size_t first = state.messages.size();
         self.prepare_tools(state, rt, round);
         auto& calls = round.calls;
+        self.checkpoint_round(state, rt);
+        std::vector<std::exception_ptr> unsaved(calls.size());
         if (calls.size() == 1) {
             // Nothing to run beside it: awaited here, without a group.
             try {
-                co_await call_into(self, calls[0].result, calls[0].request);
+                co_await call_into(self, calls[0], rt, unsaved[0]);
             } catch (...) {
                 calls[0].failure = std::current_exception();
             }
@@ -300,8 +305,8 @@ private:
                                                            boost::asio::deferred));
             std::vector<op_type> ops;
             ops.reserve(calls.size());
-            for (auto& slot : calls)
-                ops.push_back(boost::asio::co_spawn(ex, call_into(self, slot.result, slot.request),
+            for (std::size_t i = 0; i < calls.size(); ++i)
+                ops.push_back(boost::asio::co_spawn(ex, call_into(self, calls[i], rt, unsaved[i]),
                                                     boost::asio::deferred));
             auto [order, errors] =
                 co_await boost::asio::experimental::make_parallel_group(std::move(ops))
@@ -310,7 +315,10 @@ private:
             for (std::size_t i = 0; i < calls.size(); ++i)
                 calls[i].failure = errors[i];
         }
-        co_return self.merge_tools(state, rt, config, result, round, first);
+        auto step = self.merge_tools(state, rt, config, result, round, first);
+        for (const auto& e : unsaved)
+            if (e) std::rethrow_exception(e); // as in agent::run_tools
+        co_return step;
     }
 };
 

@@ -4,8 +4,8 @@
 // Checkpointers keep each conversation thread's serialized agent state, so
 // invoking the agent again on the same thread id continues the conversation.
 // This header is what the agent needs of one: the concept and its error. The
-// built-in stores have headers of their own: memory_checkpointer.hpp and
-// file_checkpointer.hpp.
+// built-in stores have headers of their own: memory_checkpointer.hpp,
+// file_checkpointer.hpp and append_checkpointer.hpp.
 
 #include <boost/json/value.hpp>
 
@@ -38,6 +38,19 @@ concept checkpointer = requires(C& c, std::string_view thread_id, const boost::j
     { c.erase(thread_id) } -> std::convertible_to<bool>;
     { c.list() } -> std::same_as<std::vector<std::string>>;
 };
+
+/// A checkpointer that can also keep one tool call's result on its own, as the
+/// call completes (append_file_checkpointer): `save_result(thread_id, message)`
+/// records the tool message after the thread's last saved state, and `load`
+/// gives it back after that state's messages until the next `save` (which
+/// holds the round's results itself). An agent with such a checkpointer saves
+/// the state before each tool round and each result as it comes, so a crash in
+/// the middle of a round loses only the calls still running.
+template <class C>
+concept result_checkpointer =
+    checkpointer<C> && requires(C& c, std::string_view thread_id, const boost::json::value& message) {
+        c.save_result(thread_id, message);
+    };
 
 } // namespace agentware
 

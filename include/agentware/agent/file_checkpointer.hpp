@@ -146,6 +146,69 @@ inline bool is_checkpoint_temp_name(std::string_view name) noexcept {
            name.find(".json.") != std::string_view::npos;
 }
 
+/// Removes a temporary file unless the rename happened.
+struct checkpoint_temp_guard {
+    explicit checkpoint_temp_guard(const std::filesystem::path& p) noexcept : path(p) {}
+    checkpoint_temp_guard(const checkpoint_temp_guard&) = delete;
+    checkpoint_temp_guard& operator=(const checkpoint_temp_guard&) = delete;
+    ~checkpoint_temp_guard() {
+        if (armed) ::unlink(path.c_str());
+    }
+    const std::filesystem::path& path;
+    bool armed = true;
+};
+
+/// Creates `dir` if needed (syncing its parent), then replaces `target` (in
+/// `dir`) by `text` atomically and durably: a temporary file unique to the
+/// writer, fsynced, renamed over the target, then the directory fsynced.
+inline void replace_file_durably(const std::filesystem::path& dir, const std::filesystem::path& target,
+                                 std::string_view thread_id, std::string_view text) {
+    std::error_code ec;
+    if (std::filesystem::create_directories(dir, ec)) {
+        // A new directory entry is only durable once its parent is synced.
+        (void)fsync_directory(dir.has_parent_path() ? dir.parent_path() : ".");
+    } else if (ec) {
+        throw_checkpoint_io("create directory", dir, ec.value());
+    }
+
+    std::filesystem::path temp;
+    int raw_fd = -1;
+    for (int attempt = 0; raw_fd < 0; ++attempt) {
+        temp = dir / checkpoint_temp_name(thread_id);
+        raw_fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (raw_fd < 0 && (errno != EEXIST || attempt >= 16))
+            throw_checkpoint_io("create temporary file", temp, errno);
+    }
+    unique_fd fd(raw_fd);
+    checkpoint_temp_guard guard(temp);
+
+    if (const int err = write_all(fd.get(), text)) throw_checkpoint_io("write", temp, err);
+    while (::fsync(fd.get()) != 0) {
+        if (errno != EINTR) throw_checkpoint_io("sync", temp, errno);
+    }
+    if (const int err = fd.close()) throw_checkpoint_io("close", temp, err);
+
+    if (::rename(temp.c_str(), target.c_str()) != 0) {
+        const int err = errno;
+        throw_checkpoint_io("rename " + temp.string() + " to", target, err);
+    }
+    guard.armed = false;
+    if (const int err = fsync_directory(dir)) throw_checkpoint_io("sync directory", dir, err);
+}
+
+/// Parses what serialize wrote: no depth limit of 32, and strings kept byte
+/// for byte even when they are not UTF-8. Sets `ec` (and `consumed`) on failure.
+inline boost::json::value parse_checkpoint_text(std::string_view text, boost::json::error_code& ec,
+                                                std::size_t& consumed) {
+    boost::json::parse_options options;
+    options.max_depth = 100000;
+    options.allow_invalid_utf8 = true;
+    boost::json::parser parser(boost::json::storage_ptr(), options);
+    consumed = parser.write(text.data(), text.size(), ec);
+    if (ec) return nullptr;
+    return parser.release();
+}
+
 } // namespace detail
 
 /// Keeps states on disk: one JSON file per thread, `<dir>/<thread_id>.json`.
@@ -196,40 +259,7 @@ public:
         std::string text = boost::json::serialize(state);
         text += '\n';
 
-        std::error_code ec;
-        if (std::filesystem::create_directories(dir_, ec)) {
-            // A new directory entry is only durable once its parent is synced.
-            (void)detail::fsync_directory(dir_.has_parent_path() ? dir_.parent_path() : ".");
-        } else if (ec) {
-            detail::throw_checkpoint_io("create directory", dir_, ec.value());
-        }
-
-        std::filesystem::path temp;
-        int raw_fd = -1;
-        for (int attempt = 0; raw_fd < 0; ++attempt) {
-            temp = dir_ / detail::checkpoint_temp_name(thread_id);
-            raw_fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-            if (raw_fd < 0 && (errno != EEXIST || attempt >= 16))
-                detail::throw_checkpoint_io("create temporary file", temp, errno);
-        }
-        detail::unique_fd fd(raw_fd);
-        temp_guard guard(temp);
-
-        if (const int err = detail::write_all(fd.get(), text))
-            detail::throw_checkpoint_io("write", temp, err);
-        while (::fsync(fd.get()) != 0) {
-            if (errno != EINTR) detail::throw_checkpoint_io("sync", temp, errno);
-        }
-        if (const int err = fd.close()) detail::throw_checkpoint_io("close", temp, err);
-
-        const std::filesystem::path target = file_path(thread_id);
-        if (::rename(temp.c_str(), target.c_str()) != 0) {
-            const int err = errno;
-            detail::throw_checkpoint_io("rename " + temp.string() + " to", target, err);
-        }
-        guard.armed = false;
-        if (const int err = detail::fsync_directory(dir_))
-            detail::throw_checkpoint_io("sync directory", dir_, err);
+        detail::replace_file_durably(dir_, file_path(thread_id), thread_id, text);
     }
 
     bool erase(std::string_view thread_id) {
@@ -294,18 +324,6 @@ public:
     }
 
 private:
-    /// Removes the temporary file unless the rename happened.
-    struct temp_guard {
-        explicit temp_guard(const std::filesystem::path& p) noexcept : path(p) {}
-        temp_guard(const temp_guard&) = delete;
-        temp_guard& operator=(const temp_guard&) = delete;
-        ~temp_guard() {
-            if (armed) ::unlink(path.c_str());
-        }
-        const std::filesystem::path& path;
-        bool armed = true;
-    };
-
     std::filesystem::path file_path(std::string_view thread_id) const {
         std::string name(thread_id);
         name += detail::checkpoint_suffix;
@@ -313,14 +331,9 @@ private:
     }
 
     static boost::json::value parse(std::string_view text, const std::filesystem::path& path) {
-        // What serialize wrote must read back: no depth limit of 32, and
-        // strings are kept byte for byte even when they are not UTF-8.
-        boost::json::parse_options options;
-        options.max_depth = 100000;
-        options.allow_invalid_utf8 = true;
-        boost::json::parser parser(boost::json::storage_ptr(), options);
         boost::json::error_code ec;
-        const std::size_t consumed = parser.write(text.data(), text.size(), ec);
+        std::size_t consumed = 0;
+        boost::json::value v = detail::parse_checkpoint_text(text, ec, consumed);
         if (ec) {
             std::string what = "checkpoint: file \"";
             what += path.string();
@@ -333,7 +346,7 @@ private:
             what += ')';
             throw checkpoint_error(what);
         }
-        return parser.release();
+        return v;
     }
 
     std::filesystem::path dir_;

@@ -50,6 +50,10 @@ struct runtime {
     /// the answers for its hooks, and for its tool calls by call id.
     detail::resume_cursor resumes{};
     const boost::json::object* tool_resumes = nullptr;
+    /// Set by `invoke` when the checkpointer keeps tool results one by one
+    /// (result_checkpointer): each tool round saves the state first, then each
+    /// result as its call completes.
+    bool checkpoint_results = false;
 };
 
 } // namespace agentware

@@ -264,6 +264,7 @@ inline constexpr std::string_view deerflow_pipeline_config_sections[] = {"input_
                                                                          "terminal_response",
                                                                          "model_length_finish_reason",
                                                                          "safety_finish_reason",
+                                                                         "todo_list",
                                                                          "pii",
                                                                          "context_editing",
                                                                          "model_call_limit",

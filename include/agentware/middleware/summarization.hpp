@@ -91,6 +91,10 @@ struct summarization_options {
     std::size_t max_input_tokens = 0;
     /// Ours: compact and retry once when the provider says the context is too long.
     bool retry_on_context_length = true;
+    /// deepagents: the summary is a message at the head of the kept history
+    /// (naming the file the history was offloaded to, if any) instead of the
+    /// `summary_text` field.
+    bool summary_as_message = false;
 
     static constexpr std::string_view config_section = "summarization";
     friend bool operator==(const summarization_options&, const summarization_options&) = default;
@@ -153,6 +157,21 @@ public:
     /// Called after a summary is made, before the history is replaced; an
     /// exception is swallowed (DeerFlow logs it). The memory middleware's flush goes here.
     std::vector<std::function<void(const summarization_event&)>> before_summarization;
+    /// deepagents' offload: keeps the messages about to be summarised
+    /// somewhere the model can read them again, and returns where (the summary
+    /// message names it), or nothing when it could not. An exception counts as
+    /// nothing. See deep_summarization.hpp.
+    std::function<std::optional<std::string>(const summarization_event&)> offload;
+
+    // Texts kept for parity with deepagents (reference next.md §2.5): the summary message.
+    static constexpr std::string_view offloaded_summary_message =
+        "You are in the middle of a conversation that has been summarized.\n\nThe full conversation history "
+        "has been saved to {file_path} should you need to refer back to it for details.\n\nA condensed "
+        "summary "
+        "follows:\n\n<summary>\n{summary}\n</summary>";
+    static constexpr std::string_view plain_summary_message =
+        "Here is a summary of the conversation to date:\n\n"
+        "{summary}";
 
     const summarization_options& options() const noexcept { return options_; }
 
@@ -217,7 +236,9 @@ public:
         for (std::size_t i = cutoff; i < messages.size(); ++i)
             kept.push_back(messages[i]);
 
-        std::optional<std::string> made = co_await generate(to_summarize, summary, rt);
+        // As a message, the previous summary is among the messages summarised.
+        std::optional<std::string> made =
+            co_await generate(to_summarize, options_.summary_as_message ? std::string() : summary, rt);
         if (!made) co_return false; // every candidate failed: no compaction this turn
 
         summarization_event event{to_summarize, std::span<const message>(kept).subspan(rescued), rt.thread_id,
@@ -228,8 +249,20 @@ public:
             } catch (...) { // a hook's failure does not undo the compaction
             }
         }
-        messages = std::move(kept);
-        summary = std::move(*made);
+        std::optional<std::string> saved_to;
+        if (offload) {
+            try {
+                saved_to = offload(event);
+            } catch (...) { // the summary goes on without the file
+            }
+        }
+        if (options_.summary_as_message) {
+            kept.insert(kept.begin(), summary_message(*made, saved_to));
+            messages = std::move(kept);
+        } else {
+            messages = std::move(kept);
+            summary = std::move(*made);
+        }
         forget(rt.thread_id);
         co_return true;
     }
@@ -266,6 +299,23 @@ public:
         while (!out.empty() && detail::is_space(out.back()))
             out.pop_back();
         return out;
+    }
+
+    /// deepagents' summary message: a human message named "summary" (so it is
+    /// not taken for the user's latest message), `lc_source: summarization`.
+    static message summary_message(std::string_view summary_text,
+                                   const std::optional<std::string>& saved_to) {
+        std::string text(saved_to ? offloaded_summary_message : plain_summary_message);
+        auto put = [&](std::string_view key, std::string_view value) {
+            if (auto at = text.find(key); at != std::string::npos) text.replace(at, key.size(), value);
+        };
+        if (saved_to) put("{file_path}", *saved_to);
+        put("{summary}", summary_text);
+        message m = human_message(std::move(text));
+        m.name = "summary";
+        m.id = make_message_id();
+        m.metadata["lc_source"] = "summarization";
+        return m;
     }
 
 private:
@@ -488,7 +538,8 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
         {"keep", boost::json::value_from(o.keep)},
         {"skill_file_read_tool_names", boost::json::value_from(o.skill_file_read_tool_names)},
         {"max_input_tokens", o.max_input_tokens},
-        {"retry_on_context_length", o.retry_on_context_length}};
+        {"retry_on_context_length", o.retry_on_context_length},
+        {"summary_as_message", o.summary_as_message}};
     out["model_name"] = o.model_name ? boost::json::value(*o.model_name) : boost::json::value(nullptr);
     out["trim_tokens_to_summarize"] = o.trim_tokens_to_summarize
                                           ? boost::json::value(*o.trim_tokens_to_summarize)
@@ -530,6 +581,7 @@ inline summarization_options tag_invoke(boost::json::value_to_tag<summarization_
     r.read("skill_file_read_tool_names", o.skill_file_read_tool_names)
         .read("max_input_tokens", o.max_input_tokens)
         .read("retry_on_context_length", o.retry_on_context_length)
+        .read("summary_as_message", o.summary_as_message)
         .reject_unknown_keys();
     return o;
 }

@@ -2,12 +2,10 @@
 #define AGENTWARE_MIDDLEWARE_TODO_HPP
 
 // todo: plan mode (DeerFlow's TodoMiddleware over LangChain's
-// TodoListMiddleware, reference §5.8). Active in a run whose context sets
-// `is_plan_mode` to true; otherwise it only hides its tool.
+// TodoListMiddleware, reference §5.8): todo_list (todo_list.hpp) configured
+// with DeerFlow's prompt and description, active in a run whose context sets
+// `is_plan_mode` to true (otherwise it only hides its tool), plus:
 //
-//  * the `write_todos` tool, which replaces the `todos` state field;
-//  * a system-prompt block that tells the model to plan with it;
-//  * an error for each `write_todos` call when one answer makes several;
 //  * a context-loss reminder when the calls that set the list are gone from
 //    the history (summarization removed them) but the list is not;
 //  * a premature-exit guard: a final answer while items are open sends the
@@ -20,9 +18,7 @@
 #include <agentware/core/jump.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/detail/json_values.hpp>
-#include <agentware/tool/make_tool.hpp>
-#include <agentware/tool/tool.hpp>
+#include <agentware/middleware/todo_list.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -42,30 +38,6 @@
 
 namespace agentware {
 
-/// One item of the plan.
-struct todo_item {
-    std::string content;
-    std::string status = "pending"; ///< pending, in_progress or completed
-    friend bool operator==(const todo_item&, const todo_item&) = default;
-};
-
-/// The `todos` state field: the plan; a new list replaces the old one.
-struct todos_field {
-    static constexpr std::string_view name = "todos";
-    using value_type = std::vector<todo_item>;
-};
-
-inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const todo_item& t) {
-    jv = boost::json::object{{"content", t.content}, {"status", t.status}};
-}
-/// Missing content reads as empty and a missing status as pending (as DeerFlow renders them).
-inline todo_item tag_invoke(boost::json::value_to_tag<todo_item>, const boost::json::value& jv) {
-    json_reader r(jv);
-    todo_item t;
-    r.read("content", t.content).read("status", t.status).reject_unknown_keys();
-    return t;
-}
-
 struct todo_options {
     std::string plan_mode_key = "is_plan_mode"; ///< the run's context flag that switches plan mode on
     std::size_t max_completion_reminders = 2;   ///< premature-exit reminders per run
@@ -76,17 +48,6 @@ struct todo_options {
 };
 
 namespace detail {
-
-// python_repr(std::string_view) is in middleware/detail/json_values.hpp.
-inline std::string python_repr(const std::vector<todo_item>& todos) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < todos.size(); ++i) {
-        if (i) out += ", ";
-        out += "{'content': " + python_repr(todos[i].content) +
-               ", 'status': " + python_repr(todos[i].status) + "}";
-    }
-    return out + "]";
-}
 
 inline std::string todo_lines(const std::vector<todo_item>& todos, bool open_only) {
     std::string out;
@@ -99,15 +60,8 @@ inline std::string todo_lines(const std::vector<todo_item>& todos, bool open_onl
 
 } // namespace detail
 
-class todo {
+class todo : public todo_list {
 public:
-    using state_fields = fields<todos_field>;
-
-    static constexpr std::string_view tool_name = "write_todos";
-    // Text kept for parity with LangChain (reference next.md §1.8).
-    static constexpr std::string_view parallel_error = "Error: The `write_todos` tool should never be called "
-                                                       "multiple times in parallel. Please call it only "
-                                                       "once per model invocation to update the todo list.";
     // Text kept for parity with DeerFlow (reference §5.8): the context-loss reminder, around the list.
     static constexpr std::string_view context_loss_head =
         "<system_reminder>\nYour todo list from earlier is no longer visible in the current context window, "
@@ -142,30 +96,21 @@ public:
         "(pending, in_progress or completed).";
 
     todo() : todo(todo_options{}) {}
-    explicit todo(todo_options o) : options_(std::move(o)), shared_(std::make_shared<shared>()) {}
+    explicit todo(todo_options o)
+        : todo_list(list_options_of(o)), options_(std::move(o)), shared_(std::make_shared<shared>()) {}
 
     const todo_options& options() const noexcept { return options_; }
 
-    bool plan_mode(const runtime& rt) const {
-        const auto* v = rt.context.if_contains(options_.plan_mode_key);
-        return v && v->is_bool() && v->get_bool();
+    /// LangChain's middleware as DeerFlow configures it.
+    static todo_list_options list_options_of(const todo_options& o) {
+        todo_list_options l;
+        l.system_prompt = std::string(system_prompt_block);
+        l.tool_description = std::string(tool_description);
+        l.active_when = o.plan_mode_key;
+        return l;
     }
 
-    /// The `write_todos` tool.
-    std::vector<std::shared_ptr<tool_interface>> tools() const {
-        return {share_tool(make_tool(
-            std::string(tool_name), std::string(tool_description),
-            R"({"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{)"
-            R"("content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]}},)"
-            R"("required":["content","status"]}}},"required":["todos"]})",
-            [](const boost::json::object& args) {
-                auto todos = json_read_as<std::vector<todo_item>>(args.at("todos"), "todos");
-                // Text kept for parity with LangChain (Python repr of the list).
-                tool_output out("Updated todo list to " + detail::python_repr(todos));
-                out.update.set<todos_field>(todos);
-                return out;
-            }))};
-    }
+    bool plan_mode(const runtime& rt) const { return active(rt); }
 
     /// Drops the reminder bookkeeping of the thread's other runs.
     template <class State>
@@ -231,25 +176,11 @@ public:
         shared_->order.remove(key);
     }
 
-    /// In plan mode: the prompt block and the queued reminders (request only);
-    /// otherwise the tool is not offered.
+    /// In plan mode: todo_list's prompt block and the queued reminders
+    /// (request only); otherwise the tool is not offered.
     template <class Request, class Next>
     decltype(auto) wrap_model_call(Request& req, Next&& next) {
-        if (!req.rt || !plan_mode(*req.rt)) {
-            const auto& tools = req.tools.get();
-            if (std::any_of(tools.begin(), tools.end(),
-                            [](const tool_schema& t) { return t.name == tool_name; })) {
-                auto& edited = req.tools.edit();
-                edited.erase(std::remove_if(edited.begin(), edited.end(),
-                                            [](const tool_schema& t) { return t.name == tool_name; }),
-                             edited.end());
-            }
-            return next(req);
-        }
-        std::string prompt(req.system_prompt.get());
-        prompt += prompt.empty() ? "" : "\n\n";
-        prompt += system_prompt_block;
-        req.system_prompt = cow_string(std::move(prompt));
+        if (!prepare(req)) return next(req);
         std::vector<std::string> pending;
         {
             std::lock_guard lock(shared_->mutex);
@@ -270,21 +201,6 @@ public:
             std::vector<message> ms(req.messages.begin(), req.messages.end());
             ms.push_back(std::move(reminder));
             req.messages = cow_vector<message>(std::move(ms));
-        }
-        return next(req);
-    }
-
-    /// Several `write_todos` calls in one answer: each is answered with the
-    /// error instead of running.
-    template <class Request, class Next>
-    decltype(auto) wrap_tool_call(Request& req, Next&& next) {
-        const tool_call& call = req.call.get();
-        if (call.name == tool_name && req.state && req.rt && plan_mode(*req.rt) &&
-            parallel_writes(*req.state)) {
-            tool_response r;
-            r.msg = tool_message(call.id, std::string(tool_name), std::string(parallel_error));
-            r.msg.status = tool_status::error;
-            return short_circuit(req, next, std::move(r));
         }
         return next(req);
     }
@@ -322,16 +238,6 @@ private:
             shared_->order.pop_front();
         }
         return shared_->runs[k];
-    }
-
-    template <class State>
-    static bool parallel_writes(const State& state) {
-        for (auto it = state.messages.rbegin(); it != state.messages.rend(); ++it) {
-            if (!it->is_ai()) continue;
-            return std::count_if(it->tool_calls.begin(), it->tool_calls.end(),
-                                 [](const tool_call& c) { return c.name == tool_name; }) > 1;
-        }
-        return false;
     }
 
     todo_options options_;

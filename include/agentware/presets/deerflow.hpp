@@ -40,6 +40,7 @@
 #include <agentware/middleware/thread_data.hpp>
 #include <agentware/middleware/title.hpp>
 #include <agentware/middleware/todo.hpp>
+#include <agentware/middleware/todo_list.hpp>
 #include <agentware/middleware/token_accounting.hpp>
 #include <agentware/middleware/token_budget.hpp>
 #include <agentware/middleware/tool_call_limit.hpp>
@@ -81,10 +82,10 @@ using deerflow_pipeline = pipeline<
     std::optional<safety_finish_reason>,
     // LangChain's general middlewares (docs/middleware/README.md), before clarification (last):
     // the retries and the fallback innermost of them, so the other hooks apply to every attempt
-    std::optional<pii>, std::optional<context_editing>, std::optional<model_call_limit>,
-    std::optional<tool_call_limit>, std::optional<moderation>, std::optional<llm_tool_selector>,
-    std::optional<prompt_caching>, std::optional<tool_emulator>, std::optional<tool_retry>,
-    std::optional<model_retry>, std::optional<model_fallback>,
+    std::optional<todo_list>, std::optional<pii>, std::optional<context_editing>,
+    std::optional<model_call_limit>, std::optional<tool_call_limit>, std::optional<moderation>,
+    std::optional<llm_tool_selector>, std::optional<prompt_caching>, std::optional<tool_emulator>,
+    std::optional<tool_retry>, std::optional<model_retry>, std::optional<model_fallback>,
     // after the others' after_model hooks in the list, so its own runs first (nothing re-runs on resume)
     std::optional<human_in_the_loop>, std::optional<clarification>>;
 
@@ -188,7 +189,7 @@ memory_flush_hook(std::shared_ptr<memory_manager> manager) {
 /// `summarization`, `durable_context`, `todo` (plan mode, active in runs whose context sets
 /// `is_plan_mode`), `token_usage`, `title`, `memory`, `view_image`, `system_message_coalescing`,
 /// `subagents`, `loop_detection`, `token_budget`, `terminal_response`,
-/// `model_length_finish_reason`, `safety_finish_reason`, `clarification`, and LangChain's `pii`,
+/// `model_length_finish_reason`, `safety_finish_reason`, `clarification`, and LangChain's `todo_list`, `pii`,
 /// `context_editing`, `model_call_limit`, `tool_call_limit`, `moderation` (give it its check with
 /// set_check), `llm_tool_selector` and `tool_emulator` (the run's model unless given one), `prompt_caching`,
 /// `tool_retry`, `model_retry`, `model_fallback` (give it the named models with set_models),
@@ -241,6 +242,10 @@ inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config
     detail::engage_switch<terminal_response>(chain, sections);
     detail::engage_switch<model_length_finish_reason>(chain, sections);
     detail::engage_from_section<safety_finish_reason, safety_finish_reason_options>(chain, sections);
+    detail::engage_from_section<todo_list, todo_list_options>(chain, sections);
+    if (chain.get<todo_list>() && chain.get<todo>())
+        throw json_error(std::string(todo_list_options::config_section),
+                         "todo_list and todo both offer write_todos: turn one of them off");
     detail::engage_from_section<pii, pii_options>(chain, sections);
     detail::engage_from_section<context_editing, context_editing_options>(chain, sections);
     detail::engage_from_section<model_call_limit, model_call_limit_options>(chain, sections);

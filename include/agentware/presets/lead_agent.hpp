@@ -357,6 +357,7 @@ constexpr std::string_view lead_middleware_name() {
     else if constexpr (std::is_same_v<M, terminal_response>) return "terminal_response";
     else if constexpr (std::is_same_v<M, model_length_finish_reason>) return "model_length_finish_reason";
     else if constexpr (std::is_same_v<M, safety_finish_reason>) return "safety_finish_reason";
+    else if constexpr (std::is_same_v<M, todo_list>) return "todo_list";
     else if constexpr (std::is_same_v<M, pii>) return "pii";
     else if constexpr (std::is_same_v<M, context_editing>) return "context_editing";
     else if constexpr (std::is_same_v<M, model_call_limit>) return "model_call_limit";

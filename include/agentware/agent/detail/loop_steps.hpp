@@ -22,7 +22,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -117,6 +119,27 @@ struct tool_slot {
     std::exception_ptr failure;
 };
 
+/// A run's offer less the disabled tools, rebuilt only when what it was made
+/// from changed: the offer (held, so its address is not reused), the agent's
+/// own tools, or the disabled names.
+struct enabled_offer {
+    const tool_set* from = nullptr;
+    std::uint64_t own_generation = 0;
+    std::vector<std::string> disabled;
+    std::shared_ptr<const tool_set> tools;
+};
+
+inline const tool_set& without_disabled(const tool_set& all, std::uint64_t own_generation,
+                                        const std::vector<std::string>& disabled, enabled_offer& held) {
+    if (held.tools && held.from == &all && held.own_generation == own_generation && held.disabled == disabled)
+        return *held.tools;
+    auto out = std::make_shared<tool_set>(all);
+    for (const auto& name : disabled)
+        out->remove(name);
+    held = enabled_offer{&all, own_generation, disabled, std::move(out)};
+    return *held.tools;
+}
+
 /// One round's tool calls, in call order. The agent keeps one for a whole run,
 /// so rounds after the first allocate nothing for them.
 template <class State>
@@ -126,6 +149,8 @@ struct tool_round {
     /// Calls that wait for a human's answer (an after_model interrupt's
     /// held_calls): not collected while set.
     std::vector<std::string> held;
+    /// The offer less the disabled tools (agent::set_disabled_tool_names).
+    enabled_offer enabled{};
 };
 
 /// What a run keeps from round to round, so that later rounds allocate

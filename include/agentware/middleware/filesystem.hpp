@@ -414,14 +414,7 @@ inline tool_output fs_error(std::string_view text) {
 // Runs a tool body; a wrong argument or anything thrown becomes an error text.
 template <class Body>
 tool_output fs_call(const boost::json::object& args, Body&& body) {
-    try {
-        std::optional<arg_error> err;
-        tool_output out = body(args, err);
-        if (err) return tool_output::error(err->text);
-        return out;
-    } catch (const std::exception& e) {
-        return tool_output::error(fmt::format("Error: {}", e.what()));
-    }
+    return call_reading_args(args, std::forward<Body>(body));
 }
 
 inline std::shared_ptr<tool_interface> fs_ls_tool(std::shared_ptr<const fs_context> ctx) {

@@ -1,6 +1,8 @@
 // make_deep_agent and the tool policy.
 #include "../agent/support.hpp"
 
+#include <agentware/middleware/detail/json_values.hpp>
+
 #include <agentware/agent/memory_checkpointer.hpp>
 #include <agentware/presets/deep_agent.hpp>
 #include <agentware/presets/tool_policy.hpp>
@@ -19,12 +21,7 @@ namespace deep_agent_test {
 
 using namespace agentware;
 
-inline std::vector<std::string> tool_names(const chat_request& r) {
-    std::vector<std::string> out;
-    for (const auto& t : r.tools)
-        out.push_back(t.name);
-    return out;
-}
+inline std::vector<std::string> tool_names(const recorded_request& r) { return r.tool_names; }
 
 inline std::string policy_error(std::string_view json) {
     try {
@@ -156,7 +153,7 @@ TEST_CASE("make_deep_agent composes the deep chain", "[deep_agent]") {
                                "ask_user"})
         CHECK(std::find(names.begin(), names.end(), t) != names.end());
     CHECK(std::find(names.begin(), names.end(), "execute") == names.end()); // the state backend cannot run
-    CHECK(std::string_view(model.requests()[0].system_prompt).starts_with("You are deep.\n\n## Filesystem tools"));
+    CHECK(model.requests()[0].system_prompt.starts_with("You are deep.\n\n## Filesystem tools"));
     CHECK(get<files_field>(state).at("/a.md")->content == "hi\n");
 }
 

@@ -1,6 +1,8 @@
 // deep_subagents: deepagents' task tool on the subagent executor.
 #include "../agent/support.hpp"
 
+#include <agentware/middleware/detail/json_values.hpp>
+
 #include <agentware/middleware/deep_subagents.hpp>
 #include <agentware/middleware/filesystem.hpp>
 #include <agentware/middleware/todo.hpp>
@@ -96,15 +98,16 @@ TEST_CASE("a subagent sees the parent's files, not its history, and its files co
     REQUIRE(a.run(state, "summarise").ok());
 
     // The subagent's first request: its prompt and the task, nothing of the parent's history.
-    REQUIRE(sub.requests().size() == 2);
-    const auto& first = sub.requests()[0];
+    const auto sub_requests = sub.requests();
+    REQUIRE(sub_requests.size() == 2);
+    const auto& first = sub_requests[0];
     REQUIRE(first.messages.size() == 2);
     CHECK(first.messages[0].is_system());
     CHECK(first.messages[0].text() == "You write reports.");
     CHECK(first.messages[1].is_human());
     CHECK(first.messages[1].text() == "Summarise /in.md into /out.md.");
     // It read the parent's file.
-    CHECK(sub.requests()[1].messages[3].text() == "1  notes");
+    CHECK(sub_requests[1].messages[3].text() == "1  notes");
 
     // The answer: the last ai text (the empty final answer is passed over).
     const message& answer = state.messages[state.messages.size() - 2];
@@ -137,11 +140,9 @@ TEST_CASE("a subagent's tools: the named ones of the parent's, and its own", "[m
     auto a = make_agent(parent, tool_set{}, deep_subagents(o));
     decltype(a)::state_type state;
     REQUIRE(a.run(state, "go").ok());
-    REQUIRE(sub.requests().size() == 1);
-    std::vector<std::string> names;
-    for (const auto& t : sub.requests()[0].tools)
-        names.push_back(t.name);
-    CHECK(names == std::vector<std::string>{"echo", "mine"});
+    const auto sub_requests = sub.requests();
+    REQUIRE(sub_requests.size() == 1);
+    CHECK(sub_requests[0].tool_names == std::vector<std::string>{"echo", "mine"});
 }
 
 TEST_CASE("an unknown subagent type gets deepagents' answer", "[middleware][deep_subagents]") {
@@ -225,10 +226,10 @@ TEST_CASE("the deep prompt is appended only when configured", "[middleware][deep
     a.options() = ao;
     decltype(a)::state_type state;
     REQUIRE(a.run(state, "go").ok());
-    CHECK(std::string_view(parent.requests()[0].system_prompt) == "Base.\n\nUse task for big jobs.");
+    CHECK(parent.requests()[0].system_prompt == "Base.\n\nUse task for big jobs.");
     auto b = make_agent(parent, tool_set{}, deep_subagents{});
     b.options() = ao;
     decltype(b)::state_type s2;
     REQUIRE(b.run(s2, "go").ok());
-    CHECK(std::string_view(parent.requests()[1].system_prompt) == "Base.");
+    CHECK(parent.requests()[1].system_prompt == "Base.");
 }

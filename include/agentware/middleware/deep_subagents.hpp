@@ -54,6 +54,48 @@
 
 namespace agentware {
 
+namespace detail {
+
+/// The parent's state for each task call in progress, and the subagent's
+/// changed fields when it ends, by (thread, run, call id). The executor
+/// carries neither: wrap_tool_call puts the parent's state here, the runner
+/// takes it and puts the subagent's back, the task tool takes that.
+struct deep_state_exchange {
+    std::mutex mutex;
+    std::map<std::string, boost::json::object, std::less<>> parent, child;
+
+    static std::string key(std::string_view thread, std::string_view run, std::string_view call) {
+        std::string k(thread);
+        k += '\0';
+        k += run;
+        k += '\0';
+        k += call;
+        return k;
+    }
+    static std::string key_of(const subagent_run& r) {
+        return key(r.config.thread_id, r.config.run_id, r.task_id);
+    }
+    boost::json::object take(std::map<std::string, boost::json::object, std::less<>>& from, const std::string& k) {
+        std::lock_guard lock(mutex);
+        auto it = from.find(k);
+        if (it == from.end()) return {};
+        boost::json::object o = std::move(it->second);
+        from.erase(it);
+        return o;
+    }
+    void put(std::map<std::string, boost::json::object, std::less<>>& into, std::string k, boost::json::object o) {
+        std::lock_guard lock(mutex);
+        into[std::move(k)] = std::move(o);
+    }
+};
+
+} // namespace detail
+
+/// What deep_subagents runs a subagent with (make_deep_subagent_runner): a
+/// delegation and the exchange that carries its state in and out.
+using deep_runner = std::function<boost::asio::awaitable<subagent_run_outcome>(
+    subagent_run, std::shared_ptr<detail::deep_state_exchange>)>;
+
 /// One subagent the task tool may delegate to (deepagents' SubAgent spec).
 struct deep_subagent_spec {
     std::string name;
@@ -68,7 +110,7 @@ struct deep_subagent_spec {
     /// Or the model itself (set in C++ only; wins over `model`).
     any_chat_model model_instance;
     /// Its middleware chain (make_deep_subagent_runner); empty: the options' default_runner.
-    subagent_runner runner;
+    deep_runner runner;
     std::optional<std::size_t> max_turns;               ///< unset: the options' max_turns
     std::optional<std::chrono::milliseconds> timeout;   ///< unset: the options' timeout_seconds
 };
@@ -91,7 +133,7 @@ struct deep_subagents_options {
     /// The parent's tools, which the subagents may be given (set in C++).
     tool_set default_tools;
     /// The chain of the subagents that have none of their own; empty: patch_tool_calls alone.
-    subagent_runner default_runner;
+    deep_runner default_runner;
     /// Models by name, for subagents whose `model` names one.
     std::function<any_chat_model(std::string_view)> model_named;
 
@@ -175,27 +217,34 @@ boost::json::object deep_state_json(const basic_state<type_list<Fs...>>& s) {
 
 /// True when the state type has a field of that name.
 template <class... Fs>
-bool deep_state_has(const basic_state<type_list<Fs...>>*, std::string_view key) {
+bool deep_state_has(const basic_state<type_list<Fs...>>*, [[maybe_unused]] std::string_view key) {
     return ((key == std::string_view{Fs::name}) || ... || false);
 }
 
 /// One delegation's agent, its state starting from the parent's fields and
-/// reported back at the end.
+/// its changed fields reported back when it ends.
 template <class Factory>
-boost::asio::awaitable<subagent_run_outcome> run_deep_subagent(Factory make, subagent_run run) {
+boost::asio::awaitable<subagent_run_outcome> run_deep_subagent(Factory make, subagent_run run,
+                                                               std::shared_ptr<deep_state_exchange> exchange) {
     using pipeline_t = std::remove_cvref_t<std::invoke_result_t<Factory&>>;
     using state_t = agent_state<pipeline_t>;
+    const std::string key = deep_state_exchange::key_of(run);
     state_t state;
-    const boost::json::object given = std::move(run.state);
+    boost::json::object given;
+    if (exchange) given = exchange->take(exchange->parent, key);
     if (!given.empty()) state = boost::json::value_to<state_t>(boost::json::value(given));
     agent<any_chat_model, pipeline_t> a(std::move(run.model), std::move(run.tools), make());
     subagent_run_outcome out;
     out.result = co_await a.async_run(state, agent_input(std::move(run.input)), std::move(run.config));
-    // Only what changed goes back: a field merged by appending must not get
-    // the parent's own items a second time.
-    for (auto& kv : deep_state_json(state)) {
-        const auto* before = given.if_contains(kv.key());
-        if (before == nullptr || *before != kv.value()) out.state.emplace(kv.key(), std::move(kv.value()));
+    if (exchange) {
+        // Only what changed goes back: a field merged by appending must not
+        // get the parent's own items a second time.
+        boost::json::object changed;
+        for (auto& kv : deep_state_json(state)) {
+            const auto* before = given.if_contains(kv.key());
+            if (before == nullptr || *before != kv.value()) changed.emplace(kv.key(), std::move(kv.value()));
+        }
+        exchange->put(exchange->child, key, std::move(changed));
     }
     out.messages = std::move(state.messages);
     co_return out;
@@ -211,23 +260,11 @@ inline std::string deep_final_text(const subagent_result& r) {
 
 /// What the middleware and its task tool share.
 struct deep_subagents_context {
+    std::shared_ptr<deep_state_exchange> exchange = std::make_shared<deep_state_exchange>();
     deep_subagents_options options;
     std::vector<const deep_subagent_spec*> order; ///< general-purpose first, then the given order
     std::optional<deep_subagent_spec> general_purpose;
     std::shared_ptr<subagent_executor> executor;
-
-    // The parent's state for each task call in progress, set by wrap_tool_call.
-    std::mutex mutex;
-    std::map<std::string, boost::json::object, std::less<>> pending;
-
-    static std::string key(std::string_view thread, std::string_view run, std::string_view call) {
-        std::string k(thread);
-        k += '\0';
-        k += run;
-        k += '\0';
-        k += call;
-        return k;
-    }
 
     const deep_subagent_spec* find(std::string_view name) const {
         for (const auto* s : order)
@@ -277,13 +314,10 @@ public:
 
     boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt) {
         const std::string type = string_arg(args, "subagent_type");
-        subagent_parent parent = subagent_parent::of(rt);
-        {
-            std::lock_guard lock(ctx_->mutex);
-            auto it = ctx_->pending.find(deep_subagents_context::key(rt.thread_id, rt.run_id, rt.tool_call_id));
-            if (it != ctx_->pending.end()) parent.state = std::move(it->second);
-        }
+        deep_state_exchange& exchange = *ctx_->exchange;
+        const std::string key = deep_state_exchange::key(rt.thread_id, rt.run_id, rt.tool_call_id);
         if (!ctx_->find(type)) {
+            exchange.take(exchange.parent, key);
             std::string allowed;
             for (const auto* s : ctx_->order)
                 allowed += fmt::format("{}`{}`", allowed.empty() ? "" : ", ", s->name);
@@ -297,7 +331,9 @@ public:
         task.description = string_arg(args, "description");
         task.prompt = task.description;
         task.subagent_type = type;
-        subagent_result r = co_await ctx_->executor->execute(std::move(task), std::move(parent));
+        subagent_result r = co_await ctx_->executor->execute(std::move(task), subagent_parent::of(rt));
+        exchange.take(exchange.parent, key); // when the subagent never started
+        boost::json::object changed = exchange.take(exchange.child, key);
         if (r.status != subagent_status::completed) {
             tool_output out = tool_output::error(format_subagent_result_message(r));
             out.metadata = subagent_additional_kwargs(r);
@@ -305,7 +341,7 @@ public:
         }
         tool_output out(deep_final_text(r));
         out.metadata = subagent_additional_kwargs(r);
-        for (auto& kv : r.state)
+        for (auto& kv : changed)
             if (!deep_excluded_key(kv.key())) out.update.fields[kv.key()] = std::move(kv.value());
         co_return out;
     }
@@ -322,14 +358,27 @@ private:
 
 } // namespace detail
 
-/// A runner for deep_subagents whose delegations each run a fresh chain from
-/// `make()`, their state starting from the parent's fields (the files of a
-/// state backend, ...) and reported back when they end.
+/// A subagent's chain for deep_subagents: each delegation runs a fresh chain
+/// from `make()`, its state starting from the parent's fields (the files of
+/// a state backend, ...) and its changed fields going back when it ends.
 template <class Factory>
-subagent_runner make_deep_subagent_runner(Factory make) {
-    return [make = std::move(make)](subagent_run run) {
-        return detail::run_deep_subagent(make, std::move(run));
-    };
+class deep_subagent_runner {
+public:
+    explicit deep_subagent_runner(Factory make) : make_(std::move(make)) {}
+    /// Runs one delegation; `exchange` carries the state in and out (null: none).
+    boost::asio::awaitable<subagent_run_outcome> operator()(subagent_run run,
+                                                            std::shared_ptr<detail::deep_state_exchange> exchange) const {
+        return detail::run_deep_subagent(make_, std::move(run), std::move(exchange));
+    }
+
+private:
+    Factory make_;
+};
+
+/// The chain `make()` builds, for a deep_subagent_spec's `runner` or the options' `default_runner`.
+template <class Factory>
+deep_runner make_deep_subagent_runner(Factory make) {
+    return deep_subagent_runner<Factory>(std::move(make));
 }
 
 /// The deep_subagents middleware (deepagents' SubAgentMiddleware).
@@ -380,7 +429,7 @@ public:
             auto c = weak.lock();
             if (!c) throw std::runtime_error("deep_subagents: the middleware is gone");
             const deep_subagent_spec* spec = c->find(run.type.name);
-            subagent_runner runner = c->options.default_runner;
+            deep_runner runner = c->options.default_runner;
             if (spec) {
                 if (spec->tools) {
                     tool_set named;
@@ -395,7 +444,7 @@ public:
                 if (spec->model_instance) run.model = spec->model_instance;
                 if (spec->runner) runner = spec->runner;
             }
-            return runner(std::move(run));
+            return runner(std::move(run), c->exchange);
         };
         ctx->executor = std::make_shared<subagent_executor>(std::move(eo));
         ctx_ = ctx;
@@ -431,15 +480,13 @@ public:
         using state_t = std::remove_cvref_t<decltype(*req.state)>;
         const std::string thread = req.rt ? req.rt->thread_id : std::string();
         const std::string run = req.rt ? req.rt->run_id : std::string();
-        std::string key = detail::deep_subagents_context::key(thread, run, req.call->id);
-        {
-            std::lock_guard lock(ctx_->mutex);
-            ctx_->pending[key] = detail::deep_state_json(*req.state);
-        }
-        auto ctx = ctx_;
-        auto forget = [ctx, key] {
-            std::lock_guard lock(ctx->mutex);
-            ctx->pending.erase(key);
+        std::string key = detail::deep_state_exchange::key(thread, run, req.call->id);
+        auto exchange = ctx_->exchange;
+        exchange->put(exchange->parent, key, detail::deep_state_json(*req.state));
+        // Whatever happened, nothing of this call stays behind.
+        auto forget = [exchange, key] {
+            exchange->take(exchange->parent, key);
+            exchange->take(exchange->child, key);
         };
         return map_response(
             req, next,
@@ -512,6 +559,8 @@ inline deep_subagents_options tag_invoke(boost::json::value_to_tag<deep_subagent
         .read("max_turns", o.max_turns)
         .read("timeout_seconds", o.timeout_seconds)
         .reject_unknown_keys();
+    if (o.max_concurrent == 0) throw json_error(r.path_of("max_concurrent"), "must be at least 1");
+    if (o.max_turns == 0) throw json_error(r.path_of("max_turns"), "must be at least 1");
     r.validate(o);
     return o;
 }

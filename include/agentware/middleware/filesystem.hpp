@@ -366,7 +366,7 @@ inline void fs_merge_files_update(state_update& update, std::optional<boost::jso
 
 inline std::string fs_list_output(const std::vector<std::string>& paths) {
     if (paths.empty()) return std::string(fs_no_files);
-    std::string out = py_list_repr(paths);
+    std::string out = python_list(paths);
     const std::size_t cap = fs_chars_per_token * 20000;
     if (out.size() > cap) {
         out.resize(cap);
@@ -414,7 +414,14 @@ inline tool_output fs_error(std::string_view text) {
 // Runs a tool body; a wrong argument or anything thrown becomes an error text.
 template <class Body>
 tool_output fs_call(const boost::json::object& args, Body&& body) {
-    return call_reading_args(args, std::forward<Body>(body));
+    try {
+        std::optional<arg_error> err;
+        tool_output out = body(args, err);
+        if (err) return tool_output::error(err->text);
+        return out;
+    } catch (const std::exception& e) {
+        return tool_output::error(fmt::format("Error: {}", e.what()));
+    }
 }
 
 inline std::shared_ptr<tool_interface> fs_ls_tool(std::shared_ptr<const fs_context> ctx) {

@@ -133,17 +133,6 @@ struct shell_context {
     std::string shell;
 };
 
-inline std::string shell_quote(std::string_view s) {
-    std::string out = "'";
-    for (char c : s) {
-        if (c == '\'')
-            out += "'\\''";
-        else
-            out += c;
-    }
-    return out + "'";
-}
-
 inline tool_output shell_run(const working_dir& wd, const shell_context& ctx, const boost::json::object& a,
                              std::optional<arg_error>& err) {
     auto command = string_arg(a, "command", true, err);
@@ -160,7 +149,8 @@ inline tool_output shell_run(const working_dir& wd, const shell_context& ctx, co
                                                   ctx.options.max_timeout.count()));
         limit = std::chrono::seconds(*timeout);
     }
-    auto r = run_command(ctx.shell, "cd " + shell_quote(wd.root.string()) + " && " + *command, limit,
+    // The directory is the script's $0, so it needs no quoting.
+    auto r = run_process({ctx.shell, "-c", "cd -- \"$0\" || exit 125\n" + *command, wd.root.string()}, limit,
                          ctx.options.max_output_chars * 2);
     if (!r.failure.empty()) return tool_output::error("Error: " + r.failure);
     std::string out = command_text(r, ctx.options.max_output_chars);

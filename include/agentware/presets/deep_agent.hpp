@@ -21,6 +21,8 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/ask_user.hpp>
 #include <agentware/middleware/deep_subagents.hpp>
+// filesystem.hpp uses python_list without including its header.
+#include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/middleware/filesystem.hpp>
 #include <agentware/middleware/git_tools.hpp>
 #include <agentware/middleware/human_in_the_loop.hpp>
@@ -41,6 +43,7 @@
 #include <boost/json/value_to.hpp>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>

@@ -36,7 +36,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/array.hpp>
-#include <boost/json/object.hpp>
 #include <boost/json/value_from.hpp>
 
 #include <fmt/format.h>
@@ -84,9 +83,6 @@ struct subagent_result {
     std::string model_name;
     token_usage usage;
     std::vector<message> messages; ///< the steps it took (its ai and tool messages)
-    /// Its state's fields at the end, as JSON (a runner that reports them,
-    /// make_deep_subagent_runner; empty otherwise).
-    boost::json::object state;
 };
 
 namespace detail {
@@ -162,14 +158,12 @@ struct subagent_run {
     run_config config;                       ///< thread and run ids, context, recursion limit = max_turns
     std::optional<sandbox_state> sandbox;    ///< the parent's
     std::optional<thread_paths> thread_data; ///< the parent's
-    boost::json::object state;               ///< the parent's state fields it starts from (may be empty)
 };
 
 /// What the agent left: its result and all its messages.
 struct subagent_run_outcome {
     run_result result;
     std::vector<message> messages;
-    boost::json::object state; ///< its state's fields at the end (a runner that reports them)
 };
 
 /// Runs one delegation's agent to its end (made by make_subagent_runner).
@@ -277,9 +271,6 @@ struct subagent_parent {
     std::optional<thread_paths> thread_data;
     event_sink events;
     std::stop_token stop;
-    /// State fields, as JSON, the subagent starts from (deepagents passes the
-    /// parent's state less its excluded keys; DeerFlow passes none).
-    boost::json::object state;
 
     /// From a tool call's runtime.
     static subagent_parent of(const tool_runtime& rt) {
@@ -416,7 +407,6 @@ private:
         run.config.context["is_subagent"] = true;
         run.sandbox = parent.sandbox;
         run.thread_data = parent.thread_data;
-        run.state = parent.state;
         return run;
     }
 
@@ -551,7 +541,6 @@ private:
     static void classify(subagent_run_outcome o, std::size_t max_turns, subagent_result& out) {
         out.usage = o.result.usage;
         out.messages = steps(o.messages);
-        out.state = std::move(o.state);
         std::string guard;
         if (const auto* v = o.result.context.if_contains("stop_reason"); v && v->is_string())
             if (v->get_string() == "token_capped" || v->get_string() == "loop_capped")

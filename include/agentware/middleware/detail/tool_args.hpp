@@ -5,8 +5,6 @@
 // argument is the model's mistake, reported back as an "Error: ..." text.
 // Shared by the sandbox tools and the filesystem tools.
 
-#include <agentware/tool/tool.hpp>
-
 #include <boost/json/object.hpp>
 
 #include <fmt/format.h>
@@ -65,20 +63,6 @@ inline bool bool_arg(const boost::json::object& args, std::string_view key, bool
     if (v->is_bool()) return v->get_bool();
     if (!err) err = arg_error{fmt::format("Error: argument '{}' must be a boolean", key)};
     return fallback;
-}
-
-/// Runs a tool's body with `args`: an argument error the body records, or
-/// anything it throws, becomes an error text for the model.
-template <class Body>
-tool_output call_reading_args(const boost::json::object& args, Body&& body) {
-    try {
-        std::optional<arg_error> err;
-        tool_output out = body(args, err);
-        if (err) return tool_output::error(err->text);
-        return out;
-    } catch (const std::exception& e) {
-        return tool_output::error(fmt::format("Error: {}", e.what()));
-    }
 }
 
 } // namespace agentware::detail

@@ -33,7 +33,8 @@ struct capability_dir {
         write("notes.txt", "one\ntwo\nthree\nfour\nfive\n");
         write("notes2.txt", "one\ntwo\nTHREE\nfour\nfive\n");
         fs::create_directories(root.parent_path() / (root.filename().string() + "-outside"));
-        std::ofstream(root.parent_path() / (root.filename().string() + "-outside") / "secret.txt") << "secret answer\n";
+        std::ofstream(root.parent_path() / (root.filename().string() + "-outside") / "secret.txt")
+            << "secret answer\n";
     }
     ~capability_dir() {
         std::error_code ec;
@@ -66,24 +67,27 @@ TEST_CASE("search_tools: grep, glob and tree in the working directory", "[middle
     CHECK(run_tool(s.tools(), "grep", R"({"pattern": "answer", "glob": "main.*"})").text() ==
           "src/main.cpp:2:     return answer();");
     CHECK(run_tool(s.tools(), "grep", R"({"pattern": "nowhere"})").text() == "No matches found");
-    CHECK(run_tool(s.tools(), "glob", R"({"pattern": "**/*.cpp"})").text() == "src/deep/util.cpp\nsrc/main.cpp");
+    CHECK(run_tool(s.tools(), "glob", R"({"pattern": "**/*.cpp"})").text() ==
+          "src/deep/util.cpp\nsrc/main.cpp");
     CHECK(run_tool(s.tools(), "glob", R"({"pattern": "*.md"})").text() == "No files found");
     CHECK(run_tool(s.tools(), "tree", R"({"max_depth": 2})").text() ==
           "./\n  notes.txt\n  notes2.txt\n  src/\n    deep/\n    main.cpp");
 
     // Nothing outside the working directory: "..", absolute paths, symlinks.
-    for (std::string bad : {R"({"pattern": "secret", "path": ".."})",
-                            R"({"pattern": "secret", "path": "/etc"})"}) {
+    for (std::string bad :
+         {R"({"pattern": "secret", "path": ".."})", R"({"pattern": "secret", "path": "/etc"})"}) {
         auto r = run_tool(s.tools(), "grep", bad);
         CHECK(r.status == tool_status::error);
         CHECK_THAT(r.text(), Catch::EndsWith("is outside the working directory"));
     }
     fs::create_directory_symlink(d.outside(), d.root / "link");
     CHECK(run_tool(s.tools(), "grep", R"({"pattern": "secret"})").text() == "No matches found");
-    CHECK(run_tool(s.tools(), "grep", R"({"pattern": "secret", "path": "link"})").status == tool_status::error);
+    CHECK(run_tool(s.tools(), "grep", R"({"pattern": "secret", "path": "link"})").status ==
+          tool_status::error);
     CHECK(run_tool(s.tools(), "grep", R"({"pattern": "x", "path": "a\u0000b"})").text() ==
           "Error: the path contains a NUL byte");
-    CHECK(run_tool(s.tools(), "grep", R"({"pattern": 3})").text() == "Error: argument 'pattern' must be a string");
+    CHECK(run_tool(s.tools(), "grep", R"({"pattern": 3})").text() ==
+          "Error: argument 'pattern' must be a string");
 
     o.max_results = 1;
     CHECK_THAT(run_tool(search_tools(o).tools(), "glob", R"({"pattern": "**/*.cpp"})").text(),
@@ -99,10 +103,13 @@ TEST_CASE("text_tools: head, tail and diff", "[middleware][capabilities]") {
     text_tools t(o);
     CHECK(run_tool(t.tools(), "head", R"({"file_path": "notes.txt", "lines": 2})").text() == "one\ntwo");
     CHECK(run_tool(t.tools(), "tail", R"({"file_path": "notes.txt", "lines": 2})").text() == "four\nfive");
-    CHECK(run_tool(t.tools(), "tail", R"({"file_path": "notes.txt"})").text() == "one\ntwo\nthree\nfour\nfive");
-    CHECK(run_tool(t.tools(), "head", R"({"file_path": "none.txt"})").text() == "Error: File 'none.txt' not found");
+    CHECK(run_tool(t.tools(), "tail", R"({"file_path": "notes.txt"})").text() ==
+          "one\ntwo\nthree\nfour\nfive");
+    CHECK(run_tool(t.tools(), "head", R"({"file_path": "none.txt"})").text() ==
+          "Error: File 'none.txt' not found");
     CHECK(run_tool(t.tools(), "head", R"({"file_path": "../x"})").status == tool_status::error);
-    const std::string diff = run_tool(t.tools(), "diff", R"({"file_a": "notes.txt", "file_b": "notes2.txt"})").text();
+    const std::string diff =
+        run_tool(t.tools(), "diff", R"({"file_a": "notes.txt", "file_b": "notes2.txt"})").text();
     CHECK_THAT(diff, Catch::StartsWith("--- notes.txt\n+++ notes2.txt\n@@"));
     CHECK_THAT(diff, Catch::Contains("-three\n+THREE"));
     CHECK(run_tool(t.tools(), "diff", R"({"file_a": "notes.txt", "file_b": "notes.txt"})").text() ==
@@ -113,15 +120,17 @@ TEST_CASE("git_tools: read-only git in the working directory", "[middleware][cap
     if (detail::find_program("git").empty()) return;
     capability_dir d;
     const std::string q = "'" + d.root.string() + "'";
-    REQUIRE(std::system(("git -C " + q + " init -q && git -C " + q + " -c user.name=T -c user.email=t@x add -A && git -C " +
-                         q + " -c user.name=T -c user.email=t@x commit -q -m 'first commit'")
+    REQUIRE(std::system(("git -C " + q + " init -q && git -C " + q +
+                         " -c user.name=T -c user.email=t@x add -A && git -C " + q +
+                         " -c user.name=T -c user.email=t@x commit -q -m 'first commit'")
                             .c_str()) == 0);
     d.write("notes.txt", "changed\n");
     git_tools_options o;
     o.root_dir = d.root.string();
     git_tools g(o);
     CHECK_THAT(run_tool(g.tools(), "git_status", "{}").text(), Catch::Contains(" M notes.txt"));
-    CHECK_THAT(run_tool(g.tools(), "git_diff", R"({"path": "notes.txt"})").text(), Catch::Contains("+changed"));
+    CHECK_THAT(run_tool(g.tools(), "git_diff", R"({"path": "notes.txt"})").text(),
+               Catch::Contains("+changed"));
     CHECK_THAT(run_tool(g.tools(), "git_log", "{}").text(), Catch::Contains("first commit"));
     CHECK_THAT(run_tool(g.tools(), "git_show", "{}").text(), Catch::Contains("src/main.cpp"));
     CHECK_THAT(run_tool(g.tools(), "git_blame", R"({"file_path": "src/main.cpp"})").text(),
@@ -130,7 +139,8 @@ TEST_CASE("git_tools: read-only git in the working directory", "[middleware][cap
     auto r = run_tool(g.tools(), "git_show", R"({"revision": "--output=/tmp/x"})");
     CHECK(r.status == tool_status::error);
     CHECK(r.text() == "Error: '--output=/tmp/x' is not a revision");
-    CHECK(run_tool(g.tools(), "git_blame", R"({"file_path": "../../etc/passwd"})").status == tool_status::error);
+    CHECK(run_tool(g.tools(), "git_blame", R"({"file_path": "../../etc/passwd"})").status ==
+          tool_status::error);
     CHECK(run_tool(g.tools(), "git_show", R"({"revision": "nosuchrev"})").status == tool_status::error);
 }
 
@@ -143,8 +153,9 @@ TEST_CASE("shell_tools: the guard refuses, the rest runs in the working director
     auto r = run_tool(sh.tools(), "shell", R"({"command": "cat notes.txt | head -1; exit 3"})");
     CHECK(r.text() == "one\n[exit code 3]");
     CHECK(r.metadata.at("exit_code") == 3);
-    for (std::string bad : {"rm -rf /", "rm -fr ~", "sudo ls", "mkfs.ext4 /dev/sda1", "dd if=/dev/zero of=/dev/sda",
-                            ":(){ :|:& };:", "shutdown -h now", "git push --force origin main"}) {
+    for (std::string bad :
+         {"rm -rf /", "rm -fr ~", "sudo ls", "mkfs.ext4 /dev/sda1", "dd if=/dev/zero of=/dev/sda",
+          ":(){ :|:& };:", "shutdown -h now", "git push --force origin main"}) {
         boost::json::object args{{"command", bad}};
         auto refused = sh.tools()[0]->call(args, tool_runtime{});
         CHECK(refused.status == tool_status::error);

@@ -72,7 +72,7 @@ TEST_CASE("a tool policy expands against the catalog", "[deep_agent][tool_policy
     CHECK_FALSE(e.offered("delete"));
     CHECK(e.offered("grep"));
     CHECK(e.mode_of("write_file") == tool_approval_mode::ask);
-    CHECK(e.mode_of("shell") == tool_approval_mode::deny); // the policy wins over the catalog
+    CHECK(e.mode_of("shell") == tool_approval_mode::deny);  // the policy wins over the catalog
     CHECK(e.mode_of("fetch") == tool_approval_mode::allow); // switched off: no mode
     CHECK_FALSE(e.approvals.contains("fetch"));
 
@@ -149,8 +149,8 @@ TEST_CASE("make_deep_agent composes the deep chain", "[deep_agent]") {
     decltype(a)::state_type state;
     REQUIRE(a.run(state, "write it").ok());
     const auto names = tool_names(model.requests()[0]);
-    for (std::string_view t : {"echo", "ls", "read_file", "write_file", "edit_file", "glob", "grep", "task",
-                               "ask_user"})
+    for (std::string_view t :
+         {"echo", "ls", "read_file", "write_file", "edit_file", "glob", "grep", "task", "ask_user"})
         CHECK(std::find(names.begin(), names.end(), t) != names.end());
     CHECK(std::find(names.begin(), names.end(), "execute") == names.end()); // the state backend cannot run
     CHECK(model.requests()[0].system_prompt.starts_with("You are deep.\n\n## Filesystem tools"));
@@ -198,11 +198,11 @@ TEST_CASE("the policy takes tools away and gates the rest", "[deep_agent][tool_p
     deep_agent_options bad;
     bad.policy = tool_policy{};
     bad.policy->disabled_tools = {"read_file"};
-    CHECK_THROWS_WITH(make_deep_agent(model, tool_set{}, bad),
-                      Catch::Contains("switches off read_file"));
+    CHECK_THROWS_WITH(make_deep_agent(model, tool_set{}, bad), Catch::Contains("switches off read_file"));
     bad.policy->disabled_tools.clear();
     bad.policy->disabled_middleware = {"filesystem"};
-    CHECK_THROWS_WITH(make_deep_agent(model, tool_set{}, bad), Catch::Contains("switches off the filesystem"));
+    CHECK_THROWS_WITH(make_deep_agent(model, tool_set{}, bad),
+                      Catch::Contains("switches off the filesystem"));
 }
 
 TEST_CASE("an ask approval pauses the deep agent and the resume decides", "[deep_agent][tool_policy]") {

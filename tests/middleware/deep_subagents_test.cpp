@@ -49,11 +49,12 @@ TEST_CASE("the task tool lists the subagents in deepagents' description", "[midd
     const tool_schema& s = task_schema(m);
     CHECK(s.name == "task");
     CHECK(m.available() == std::vector<std::string>{"general-purpose", "researcher"});
-    CHECK_THAT(s.description,
-               Catch::StartsWith("Launch an ephemeral subagent to handle a complex, multi-step task in an "
-                                 "isolated context window.\n\nAvailable agent types and the tools they have "
-                                 "access to:\n- general-purpose: General-purpose agent for researching complex "
-                                 "questions, searching for files and content, and executing multi-step tasks."));
+    CHECK_THAT(
+        s.description,
+        Catch::StartsWith("Launch an ephemeral subagent to handle a complex, multi-step task in an "
+                          "isolated context window.\n\nAvailable agent types and the tools they have "
+                          "access to:\n- general-purpose: General-purpose agent for researching complex "
+                          "questions, searching for files and content, and executing multi-step tasks."));
     CHECK_THAT(s.description, Catch::Contains("access to all tools as the main agent.\n- researcher: Finds "
                                               "sources.\n\nSpecify subagent_type to select the agent."));
     CHECK_THAT(s.description, Catch::EndsWith("it has the same capabilities as the main agent."));
@@ -92,8 +93,8 @@ TEST_CASE("a subagent sees the parent's files, not its history, and its files co
                            ai_message("Done.")});
     auto a = make_agent(parent, tool_set{}, filesystem{}, deep_subagents(o));
     decltype(a)::state_type state;
-    get<files_field>(state)["/in.md"] = file_data{"notes\n", "utf-8", "2026-01-01T00:00:00+00:00",
-                                                  "2026-01-01T00:00:00+00:00"};
+    get<files_field>(state)["/in.md"] =
+        file_data{"notes\n", "utf-8", "2026-01-01T00:00:00+00:00", "2026-01-01T00:00:00+00:00"};
     REQUIRE(a.run(state, "hi").ok());
     REQUIRE(a.run(state, "summarise").ok());
 
@@ -212,8 +213,9 @@ TEST_CASE("deep_subagents options from JSON", "[middleware][deep_subagents][opti
                Catch::Contains("tool: unknown key"));
     CHECK_THAT(error_of(R"({"max_concurrent": 0})"),
                Catch::StartsWith("deep_subagents.max_concurrent: must be at least 1"));
-    CHECK_THAT(error_of(R"({"subagents": [{"name": "a", "description": "d"}, {"name": "a", "description": "e"}]})"),
-               Catch::Contains("two subagents are named \"a\""));
+    CHECK_THAT(
+        error_of(R"({"subagents": [{"name": "a", "description": "d"}, {"name": "a", "description": "e"}]})"),
+        Catch::Contains("two subagents are named \"a\""));
 }
 
 TEST_CASE("the deep prompt is appended only when configured", "[middleware][deep_subagents]") {

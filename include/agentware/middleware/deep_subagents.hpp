@@ -75,7 +75,8 @@ struct deep_state_exchange {
     static std::string key_of(const subagent_run& r) {
         return key(r.config.thread_id, r.config.run_id, r.task_id);
     }
-    boost::json::object take(std::map<std::string, boost::json::object, std::less<>>& from, const std::string& k) {
+    boost::json::object take(std::map<std::string, boost::json::object, std::less<>>& from,
+                             const std::string& k) {
         std::lock_guard lock(mutex);
         auto it = from.find(k);
         if (it == from.end()) return {};
@@ -83,7 +84,8 @@ struct deep_state_exchange {
         from.erase(it);
         return o;
     }
-    void put(std::map<std::string, boost::json::object, std::less<>>& into, std::string k, boost::json::object o) {
+    void put(std::map<std::string, boost::json::object, std::less<>>& into, std::string k,
+             boost::json::object o) {
         std::lock_guard lock(mutex);
         into[std::move(k)] = std::move(o);
     }
@@ -111,8 +113,8 @@ struct deep_subagent_spec {
     any_chat_model model_instance;
     /// Its middleware chain (make_deep_subagent_runner); empty: the options' default_runner.
     deep_runner runner;
-    std::optional<std::size_t> max_turns;               ///< unset: the options' max_turns
-    std::optional<std::chrono::milliseconds> timeout;   ///< unset: the options' timeout_seconds
+    std::optional<std::size_t> max_turns;             ///< unset: the options' max_turns
+    std::optional<std::chrono::milliseconds> timeout; ///< unset: the options' timeout_seconds
 };
 
 /// Settings of the deep_subagents middleware. The JSON form holds the
@@ -126,9 +128,9 @@ struct deep_subagents_options {
     std::optional<std::string> system_prompt;
     /// Replaces the task tool's description; `{available_agents}` in it is replaced by the list.
     std::optional<std::string> task_description;
-    std::size_t max_concurrent = 3;                         ///< delegations that run at once
-    std::size_t max_turns = 500;                            ///< a subagent run's recursion limit
-    std::chrono::milliseconds timeout_seconds{3'600'000};   ///< a delegation's time limit
+    std::size_t max_concurrent = 3;                       ///< delegations that run at once
+    std::size_t max_turns = 500;                          ///< a subagent run's recursion limit
+    std::chrono::milliseconds timeout_seconds{3'600'000}; ///< a delegation's time limit
 
     /// The parent's tools, which the subagents may be given (set in C++).
     tool_set default_tools;
@@ -210,7 +212,8 @@ boost::json::object deep_state_json(const basic_state<type_list<Fs...>>& s) {
     boost::json::object o;
     for (const auto& kv : s.unknown_fields)
         if (!deep_excluded_key(kv.key())) o.emplace(kv.key(), kv.value());
-    ((deep_excluded_key(Fs::name) ? void() : void(o[Fs::name] = boost::json::value_from(s.template get<Fs>()))),
+    ((deep_excluded_key(Fs::name) ? void()
+                                  : void(o[Fs::name] = boost::json::value_from(s.template get<Fs>()))),
      ...);
     return o;
 }
@@ -224,8 +227,8 @@ bool deep_state_has(const basic_state<type_list<Fs...>>*, [[maybe_unused]] std::
 /// One delegation's agent, its state starting from the parent's fields and
 /// its changed fields reported back when it ends.
 template <class Factory>
-boost::asio::awaitable<subagent_run_outcome> run_deep_subagent(Factory make, subagent_run run,
-                                                               std::shared_ptr<deep_state_exchange> exchange) {
+boost::asio::awaitable<subagent_run_outcome>
+run_deep_subagent(Factory make, subagent_run run, std::shared_ptr<deep_state_exchange> exchange) {
     using pipeline_t = std::remove_cvref_t<std::invoke_result_t<Factory&>>;
     using state_t = agent_state<pipeline_t>;
     const std::string key = deep_state_exchange::key_of(run);
@@ -295,16 +298,16 @@ public:
     explicit deep_task_tool(std::shared_ptr<deep_subagents_context> ctx) : ctx_(std::move(ctx)) {
         schema_.name = "task";
         const std::string agents = ctx_->available_agents();
-        schema_.description = deep_format_description(
-            ctx_->options.task_description ? std::string_view(*ctx_->options.task_description)
-                                           : deep_task_description,
-            agents);
+        schema_.description = deep_format_description(ctx_->options.task_description
+                                                          ? std::string_view(*ctx_->options.task_description)
+                                                          : deep_task_description,
+                                                      agents);
         schema_.parameters = boost::json::object{
             {"type", "object"},
             {"properties",
              boost::json::object{
-                 {"description", boost::json::object{{"type", "string"},
-                                                     {"description", deep_task_description_arg}}},
+                 {"description",
+                  boost::json::object{{"type", "string"}, {"description", deep_task_description_arg}}},
                  {"subagent_type",
                   boost::json::object{{"type", "string"}, {"description", deep_task_type_arg}}}}},
             {"required", boost::json::array{"description", "subagent_type"}}};
@@ -366,8 +369,8 @@ class deep_subagent_runner {
 public:
     explicit deep_subagent_runner(Factory make) : make_(std::move(make)) {}
     /// Runs one delegation; `exchange` carries the state in and out (null: none).
-    boost::asio::awaitable<subagent_run_outcome> operator()(subagent_run run,
-                                                            std::shared_ptr<detail::deep_state_exchange> exchange) const {
+    boost::asio::awaitable<subagent_run_outcome>
+    operator()(subagent_run run, std::shared_ptr<detail::deep_state_exchange> exchange) const {
         return detail::run_deep_subagent(make_, std::move(run), std::move(exchange));
     }
 
@@ -511,7 +514,8 @@ private:
 };
 
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const deep_subagent_spec& s) {
-    boost::json::object o{{"name", s.name}, {"description", s.description}, {"system_prompt", s.system_prompt}};
+    boost::json::object o{
+        {"name", s.name}, {"description", s.description}, {"system_prompt", s.system_prompt}};
     if (s.tools) o["tools"] = boost::json::value_from(*s.tools);
     if (!s.model.empty()) o["model"] = s.model;
     if (s.max_turns) o["max_turns"] = *s.max_turns;

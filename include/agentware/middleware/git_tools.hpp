@@ -44,7 +44,8 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
                              {"default_log_count", o.default_log_count}};
 }
 
-inline git_tools_options tag_invoke(boost::json::value_to_tag<git_tools_options>, const boost::json::value& jv) {
+inline git_tools_options tag_invoke(boost::json::value_to_tag<git_tools_options>,
+                                    const boost::json::value& jv) {
     json_reader r(jv, std::string(git_tools_options::config_section));
     git_tools_options o;
     r.read("root_dir", o.root_dir)
@@ -64,7 +65,8 @@ inline tool_output git_run(const working_dir& wd, const git_tools_options& o, st
     argv.insert(argv.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
     auto r = run_process(std::move(argv), o.timeout, o.max_output_chars * 2);
     if (!r.failure.empty()) return tool_output::error("Error: " + r.failure);
-    if (r.timed_out) return tool_output::error(fmt::format("Error: git timed out after {} seconds", o.timeout.count()));
+    if (r.timed_out)
+        return tool_output::error(fmt::format("Error: git timed out after {} seconds", o.timeout.count()));
     std::string text = command_text(r, o.max_output_chars);
     if (r.exit_code != 0) return tool_output::error(text.empty() ? "Error: git failed" : "Error: " + text);
     return text.empty() ? std::string("(no output)") : text;
@@ -118,8 +120,8 @@ inline tool_output git_log(const working_dir& wd, const git_tools_options& o, co
                            std::optional<arg_error>& err) {
     auto count = int_arg(a, "max_count", err);
     std::vector<std::string> args{
-        "log", "--oneline", "--decorate",
-        "-n", std::to_string(count && *count > 0 ? static_cast<std::size_t>(*count) : o.default_log_count)};
+        "log", "--oneline", "--decorate", "-n",
+        std::to_string(count && *count > 0 ? static_cast<std::size_t>(*count) : o.default_log_count)};
     std::string rev;
     if (!git_revision(a, "revision", rev, err)) return {};
     if (!rev.empty()) args.push_back(rev);
@@ -161,18 +163,22 @@ public:
         };
         tool("git_status", "Shows the working tree's status: the branch and the changed files.",
              R"({"type":"object","properties":{}})", &detail::git_status);
-        tool("git_diff", "Shows changes: unstaged (default), staged, or against a revision; optionally of one path.",
-             R"({"type":"object","properties":{"staged":{"type":"boolean"},"revision":{"type":"string"},"path":{"type":"string"}}})",
-             &detail::git_diff);
-        tool("git_log", "Lists commits, newest first, one line each.",
-             R"({"type":"object","properties":{"max_count":{"type":"integer","description":"Default 20."},"revision":{"type":"string"},"path":{"type":"string"}}})",
-             &detail::git_log);
+        tool(
+            "git_diff",
+            "Shows changes: unstaged (default), staged, or against a revision; optionally of one path.",
+            R"({"type":"object","properties":{"staged":{"type":"boolean"},"revision":{"type":"string"},"path":{"type":"string"}}})",
+            &detail::git_diff);
+        tool(
+            "git_log", "Lists commits, newest first, one line each.",
+            R"({"type":"object","properties":{"max_count":{"type":"integer","description":"Default 20."},"revision":{"type":"string"},"path":{"type":"string"}}})",
+            &detail::git_log);
         tool("git_show", "Shows a commit: its message, the files it changed and its patch.",
              R"({"type":"object","properties":{"revision":{"type":"string","description":"Default HEAD."}}})",
              &detail::git_show);
-        tool("git_blame", "Shows who last changed each line of a file.",
-             R"({"type":"object","properties":{"file_path":{"type":"string"},"revision":{"type":"string"}},"required":["file_path"]})",
-             &detail::git_blame);
+        tool(
+            "git_blame", "Shows who last changed each line of a file.",
+            R"({"type":"object","properties":{"file_path":{"type":"string"},"revision":{"type":"string"}},"required":["file_path"]})",
+            &detail::git_blame);
         options_ = *opts;
     }
 };

@@ -30,10 +30,10 @@
 namespace agentware {
 
 struct search_tools_options {
-    std::string root_dir = ".";     ///< the working directory
-    std::size_t max_results = 1000; ///< grep's matches and glob's files, at most
+    std::string root_dir = ".";        ///< the working directory
+    std::size_t max_results = 1000;    ///< grep's matches and glob's files, at most
     std::size_t max_file_size_mb = 10; ///< grep skips larger files
-    std::size_t tree_max_depth = 3; ///< tree's default depth
+    std::size_t tree_max_depth = 3;    ///< tree's default depth
 
     static constexpr std::string_view config_section = "search";
     friend bool operator==(const search_tools_options&, const search_tools_options&) = default;
@@ -62,8 +62,8 @@ namespace detail {
 
 inline constexpr std::string_view search_truncated = "\n[results truncated at {}; narrow the search]";
 
-inline tool_output search_grep(const working_dir& wd, const search_tools_options& o, const boost::json::object& a,
-                               std::optional<arg_error>& err) {
+inline tool_output search_grep(const working_dir& wd, const search_tools_options& o,
+                               const boost::json::object& a, std::optional<arg_error>& err) {
     auto pattern = string_arg(a, "pattern", true, err);
     auto raw = string_arg(a, "path", false, err);
     auto glob = string_arg(a, "glob", false, err);
@@ -110,8 +110,8 @@ inline tool_output search_grep(const working_dir& wd, const search_tools_options
     return out;
 }
 
-inline tool_output search_glob(const working_dir& wd, const search_tools_options& o, const boost::json::object& a,
-                               std::optional<arg_error>& err) {
+inline tool_output search_glob(const working_dir& wd, const search_tools_options& o,
+                               const boost::json::object& a, std::optional<arg_error>& err) {
     auto pattern = string_arg(a, "pattern", true, err);
     auto raw = string_arg(a, "path", false, err);
     if (err) return {};
@@ -137,8 +137,8 @@ inline tool_output search_glob(const working_dir& wd, const search_tools_options
     return out;
 }
 
-inline tool_output search_tree(const working_dir& wd, const search_tools_options& o, const boost::json::object& a,
-                               std::optional<arg_error>& err) {
+inline tool_output search_tree(const working_dir& wd, const search_tools_options& o,
+                               const boost::json::object& a, std::optional<arg_error>& err) {
     auto raw = string_arg(a, "path", false, err);
     auto depth = int_arg(a, "max_depth", err);
     if (err) return {};
@@ -179,17 +179,20 @@ public:
             tools_.push_back(
                 detail::working_dir_tool(wd, opts, std::move(name), std::move(description), schema, body));
         };
-        tool("grep",
-             "Finds the lines that contain a literal text in the files under a directory of the working "
-             "directory (or in one file). Answers path:line: text.",
-             R"({"type":"object","properties":{"pattern":{"type":"string","description":"The literal text."},"path":{"type":"string","description":"A directory or file, relative to the working directory (default: all of it)."},"glob":{"type":"string","description":"Only files whose path or name matches this pattern, e.g. *.py"}},"required":["pattern"]})",
-             &detail::search_grep);
-        tool("glob", "Lists the files whose path matches a glob pattern (** for any directories).",
-             R"({"type":"object","properties":{"pattern":{"type":"string","description":"E.g. src/**/*.cpp"},"path":{"type":"string","description":"Where to start, relative to the working directory."}},"required":["pattern"]})",
-             &detail::search_glob);
-        tool("tree", "Shows the directory tree, to a depth.",
-             R"({"type":"object","properties":{"path":{"type":"string","description":"The directory, relative to the working directory."},"max_depth":{"type":"integer","description":"How deep to go (default 3)."}}})",
-             &detail::search_tree);
+        tool(
+            "grep",
+            "Finds the lines that contain a literal text in the files under a directory of the working "
+            "directory (or in one file). Answers path:line: text.",
+            R"({"type":"object","properties":{"pattern":{"type":"string","description":"The literal text."},"path":{"type":"string","description":"A directory or file, relative to the working directory (default: all of it)."},"glob":{"type":"string","description":"Only files whose path or name matches this pattern, e.g. *.py"}},"required":["pattern"]})",
+            &detail::search_grep);
+        tool(
+            "glob", "Lists the files whose path matches a glob pattern (** for any directories).",
+            R"({"type":"object","properties":{"pattern":{"type":"string","description":"E.g. src/**/*.cpp"},"path":{"type":"string","description":"Where to start, relative to the working directory."}},"required":["pattern"]})",
+            &detail::search_glob);
+        tool(
+            "tree", "Shows the directory tree, to a depth.",
+            R"({"type":"object","properties":{"path":{"type":"string","description":"The directory, relative to the working directory."},"max_depth":{"type":"integer","description":"How deep to go (default 3)."}}})",
+            &detail::search_tree);
         options_ = *opts;
     }
 };

@@ -55,12 +55,12 @@ inline std::vector<shell_guard_rule> default_shell_denylist() {
 }
 
 struct shell_tools_options {
-    std::string root_dir = ".";                       ///< the working directory
-    std::chrono::seconds timeout{30};                 ///< a command without `timeout`
-    std::chrono::seconds max_timeout{300};            ///< the most a command may ask for
-    std::size_t max_output_chars = 30000;             ///< longer output is cut in the middle
+    std::string root_dir = ".";            ///< the working directory
+    std::chrono::seconds timeout{30};      ///< a command without `timeout`
+    std::chrono::seconds max_timeout{300}; ///< the most a command may ask for
+    std::size_t max_output_chars = 30000;  ///< longer output is cut in the middle
     std::vector<shell_guard_rule> denylist = default_shell_denylist();
-    std::string shell;                                ///< empty: the first of zsh, bash, sh
+    std::string shell; ///< empty: the first of zsh, bash, sh
 
     static constexpr std::string_view config_section = "shell";
     friend bool operator==(const shell_tools_options&, const shell_tools_options&) = default;
@@ -69,7 +69,8 @@ struct shell_tools_options {
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const shell_guard_rule& r) {
     jv = boost::json::object{{"pattern", r.pattern}, {"reason", r.reason}};
 }
-inline shell_guard_rule tag_invoke(boost::json::value_to_tag<shell_guard_rule>, const boost::json::value& jv) {
+inline shell_guard_rule tag_invoke(boost::json::value_to_tag<shell_guard_rule>,
+                                   const boost::json::value& jv) {
     json_reader r(jv);
     shell_guard_rule rule{r.required<std::string>("pattern"), r.required<std::string>("reason")};
     r.reject_unknown_keys();
@@ -112,7 +113,8 @@ class shell_guard {
 public:
     explicit shell_guard(const std::vector<shell_guard_rule>& rules) {
         for (const auto& r : rules)
-            rules_.emplace_back(std::regex(r.pattern, std::regex::ECMAScript | std::regex::optimize), r.reason);
+            rules_.emplace_back(std::regex(r.pattern, std::regex::ECMAScript | std::regex::optimize),
+                                r.reason);
     }
     /// Why `command` is refused, or nullopt when it may run.
     std::optional<std::string> refuses(std::string_view command) const {

@@ -30,9 +30,9 @@
 namespace agentware {
 
 struct text_tools_options {
-    std::string root_dir = ".";        ///< the working directory
-    std::size_t default_lines = 10;    ///< head and tail without `lines`
-    std::size_t max_lines = 2000;      ///< head and tail at most
+    std::string root_dir = ".";     ///< the working directory
+    std::size_t default_lines = 10; ///< head and tail without `lines`
+    std::size_t max_lines = 2000;   ///< head and tail at most
     std::size_t max_output_chars = 50000;
 
     static constexpr std::string_view config_section = "text";
@@ -46,7 +46,8 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
                              {"max_output_chars", o.max_output_chars}};
 }
 
-inline text_tools_options tag_invoke(boost::json::value_to_tag<text_tools_options>, const boost::json::value& jv) {
+inline text_tools_options tag_invoke(boost::json::value_to_tag<text_tools_options>,
+                                     const boost::json::value& jv) {
     json_reader r(jv, std::string(text_tools_options::config_section));
     text_tools_options o;
     r.read("root_dir", o.root_dir)
@@ -60,8 +61,8 @@ inline text_tools_options tag_invoke(boost::json::value_to_tag<text_tools_option
 namespace detail {
 
 // The regular file `raw` names, or an error text.
-inline std::optional<std::filesystem::path> text_file(const working_dir& wd, const std::optional<std::string>& raw,
-                                                      std::string& why) {
+inline std::optional<std::filesystem::path>
+text_file(const working_dir& wd, const std::optional<std::string>& raw, std::string& why) {
     auto p = wd.resolve(raw.value_or(""), why);
     if (!p) return std::nullopt;
     std::error_code ec;
@@ -110,9 +111,9 @@ inline tool_output text_diff(const working_dir& wd, const text_tools_options& o,
     if (!pb) return tool_output::error(why);
     const std::string diff = find_program("diff");
     if (diff.empty()) return tool_output::error("Error: no diff program on this host");
-    auto r = run_process({diff, "-u", "--label", wd.relative(*pa), "--label", wd.relative(*pb), pa->string(),
-                          pb->string()},
-                         std::chrono::seconds(30), o.max_output_chars * 2);
+    auto r = run_process(
+        {diff, "-u", "--label", wd.relative(*pa), "--label", wd.relative(*pb), pa->string(), pb->string()},
+        std::chrono::seconds(30), o.max_output_chars * 2);
     if (!r.failure.empty()) return tool_output::error("Error: " + r.failure);
     if (r.exit_code == 0) return std::string("The files are identical.");
     if (r.exit_code != 1) return tool_output::error("Error: " + command_text(r, o.max_output_chars));
@@ -144,9 +145,10 @@ public:
              [](const auto& wd, const auto& op, const auto& a, auto& err) {
                  return detail::text_ends(false, wd, op, a, err);
              });
-        tool("diff", "Compares two files and shows their differences as a unified diff.",
-             R"({"type":"object","properties":{"file_a":{"type":"string","description":"The first file."},"file_b":{"type":"string","description":"The second file."}},"required":["file_a","file_b"]})",
-             &detail::text_diff);
+        tool(
+            "diff", "Compares two files and shows their differences as a unified diff.",
+            R"({"type":"object","properties":{"file_a":{"type":"string","description":"The first file."},"file_b":{"type":"string","description":"The second file."}},"required":["file_a","file_b"]})",
+            &detail::text_diff);
         options_ = *opts;
     }
 };

@@ -58,8 +58,8 @@ template <class... User>
 using deep_agent_pipeline =
     pipeline<std::optional<todo>, filesystem, std::optional<deep_subagents>, std::optional<summarization>,
              patch_tool_calls, std::optional<search_tools>, std::optional<text_tools>,
-             std::optional<git_tools>, std::optional<shell_tools>, User..., std::optional<prompt_caching>, std::optional<ask_user>,
-             std::optional<human_in_the_loop>, std::optional<tool_approval>>;
+             std::optional<git_tools>, std::optional<shell_tools>, User..., std::optional<prompt_caching>,
+             std::optional<ask_user>, std::optional<human_in_the_loop>, std::optional<tool_approval>>;
 
 /// What make_deep_agent builds. The JSON form has every key but the C++-only ones.
 struct deep_agent_options {
@@ -123,15 +123,16 @@ inline filesystem_options deep_filesystem_options(filesystem_options o, const to
             changed = true;
     }
     if (!e.offered("read_file"))
-        throw std::invalid_argument(
-            "make_deep_agent: the tool policy switches off read_file, which the filesystem cannot do without");
+        throw std::invalid_argument("make_deep_agent: the tool policy switches off read_file, which the "
+                                    "filesystem cannot do without");
     if (changed) o.tools = std::move(wanted);
     return o;
 }
 
 // A host capability's slot: engaged when configured and not switched off, less the switched-off tools.
 template <class M, class O>
-std::optional<M> deep_capability(std::string_view id, std::optional<O>& o, const tool_policy::expansion& policy) {
+std::optional<M> deep_capability(std::string_view id, std::optional<O>& o,
+                                 const tool_policy::expansion& policy) {
     std::optional<M> slot;
     if (o && policy.enabled(id)) {
         slot.emplace(std::move(*o));
@@ -149,9 +150,9 @@ template <chat_model Model, class... User>
 agent<Model, deep_agent_pipeline<User...>> make_deep_agent(Model model, tool_set tools,
                                                            deep_agent_options options, User... user) {
     using pipeline_t = deep_agent_pipeline<User...>;
-    const tool_policy::expansion policy = options.policy ? options.policy->expand(default_capability_catalog(),
-                                                                                  options.extra_approvals)
-                                                         : tool_policy{}.expand({});
+    const tool_policy::expansion policy =
+        options.policy ? options.policy->expand(default_capability_catalog(), options.extra_approvals)
+                       : tool_policy{}.expand({});
     if (options.policy) {
         if (!policy.enabled("filesystem"))
             throw std::invalid_argument(
@@ -179,8 +180,8 @@ agent<Model, deep_agent_pipeline<User...>> make_deep_agent(Model model, tool_set
             if (!so.default_tools.find(t->schema().name)) so.default_tools.add(t);
         if (!so.default_runner)
             so.default_runner = make_deep_subagent_runner([backend = options.backend, fs_options] {
-                return pipeline<filesystem, patch_tool_calls>(detail::deep_make_filesystem(backend, fs_options),
-                                                              patch_tool_calls{});
+                return pipeline<filesystem, patch_tool_calls>(
+                    detail::deep_make_filesystem(backend, fs_options), patch_tool_calls{});
             });
         subagents_slot.emplace(std::move(so));
     }
@@ -221,7 +222,8 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
                             {"ask_user", o.ask_user}};
     out["todo"] = o.todo ? boost::json::value_from(*o.todo) : boost::json::value(false);
     out["subagents"] = o.subagents ? boost::json::value_from(*o.subagents) : boost::json::value(false);
-    out["summarization"] = o.summarization ? boost::json::value_from(*o.summarization) : boost::json::value(false);
+    out["summarization"] =
+        o.summarization ? boost::json::value_from(*o.summarization) : boost::json::value(false);
     out["prompt_caching"] =
         o.prompt_caching ? boost::json::value_from(*o.prompt_caching) : boost::json::value(false);
     if (o.human_in_the_loop) {
@@ -294,7 +296,8 @@ inline deep_agent_options tag_invoke(boost::json::value_to_tag<deep_agent_option
             std::string_view inner = e.path();
             if (inner.starts_with(human_in_the_loop_options::config_section))
                 inner.remove_prefix(human_in_the_loop_options::config_section.size() + 1);
-            throw json_error(std::string(deep_agent_options::config_section) + "." + std::string(inner), e.problem());
+            throw json_error(std::string(deep_agent_options::config_section) + "." + std::string(inner),
+                             e.problem());
         }
     }
     r.read("system_prompt", o.system_prompt).read("ask_user", o.ask_user).reject_unknown_keys();

@@ -81,7 +81,11 @@ inline capability_catalog default_capability_catalog() {
          {"git_status", "git_diff", "git_log", "git_show", "git_blame"},
          {},
          true},
-        {"shell", "Shell commands on the host, behind the shell guard.", {"shell"}, {{"shell", m::ask}}, true},
+        {"shell",
+         "Shell commands on the host, behind the shell guard.",
+         {"shell"},
+         {{"shell", m::ask}},
+         true},
         {"web", "HTTP(S) GET of web pages.", {"fetch", "curl"}, {}, false},
     };
 }
@@ -99,8 +103,9 @@ struct tool_policy {
 
     /// The policy resolved against a catalog.
     struct expansion {
-        std::set<std::string, std::less<>> disabled_middleware; ///< ids switched off (given or by the sandbox)
-        std::set<std::string, std::less<>> disabled_tools;      ///< never offered to the model
+        std::set<std::string, std::less<>>
+            disabled_middleware;                           ///< ids switched off (given or by the sandbox)
+        std::set<std::string, std::less<>> disabled_tools; ///< never offered to the model
         /// Each tool's mode, for the tools that do not simply run (allow is left out).
         std::map<std::string, tool_approval_mode, std::less<>> approvals;
         sandbox_mode sandbox = sandbox_mode::off;
@@ -149,14 +154,16 @@ struct tool_policy {
     /// disabled by name or every capability that offers it is off. The modes:
     /// the catalog's defaults, then `extra_defaults`, then the policy's own
     /// `approvals`; those of tools that are off are dropped.
-    expansion expand(const capability_catalog& catalog = default_capability_catalog(),
-                     const std::map<std::string, tool_approval_mode, std::less<>>& extra_defaults = {}) const {
+    expansion
+    expand(const capability_catalog& catalog = default_capability_catalog(),
+           const std::map<std::string, tool_approval_mode, std::less<>>& extra_defaults = {}) const {
         expansion e;
         e.sandbox = sandbox;
         e.sandbox_image = sandbox_image;
         e.disabled_middleware = disabled_middleware;
         for (const auto& c : catalog)
-            if (sandbox == sandbox_mode::container && c.runs_host_commands) e.disabled_middleware.insert(c.id);
+            if (sandbox == sandbox_mode::container && c.runs_host_commands)
+                e.disabled_middleware.insert(c.id);
         std::set<std::string, std::less<>> on, off;
         for (const auto& c : catalog) {
             auto& to = e.enabled(c.id) ? on : off;

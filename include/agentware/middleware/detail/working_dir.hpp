@@ -7,8 +7,8 @@
 
 #include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/process.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
+#include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/fields.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
@@ -113,14 +113,15 @@ tool_output call_reading_args(const boost::json::object& args, Body&& body) {
 /// A tool of a host capability: `body(working_dir, options, args, err)`
 /// answers; a bad argument or anything thrown is an error text.
 template <class Options, class Body>
-std::shared_ptr<tool_interface> working_dir_tool(std::shared_ptr<const working_dir> wd,
-                                                 std::shared_ptr<const Options> options, std::string name,
-                                                 std::string description, std::string_view schema, Body body) {
+std::shared_ptr<tool_interface>
+working_dir_tool(std::shared_ptr<const working_dir> wd, std::shared_ptr<const Options> options,
+                 std::string name, std::string description, std::string_view schema, Body body) {
     return share_tool(make_tool(std::move(name), std::move(description), schema,
                                 [wd, options, body](const boost::json::object& args) {
-                                    return call_reading_args(args, [&](const boost::json::object& a, auto& err) {
-                                        return body(*wd, *options, a, err);
-                                    });
+                                    return call_reading_args(args,
+                                                             [&](const boost::json::object& a, auto& err) {
+                                                                 return body(*wd, *options, a, err);
+                                                             });
                                 }));
 }
 

@@ -1,21 +1,22 @@
 #ifndef AGENTWARE_EXAMPLES_DEEP_REPLAY_HPP
 #define AGENTWARE_EXAMPLES_DEEP_REPLAY_HPP
 
-// The replay's deep-agent mode (`"agent": "deep"`): deepagents' stack as far
-// as agentware has it (filesystem, then patch_tool_calls) around the scripted
-// model. The scenario chooses the backend (`"backend": "state"` or
-// `{"type": "filesystem", "root_dir": ..., "virtual_mode": true}`, a relative
-// root being under the replay's base directory), seeds the state backend
-// (`files_state`, oldest first), and gives permission rules
-// (`permissions`); `features.filesystem` holds the middleware's options.
-// Each turn's output has the state backend's files under `state.files`, their
-// times shown as <timestamp>.
+// The replay's deep-agent mode (`"agent": "deep"`): the chain make_deep_agent
+// builds, around the scripted model. The scenario chooses the backend
+// (`"backend": "state"` or `{"type": "filesystem", "root_dir": ...,
+// "virtual_mode": true}`, a relative root being under the replay's base
+// directory), seeds the state backend (`files_state`, oldest first), and
+// gives permission rules (`permissions`), LangChain's `interrupt_on` and the
+// Swift tool policy (`policy`); `features` holds the sections `filesystem`,
+// `human_in_the_loop`, `deep_subagents` and `todo` (no task tool unless
+// `deep_subagents` is given). Each turn's output has the state backend's
+// files under `state.files`, their times shown as <timestamp>, and an
+// interrupted turn's payloads under `interrupts`.
 
 #include "replay_runner.hpp"
 
 #include <agentware/filesystem/disk_backend.hpp>
-#include <agentware/middleware/filesystem.hpp>
-#include <agentware/middleware/patch_tool_calls.hpp>
+#include <agentware/presets/deep_agent.hpp>
 
 #include <boost/json.hpp>
 
@@ -28,22 +29,33 @@ namespace agentware_cli {
 
 namespace detail {
 
-inline filesystem make_deep_filesystem(const scenario& sc, const std::string& base_dir) {
-    filesystem_options options;
+inline deep_agent_options make_deep_options(const scenario& sc, const std::string& base_dir) {
+    deep_agent_options o;
+    o.subagents.reset();
+    o.system_prompt = sc.system_prompt;
     for (const auto& [key, value] : sc.features) {
-        if (key != "filesystem")
-            throw json_error("features." + std::string(key),
-                             "the deep agent takes only the filesystem section here");
-        options = json_read_as<filesystem_options>(value, "features.filesystem");
+        const std::string at = "features." + std::string(key);
+        if (key == "filesystem")
+            o.filesystem = json_read_as<filesystem_options>(value, at);
+        else if (key == "human_in_the_loop")
+            o.human_in_the_loop = json_read_as<human_in_the_loop_options>(value, at);
+        else if (key == "deep_subagents")
+            o.subagents = json_read_as<deep_subagents_options>(value, at);
+        else if (key == "todo")
+            o.todo = json_read_as<todo_options>(value, at);
+        else
+            throw json_error(at, "the deep agent takes the sections filesystem, human_in_the_loop, "
+                                 "deep_subagents and todo");
     }
     if (!sc.permissions.is_null())
-        options.permissions = json_read_as<std::vector<fs_permission>>(sc.permissions, "permissions");
-    if (sc.backend.is_string() && sc.backend.get_string() == "state") return filesystem(options);
+        o.filesystem.permissions = json_read_as<std::vector<fs_permission>>(sc.permissions, "permissions");
+    if (!sc.policy.is_null()) o.policy = json_read_as<tool_policy>(sc.policy, "policy");
+    if (sc.backend.is_string() && sc.backend.get_string() == "state") return o;
     json_reader r(sc.backend, "backend");
     const auto type = r.required<std::string>("type");
     if (type == "state") {
         r.reject_unknown_keys();
-        return filesystem(options);
+        return o;
     }
     if (type != "filesystem") throw json_error("backend.type", "expected \"state\" or \"filesystem\"");
     disk_backend_options d;
@@ -56,7 +68,8 @@ inline filesystem make_deep_filesystem(const scenario& sc, const std::string& ba
     if (root.is_relative()) root = std::filesystem::path(base_dir) / root;
     std::filesystem::create_directories(root);
     d.root_dir = root.string();
-    return filesystem(disk_backend(d), options);
+    o.backend = [b = any_backend(disk_backend(d))](const tool_runtime&) { return b; };
+    return o;
 }
 
 inline void hide_file_times(boost::json::value& state) {
@@ -83,13 +96,10 @@ inline replay_result run_deep_scenario(const scenario& sc, const replay_options&
     } remove_later{temporary ? base_dir : std::string()};
     if (!sc.files.empty()) throw scenario_error("files: the deep agent's files are given as files_state");
 
-    using deep_pipeline = pipeline<filesystem, patch_tool_calls>;
-    agent_options agent_opts;
-    agent_opts.system_prompt = sc.system_prompt;
-    agent<scripted_model, deep_pipeline> a(
-        scripted_model({}), tool_set{},
-        deep_pipeline(detail::make_deep_filesystem(sc, base_dir), patch_tool_calls{}), agent_opts);
-    agent<scripted_model, deep_pipeline>::state_type state;
+    auto a = make_deep_agent(scripted_model({}), tool_set{}, detail::make_deep_options(sc, base_dir));
+    // One call at a time: the order of a round's results is the same on every run.
+    a.options().max_parallel_tools = 1;
+    decltype(a)::state_type state;
     // Seeded files, oldest first: their times order them for glob.
     for (std::size_t i = 0; i < sc.files_state.size(); ++i) {
         const auto& [raw, content] = sc.files_state[i];
@@ -125,6 +135,7 @@ inline replay_result run_deep_scenario(const scenario& sc, const replay_options&
         boost::json::object turn_out;
         turn_out["stop_reason"] = to_string(r.reason);
         if (!r.error.empty()) turn_out["error"] = r.error;
+        detail::put_interrupts(r, turn_out);
         boost::json::value full = boost::json::value_from(state);
         boost::json::array messages = std::move(full.as_object()["messages"].as_array());
         full.as_object().erase("messages");

@@ -71,6 +71,15 @@ inline void create_files(const std::vector<scenario_file>& files, const thread_p
     }
 }
 
+// What a paused run asks (human_in_the_loop: action_requests, review_configs), as `interrupts`.
+inline void put_interrupts(const run_result& r, boost::json::object& turn_out) {
+    if (r.interrupts.empty()) return;
+    boost::json::array pending;
+    for (const auto& i : r.interrupts)
+        pending.push_back(boost::json::object{{"id", i.id}, {"value", i.value}});
+    turn_out["interrupts"] = std::move(pending);
+}
+
 // Makes the output the same on every run.
 class stable_names {
 public:
@@ -500,13 +509,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         boost::json::object turn_out;
         turn_out["stop_reason"] = to_string(r.reason);
         if (!r.error.empty()) turn_out["error"] = r.error;
-        if (!r.interrupts
-                 .empty()) { // what the paused run asks (human_in_the_loop: action_requests, review_configs)
-            boost::json::array pending;
-            for (const auto& i : r.interrupts)
-                pending.push_back(boost::json::object{{"id", i.id}, {"value", i.value}});
-            turn_out["interrupts"] = std::move(pending);
-        }
+        detail::put_interrupts(r, turn_out);
         if (const auto* why = r.context.if_contains("stop_reason")) turn_out["stop_detail"] = *why;
         if (const auto* usage = r.context.if_contains("token_usage")) turn_out["token_usage"] = *usage;
         boost::json::value full = boost::json::value_from(state);

@@ -115,6 +115,8 @@ struct scenario {
     std::vector<std::pair<std::string, std::string>> files_state;
     /// Deep mode: deepagents' permission rules.
     boost::json::value permissions;
+    /// Deep mode: the Swift tool policy (tool_policy's JSON form).
+    boost::json::value policy;
 };
 
 namespace detail {
@@ -319,6 +321,7 @@ inline scenario parse_scenario(const boost::json::value& jv) {
         throw agentware::json_error("agent", "expected \"deerflow\" or \"deep\", got \"" + s.agent + "\"");
     if (const auto* b = r.find("backend")) s.backend = *b;
     if (const auto* p = r.find("permissions")) s.permissions = *p;
+    if (const auto* p = r.find("policy")) s.policy = *p;
     if (const auto* fs = r.find("files_state")) {
         const auto* o = fs->if_object();
         if (!o) agentware::detail::json_type_error("files_state", "an object of path: content", *fs);
@@ -329,8 +332,9 @@ inline scenario parse_scenario(const boost::json::value& jv) {
         }
     }
     if (s.agent != "deep" && (r.object().contains("backend") || r.object().contains("files_state") ||
-                              r.object().contains("permissions")))
-        throw agentware::json_error("agent", "backend, files_state and permissions need \"agent\": \"deep\"");
+                              r.object().contains("permissions") || r.object().contains("policy")))
+        throw agentware::json_error("agent",
+                                    "backend, files_state, permissions and policy need \"agent\": \"deep\"");
     r.read("features", s.features)
         .read("thread_id", s.thread_id)
         .read("system_prompt", s.system_prompt)

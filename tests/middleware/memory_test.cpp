@@ -1234,7 +1234,7 @@ TEST_CASE("conversations queued from many threads while the worker runs are all 
         for (int i = 0; i < 5; ++i) {
             const std::string want = fmt::format("Thread c{}-{}", t, i);
             CHECK(std::any_of(facts.begin(), facts.end(),
-                              [&](const auto& f) { return f.at("content") == want; }));
+                              [&](const auto& f) { return f.at("content").as_string() == want; }));
         }
     CHECK(manager.shutdown());
 }

@@ -8,6 +8,8 @@
 // always starts with "/". A NUL byte or a name longer than the platforms
 // allow is refused too (deepagents does not check either).
 
+#include <agentware/detail/python_repr.hpp>
+
 #include <fmt/format.h>
 
 #include <optional>
@@ -27,48 +29,6 @@ struct path_check {
 };
 
 namespace detail {
-
-/// Python's repr() of a str, for the list forms the tools print
-/// (`['/a.txt', '/src/']`): single quotes unless the text holds a single
-/// quote and no double quote, backslash escapes for the quote, backslash
-/// and control characters.
-inline std::string py_repr(std::string_view s) {
-    const bool dq = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
-    const char q = dq ? '"' : '\'';
-    std::string out;
-    out.reserve(s.size() + 2);
-    out += q;
-    for (char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == q || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else if (u < 0x20 || u == 0x7f) {
-            out += fmt::format("\\x{:02x}", u);
-        } else {
-            out += c;
-        }
-    }
-    out += q;
-    return out;
-}
-
-/// Python's repr() of a list of str.
-inline std::string py_list_repr(const std::vector<std::string>& items) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ", ";
-        out += py_repr(items[i]);
-    }
-    out += ']';
-    return out;
-}
 
 inline bool has_dotdot_component(std::string_view p) {
     std::size_t start = 0;
@@ -159,8 +119,8 @@ inline path_check validate_path(std::string_view path,
             if (normalised.starts_with(prefix) || normalised + "/" == prefix) ok = true;
         if (!ok) {
             // Text kept for parity with deepagents (reference langchain.md §9).
-            r.error = fmt::format("Path must start with one of {}: {}",
-                                  detail::py_list_repr(allowed_prefixes), path);
+            r.error = fmt::format("Path must start with one of {}: {}", detail::python_list(allowed_prefixes),
+                                  path);
             return r;
         }
     }

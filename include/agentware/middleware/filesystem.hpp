@@ -366,7 +366,7 @@ inline void fs_merge_files_update(state_update& update, std::optional<boost::jso
 
 inline std::string fs_list_output(const std::vector<std::string>& paths) {
     if (paths.empty()) return std::string(fs_no_files);
-    std::string out = py_list_repr(paths);
+    std::string out = python_list(paths);
     const std::size_t cap = fs_chars_per_token * 20000;
     if (out.size() > cap) {
         out.resize(cap);

@@ -52,37 +52,6 @@ inline void expand_braces(std::string_view pat, std::vector<std::string>& out, s
     if (out.size() < cap) out.emplace_back(pat);
 }
 
-inline bool fs_glob_match_one(std::string_view pattern, std::string_view rel_path) {
-    const auto pat = split_segments(pattern);
-    const auto path = split_segments(rel_path);
-    std::vector<char> reach(path.size() + 1, 0), next(path.size() + 1, 0);
-    reach[0] = 1;
-    for (std::string_view part : pat) {
-        std::fill(next.begin(), next.end(), 0);
-        bool any = false;
-        if (part == "**") {
-            for (std::size_t k = 0; k <= path.size(); ++k) {
-                if (!reach[k]) continue;
-                for (std::size_t j = k; j <= path.size(); ++j) {
-                    next[j] = 1;
-                    any = true;
-                    if (j < path.size() && path[j].starts_with('.')) break;
-                }
-            }
-        } else {
-            const bool dot_ok = part.starts_with('.');
-            for (std::size_t k = 0; k < path.size(); ++k)
-                if (reach[k] && (dot_ok || !path[k].starts_with('.')) && wildcard_match(part, path[k])) {
-                    next[k + 1] = 1;
-                    any = true;
-                }
-        }
-        if (!any) return false;
-        reach.swap(next);
-    }
-    return reach[path.size()] != 0;
-}
-
 /// A compiled glob: matches paths relative to the directory searched.
 class fs_glob_pattern {
 public:
@@ -102,7 +71,7 @@ public:
     }
     bool matches(std::string_view rel_path) const {
         for (const auto& p : patterns_)
-            if (fs_glob_match_one(p, rel_path)) return true;
+            if (glob_match(p, rel_path, hidden_names::need_dot)) return true;
         return false;
     }
 

@@ -93,32 +93,41 @@ inline std::vector<std::string_view> split_segments(std::string_view s) {
     return out;
 }
 
+/// Whether a wildcard may match a name that starts with ".": the sandbox's
+/// search matches any name; deepagents' glob leaves hidden names to pattern
+/// parts that start with "." themselves (so "**" does not enter them).
+enum class hidden_names { match_any, need_dot };
+
 /// Matches a relative path against a glob pattern segment by segment; "**"
 /// stands for any number of directories (none included). The set of path
 /// positions reachable after each pattern segment is carried forward, so
 /// many "**" cost (segments x depth), never a search over their combinations.
-inline bool glob_match(std::string_view pattern, std::string_view rel_path) {
+inline bool glob_match(std::string_view pattern, std::string_view rel_path,
+                       hidden_names hidden = hidden_names::match_any) {
     const auto pat = split_segments(pattern);
     const auto path = split_segments(rel_path);
+    const auto is_hidden = [&](std::size_t k) {
+        return hidden == hidden_names::need_dot && path[k].starts_with('.');
+    };
     std::vector<char> reach(path.size() + 1, 0), next(path.size() + 1, 0);
     reach[0] = 1;
     for (std::string_view part : pat) {
         std::fill(next.begin(), next.end(), 0);
         bool any = false;
         if (part == "**") {
-            std::size_t first = 0;
-            while (first <= path.size() && !reach[first])
-                ++first;
-            for (std::size_t k = first; k <= path.size(); ++k) {
-                next[k] = 1;
-                any = true;
+            // Every position from a reachable one onwards, up to and including
+            // the first hidden name on the way (which "**" does not enter).
+            bool open = false;
+            for (std::size_t k = 0; k <= path.size(); ++k) {
+                open = open || reach[k];
+                if (open) next[k] = any = 1;
+                if (k < path.size() && is_hidden(k)) open = false;
             }
         } else {
+            const bool dot_ok = part.starts_with('.');
             for (std::size_t k = 0; k < path.size(); ++k)
-                if (reach[k] && wildcard_match(part, path[k])) {
-                    next[k + 1] = 1;
-                    any = true;
-                }
+                if (reach[k] && (dot_ok || !is_hidden(k)) && wildcard_match(part, path[k]))
+                    next[k + 1] = any = 1;
         }
         if (!any) return false;
         reach.swap(next);

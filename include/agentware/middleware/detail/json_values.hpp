@@ -5,6 +5,8 @@
 // context flags, str() of scalars, and a canonical serialisation with sorted
 // keys (json.dumps(sort_keys=True)) so equal arguments give equal text.
 
+#include <agentware/detail/python_repr.hpp>
+
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -73,39 +75,6 @@ inline std::string python_str(const boost::json::value& v) {
     default:
         return boost::json::serialize(v);
     }
-}
-
-// Python's repr of a str: single quotes unless the text has one and no double quote.
-inline std::string python_repr(std::string_view s) {
-    const bool use_double = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
-    const char q = use_double ? '"' : '\'';
-    std::string out(1, q);
-    for (char c : s) {
-        if (c == '\\' || c == q) {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else {
-            out += c;
-        }
-    }
-    out += q;
-    return out;
-}
-
-/// Python's repr of a list of str: `['a', 'b']`.
-inline std::string python_list(const std::vector<std::string>& items) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ", ";
-        out += python_repr(items[i]);
-    }
-    return out + "]";
 }
 
 /// Python's repr of a JSON value as Python prints the dict it parses to

@@ -906,3 +906,335 @@ TEST_CASE("in the preset, summarization hands what it replaces to memory at once
     CHECK(first.find("User: I prefer tabs over spaces\n\nAssistant: Noted.") != std::string::npos);
     CHECK(first.find("third answer") == std::string::npos); // kept, not summarised
 }
+
+// ---------------------------------------------------------------- capacity policies and confirmations
+
+namespace memory_eviction {
+
+memory_clock::time_point at(int y, unsigned mo, unsigned d, int h = 0) {
+    return std::chrono::sys_days(std::chrono::year(y) / mo / d) + std::chrono::hours(h);
+}
+
+memory_fact dated(std::string id, double confidence, std::string created, std::string confirmed = {},
+                  std::string category = "context") {
+    memory_fact f = fact(id, "about " + id, confidence, std::move(category));
+    f.created_at = std::move(created);
+    f.last_confirmed_at = std::move(confirmed);
+    return f;
+}
+
+std::vector<std::string> ids_at(const std::vector<memory_fact>& facts, const std::vector<std::size_t>& at) {
+    std::vector<std::string> out;
+    for (std::size_t i : at)
+        out.push_back(facts[i].id);
+    return out;
+}
+
+} // namespace memory_eviction
+
+TEST_CASE("hybrid-v1 scores confidence, confirmation freshness and access heat", "[memory]") {
+    using namespace memory_eviction;
+    const memory_backend_options o;
+    const auto now = at(2026, 11, 24);
+    // Confirmed 90 days ago: freshness halves once.
+    const auto confirmed =
+        score_memory_fact(dated("fact_a", 0.8, "2026-01-01T00:00:00Z", "2026-08-26T00:00:00Z"),
+                          memory_eviction_hybrid_v1, o, now);
+    CHECK(confirmed.confidence == Approx(0.8));
+    CHECK(confirmed.confirmation_freshness == Approx(0.5));
+    CHECK(confirmed.access_heat == 0);
+    CHECK(confirmed.value == Approx(0.65 * 0.8 + 0.25 * 0.5));
+    // Never confirmed: its creation counts half.
+    CHECK(score_memory_fact(dated("fact_b", 0.8, "2026-08-26T00:00:00Z"), memory_eviction_hybrid_v1, o, now)
+              .confirmation_freshness == Approx(0.25));
+    // Malformed dates count nothing; a confidence that is not a number counts 0.5.
+    memory_fact odd = dated("fact_c", std::nan(""), "not-a-date", "also-not-a-date");
+    const auto odd_score = score_memory_fact(odd, memory_eviction_hybrid_v1, o, now);
+    CHECK(odd_score.confirmation_freshness == 0);
+    CHECK(odd_score.confidence == Approx(0.5));
+    CHECK(score_memory_fact(dated("fact_d", 1.7, "x"), memory_eviction_hybrid_v1, o, now).confidence == 1);
+    // Access heat: eight fresh accesses saturate; it halves every 30 days before it is squashed.
+    const memory_fact_usage hot{8, "2026-11-24T00:00:00Z"}, cooled{8, "2026-10-25T00:00:00Z"}, undated{8, ""};
+    CHECK(score_memory_fact(odd, memory_eviction_hybrid_v1, o, now, &hot).access_heat == Approx(1));
+    CHECK(score_memory_fact(odd, memory_eviction_hybrid_v1, o, now, &cooled).access_heat ==
+          Approx(std::log(5.0) / std::log(9.0)));
+    CHECK(score_memory_fact(odd, memory_eviction_hybrid_v1, o, now, &undated).access_heat == 0);
+    // The confidence policy is the confidence alone.
+    const auto plain = score_memory_fact(dated("fact_a", 0.8, "2026-01-01T00:00:00Z", "2026-11-24T00:00:00Z"),
+                                         memory_eviction_confidence, o, now, &hot);
+    CHECK(plain.value == Approx(0.8));
+    CHECK(plain.confirmation_freshness == 0);
+}
+
+TEST_CASE("hybrid-v1 keeps fresh confirmations and reserves slots for corrections", "[memory]") {
+    using namespace memory_eviction;
+    const memory_backend_options o;
+    const auto now = at(2026, 11, 24);
+    const std::vector<memory_fact> facts{
+        dated("fact_a", 0.95, "2025-11-24T00:00:00Z"),                         // 0.625
+        dated("fact_b", 0.75, "2025-11-24T00:00:00Z", "2026-11-24T00:00:00Z"), // 0.7375: confirmed today
+        dated("fact_c", 0.80, "2026-11-24T00:00:00Z"),                         // 0.645: new today
+        dated("fact_d", 0.85, "2025-11-24T00:00:00Z", {}, "correction"),       // 0.56
+        dated("fact_e", 0.90, "2025-11-24T00:00:00Z"),                         // 0.5925
+    };
+    const auto hybrid = select_facts_for_capacity(facts, 3, memory_eviction_hybrid_v1, o, now);
+    CHECK(hybrid.reserved_correction_slots == 1); // min(10, ceil(3 × 0.10))
+    CHECK(ids_at(facts, hybrid.kept) == std::vector<std::string>{"fact_b", "fact_c", "fact_d"});
+    CHECK(ids_at(facts, hybrid.evicted) == std::vector<std::string>{"fact_e", "fact_a"});
+    CHECK(hybrid.scores[1].value == Approx(0.7375));
+
+    const auto by_confidence = select_facts_for_capacity(facts, 3, memory_eviction_confidence, o, now);
+    CHECK(by_confidence.reserved_correction_slots == 0);
+    CHECK(ids_at(facts, by_confidence.kept) == std::vector<std::string>{"fact_a", "fact_e", "fact_d"});
+    CHECK(ids_at(facts, by_confidence.evicted) == std::vector<std::string>{"fact_b", "fact_c"});
+
+    // Without corrections the reserved slot goes to the rest.
+    std::vector<memory_fact> plain = facts;
+    plain[3].category = "context";
+    const auto open = select_facts_for_capacity(plain, 3, memory_eviction_hybrid_v1, o, now);
+    CHECK(open.reserved_correction_slots == 0);
+    CHECK(ids_at(plain, open.kept) == std::vector<std::string>{"fact_b", "fact_c", "fact_a"});
+
+    // At most eviction_correction_reserved_max slots; never more than there are corrections.
+    std::vector<memory_fact> many;
+    for (int i = 0; i < 40; ++i)
+        many.push_back(dated(fmt::format("fact_{:02}", i), i < 20 ? 0.7 : 0.99, "2026-11-24T00:00:00Z", {},
+                             i < 20 ? "correction" : "context"));
+    const auto capped = select_facts_for_capacity(many, 30, memory_eviction_hybrid_v1, o, now);
+    CHECK(capped.reserved_correction_slots == 3); // ceil(30 × 0.10)
+    CHECK(capped.kept.size() == 30);
+    memory_backend_options wide = o;
+    wide.eviction_correction_reserved_fraction = 1.0;
+    wide.eviction_correction_reserved_max = 15;
+    CHECK(
+        select_facts_for_capacity(many, 30, memory_eviction_hybrid_v1, wide, now).reserved_correction_slots ==
+        15);
+    CHECK(select_facts_for_capacity(many, 0, memory_eviction_hybrid_v1, wide, now).kept.empty());
+}
+
+TEST_CASE("the update evicts by the configured policy; shadow mode reports hybrid-v1's choice", "[memory]") {
+    auto stored = [] {
+        user_memory m;
+        for (int i = 0; i < 10; ++i)
+            m.facts.push_back(fact(fmt::format("fact_{:08}", i), fmt::format("fact {}", i), 0.71 + i * 0.01));
+        m.facts[0].last_confirmed_at = "2026-11-24T10:00:00Z"; // the least confident, confirmed today
+        return m;
+    };
+    const auto update = parse_memory_update(update_json({fact_json("strong", 0.99)}));
+    const std::string now = "2026-11-24T10:00:00Z";
+    const std::function<std::string()> new_id = [] { return std::string("fact_new"); };
+
+    memory_backend_options hybrid;
+    hybrid.max_facts = 10;
+    hybrid.fact_eviction_policy = "hybrid-v1";
+    user_memory h = stored();
+    const auto hr = apply_memory_update(h, update, hybrid, "t", now, new_id);
+    CHECK(hr.facts_evicted == 1);
+    CHECK(hr.evicted_ids == std::vector<std::string>{"fact_00000001"});
+    CHECK(hr.shadow_evicted_ids.empty());
+    CHECK(h.facts.front().content == "strong");
+    CHECK(std::any_of(h.facts.begin(), h.facts.end(), [](auto& f) { return f.id == "fact_00000000"; }));
+
+    memory_backend_options shadow;
+    shadow.max_facts = 10;
+    shadow.fact_eviction_shadow_enabled = true;
+    user_memory s = stored();
+    const auto sr = apply_memory_update(s, update, shadow, "t", now, new_id);
+    CHECK(sr.evicted_ids == std::vector<std::string>{"fact_00000000"}); // confidence decides
+    CHECK(sr.shadow_evicted_ids == std::vector<std::string>{"fact_00000001"});
+    CHECK(std::none_of(s.facts.begin(), s.facts.end(), [](auto& f) { return f.id == "fact_00000000"; }));
+
+    memory_backend_options plain;
+    plain.max_facts = 10;
+    user_memory p = stored();
+    const auto pr = apply_memory_update(p, update, plain, "t", now, new_id);
+    CHECK(pr.evicted_ids == std::vector<std::string>{"fact_00000000"});
+    CHECK(pr.shadow_evicted_ids.empty());
+    CHECK(p == s);
+}
+
+TEST_CASE("factsToReinforce confirms stored facts only on a reinforcement signal under hybrid or shadow",
+          "[memory]") {
+    using namespace memory_review;
+    const auto update = parse_memory_update(update_json({}, R"(, "factsToReinforce": [
+        {"id": "fact_a", "scope": "User", "reason": "said that was exactly right"},
+        {"id": "fact_b", "scope": "thread", "reason": "task only"},
+        {"id": "fact_b", "scope": "user", "reason": "  "},
+        {"id": "fact_e", "scope": "user"},
+        {"id": "fact_zz", "scope": "user", "reason": "unknown id"},
+        "fact_f", 7,
+        {"id": "fact_a", "scope": "user", "reason": "named twice"}],
+        "staleFactsToRemove": [{"id": "fact_a"}, {"id": "fact_e"}])"));
+    const std::string now = "2026-11-24T10:00:00Z";
+    const std::vector<std::string> reinforced{"reinforcement"};
+    memory_backend_options hybrid;
+    hybrid.fact_eviction_policy = "hybrid-v1";
+
+    user_memory m = aged_memory();
+    const auto report = apply_memory_update(m, update, hybrid, "t", now, {}, reinforced);
+    CHECK(report.facts_reinforced == 1);
+    // fact_a was due for review, but a confirmation is evidence it still holds: only fact_e goes.
+    CHECK(ids(m) == std::vector<std::string>{"fact_a", "fact_b", "fact_c", "fact_d", "fact_f", "fact_g"});
+    CHECK(report.stale_removed == 1);
+    CHECK(m.facts[0].last_confirmed_at == now);
+    CHECK(m.facts[0].confirmation_count == 1);
+    CHECK(m.facts[0].updated_at == now);
+    CHECK(m.facts[1].confirmation_count == 0);
+    CHECK(m.facts[1].last_confirmed_at.empty());
+    // A second confirmation counts up.
+    CHECK(apply_memory_update(m, update, hybrid, "t", "2026-11-25T10:00:00Z", {}, reinforced)
+              .facts_reinforced == 1);
+    CHECK(m.facts[0].confirmation_count == 2);
+    CHECK(m.facts[0].last_confirmed_at == "2026-11-25T10:00:00Z");
+
+    // No reinforcement signal, or no hybrid tracking: nothing is confirmed.
+    user_memory quiet = aged_memory();
+    CHECK(apply_memory_update(quiet, update, hybrid, "t", now, {}, {"correction"}).facts_reinforced == 0);
+    CHECK(quiet.facts[0].confirmation_count == 0);
+    user_memory untracked = aged_memory();
+    CHECK(apply_memory_update(untracked, update, memory_backend_options{}, "t", now, {}, reinforced)
+              .facts_reinforced == 0);
+    CHECK(untracked.facts[0].last_confirmed_at.empty());
+    memory_backend_options shadow;
+    shadow.fact_eviction_shadow_enabled = true;
+    user_memory shadowed = aged_memory();
+    CHECK(apply_memory_update(shadowed, update, shadow, "t", now, {}, reinforced).facts_reinforced == 1);
+    // A list that is not a list is ignored.
+    user_memory odd = aged_memory();
+    CHECK(apply_memory_update(odd, parse_memory_update(R"({"newFacts": [], "factsToReinforce": "fact_a"})"),
+                              hybrid, "t", now, {}, reinforced)
+              .facts_reinforced == 0);
+
+    // The confirmation is stored in the fact's front matter and read back.
+    temp_dir dir;
+    memory_storage s(dir.path);
+    s.save("alice", "", m);
+    const std::string md = dftest::read(s.fact_file("alice", "", "fact_a"));
+    CHECK(md.find("lastConfirmedAt: '2026-11-25T10:00:00Z'\nconfirmationCount: 2\n") != std::string::npos);
+    CHECK(dftest::read(s.fact_file("alice", "", "fact_b")).find("confirmationCount") == std::string::npos);
+    const user_memory back = s.load("alice", "");
+    const auto it =
+        std::find_if(back.facts.begin(), back.facts.end(), [](auto& f) { return f.id == "fact_a"; });
+    REQUIRE(it != back.facts.end());
+    CHECK(it->confirmation_count == 2);
+    CHECK(it->last_confirmed_at == "2026-11-25T10:00:00Z");
+}
+
+TEST_CASE("the manager confirms a fact when the user reinforces it under hybrid-v1", "[memory]") {
+    temp_dir dir;
+    canned_model model;
+    auto clock = std::make_shared<manual_clock>(memory_eviction::at(2026, 11, 24, 9));
+    memory_options o = options_at(dir);
+    o.backend_config.fact_eviction_policy = "hybrid-v1";
+    memory_manager manager(o, {.model = model.fn(), .clock = clock, .start_worker = false});
+    std::vector<memory_apply_report> reports;
+    manager.updater().set_observer(
+        [&](const memory_update_item&, const memory_apply_report& r) { reports.push_back(r); });
+    std::vector<message> conv{human_message("I prefer short answers"), ai_message("Understood.")};
+    model.answers->push_back(update_json({fact_json("Prefers short answers")}));
+    manager.add("t1", conv, "", "alice");
+    REQUIRE(manager.flush(1s));
+    const std::string id(manager.read_view("alice", "").at("facts").at(0).at("id").as_string());
+
+    clock->advance(std::chrono::hours(24));
+    conv.push_back(human_message("Perfect! Keep doing that."));
+    conv.push_back(ai_message("Will do."));
+    model.answers->push_back(update_json(
+        {}, fmt::format(R"(, "factsToReinforce": [{{"id": "{}", "scope": "user", "reason": "confirmed"}}])",
+                        id)));
+    manager.add("t1", conv, "", "alice");
+    REQUIRE(manager.flush(1s));
+    REQUIRE(model.prompts->size() == 2);
+    CHECK(model.prompts->at(1).find("\"factsToReinforce\"") != std::string::npos); // the reinforcement hint
+    const auto view = manager.read_view("alice", "");
+    CHECK(view.at("facts").at(0).at("lastConfirmedAt") == "2026-11-25T09:00:00Z");
+    CHECK(view.at("facts").at(0).at("confirmationCount") == 1);
+    REQUIRE(reports.size() == 2);
+    CHECK(reports[1].facts_reinforced == 1);
+}
+
+TEST_CASE("the eviction settings read from JSON and a bad one names its key", "[memory]") {
+    auto read = [](std::string_view text) {
+        return boost::json::value_to<memory_options>(boost::json::parse(text));
+    };
+    auto error = [&](std::string_view text) {
+        try {
+            read(text);
+        } catch (const json_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    const auto o =
+        read(R"({"backend_config": {"fact_eviction_policy": "hybrid-v1", "fact_eviction_shadow_enabled": true,
+        "eviction_confidence_weight": 0.5, "eviction_confirmation_weight": 0.3, "eviction_access_weight": 0.2,
+        "eviction_confirmation_half_life_days": 60, "eviction_access_half_life_days": 14,
+        "eviction_correction_reserved_fraction": 0.2, "eviction_correction_reserved_max": 4}})");
+    const auto& b = o.backend_config;
+    CHECK(b.fact_eviction_policy == "hybrid-v1");
+    CHECK(b.fact_eviction_shadow_enabled);
+    CHECK(b.eviction_confirmation_weight == Approx(0.3));
+    CHECK(b.eviction_access_half_life_days == 14);
+    CHECK(b.eviction_correction_reserved_max == 4);
+    CHECK(boost::json::value_to<memory_options>(boost::json::value_from(o)) == o);
+    CHECK(read(R"({"fact_eviction_policy": "hybrid-v1"})").backend_config.fact_eviction_policy ==
+          "hybrid-v1"); // legacy top-level spelling
+    const memory_backend_options defaults;
+    CHECK(defaults.fact_eviction_policy == "confidence");
+    CHECK_FALSE(defaults.fact_eviction_shadow_enabled);
+    CHECK(defaults.eviction_confidence_weight + defaults.eviction_confirmation_weight +
+              defaults.eviction_access_weight ==
+          Approx(1.0));
+    CHECK(
+        error(R"({"backend_config": {"fact_eviction_policy": "lru"}})") ==
+        "memory.backend_config.fact_eviction_policy: expected \"confidence\" or \"hybrid-v1\", got \"lru\"");
+    CHECK(error(R"({"backend_config": {"eviction_access_weight": 1.5}})") ==
+          "memory.backend_config.eviction_access_weight: expected a value from 0 to 1, got 1.5");
+    CHECK(error(R"({"backend_config": {"eviction_confidence_weight": 0.7}})") ==
+          "memory.backend_config.eviction_confidence_weight: the three eviction weights (confidence, "
+          "confirmation, access) must add up to 1, they add up to 1.05");
+    CHECK(error(R"({"backend_config": {"eviction_access_half_life_days": 0}})") ==
+          "memory.backend_config.eviction_access_half_life_days: expected a value from 1 to 3650, got 0");
+    CHECK(error(R"({"backend_config": {"fact_eviction_shadow_enabled": "yes"}})") ==
+          "memory.backend_config.fact_eviction_shadow_enabled: expected true or false, got \"yes\"");
+}
+
+TEST_CASE("conversations queued from many threads while the worker runs are all remembered",
+          "[memory][concurrency]") {
+    temp_dir dir;
+    memory_options o = options_at(dir);
+    o.backend_config.debounce_seconds = 0.001;
+    o.backend_config.between_items_seconds = 0;
+    // The worker's model: one fact named after the conversation's thread.
+    memory_model model = [](const chat_request& r) {
+        const std::string prompt = r.messages.back().text();
+        const auto at = prompt.find("User: remember ");
+        const std::string what = prompt.substr(at + 15, prompt.find('\n', at) - at - 15);
+        model_response out;
+        out.ai = ai_message(update_json({fact_json("Thread " + what)}));
+        return out;
+    };
+    memory_manager manager(o, {.model = model});
+    std::vector<std::thread> adders;
+    for (int t = 0; t < 4; ++t)
+        adders.emplace_back([&manager, t] {
+            for (int i = 0; i < 5; ++i) {
+                const std::string thread = fmt::format("c{}-{}", t, i);
+                manager.add(thread, {human_message("remember " + thread), ai_message("ok, noted")}, "",
+                            "alice");
+            }
+        });
+    for (auto& a : adders)
+        a.join();
+    REQUIRE(manager.flush(20s));
+    CHECK(manager.queue().take_failures().empty());
+    const auto facts = manager.read_view("alice", "").at("facts").as_array();
+    CHECK(facts.size() == 20);
+    for (int t = 0; t < 4; ++t)
+        for (int i = 0; i < 5; ++i) {
+            const std::string want = fmt::format("Thread c{}-{}", t, i);
+            CHECK(std::any_of(facts.begin(), facts.end(),
+                              [&](const auto& f) { return f.at("content").as_string() == want; }));
+        }
+    CHECK(manager.shutdown());
+}

@@ -108,6 +108,8 @@ public:
                                   {"createdAt", f.created_at},
                                   {"source", f.source_type == "conversation" ? f.source : f.source_type}};
             if (!f.source_error.empty()) o["sourceError"] = f.source_error;
+            if (!f.last_confirmed_at.empty()) o["lastConfirmedAt"] = f.last_confirmed_at;
+            if (f.confirmation_count > 0) o["confirmationCount"] = f.confirmation_count;
             facts.push_back(std::move(o));
         }
         return boost::json::object{

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -28,8 +29,17 @@ struct memory_backend_options {
     boost::json::object model;          ///< the memory model's settings; empty = the run's model
     std::size_t max_facts = 100;        ///< 10..500
     double fact_confidence_threshold = 0.7;
-    std::string fact_eviction_policy = "confidence";
-    std::size_t max_injection_tokens = 2000; ///< 100..8000
+    std::string fact_eviction_policy = "confidence"; ///< or "hybrid-v1"
+    /// With "confidence": also work out what hybrid-v1 would evict (reported, not acted on).
+    bool fact_eviction_shadow_enabled = false;
+    double eviction_confidence_weight = 0.65; ///< hybrid-v1's weights: 0..1 each, summing to 1
+    double eviction_confirmation_weight = 0.25;
+    double eviction_access_weight = 0.10;
+    std::size_t eviction_confirmation_half_life_days = 90; ///< 1..3650
+    std::size_t eviction_access_half_life_days = 30;       ///< 1..3650
+    double eviction_correction_reserved_fraction = 0.10;   ///< of max_facts, kept for corrections
+    std::size_t eviction_correction_reserved_max = 10;     ///< 0..100
+    std::size_t max_injection_tokens = 2000;               ///< 100..8000
     std::string token_counting = "tiktoken"; ///< or "char" (both use the character estimate here)
     std::vector<std::string> guaranteed_categories{"correction"};
     std::size_t guaranteed_token_budget = 500;
@@ -82,6 +92,22 @@ inline void read_backend_key(json_reader& r, std::string_view key, memory_backen
         r.read("fact_confidence_threshold", b.fact_confidence_threshold);
     else if (key == "fact_eviction_policy")
         r.read("fact_eviction_policy", b.fact_eviction_policy);
+    else if (key == "fact_eviction_shadow_enabled")
+        r.read("fact_eviction_shadow_enabled", b.fact_eviction_shadow_enabled);
+    else if (key == "eviction_confidence_weight")
+        r.read("eviction_confidence_weight", b.eviction_confidence_weight);
+    else if (key == "eviction_confirmation_weight")
+        r.read("eviction_confirmation_weight", b.eviction_confirmation_weight);
+    else if (key == "eviction_access_weight")
+        r.read("eviction_access_weight", b.eviction_access_weight);
+    else if (key == "eviction_confirmation_half_life_days")
+        r.read("eviction_confirmation_half_life_days", b.eviction_confirmation_half_life_days);
+    else if (key == "eviction_access_half_life_days")
+        r.read("eviction_access_half_life_days", b.eviction_access_half_life_days);
+    else if (key == "eviction_correction_reserved_fraction")
+        r.read("eviction_correction_reserved_fraction", b.eviction_correction_reserved_fraction);
+    else if (key == "eviction_correction_reserved_max")
+        r.read("eviction_correction_reserved_max", b.eviction_correction_reserved_max);
     else if (key == "max_injection_tokens")
         r.read("max_injection_tokens", b.max_injection_tokens);
     else if (key == "token_counting")
@@ -127,6 +153,14 @@ inline constexpr std::string_view memory_backend_keys[] = {"storage_path",
                                                            "max_facts",
                                                            "fact_confidence_threshold",
                                                            "fact_eviction_policy",
+                                                           "fact_eviction_shadow_enabled",
+                                                           "eviction_confidence_weight",
+                                                           "eviction_confirmation_weight",
+                                                           "eviction_access_weight",
+                                                           "eviction_confirmation_half_life_days",
+                                                           "eviction_access_half_life_days",
+                                                           "eviction_correction_reserved_fraction",
+                                                           "eviction_correction_reserved_max",
                                                            "max_injection_tokens",
                                                            "token_counting",
                                                            "guaranteed_categories",
@@ -159,31 +193,40 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
         guaranteed.emplace_back(c);
     for (const auto& c : b.staleness_protected_categories)
         protected_.emplace_back(c);
-    jv = boost::json::object{{"storage_path", b.storage_path},
-                             {"debounce_seconds", b.debounce_seconds},
-                             {"queue_max_depth", b.queue_max_depth},
-                             {"model", b.model},
-                             {"max_facts", b.max_facts},
-                             {"fact_confidence_threshold", b.fact_confidence_threshold},
-                             {"fact_eviction_policy", b.fact_eviction_policy},
-                             {"max_injection_tokens", b.max_injection_tokens},
-                             {"token_counting", b.token_counting},
-                             {"guaranteed_categories", std::move(guaranteed)},
-                             {"guaranteed_token_budget", b.guaranteed_token_budget},
-                             {"staleness_review_enabled", b.staleness_review_enabled},
-                             {"staleness_age_days", b.staleness_age_days},
-                             {"staleness_min_candidates", b.staleness_min_candidates},
-                             {"staleness_max_removals_per_cycle", b.staleness_max_removals_per_cycle},
-                             {"staleness_protected_categories", std::move(protected_)},
-                             {"staleness_max_lifetime_multiplier", b.staleness_max_lifetime_multiplier},
-                             {"staleness_max_extension_days", b.staleness_max_extension_days},
-                             {"consolidation_enabled", b.consolidation_enabled},
-                             {"consolidation_min_facts", b.consolidation_min_facts},
-                             {"consolidation_max_groups_per_cycle", b.consolidation_max_groups_per_cycle},
-                             {"consolidation_max_sources", b.consolidation_max_sources},
-                             {"watermark_max_keys", b.watermark_max_keys},
-                             {"retrieval_adapter", b.retrieval_adapter},
-                             {"between_items_seconds", b.between_items_seconds}};
+    jv = boost::json::object{
+        {"storage_path", b.storage_path},
+        {"debounce_seconds", b.debounce_seconds},
+        {"queue_max_depth", b.queue_max_depth},
+        {"model", b.model},
+        {"max_facts", b.max_facts},
+        {"fact_confidence_threshold", b.fact_confidence_threshold},
+        {"fact_eviction_policy", b.fact_eviction_policy},
+        {"fact_eviction_shadow_enabled", b.fact_eviction_shadow_enabled},
+        {"eviction_confidence_weight", b.eviction_confidence_weight},
+        {"eviction_confirmation_weight", b.eviction_confirmation_weight},
+        {"eviction_access_weight", b.eviction_access_weight},
+        {"eviction_confirmation_half_life_days", b.eviction_confirmation_half_life_days},
+        {"eviction_access_half_life_days", b.eviction_access_half_life_days},
+        {"eviction_correction_reserved_fraction", b.eviction_correction_reserved_fraction},
+        {"eviction_correction_reserved_max", b.eviction_correction_reserved_max},
+        {"max_injection_tokens", b.max_injection_tokens},
+        {"token_counting", b.token_counting},
+        {"guaranteed_categories", std::move(guaranteed)},
+        {"guaranteed_token_budget", b.guaranteed_token_budget},
+        {"staleness_review_enabled", b.staleness_review_enabled},
+        {"staleness_age_days", b.staleness_age_days},
+        {"staleness_min_candidates", b.staleness_min_candidates},
+        {"staleness_max_removals_per_cycle", b.staleness_max_removals_per_cycle},
+        {"staleness_protected_categories", std::move(protected_)},
+        {"staleness_max_lifetime_multiplier", b.staleness_max_lifetime_multiplier},
+        {"staleness_max_extension_days", b.staleness_max_extension_days},
+        {"consolidation_enabled", b.consolidation_enabled},
+        {"consolidation_min_facts", b.consolidation_min_facts},
+        {"consolidation_max_groups_per_cycle", b.consolidation_max_groups_per_cycle},
+        {"consolidation_max_sources", b.consolidation_max_sources},
+        {"watermark_max_keys", b.watermark_max_keys},
+        {"retrieval_adapter", b.retrieval_adapter},
+        {"between_items_seconds", b.between_items_seconds}};
 }
 
 inline memory_backend_options tag_invoke(boost::json::value_to_tag<memory_backend_options>,
@@ -198,9 +241,29 @@ inline memory_backend_options tag_invoke(boost::json::value_to_tag<memory_backen
     detail::check_memory_range(r, "max_injection_tokens", double(b.max_injection_tokens), 100, 8000);
     detail::check_memory_range(r, "fact_confidence_threshold", b.fact_confidence_threshold, 0, 1);
     detail::check_memory_range(r, "between_items_seconds", b.between_items_seconds, 0, 60);
-    if (b.fact_eviction_policy != "confidence")
-        throw json_error(r.path_of("fact_eviction_policy"),
-                         fmt::format("\"{}\" is not supported (known: confidence)", b.fact_eviction_policy));
+    if (b.fact_eviction_policy != "confidence" && b.fact_eviction_policy != "hybrid-v1")
+        throw json_error(
+            r.path_of("fact_eviction_policy"),
+            fmt::format("expected \"confidence\" or \"hybrid-v1\", got \"{}\"", b.fact_eviction_policy));
+    detail::check_memory_range(r, "eviction_confidence_weight", b.eviction_confidence_weight, 0, 1);
+    detail::check_memory_range(r, "eviction_confirmation_weight", b.eviction_confirmation_weight, 0, 1);
+    detail::check_memory_range(r, "eviction_access_weight", b.eviction_access_weight, 0, 1);
+    if (const double sum =
+            b.eviction_confidence_weight + b.eviction_confirmation_weight + b.eviction_access_weight;
+        std::abs(sum - 1.0) > 1e-6)
+        throw json_error(
+            r.path_of("eviction_confidence_weight"),
+            fmt::format("the three eviction weights (confidence, confirmation, access) must add up "
+                        "to 1, they add up to {:g}",
+                        sum));
+    detail::check_memory_range(r, "eviction_confirmation_half_life_days",
+                               double(b.eviction_confirmation_half_life_days), 1, 3650);
+    detail::check_memory_range(r, "eviction_access_half_life_days", double(b.eviction_access_half_life_days),
+                               1, 3650);
+    detail::check_memory_range(r, "eviction_correction_reserved_fraction",
+                               b.eviction_correction_reserved_fraction, 0, 1);
+    detail::check_memory_range(r, "eviction_correction_reserved_max",
+                               double(b.eviction_correction_reserved_max), 0, 100);
     if (b.token_counting != "tiktoken" && b.token_counting != "char")
         throw json_error(r.path_of("token_counting"),
                          fmt::format("expected \"tiktoken\" or \"char\", got \"{}\"", b.token_counting));

@@ -77,7 +77,8 @@ struct memory_fact {
     std::string source_error;
     std::optional<std::int64_t> expected_valid_days;
     std::string updated_at;
-    std::string last_confirmed_at;              ///< when a staleness review last kept it ("" = never)
+    std::string last_confirmed_at;       ///< when the user last confirmed it (factsToReinforce; "" = never)
+    std::int64_t confirmation_count = 0; ///< how often the user confirmed it
     std::vector<std::string> consolidated_from; ///< the facts a consolidation merged into this one
     friend bool operator==(const memory_fact&, const memory_fact&) = default;
 };
@@ -228,6 +229,7 @@ inline std::string fact_markdown(const memory_fact& f, std::string_view user_id,
     if (f.expected_valid_days) out += fmt::format("expected_valid_days: {}\n", *f.expected_valid_days);
     if (!f.last_confirmed_at.empty())
         out += "lastConfirmedAt: " + yaml_scalar(f.last_confirmed_at, true) + "\n";
+    if (f.confirmation_count > 0) out += fmt::format("confirmationCount: {}\n", f.confirmation_count);
     out += "status: active\ntopics: []\nconsolidatedFrom: [";
     for (std::size_t i = 0; i < f.consolidated_from.size(); ++i)
         out += (i ? ", " : "") + yaml_scalar(f.consolidated_from[i]);
@@ -279,7 +281,12 @@ inline memory_fact parse_fact_markdown(std::string_view text, const std::string&
             f.source_error = yaml_unquote(raw);
         else if (key == "lastConfirmedAt")
             f.last_confirmed_at = yaml_unquote(raw);
-        else if (key == "consolidatedFrom" && raw.starts_with('[') && raw.ends_with(']')) {
+        else if (key == "confirmationCount") {
+            try {
+                f.confirmation_count = std::max<std::int64_t>(std::stoll(std::string(raw)), 0);
+            } catch (...) {
+            }
+        } else if (key == "consolidatedFrom" && raw.starts_with('[') && raw.ends_with(']')) {
             std::string_view inner = raw.substr(1, raw.size() - 2);
             while (!trim(inner).empty()) { // fact ids: no commas inside
                 const auto comma = inner.find(',');

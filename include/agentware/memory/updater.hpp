@@ -7,6 +7,7 @@
 // and a save checked against the revision it started from.
 
 #include <agentware/memory/clock.hpp>
+#include <agentware/memory/eviction.hpp>
 #include <agentware/memory/messages.hpp>
 #include <agentware/memory/options.hpp>
 #include <agentware/memory/storage.hpp>
@@ -69,6 +70,7 @@ Read the current memory and the new conversation, then answer with one JSON obje
                 "confidence": 0.0-1.0, "scope": "user|thread|project", "durability": "durable|transient",
                 "authority": "descriptive|instruction", "sourceError": "optional: what was wrong before"}],
   "factsToRemove": [{"id": "fact_...", "scope": "user", "reason": "...", "replacementFactIndex": 0}],
+  "factsToReinforce": [{"id": "fact_...", "scope": "user", "reason": "what the user confirmed"}],
   "staleFactsToRemove": [{"id": "fact_...", "reason": "..."}],
   "staleFactsToExtend": [{"id": "fact_...", "extendByDays": 180}],
   "consolidations": [{"sourceIds": ["fact_...", "fact_..."], "content": "...", "category": "...", "confidence": 0.9}]
@@ -79,6 +81,7 @@ Rules:
 - Set shouldUpdate to false for summaries that do not change.
 - Confidence below 0.7 is not stored. Do not repeat facts already in memory.
 - Never record details of uploaded files or of the current task.
+- List in factsToReinforce only facts already in memory that the user explicitly confirmed in this conversation.
 - The last three lists answer the review sections of the request; leave them out when it has none.)";
 
 // Text kept for parity with DeerFlow (reference §9.1).
@@ -98,9 +101,8 @@ inline constexpr std::string_view manual_facts_note =
 inline std::string_view signal_hint(std::string_view signal) {
     if (signal == "correction") return correction_hint;
     if (signal == "reinforcement")
-        return "NOTE: The user confirmed that an approach worked. Reinforce an existing fact only when it is "
-               "a "
-               "durable, user-level preference.";
+        return "NOTE: The user confirmed that an approach worked. Reinforce an existing fact "
+               "(\"factsToReinforce\") only when it is a durable, user-level preference.";
     if (signal == "preference")
         return "NOTE: The user stated a preference. Record it only when it holds beyond the current task.";
     if (signal == "identity")
@@ -391,12 +393,20 @@ struct memory_apply_report {
     std::size_t stale_removed = 0;      ///< by the staleness review (also counted in facts_removed)
     std::size_t stale_extended = 0;     ///< given a longer expected_valid_days
     std::size_t facts_consolidated = 0; ///< source facts merged (each group becomes one new fact)
+    std::size_t facts_reinforced = 0;   ///< confirmed by the user (factsToReinforce, under hybrid or shadow)
+    std::vector<std::string> evicted_ids; ///< removed by the capacity limit, lowest score first
+    /// Shadow mode: the facts hybrid-v1 would have evicted instead (the confidence policy still decides).
+    std::vector<std::string> shadow_evicted_ids;
 };
 
+/// `signals` are those detected in the conversation the answer is about:
+/// `factsToReinforce` counts only when `reinforcement` is among them and
+/// hybrid-v1 (or its shadow) is on.
 inline memory_apply_report apply_memory_update(user_memory& m, const boost::json::object& update,
                                                const memory_backend_options& options,
                                                std::string_view thread_id, std::string_view now,
-                                               const std::function<std::string()>& make_fact_id = {}) {
+                                               const std::function<std::string()>& make_fact_id = {},
+                                               const std::vector<std::string>& signals = {}) {
     memory_apply_report report;
     // Summaries: shouldUpdate, a non-empty summary, scope "user", authority "descriptive".
     auto summaries = [&](std::string_view group, const auto& keys, std::array<memory_summary, 3>& out) {
@@ -428,10 +438,45 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
     const std::vector<detail::stale_memory_fact> stale =
         now_known ? detail::stale_memory_facts(m, options, now_point)
                   : std::vector<detail::stale_memory_fact>{};
+
+    // Confirmations (factsToReinforce): only when the deterministic
+    // reinforcement signal fired and hybrid eviction (or its shadow) tracks
+    // them; each names a stored fact, scope "user", and a reason. A confirmed
+    // fact is evidence still true: the staleness review leaves it alone.
+    std::vector<std::string> confirmed;
+    const bool tracking =
+        options.fact_eviction_policy == memory_eviction_hybrid_v1 || options.fact_eviction_shadow_enabled;
+    if (const auto* rf = update.if_contains("factsToReinforce");
+        tracking && rf && rf->is_array() &&
+        std::find(signals.begin(), signals.end(), "reinforcement") != signals.end()) {
+        for (const auto& v : rf->get_array()) {
+            if (!v.is_object()) continue;
+            const auto& o = v.get_object();
+            const auto* id = o.if_contains("id");
+            const auto* reason = o.if_contains("reason");
+            if (!id || !id->is_string() || detail::lower_trim(o, "scope") != "user" || !reason ||
+                !reason->is_string() || detail::trim(reason->get_string()).empty())
+                continue;
+            const std::string target(id->get_string());
+            auto it = std::find_if(m.facts.begin(), m.facts.end(),
+                                   [&](const memory_fact& f) { return f.id == target; });
+            if (it == m.facts.end() ||
+                std::find(confirmed.begin(), confirmed.end(), target) != confirmed.end())
+                continue;
+            it->last_confirmed_at = std::string(now);
+            it->updated_at = std::string(now);
+            ++it->confirmation_count;
+            confirmed.push_back(target);
+            ++report.facts_reinforced;
+        }
+    }
+
     auto stale_index = [&](const boost::json::value& v) -> std::optional<std::size_t> {
         const boost::json::value* id = &v;
         if (v.is_object()) id = v.get_object().if_contains("id");
         if (!id || !id->is_string()) return std::nullopt;
+        if (std::find(confirmed.begin(), confirmed.end(), id->get_string()) != confirmed.end())
+            return std::nullopt;
         for (const auto& s : stale)
             if (m.facts[s.index].id == id->get_string()) return s.index;
         return std::nullopt;
@@ -529,13 +574,24 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
         }
     }
 
-    // Capacity: the most confident max_facts (ties keep their order).
+    // Capacity: the best max_facts under the policy, best first (ties keep
+    // their order); in shadow mode hybrid-v1's choice is reported beside it.
     if (m.facts.size() > options.max_facts) {
-        std::stable_sort(m.facts.begin(), m.facts.end(), [](const memory_fact& a, const memory_fact& b) {
-            return a.confidence > b.confidence;
-        });
-        report.facts_evicted = m.facts.size() - options.max_facts;
-        m.facts.resize(options.max_facts);
+        const memory_capacity_decision d = select_facts_for_capacity(
+            m.facts, options.max_facts, options.fact_eviction_policy, options, now_point);
+        if (options.fact_eviction_shadow_enabled && options.fact_eviction_policy != memory_eviction_hybrid_v1)
+            for (std::size_t i : select_facts_for_capacity(m.facts, options.max_facts,
+                                                           memory_eviction_hybrid_v1, options, now_point)
+                                     .evicted)
+                report.shadow_evicted_ids.push_back(m.facts[i].id);
+        for (std::size_t i : d.evicted)
+            report.evicted_ids.push_back(m.facts[i].id);
+        std::vector<memory_fact> kept;
+        kept.reserve(d.kept.size());
+        for (std::size_t i : d.kept)
+            kept.push_back(std::move(m.facts[i]));
+        m.facts = std::move(kept);
+        report.facts_evicted = d.evicted.size();
     }
 
     // Removals: scope "user", a reason, and a replacement (when named) that survived.
@@ -673,10 +729,11 @@ public:
             human_message(memory_update_prompt(m, feed, signals, options_, clock_->now())));
         const model_response answer = model(request);
         const boost::json::object update = parse_memory_update(answer.ai.text());
+        memory_apply_report report;
         for (int attempt = 0;; ++attempt) {
             user_memory next = m;
-            apply_memory_update(next, update, options_, item.thread_id, detail::iso_utc(clock_->now()),
-                                fact_ids_);
+            report = apply_memory_update(next, update, options_, item.thread_id,
+                                         detail::iso_utc(clock_->now()), fact_ids_, signals);
             try {
                 if (next != m) storage_->save(item.user_id, item.agent_name, next);
                 break;
@@ -686,6 +743,11 @@ public:
             }
         }
         if (!item.bypass_watermark) watermarks_.advance(key, feed.back());
+        if (observer_) try {
+                observer_(item, report);
+            } catch (...) {
+                // An observer's failure is not the update's: it is stored already.
+            }
         return true;
     }
 
@@ -693,6 +755,12 @@ public:
 
     /// Where new fact ids come from (default: "fact_" and 8 random hex digits); set before any update.
     void set_fact_ids(std::function<std::string()> source) { fact_ids_ = std::move(source); }
+
+    /// Called on the worker after each update is stored, with what it changed
+    /// (evictions, and in shadow mode what hybrid-v1 would have evicted); set before any update.
+    void set_observer(std::function<void(const memory_update_item&, const memory_apply_report&)> observer) {
+        observer_ = std::move(observer);
+    }
 
     /// Sets the memory model (before or between runs; a running update keeps the one it started with).
     void set_model(memory_model model) {
@@ -708,6 +776,7 @@ private:
     std::shared_ptr<memory_clock> clock_;
     detail::memory_watermarks watermarks_;
     std::function<std::string()> fact_ids_;
+    std::function<void(const memory_update_item&, const memory_apply_report&)> observer_;
 };
 
 } // namespace agentware

@@ -628,8 +628,10 @@ TEST_CASE("async_call_tool: many calls in flight on one thread", "[mcp][async][c
                 io,
                 [&c, &right, i]() -> boost::asio::awaitable<void> {
                     const std::string m = std::to_string(i);
-                    if (text_of(co_await c.async_call_tool("echo", {{"message", m}})) == "echo: " + m)
-                        ++right;
+                    boost::json::object args; // built outside co_await (g++ 12 rejects the braced form there)
+                    args["message"] = m;
+                    const boost::json::object result = co_await c.async_call_tool(std::string("echo"), args);
+                    if (text_of(result) == "echo: " + m) ++right;
                 },
                 boost::asio::detached);
         io.run();

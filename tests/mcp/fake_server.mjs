@@ -19,15 +19,21 @@ const tools = [
   { name: "sampling", description: "Asks the client to sample.", inputSchema: { type: "object" } },
   { name: "huge", description: "Answers a line too long.", inputSchema: { type: "object" } },
 ];
-let pendingSampling = null;
+const asked = new Map(); // the id of a request we sent the client -> the call waiting for its answer
+const ask = (call, method, params) => {
+  const id = "srv-" + call;
+  asked.set(id, call);
+  send({ jsonrpc: "2.0", id, method, params });
+};
 let echoed = false; // after an echo, the list has one more tool (and the server says so)
 
 function handle(msg) {
   if (msg.id !== undefined && msg.method === undefined) {
-    // An answer to our sampling request: report what the client said.
-    if (pendingSampling !== null) {
-      send({ jsonrpc: "2.0", id: pendingSampling, result: { content: [{ type: "text", text: JSON.stringify(msg) }] } });
-      pendingSampling = null;
+    // An answer to one of our requests: the waiting call reports what the client said.
+    const call = asked.get(msg.id);
+    if (call !== undefined) {
+      send({ jsonrpc: "2.0", id: call, result: { content: [{ type: "text", text: JSON.stringify(msg) }] } });
+      asked.delete(msg.id);
     }
     return;
   }
@@ -78,8 +84,7 @@ function handle(msg) {
         return reply({ resultType: "complete", content: [{ type: "text", text: JSON.stringify(msg.params.inputResponses) }] });
       if (modern) return reply({ resultType: "input_required", requestState: "s1",
                                  inputRequests: { q: { method: "elicitation/create", params: { message: "Name?" } } } });
-      pendingSampling = msg.id;
-      return send({ jsonrpc: "2.0", id: "srv-1", method: "elicitation/create", params: { message: "Name?" } });
+      return ask(msg.id, "elicitation/create", { message: "Name?" });
     }
     if (name === "roots") {
       if (modern) {
@@ -87,12 +92,10 @@ function handle(msg) {
         return reply({ resultType: "input_required", requestState: "r1",
                        inputRequests: { r: { method: "roots/list", params: {} } } });
       }
-      pendingSampling = msg.id;
-      return send({ jsonrpc: "2.0", id: "srv-2", method: "roots/list", params: {} });
+      return ask(msg.id, "roots/list", {});
     }
     if (name === "sampling") {
-      pendingSampling = msg.id;
-      return send({ jsonrpc: "2.0", id: "srv-3", method: "sampling/createMessage", params: {} });
+      return ask(msg.id, "sampling/createMessage", {});
     }
     return error(-32602, "Unknown tool: " + name);
   }

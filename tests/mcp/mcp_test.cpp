@@ -4,12 +4,18 @@
 // the 2026-07-28 era and the failures the reference servers do not produce.
 
 #include <agentware.hpp>
+#include <agentware/agent/async_loop.hpp>
+#include <agentware/agent/memory_checkpointer.hpp>
 #include <agentware/mcp/client.hpp>
 #include <agentware/mcp/config.hpp>
 #include <agentware/mcp/tools.hpp>
 #include <agentware/presets/lead_agent.hpp>
 #include <agentware/tool/make_tool.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 #include <catch2/catch.hpp>
 
 #include "node_server.hpp"
@@ -72,6 +78,26 @@ mcp_test::http_server everything_http() {
     return mcp_test::http_server({(servers_dir / "loopback.mjs").string(),
                                   node_module("server-everything").string(), "streamableHttp"},
                                  false);
+}
+
+/// Runs one async_call_tool on an io_context of its own; its result or its error.
+boost::json::object call_async(mcp::client& c, std::string tool, boost::json::object args,
+                               mcp::call_options options = {}) {
+    boost::asio::io_context io;
+    auto result = boost::asio::co_spawn(
+        io, c.async_call_tool(std::move(tool), std::move(args), std::move(options)), boost::asio::use_future);
+    io.run();
+    return result.get();
+}
+
+mcp::mcp_error_kind async_failure(mcp::client& c, std::string tool, mcp::call_options options = {}) {
+    try {
+        call_async(c, std::move(tool), {}, std::move(options));
+    } catch (const mcp::mcp_error& e) {
+        return e.kind();
+    }
+    FAIL("no error");
+    return mcp::mcp_error_kind::protocol;
 }
 
 } // namespace
@@ -630,4 +656,122 @@ TEST_CASE("make_lead_agent offers the enabled servers' MCP tools after the built
     CHECK_FALSE(state.messages[2].is_error());
     CHECK(state.messages[2].text() == "echo: hi");
     kit.close();
+}
+
+TEST_CASE("async_call_tool: many calls in flight on one thread", "[mcp][async][concurrency]") {
+    for (const char* mode : {"legacy", "modern"}) {
+        mcp::client c(fake(mode));
+        c.connect();
+        boost::asio::io_context io;
+        int right = 0;
+        for (int i = 0; i < 20; ++i)
+            boost::asio::co_spawn(
+                io,
+                [&c, &right, i]() -> boost::asio::awaitable<void> {
+                    const std::string m = std::to_string(i);
+                    boost::json::object args; // built outside co_await (g++ 12 rejects the braced form there)
+                    args["message"] = m;
+                    const boost::json::object result = co_await c.async_call_tool(std::string("echo"), args);
+                    if (text_of(result) == "echo: " + m) ++right;
+                },
+                boost::asio::detached);
+        io.run();
+        CHECK(right == 20);
+        c.close();
+    }
+    SECTION("timeouts, stops, crashes and errors as in call_tool") {
+        mcp::client c(fake("legacy"));
+        mcp::call_options quick;
+        quick.timeout = 200ms;
+        CHECK(async_failure(c, "hang", quick) == mcp::mcp_error_kind::timeout);
+        std::stop_source stop;
+        mcp::call_options stoppable;
+        stoppable.stop = stop.get_token();
+        std::jthread stopper([&] {
+            std::this_thread::sleep_for(200ms);
+            stop.request_stop();
+        });
+        CHECK(async_failure(c, "hang", stoppable) == mcp::mcp_error_kind::cancelled);
+        CHECK(async_failure(c, "nope") == mcp::mcp_error_kind::remote);
+        CHECK(async_failure(c, "crash") == mcp::mcp_error_kind::closed);
+        // the next call restarts the server (once)
+        CHECK(text_of(call_async(c, "echo", {{"message", "back"}})) == "echo: back");
+        c.close();
+    }
+}
+
+TEST_CASE("an MCP elicitation pauses the run; the answer reaches the server on resume",
+          "[mcp][agent][interrupt]") {
+    for (const std::string mode : {"legacy", "modern"}) {
+        INFO(mode);
+        mcp::mcp_toolkit kit({fake(mode)});
+        scripted_model model({ai_message("", {tool_call{"c1", "fake_ask", {}}}), ai_message("done")});
+        auto agent = make_agent(model, kit.tool_set());
+        agent.use_checkpointer(memory_checkpointer{});
+        run_config cfg;
+        cfg.thread_id = "elicit-" + mode;
+        const auto paused = agent.invoke("ask me", cfg);
+        REQUIRE(paused.reason == stop_reason::interrupted);
+        REQUIRE(paused.interrupts.size() == 1);
+        CHECK(paused.interrupts[0].id == "c1");
+        const auto& asked = paused.interrupts[0].value.as_object();
+        CHECK(asked.at("type") == "mcp_elicitation");
+        CHECK(asked.at("server") == "fake");
+        CHECK(asked.at("tool") == "fake_ask");
+        CHECK(asked.at("message") == "Name?");
+        CHECK(asked.at("params").at("message") == "Name?");
+
+        const auto done = agent.invoke(resume{boost::json::object{{"name", "Ada"}}}, cfg);
+        REQUIRE(done.ok());
+        const auto& ms = done.state.messages;
+        REQUIRE(ms.size() == 4);
+        CHECK_FALSE(ms[2].is_error());
+        CHECK_THAT(ms[2].text(), Catch::Contains(R"("action":"accept")"));
+        CHECK_THAT(ms[2].text(), Catch::Contains(R"("content":{"name":"Ada"})"));
+        if (mode == "modern") CHECK_THAT(ms[2].text(), Catch::StartsWith(R"({"q":)")); // keyed as asked
+        kit.close();
+    }
+    SECTION("in the asynchronous loop, and a bad answer is an error the model reads") {
+        mcp::mcp_toolkit kit({fake("legacy")});
+        scripted_model model({ai_message("", {tool_call{"c1", "fake_ask", {}}}), ai_message("done"),
+                              ai_message("", {tool_call{"c2", "fake_ask", {}}}), ai_message("done again")});
+        auto agent = make_agent(model, kit.tool_set());
+        agent.use_checkpointer(memory_checkpointer{});
+        run_config cfg;
+        cfg.thread_id = "elicit-async";
+        const auto run = [&](auto awaitable) {
+            boost::asio::io_context io;
+            auto r = boost::asio::co_spawn(io, std::move(awaitable), boost::asio::use_future);
+            io.run();
+            return r.get();
+        };
+        const auto paused = run(agent.async_invoke("ask me", cfg));
+        REQUIRE(paused.reason == stop_reason::interrupted);
+        CHECK(paused.interrupts[0].value.as_object().at("type") == "mcp_elicitation");
+        const auto declined = run(agent.async_invoke(resume{"decline"}, cfg));
+        REQUIRE(declined.ok());
+        CHECK_THAT(declined.state.messages[2].text(), Catch::Contains(R"("result":{"action":"decline"})"));
+
+        REQUIRE(run(agent.async_invoke("again", cfg)).reason == stop_reason::interrupted);
+        const auto wrong = run(agent.async_invoke(resume{42}, cfg));
+        REQUIRE(wrong.ok());
+        // the server heard a JSON-RPC error naming what was wrong
+        CHECK_THAT(wrong.state.messages.back().text(), Catch::Equals("done again"));
+        const auto& answer = wrong.state.messages[wrong.state.messages.size() - 2];
+        CHECK_THAT(answer.text(), Catch::Contains("the answer to an MCP elicitation must be an object"));
+        kit.close();
+    }
+    SECTION("an in-process handler answers instead, and the run does not pause") {
+        mcp::client_options opts;
+        opts.on_elicitation = [](const boost::json::object&) {
+            return boost::json::object{{"action", "accept"}, {"content", {{"name", "Bob"}}}};
+        };
+        mcp::mcp_toolkit kit({fake("modern")}, opts);
+        scripted_model model({ai_message("", {tool_call{"c1", "fake_ask", {}}}), ai_message("done")});
+        auto agent = make_agent(model, kit.tool_set());
+        const auto r = agent.invoke("ask me");
+        REQUIRE(r.ok());
+        CHECK_THAT(r.state.messages[2].text(), Catch::Contains("Bob"));
+        kit.close();
+    }
 }

@@ -13,7 +13,7 @@ const [, , kind, target] = process.argv;
 const client = new Client({ name: "agentware-bench", version: "1" });
 const transport =
   kind === "stdio"
-    ? new StdioClientTransport({ command: process.execPath, args: [target, "stdio"], stderr: "ignore" })
+    ? new StdioClientTransport({ command: process.execPath, args: [target, "stdio"], env: { ...process.env }, stderr: "ignore" })
     : new StreamableHTTPClientTransport(new URL(target));
 await client.connect(transport);
 

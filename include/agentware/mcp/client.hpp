@@ -6,11 +6,13 @@
 // either era of the protocol (2025-06-18 / 2025-11-25 with `initialize`, or
 // the stateless 2026-07-28 with `server/discover`). JSON-RPC 2.0 on
 // Boost.JSON. The process and socket code is in impl/client.ipp: with
-// AGENTWARE_SEPARATE_COMPILATION this header includes neither Asio nor Beast.
+// AGENTWARE_SEPARATE_COMPILATION this header includes no Beast and of Asio
+// only `awaitable` (for async_call_tool).
 
 #include <agentware/detail/config.hpp>
 #include <agentware/mcp/config.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -116,6 +118,11 @@ struct client_options {
     /// elicitation capability; empty, it refuses the request (2025 era) or
     /// fails the call with mcp_error (input_required, 2026-07-28 era).
     std::function<boost::json::object(const boost::json::object& params)> on_elicitation;
+    /// Offers the elicitation capability without `on_elicitation`: each call
+    /// answers with its own `call_options::on_elicitation` (mcp_toolkit sets
+    /// this, and its tools pause the run to ask the user). A call without one
+    /// refuses the request as when the capability is not offered.
+    bool elicitation_by_call = false;
     /// Progress and log notifications; called on the client's reader thread
     /// (stdio) or the calling thread (HTTP). Empty: dropped.
     std::function<void(const mcp_event&)> on_event;
@@ -138,6 +145,15 @@ struct call_options {
     /// Calls in flight with the same non-null group share one listener: a
     /// log line reaches it once, not once per call (a run's parallel calls).
     const void* event_group = nullptr;
+    /// Answers the server's elicitation requests that come for this call
+    /// (when client_options::on_elicitation is not set): a `elicitation/create`
+    /// request while the call waits (2025 era; over stdio, the oldest call in
+    /// flight that has this handler), or one of the call's `input_required`
+    /// requests (2026-07-28). What it throws ends the call: a std::exception
+    /// as mcp_error (input_required), anything else (agentware::interrupt) is
+    /// rethrown as it is, after the server was told (2025 era: the request is
+    /// answered `{"action": "cancel"}` and the call cancelled).
+    std::function<boost::json::object(const boost::json::object& params)> on_elicitation;
 };
 
 /// A tool as the server lists it.
@@ -170,6 +186,7 @@ public:
     AGENTWARE_DECL void close();
 
     AGENTWARE_DECL const server_config& config() const noexcept;
+    AGENTWARE_DECL const client_options& options() const noexcept;
     AGENTWARE_DECL protocol_era era() const;
     /// The revision agreed on ("2025-11-25", "2026-07-28", ...); empty before connect().
     AGENTWARE_DECL std::string protocol_version() const;
@@ -191,6 +208,13 @@ public:
     /// `tools/call` with a stop token and a listener of its own.
     AGENTWARE_DECL boost::json::object call_tool(std::string_view name, const boost::json::object& arguments,
                                                  const call_options& options);
+    /// `tools/call` as a coroutine on the awaiting executor. Over stdio no
+    /// thread waits for the answer: the reader resumes the coroutine, so many
+    /// calls in flight cost no thread each. Over HTTP (and to start or
+    /// restart a server) the blocking work runs on a thread of its own while
+    /// the coroutine waits. Same results and errors as call_tool.
+    AGENTWARE_DECL boost::asio::awaitable<boost::json::object>
+    async_call_tool(std::string name, boost::json::object arguments, call_options options = {});
     /// `ping` (legacy era; the modern era has none, and this sends `server/discover`).
     AGENTWARE_DECL void ping();
     /// Any request; its result object.

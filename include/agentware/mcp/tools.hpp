@@ -11,6 +11,7 @@
 #include <agentware/tool/tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <atomic>
@@ -114,6 +115,38 @@ inline boost::json::object run_event(const mcp_event& e, std::string_view tool,
             {"params", e.params}};
 }
 
+/// What an MCP tool's run pauses with when the server asks the user
+/// something (an elicitation): `{"type": "mcp_elicitation", "server",
+/// "tool", "message", "requestedSchema", "params"}` (the last is the
+/// request's params as the server sent them; the two before are copied from
+/// it for the reader's convenience when present).
+inline boost::json::object elicitation_interrupt(std::string_view server, std::string_view tool,
+                                                 const boost::json::object& params) {
+    boost::json::object payload{{"type", "mcp_elicitation"}, {"server", server}, {"tool", tool}};
+    for (const char* key : {"message", "requestedSchema"})
+        if (const auto* v = params.if_contains(key)) payload[key] = *v;
+    payload["params"] = params;
+    return payload;
+}
+
+/// The resume value of an `mcp_elicitation` interrupt as the elicitation's
+/// result: an object with an `action` is sent as it is (`{"action":
+/// "accept", "content": {...}}`, `{"action": "decline"}`); another object is
+/// the content of an accepted form; the strings "decline" and "cancel" are
+/// those actions. Anything else is an error (std::invalid_argument).
+inline boost::json::object elicitation_answer(const boost::json::value& resumed) {
+    if (resumed.is_object()) {
+        const auto& o = resumed.get_object();
+        if (o.contains("action")) return o;
+        return {{"action", "accept"}, {"content", o}};
+    }
+    if (resumed.is_string() && (resumed.get_string() == "decline" || resumed.get_string() == "cancel"))
+        return {{"action", resumed.get_string()}};
+    throw std::invalid_argument("the answer to an MCP elicitation must be an object (the form's content, or "
+                                "{\"action\": ...}) or \"decline\" or \"cancel\", not " +
+                                boost::json::serialize(resumed));
+}
+
 /// One tool of one server, named `name` for the model.
 class mcp_tool final : public tool_interface {
 public:
@@ -124,10 +157,33 @@ public:
     const tool_schema& schema() const override { return schema_; }
     const std::string& remote_name() const noexcept { return remote_name_; }
 
-    /// Stops with the run (`tool_runtime::stop`), and passes the server's
+    /// Stops with the run (`tool_runtime::stop`), passes the server's
     /// progress and log notifications to the run's event channel as
-    /// `mcp_progress` and `mcp_log` events.
+    /// `mcp_progress` and `mcp_log` events, and pauses the run when the
+    /// server asks the user something (see `elicitation_interrupt`).
     tool_output call(const boost::json::object& args, const tool_runtime& rt) override {
+        const call_options options = options_for(rt);
+        try {
+            return to_tool_output(client_->call_tool(remote_name_, args, options));
+        } catch (const mcp_error& e) {
+            return call_failure(*client_, remote_name_, e);
+        }
+    }
+
+    /// The asynchronous loop awaits the call on its executor: over stdio no
+    /// thread waits for the server's answer.
+    bool is_async() const noexcept override { return true; }
+    boost::asio::awaitable<tool_output> async_call(const boost::json::object& args,
+                                                   const tool_runtime& rt) override {
+        try {
+            co_return to_tool_output(co_await client_->async_call_tool(remote_name_, args, options_for(rt)));
+        } catch (const mcp_error& e) {
+            co_return call_failure(*client_, remote_name_, e);
+        }
+    }
+
+private:
+    call_options options_for(const tool_runtime& rt) const {
         call_options options;
         options.stop = rt.stop;
         if (rt.events) {
@@ -137,14 +193,14 @@ public:
             };
             options.event_group = rt.events.id();
         }
-        try {
-            return to_tool_output(client_->call_tool(remote_name_, args, options));
-        } catch (const mcp_error& e) {
-            return call_failure(*client_, remote_name_, e);
-        }
+        if (!client_->options().on_elicitation)
+            options.on_elicitation = [this, &rt](const boost::json::object& params) {
+                return elicitation_answer(
+                    rt.interrupt(elicitation_interrupt(client_->config().name, schema_.name, params)));
+            };
+        return options;
     }
 
-private:
     std::shared_ptr<client> client_;
     std::string remote_name_;
     tool_schema schema_;
@@ -160,6 +216,7 @@ public:
     /// std::invalid_argument when two tools end up with the same name.
     explicit mcp_toolkit(const std::vector<server_config>& servers, client_options options = {})
         : shared_(std::make_shared<shared>()) {
+        if (!options.on_elicitation) options.elicitation_by_call = true; // the tools pause the run
         for (const auto& s : servers) {
             if (!s.enabled) continue;
             shared_->clients.push_back(std::make_shared<client>(s, options));

@@ -13,7 +13,14 @@
 #include <agentware/model/http_transport.hpp>
 #include <agentware/model/sse_parser.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -690,11 +697,25 @@ struct pending_request {
     bool done = false;
     boost::json::object result;
     std::optional<mcp_error> error;
+    std::exception_ptr deferred; // what the call's own elicitation handler threw, for the caller
     std::size_t notifications = 0;
-    // The caller's listener, called under `m` and cleared (under `m`) before
-    // the caller returns, so that it is never called after.
+    // The caller's listener and elicitation handler, called under `m` and
+    // cleared (under `m`) before the caller returns, so that they are never
+    // called after.
     const call_options* listener = nullptr;
+    const call_options* elicitor = nullptr;
     std::int64_t progress_token = 0; // 0: none
+    // An awaiting coroutine (async_call_tool): resumed on its executor by wake().
+    std::optional<boost::asio::any_completion_handler<void()>> waiter;
+    boost::asio::any_io_executor waiter_executor;
+
+    /// Under `m`: the blocking caller and the awaiting coroutine look again.
+    void wake() {
+        cv.notify_all();
+        if (!waiter) return;
+        boost::asio::post(waiter_executor, [h = std::move(*waiter)]() mutable { std::move(h)(); });
+        waiter.reset();
+    }
 };
 
 /// What one request carries besides its message.
@@ -703,7 +724,58 @@ struct request_context {
     std::stop_token stop;
     const call_options* listener = nullptr; // with a callable on_event, or null
     std::int64_t progress_token = 0;
+    const call_options* elicitor = nullptr; // with a callable on_elicitation, or null
 };
+
+/// Completes (`void()`) when `p` is done, `deadline` has passed or `stop` is
+/// requested, or when woken (the caller looks again); the thread is not held.
+template <class CompletionToken>
+auto async_wait_woken(std::shared_ptr<pending_request> p, std::chrono::steady_clock::time_point deadline,
+                      std::stop_token stop, CompletionToken&& token) {
+    return boost::asio::async_initiate<CompletionToken, void()>(
+        [p = std::move(p), deadline, stop = std::move(stop)](auto handler) {
+            boost::asio::any_io_executor executor = boost::asio::get_associated_executor(handler);
+            std::unique_lock lock(p->m);
+            if (p->done || stop.stop_requested() || std::chrono::steady_clock::now() >= deadline) {
+                lock.unlock();
+                boost::asio::post(executor, [h = std::move(handler)]() mutable { std::move(h)(); });
+                return;
+            }
+            p->waiter_executor = std::move(executor);
+            p->waiter.emplace(std::move(handler));
+        },
+        token);
+}
+
+/// Wakes a request's waiter (a stop callback, the deadline's timer).
+struct request_waker {
+    std::shared_ptr<pending_request> p;
+    void operator()() const {
+        std::lock_guard lock(p->m);
+        p->wake();
+    }
+};
+
+/// Runs `f` on a thread of its own while the awaiting coroutine is suspended
+/// (blocking work: a handshake, an HTTP exchange); rethrows what it throws.
+template <class F>
+boost::asio::awaitable<void> off_executor(F f) {
+    const boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
+    std::exception_ptr failure;
+    co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void()>(
+        [&](auto handler) {
+            std::thread([&f, &failure, executor, h = std::move(handler)]() mutable {
+                try {
+                    f();
+                } catch (...) {
+                    failure = std::current_exception();
+                }
+                boost::asio::post(executor, [h = std::move(h)]() mutable { std::move(h)(); });
+            }).detach();
+        },
+        boost::asio::use_awaitable);
+    if (failure) std::rethrow_exception(failure);
+}
 
 struct client_state : std::enable_shared_from_this<client_state> {
     server_config config;
@@ -750,7 +822,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
             if (p->done) continue;
             p->error = e;
             p->done = true;
-            p->cv.notify_all();
+            p->wake();
         }
     }
 
@@ -801,7 +873,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
                     label() + " answered without a result object: " + excerpt(boost::json::serialize(v)));
             }
             p->done = true;
-            p->cv.notify_all();
+            p->wake();
             return;
         }
         if (!method->is_string()) return;
@@ -854,7 +926,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
                                              std::to_string(options.max_notifications_per_call) +
                                              " progress notifications for one request");
                     p->done = true;
-                    p->cv.notify_all();
+                    p->wake();
                 }
                 lock.unlock();
                 std::lock_guard forget(mutex);
@@ -880,6 +952,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     void answer_server_request(const boost::json::value& id, std::string_view method,
                                const boost::json::object& msg) {
         boost::json::object reply{{"jsonrpc", "2.0"}, {"id", id}};
+        std::optional<std::int64_t> given_up; // a call whose elicitation handler ended it
         if (method == "ping") {
             reply["result"] = boost::json::object{};
         } else if (method == "roots/list" && !options.roots.empty()) {
@@ -892,6 +965,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
                     boost::json::object{{"code", error_code::internal_error},
                                         {"message", std::string("elicitation failed: ") + e.what()}};
             }
+        } else if (method == "elicitation/create" && elicit_for_call(msg, reply, given_up)) {
         } else {
             reply["error"] = boost::json::object{{"code", error_code::method_not_found},
                                                  {"message", "Method not found: " + std::string(method)}};
@@ -900,6 +974,10 @@ struct client_state : std::enable_shared_from_this<client_state> {
             try {
                 chan->send(reply, "", "", {});
             } catch (const mcp_error&) {
+            }
+            if (given_up) {
+                forget(*given_up);
+                cancel(*given_up, "the client stopped waiting for the user's input");
             }
             return;
         }
@@ -912,6 +990,40 @@ struct client_state : std::enable_shared_from_this<client_state> {
             } catch (const std::exception&) {
             }
         });
+    }
+
+    /// Gives a server's `elicitation/create` to the oldest call in flight
+    /// that has an elicitation handler of its own (the request names no
+    /// call). False when no call has one. When the handler throws something
+    /// that is not a std::exception (agentware::interrupt: the run pauses),
+    /// the server is told the user cancelled, the call ends with what was
+    /// thrown, and `given_up` names it (to cancel it on the server).
+    bool elicit_for_call(const boost::json::object& msg, boost::json::object& reply,
+                         std::optional<std::int64_t>& given_up) {
+        std::vector<std::pair<std::int64_t, std::shared_ptr<pending_request>>> calls;
+        {
+            std::lock_guard lock(mutex);
+            calls.assign(pending.begin(), pending.end()); // oldest first
+        }
+        for (auto& [id, p] : calls) {
+            std::lock_guard lock(p->m);
+            if (p->elicitor == nullptr || p->done) continue;
+            try {
+                reply["result"] = p->elicitor->on_elicitation(params_of(msg.if_contains("params")));
+            } catch (const std::exception& e) {
+                reply["error"] =
+                    boost::json::object{{"code", error_code::internal_error},
+                                        {"message", std::string("elicitation failed: ") + e.what()}};
+            } catch (...) {
+                p->deferred = std::current_exception();
+                p->done = true;
+                p->wake();
+                reply["result"] = boost::json::object{{"action", "cancel"}};
+                given_up = id;
+            }
+            return true;
+        }
+        return false;
     }
 
     boost::json::array roots() const {
@@ -928,13 +1040,18 @@ struct client_state : std::enable_shared_from_this<client_state> {
     boost::json::object client_capabilities() const {
         boost::json::object caps;
         if (!options.roots.empty()) caps["roots"] = boost::json::object{{"listChanged", false}};
-        if (options.on_elicitation) caps["elicitation"] = boost::json::object{};
+        if (options.on_elicitation || options.elicitation_by_call)
+            caps["elicitation"] = boost::json::object{};
         return caps;
     }
 
-    boost::json::object elicit(const boost::json::value* params) const {
+    static const boost::json::object& params_of(const boost::json::value* params) {
         static const boost::json::object none;
-        return options.on_elicitation(params && params->is_object() ? params->get_object() : none);
+        return params && params->is_object() ? params->get_object() : none;
+    }
+
+    boost::json::object elicit(const boost::json::value* params) const {
+        return options.on_elicitation(params_of(params));
     }
 
     boost::json::object client_info() const {
@@ -944,7 +1061,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// One JSON-RPC exchange, without era handling.
     boost::json::object exchange(std::string_view method, boost::json::object params,
                                  std::chrono::milliseconds timeout) {
-        return exchange(method, std::move(params), request_context{timeout, {}, nullptr, 0});
+        return exchange(method, std::move(params), request_context{timeout, {}, nullptr, 0, nullptr});
     }
 
     mcp_error cancelled_error(std::string_view method) const {
@@ -952,12 +1069,25 @@ struct client_state : std::enable_shared_from_this<client_state> {
                          label() + ": the " + std::string(method) + " request was cancelled by the caller");
     }
 
-    boost::json::object exchange(std::string_view method, boost::json::object params,
-                                 const request_context& ctx) {
+    struct started_request {
+        std::int64_t id;
+        std::shared_ptr<pending_request> p;
+        std::optional<resume_point> resumable; // HTTP: where the answer's stream stopped
+    };
+
+    void forget(std::int64_t id) {
+        std::lock_guard lock(mutex);
+        pending.erase(id);
+    }
+
+    /// Registers the request and sends it (over HTTP: sends it and reads
+    /// the answer's stream).
+    started_request start_request(std::string_view method, boost::json::object params,
+                                  const request_context& ctx) {
         if (ctx.stop.stop_requested()) throw cancelled_error(method);
-        const std::chrono::milliseconds timeout = ctx.timeout;
         auto p = std::make_shared<pending_request>();
         p->listener = ctx.listener;
+        p->elicitor = ctx.elicitor;
         p->progress_token = ctx.progress_token;
         std::int64_t id;
         {
@@ -970,62 +1100,92 @@ struct client_state : std::enable_shared_from_this<client_state> {
         if (const auto* n = params.if_contains("name"); n && n->is_string()) name = n->as_string();
         if (const auto* n = params.if_contains("uri"); n && n->is_string()) name = n->as_string();
         msg["params"] = std::move(params);
-        const auto forget = [&] {
-            std::lock_guard lock(mutex);
-            pending.erase(id);
-        };
-        const auto stop_listening = [&] {
-            std::lock_guard lock(p->m);
-            p->listener = nullptr;
-        };
-        std::optional<resume_point> resumable;
         try {
-            resumable = chan->send(msg, method, name, ctx.stop);
+            std::optional<resume_point> resumable = chan->send(msg, method, name, ctx.stop);
+            return {id, std::move(p), std::move(resumable)};
         } catch (...) {
-            stop_listening();
-            forget();
+            {
+                std::lock_guard lock(p->m);
+                p->listener = p->elicitor = nullptr;
+            }
+            forget(id);
             throw;
         }
-        std::unique_lock lock(p->m);
-        p->listener = nullptr; // the caller returns from here on
-        if (chan->multiplexed()) {
-            p->listener = ctx.listener; // still waiting: the reader may call it
-            const bool answered = p->cv.wait_for(lock, ctx.stop, timeout, [&] { return p->done; });
-            p->listener = nullptr;
-            if (!answered) {
-                lock.unlock();
-                forget();
-                if (ctx.stop.stop_requested()) {
-                    cancel(id, "cancelled by the client");
-                    throw cancelled_error(method);
-                }
-                cancel(id, "timeout");
-                throw mcp_error(mcp_error_kind::timeout, label() + " did not answer " + std::string(method) +
-                                                             " within " + std::to_string(timeout.count()) +
-                                                             " ms; the request was cancelled");
-            }
-        } else if (!p->done && resumable) {
-            // The answer's stream ended without the answer: resume it.
+    }
+
+    /// The request's outcome once its caller stops waiting: the result, or
+    /// the error (a call not answered was stopped or timed out, and is
+    /// cancelled; over HTTP its stream ended without the answer).
+    boost::json::object finish_request(started_request& r, std::string_view method,
+                                       const request_context& ctx) {
+        pending_request& p = *r.p;
+        std::unique_lock lock(p.m);
+        p.listener = p.elicitor = nullptr; // the caller returns from here on
+        if (!p.done) {
             lock.unlock();
+            forget(r.id);
+            if (!chan->multiplexed())
+                throw mcp_error(mcp_error_kind::protocol, label() + " ended its answer to " +
+                                                              std::string(method) + " without a response");
+            if (ctx.stop.stop_requested()) {
+                cancel(r.id, "cancelled by the client");
+                throw cancelled_error(method);
+            }
+            cancel(r.id, "timeout");
+            throw mcp_error(mcp_error_kind::timeout, label() + " did not answer " + std::string(method) +
+                                                         " within " + std::to_string(ctx.timeout.count()) +
+                                                         " ms; the request was cancelled");
+        }
+        if (p.deferred) std::rethrow_exception(p.deferred);
+        if (p.error) throw *p.error;
+        return std::move(p.result);
+    }
+
+    boost::json::object exchange(std::string_view method, boost::json::object params,
+                                 const request_context& ctx) {
+        started_request r = start_request(method, std::move(params), ctx);
+        if (chan->multiplexed()) {
+            std::unique_lock lock(r.p->m);
+            (void)r.p->cv.wait_for(lock, ctx.stop, ctx.timeout, [&] { return r.p->done; });
+        } else if (r.resumable) {
+            // The answer's stream ended without the answer: resume it.
             try {
-                chan->resume(*resumable, ctx.stop, timeout, [&] {
-                    std::lock_guard l(p->m);
-                    return p->done;
+                chan->resume(*r.resumable, ctx.stop, ctx.timeout, [&] {
+                    std::lock_guard l(r.p->m);
+                    return r.p->done;
                 });
             } catch (...) {
-                forget();
+                {
+                    std::lock_guard l(r.p->m);
+                    r.p->listener = r.p->elicitor = nullptr;
+                }
+                forget(r.id);
                 throw;
             }
-            lock.lock();
         }
-        if (!chan->multiplexed() && !p->done) {
-            lock.unlock();
-            forget();
-            throw mcp_error(mcp_error_kind::protocol,
-                            label() + " ended its answer to " + std::string(method) + " without a response");
+        return finish_request(r, method, ctx);
+    }
+
+    /// exchange() as a coroutine, for a multiplexed channel (stdio): the
+    /// reader resumes it on its executor when the answer comes.
+    boost::asio::awaitable<boost::json::object> async_exchange(std::string method, boost::json::object params,
+                                                               request_context ctx) {
+        started_request r = start_request(method, std::move(params), ctx);
+        const auto deadline = std::chrono::steady_clock::now() + ctx.timeout;
+        boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+        timer.expires_at(deadline);
+        timer.async_wait([p = r.p](const boost::system::error_code& ec) {
+            if (!ec) request_waker{p}();
+        });
+        std::optional<std::stop_callback<request_waker>> on_stop;
+        if (ctx.stop.stop_possible()) on_stop.emplace(ctx.stop, request_waker{r.p});
+        for (;;) {
+            co_await async_wait_woken(r.p, deadline, ctx.stop, boost::asio::use_awaitable);
+            std::lock_guard lock(r.p->m);
+            if (r.p->done || ctx.stop.stop_requested() || std::chrono::steady_clock::now() >= deadline) break;
         }
-        if (p->error) throw *p->error;
-        return std::move(p->result);
+        timer.cancel();
+        co_return finish_request(r, method, ctx);
     }
 
     void notify(std::string_view method, boost::json::object params) {
@@ -1056,63 +1216,106 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// retries in the modern one.
     boost::json::object call(std::string_view method, boost::json::object params,
                              std::chrono::milliseconds timeout) {
-        return call(method, std::move(params), request_context{timeout, {}, nullptr, 0});
+        return call(method, std::move(params), request_context{timeout, {}, nullptr, 0, nullptr});
+    }
+
+    protocol_era current_era() const {
+        std::lock_guard lock(mutex);
+        return era;
     }
 
     boost::json::object call(std::string_view method, boost::json::object params,
                              const request_context& ctx) {
-        protocol_era e;
-        {
-            std::lock_guard lock(mutex);
-            e = era;
-        }
-        if (e == protocol_era::legacy) return exchange(method, std::move(params), ctx);
+        if (current_era() == protocol_era::legacy) return exchange(method, std::move(params), ctx);
         for (std::size_t round = 0;; ++round) {
-            boost::json::object sent = params;
-            boost::json::object meta = modern_meta();
-            if (const auto* m = sent.if_contains("_meta"); m && m->is_object())
-                for (const auto& [k, v] : m->get_object())
-                    meta[k] = v;
-            sent["_meta"] = std::move(meta);
-            boost::json::object result = exchange(method, std::move(sent), ctx);
-            const auto* type = result.if_contains("resultType");
-            if (type == nullptr || !type->is_string() || type->get_string() != "input_required")
-                return result;
-            if (round + 1 >= options.max_input_rounds)
-                throw mcp_error(mcp_error_kind::protocol, label() + " asked for input " +
-                                                              std::to_string(round + 1) + " times for one " +
-                                                              std::string(method) + "; the client gave up");
-            boost::json::object responses;
-            if (const auto* reqs = result.if_contains("inputRequests"); reqs && reqs->is_object()) {
-                for (const auto& [key, req] : reqs->get_object()) {
-                    std::string what = "an unknown request";
-                    if (req.is_object())
-                        if (const auto* m = req.get_object().if_contains("method"); m && m->is_string())
-                            what = m->as_string();
-                    if (what == "roots/list" && !options.roots.empty()) {
-                        responses[key] = boost::json::object{{"roots", roots()}};
-                        continue;
-                    }
-                    if (what == "elicitation/create" && options.on_elicitation) {
-                        try {
-                            responses[key] = elicit(req.get_object().if_contains("params"));
-                        } catch (const std::exception& e) {
-                            throw mcp_error(mcp_error_kind::input_required,
-                                            label() + ": elicitation failed: " + e.what());
-                        }
-                        continue;
-                    }
-                    throw mcp_error(mcp_error_kind::input_required,
-                                    label() + " needs input the client cannot give yet (" + what +
-                                        "): interactive input from the user is not supported");
-                }
-            }
-            params["inputResponses"] = std::move(responses);
-            if (const auto* st = result.if_contains("requestState"))
-                params["requestState"] = *st;
-            else
-                params.erase("requestState");
+            boost::json::object result = exchange(method, with_modern_meta(params), ctx);
+            if (!answer_input_required(result, params, method, round, ctx)) return result;
         }
+    }
+
+    /// call() as a coroutine (a multiplexed channel).
+    boost::asio::awaitable<boost::json::object> async_call(std::string method, boost::json::object params,
+                                                           request_context ctx) {
+        if (current_era() == protocol_era::legacy)
+            co_return co_await async_exchange(std::move(method), std::move(params), ctx);
+        for (std::size_t round = 0;; ++round) {
+            boost::json::object result = co_await async_exchange(method, with_modern_meta(params), ctx);
+            if (!answer_input_required(result, params, method, round, ctx)) co_return result;
+        }
+    }
+
+    /// `params` with the 2026-07-28 era's `_meta` (the request's own keys kept).
+    boost::json::object with_modern_meta(const boost::json::object& params) const {
+        boost::json::object sent = params;
+        boost::json::object meta = modern_meta();
+        if (const auto* m = sent.if_contains("_meta"); m && m->is_object())
+            for (const auto& [k, v] : m->get_object())
+                meta[k] = v;
+        sent["_meta"] = std::move(meta);
+        return sent;
+    }
+
+    /// False when `result` is final. For an `input_required` result, puts
+    /// the answers (`inputResponses`) and the `requestState` into `params`
+    /// for the next round, or throws when the input cannot be given. The
+    /// call's own elicitation handler may throw anything (a paused run).
+    bool answer_input_required(const boost::json::object& result, boost::json::object& params,
+                               std::string_view method, std::size_t round, const request_context& ctx) {
+        const auto* type = result.if_contains("resultType");
+        if (type == nullptr || !type->is_string() || type->get_string() != "input_required") return false;
+        if (round + 1 >= options.max_input_rounds)
+            throw mcp_error(mcp_error_kind::protocol, label() + " asked for input " +
+                                                          std::to_string(round + 1) + " times for one " +
+                                                          std::string(method) + "; the client gave up");
+        boost::json::object responses;
+        if (const auto* reqs = result.if_contains("inputRequests"); reqs && reqs->is_object()) {
+            for (const auto& [key, req] : reqs->get_object()) {
+                std::string what = "an unknown request";
+                if (req.is_object())
+                    if (const auto* m = req.get_object().if_contains("method"); m && m->is_string())
+                        what = m->as_string();
+                if (what == "roots/list" && !options.roots.empty()) {
+                    responses[key] = boost::json::object{{"roots", roots()}};
+                    continue;
+                }
+                if (what == "elicitation/create" && (options.on_elicitation || ctx.elicitor != nullptr)) {
+                    const boost::json::value* p = req.get_object().if_contains("params");
+                    try {
+                        responses[key] =
+                            options.on_elicitation ? elicit(p) : ctx.elicitor->on_elicitation(params_of(p));
+                    } catch (const std::exception& e) {
+                        throw mcp_error(mcp_error_kind::input_required,
+                                        label() + ": elicitation failed: " + e.what());
+                    }
+                    continue;
+                }
+                throw mcp_error(mcp_error_kind::input_required,
+                                label() + " needs input the client cannot give yet (" + what +
+                                    "): interactive input from the user is not supported");
+            }
+        }
+        params["inputResponses"] = std::move(responses);
+        if (const auto* st = result.if_contains("requestState"))
+            params["requestState"] = *st;
+        else
+            params.erase("requestState");
+        return true;
+    }
+
+    /// The params of a tools/call, and its progress token when someone listens.
+    boost::json::object tool_call_params(std::string_view name, const boost::json::object& arguments,
+                                         request_context& ctx) {
+        boost::json::object params{{"name", name}, {"arguments", arguments}};
+        if (options.on_event || ctx.listener != nullptr) {
+            ctx.progress_token = next_progress_token++;
+            params["_meta"] = boost::json::object{{"progressToken", ctx.progress_token}};
+        }
+        return params;
+    }
+
+    request_context tool_call_context(const call_options& o) const {
+        return request_context{o.timeout.value_or(config.tool_call_timeout), o.stop,
+                               o.on_event ? &o : nullptr, 0, o.on_elicitation ? &o : nullptr};
     }
 
     // -- connection -------------------------------------------------------
@@ -1244,6 +1447,12 @@ struct client_state : std::enable_shared_from_this<client_state> {
         chan->open_listener();
     }
 
+    /// Connected, and the server alive.
+    bool ready() {
+        std::lock_guard lock(connect_mutex);
+        return connected && chan && chan->alive();
+    }
+
     /// Connects when needed; restarts a crashed stdio server once.
     void ensure_connected() {
         std::lock_guard lock(connect_mutex);
@@ -1310,6 +1519,7 @@ AGENTWARE_DECL client::~client() {
 AGENTWARE_DECL void client::connect() { state_->connect(); }
 AGENTWARE_DECL void client::close() { state_->close(); }
 AGENTWARE_DECL const server_config& client::config() const noexcept { return state_->config; }
+AGENTWARE_DECL const client_options& client::options() const noexcept { return state_->options; }
 
 AGENTWARE_DECL protocol_era client::era() const {
     std::lock_guard lock(state_->mutex);
@@ -1392,16 +1602,25 @@ AGENTWARE_DECL boost::json::object client::call_tool(std::string_view name,
 
 AGENTWARE_DECL boost::json::object
 client::call_tool(std::string_view name, const boost::json::object& arguments, const call_options& options) {
-    detail::request_context ctx{options.timeout.value_or(state_->config.tool_call_timeout), options.stop,
-                                options.on_event ? &options : nullptr, 0};
+    detail::request_context ctx = state_->tool_call_context(options);
     return state_->with_session([&] {
-        boost::json::object params{{"name", name}, {"arguments", arguments}};
-        if (state_->options.on_event || ctx.listener != nullptr) {
-            ctx.progress_token = state_->next_progress_token++;
-            params["_meta"] = boost::json::object{{"progressToken", ctx.progress_token}};
-        }
+        boost::json::object params = state_->tool_call_params(name, arguments, ctx);
         return state_->call("tools/call", std::move(params), ctx);
     });
+}
+
+AGENTWARE_DECL boost::asio::awaitable<boost::json::object>
+client::async_call_tool(std::string name, boost::json::object arguments, call_options options) {
+    const std::shared_ptr<detail::client_state> state = state_;
+    if (state->config.type != transport_type::stdio) {
+        boost::json::object result;
+        co_await detail::off_executor([&] { result = call_tool(name, arguments, options); });
+        co_return result;
+    }
+    if (!state->ready()) co_await detail::off_executor([&] { state->ensure_connected(); });
+    detail::request_context ctx = state->tool_call_context(options);
+    boost::json::object params = state->tool_call_params(name, arguments, ctx);
+    co_return co_await state->async_call("tools/call", std::move(params), ctx);
 }
 
 AGENTWARE_DECL void client::ping() {

@@ -952,7 +952,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     void answer_server_request(const boost::json::value& id, std::string_view method,
                                const boost::json::object& msg) {
         boost::json::object reply{{"jsonrpc", "2.0"}, {"id", id}};
-        std::optional<std::int64_t> given_up; // a call whose elicitation handler ended it
+        std::optional<given_up_call> given_up; // a call whose elicitation handler ended it
         if (method == "ping") {
             reply["result"] = boost::json::object{};
         } else if (method == "roots/list" && !options.roots.empty()) {
@@ -976,20 +976,35 @@ struct client_state : std::enable_shared_from_this<client_state> {
             } catch (const mcp_error&) {
             }
             if (given_up) {
-                forget(*given_up);
-                cancel(*given_up, "the client stopped waiting for the user's input");
+                finish_given_up(*given_up);
+                forget(given_up->id);
+                cancel(given_up->id, "the client stopped waiting for the user's input");
             }
             return;
         }
         // HTTP: the answer is a POST of its own, while the server holds the
         // stream that asked open; it cannot be sent from inside that stream's read.
         std::lock_guard lock(mutex);
-        responders.emplace_back([self = shared_from_this(), reply = std::move(reply)] {
+        responders.emplace_back([self = shared_from_this(), reply = std::move(reply), given_up] {
             try {
                 self->chan->send(reply, "", "", {});
             } catch (const std::exception&) {
             }
+            if (given_up) finish_given_up(*given_up);
         });
+    }
+
+    /// A call that ended at its elicitation (the run pauses): what to wake
+    /// once the server has been answered.
+    struct given_up_call {
+        std::int64_t id;
+        std::shared_ptr<pending_request> request;
+    };
+
+    static void finish_given_up(const given_up_call& g) {
+        std::lock_guard lock(g.request->m);
+        g.request->done = true;
+        g.request->wake();
     }
 
     /// Gives a server's `elicitation/create` to the oldest call in flight
@@ -999,7 +1014,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// the server is told the user cancelled, the call ends with what was
     /// thrown, and `given_up` names it (to cancel it on the server).
     bool elicit_for_call(const boost::json::object& msg, boost::json::object& reply,
-                         std::optional<std::int64_t>& given_up) {
+                         std::optional<given_up_call>& given_up) {
         std::vector<std::pair<std::int64_t, std::shared_ptr<pending_request>>> calls;
         {
             std::lock_guard lock(mutex);
@@ -1015,11 +1030,13 @@ struct client_state : std::enable_shared_from_this<client_state> {
                     boost::json::object{{"code", error_code::internal_error},
                                         {"message", std::string("elicitation failed: ") + e.what()}};
             } catch (...) {
+                // The caller is woken only once the server has its answer
+                // (finish_given_up), so that a quick resume cannot reach the
+                // server ahead of the "cancel".
                 p->deferred = std::current_exception();
-                p->done = true;
-                p->wake();
+                p->elicitor = nullptr;
                 reply["result"] = boost::json::object{{"action", "cancel"}};
-                given_up = id;
+                given_up = given_up_call{id, p};
             }
             return true;
         }

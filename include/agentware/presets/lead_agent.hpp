@@ -423,7 +423,7 @@ namespace detail {
 
 inline bool lead_host_bash_allowed(const deerflow_pipeline& chain) {
     const auto* s = chain.get<sandbox>();
-    return s && (s->options().use != "local" || s->options().allow_host_bash);
+    return s && s->options().offers_bash(); // isolated, or host bash allowed (whatever `use` spells local as)
 }
 
 } // namespace detail

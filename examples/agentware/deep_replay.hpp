@@ -42,7 +42,7 @@ inline deep_agent_options make_deep_options(const scenario& sc, const std::strin
         else if (key == "deep_subagents")
             o.subagents = json_read_as<deep_subagents_options>(value, at);
         else if (key == "todo")
-            o.todo = json_read_as<todo_options>(value, at);
+            o.todo = json_read_as<todo_list_options>(value, at);
         else
             throw json_error(at, "the deep agent takes the sections filesystem, human_in_the_loop, "
                                  "deep_subagents and todo");

@@ -143,7 +143,7 @@ TEST_CASE("make_deep_agent composes the deep chain", "[deep_agent]") {
     static_assert(pipeline_t::contains<filesystem>);
     static_assert(pipeline_t::contains<deep_subagents>);
     CHECK(a.middleware().enabled<deep_subagents>());
-    CHECK_FALSE(a.middleware().enabled<todo>());
+    CHECK_FALSE(a.middleware().enabled<todo_list>());
     CHECK_FALSE(a.middleware().enabled<human_in_the_loop>());
     CHECK_FALSE(a.middleware().enabled<tool_approval>());
     decltype(a)::state_type state;

@@ -32,7 +32,7 @@
 #include <agentware/middleware/shell_tools.hpp>
 #include <agentware/middleware/summarization.hpp>
 #include <agentware/middleware/text_tools.hpp>
-#include <agentware/middleware/todo.hpp>
+#include <agentware/middleware/todo_list.hpp>
 #include <agentware/middleware/tool_approval.hpp>
 #include <agentware/presets/tool_policy.hpp>
 #include <agentware/tool/tool_set.hpp>
@@ -56,7 +56,7 @@ namespace agentware {
 /// The chain make_deep_agent builds, the caller's middlewares `User...` in the middle.
 template <class... User>
 using deep_agent_pipeline =
-    pipeline<std::optional<todo>, filesystem, std::optional<deep_subagents>, std::optional<summarization>,
+    pipeline<std::optional<todo_list>, filesystem, std::optional<deep_subagents>, std::optional<summarization>,
              patch_tool_calls, std::optional<search_tools>, std::optional<text_tools>,
              std::optional<git_tools>, std::optional<shell_tools>, User..., std::optional<prompt_caching>,
              std::optional<ask_user>, std::optional<human_in_the_loop>, std::optional<tool_approval>>;
@@ -65,7 +65,7 @@ using deep_agent_pipeline =
 struct deep_agent_options {
     std::string system_prompt;
     /// The planning list; unset: off (deepagents made it opt-in).
-    std::optional<todo_options> todo;
+    std::optional<todo_list_options> todo;
     filesystem_options filesystem;
     /// The task tool and its subagents; unset: no task tool.
     std::optional<deep_subagents_options> subagents = deep_subagents_options{};
@@ -170,7 +170,7 @@ agent<Model, deep_agent_pipeline<User...>> make_deep_agent(Model model, tool_set
     const filesystem_options fs_options =
         detail::deep_filesystem_options(options.filesystem, policy, search_slot.has_value());
 
-    std::optional<todo> todo_slot;
+    std::optional<todo_list> todo_slot;
     if (options.todo) todo_slot.emplace(*options.todo);
 
     std::optional<deep_subagents> subagents_slot;

@@ -43,6 +43,15 @@ function handle(msg) {
   const modern = mode === "modern";
   if (mode === "silent") return;
   if (msg.method === "server/discover") {
+    // Modes "refuses" and "refuses-but-2025": a 2026-era server that turns the
+    // client down with a recognised error (and, for the second, says it also
+    // speaks 2025-11-25); each also answers initialize, so a client that fell
+    // back wrongly would connect.
+    if (mode === "refuses")
+      return send({ jsonrpc: "2.0", id: msg.id, error: { code: -32021, message: "Missing required client capability: elicitation" } });
+    if (mode === "refuses-but-2025")
+      return send({ jsonrpc: "2.0", id: msg.id, error: { code: -32022, message: "Unsupported protocol version",
+                                                         data: { supported: ["2025-11-25"] } } });
     if (!modern) return error(-32601, "Method not found");
     return reply({ resultType: "complete", supportedVersions: ["2026-07-28"], capabilities: { tools: {} },
                    _meta: { "io.modelcontextprotocol/serverInfo": { name: "fake-modern", version: "1" } } });

@@ -236,6 +236,24 @@ TEST_CASE("the 2026-07-28 era with server/discover", "[mcp][modern]") {
     }
 }
 
+TEST_CASE("a recognised 2026-era error to server/discover is not a reason to fall back", "[mcp][modern]") {
+    mcp::client refusing(fake("refuses"));
+    try {
+        refusing.connect();
+        FAIL("connected");
+    } catch (const mcp::mcp_error& e) {
+        CHECK(e.kind() == mcp::mcp_error_kind::protocol);
+        CHECK(e.code() == mcp::error_code::missing_client_capability);
+        CHECK_THAT(e.what(), Catch::Contains("refused server/discover") && Catch::Contains("elicitation"));
+    }
+    // ...unless the server lists a 2025 version this client speaks.
+    mcp::client both(fake("refuses-but-2025"));
+    both.connect();
+    CHECK(both.era() == mcp::protocol_era::legacy);
+    CHECK(both.protocol_version() == "2025-11-25");
+    both.close();
+}
+
 TEST_CASE("the 2026-07-28 era over Streamable HTTP", "[mcp][http][modern]") {
     mcp_test::http_server server({(servers_dir / "fake_server.mjs").string(), "http-modern"}, true);
     ::setenv("AGENTWARE_MCP_TEST_KEY2", "k-123", 1);

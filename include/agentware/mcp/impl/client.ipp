@@ -1402,12 +1402,43 @@ struct client_state : std::enable_shared_from_this<client_state> {
             if (e.kind() == mcp_error_kind::closed || e.kind() == mcp_error_kind::limit ||
                 e.kind() == mcp_error_kind::configuration)
                 throw;
+            if (e.kind() == mcp_error_kind::remote && is_modern_error(e.code())) {
+                // A recognised 2026-era error: the server speaks that era (the
+                // spec's rule: no fall back), unless it names a 2025 version
+                // we speak among the versions it supports.
+                if (e.code() == error_code::unsupported_protocol_version && lists_legacy_version(e.data()))
+                    return fall_back();
+                throw mcp_error(mcp_error_kind::protocol,
+                                label() + " speaks the " + std::string(modern_protocol_version) +
+                                    " era but refused server/discover (" + std::to_string(e.code()) + ": " +
+                                    e.what() + "); this client offers " +
+                                    std::string(modern_protocol_version),
+                                e.code(), e.data());
+            }
             if (e.kind() == mcp_error_kind::timeout && config.type == transport_type::stdio) {
                 // The spec's rule: a timeout falls back too. The server may be
                 // one that never answers anything; initialize finds out.
             }
             return fall_back();
         }
+    }
+
+    static bool is_modern_error(int code) noexcept {
+        return code == error_code::header_mismatch || code == error_code::missing_client_capability ||
+               code == error_code::unsupported_protocol_version;
+    }
+
+    /// Whether an UnsupportedProtocolVersion error's data lists a 2025
+    /// version this client speaks (`supported` or `supportedVersions`).
+    static bool lists_legacy_version(const boost::json::value& data) {
+        const auto* o = data.if_object();
+        if (!o) return false;
+        for (std::string_view key : {"supported", "supportedVersions"})
+            if (const auto* v = o->if_contains(key); v && v->is_array())
+                for (const auto& s : v->get_array())
+                    for (auto known : legacy_protocol_versions)
+                        if (s.is_string() && s.get_string() == known) return true;
+        return false;
     }
 
     bool fall_back() {

@@ -152,38 +152,12 @@ public:
         validate_thread_id(thread_id);
         std::lock_guard lock(mutex_);
         logs_.erase(std::string(thread_id));
-        const std::filesystem::path path = file_path(thread_id);
-        if (::unlink(path.c_str()) != 0) {
-            const int err = errno;
-            if (err == ENOENT) return false;
-            detail::throw_checkpoint_io("remove", path, err);
-        }
-        if (const int err = detail::fsync_directory(dir_))
-            detail::throw_checkpoint_io("sync directory", dir_, err);
-        return true;
+        return detail::remove_checkpoint_file(dir_, file_path(thread_id));
     }
 
     /// The ids of the stored threads, sorted (files named `<valid id>.jsonl`).
     std::vector<std::string> list() const {
-        std::vector<std::string> ids;
-        std::error_code ec;
-        std::filesystem::directory_iterator it(dir_, ec);
-        if (ec) {
-            if (ec == std::errc::no_such_file_or_directory) return ids;
-            detail::throw_checkpoint_io("list directory", dir_, ec.value());
-        }
-        for (const std::filesystem::directory_iterator end; it != end; it.increment(ec)) {
-            if (ec) detail::throw_checkpoint_io("list directory", dir_, ec.value());
-            const std::string name = it->path().filename().string();
-            if (!name.ends_with(detail::append_log_suffix)) continue;
-            const std::string_view id =
-                std::string_view(name).substr(0, name.size() - detail::append_log_suffix.size());
-            std::error_code type_ec;
-            if (is_valid_thread_id(id) && it->is_regular_file(type_ec)) ids.emplace_back(id);
-        }
-        if (ec) detail::throw_checkpoint_io("list directory", dir_, ec.value());
-        std::sort(ids.begin(), ids.end());
-        return ids;
+        return detail::list_checkpoint_ids(dir_, detail::append_log_suffix);
     }
 
 private:

@@ -209,6 +209,41 @@ inline boost::json::value parse_checkpoint_text(std::string_view text, boost::js
     return parser.release();
 }
 
+/// Removes one thread's file and syncs the directory; false when there was none.
+inline bool remove_checkpoint_file(const std::filesystem::path& dir, const std::filesystem::path& path) {
+    if (::unlink(path.c_str()) != 0) {
+        const int err = errno;
+        if (err == ENOENT) return false;
+        throw_checkpoint_io("remove", path, err);
+    }
+    if (const int err = fsync_directory(dir)) throw_checkpoint_io("sync directory", dir, err);
+    return true;
+}
+
+/// The ids of the threads stored in `dir`, sorted: regular files named
+/// `<valid id><suffix>` (temporaries and strays are ignored).
+inline std::vector<std::string> list_checkpoint_ids(const std::filesystem::path& dir,
+                                                    std::string_view suffix) {
+    std::vector<std::string> ids;
+    std::error_code ec;
+    std::filesystem::directory_iterator it(dir, ec);
+    if (ec) {
+        if (ec == std::errc::no_such_file_or_directory) return ids;
+        throw_checkpoint_io("list directory", dir, ec.value());
+    }
+    for (const std::filesystem::directory_iterator end; it != end; it.increment(ec)) {
+        if (ec) throw_checkpoint_io("list directory", dir, ec.value());
+        const std::string name = it->path().filename().string();
+        if (!name.ends_with(suffix)) continue;
+        const std::string_view id = std::string_view(name).substr(0, name.size() - suffix.size());
+        std::error_code type_ec;
+        if (is_valid_thread_id(id) && it->is_regular_file(type_ec)) ids.emplace_back(id);
+    }
+    if (ec) throw_checkpoint_io("list directory", dir, ec.value());
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
 } // namespace detail
 
 /// Keeps states on disk: one JSON file per thread, `<dir>/<thread_id>.json`.
@@ -264,39 +299,13 @@ public:
 
     bool erase(std::string_view thread_id) {
         validate_thread_id(thread_id);
-        const std::filesystem::path path = file_path(thread_id);
-        if (::unlink(path.c_str()) != 0) {
-            const int err = errno;
-            if (err == ENOENT) return false;
-            detail::throw_checkpoint_io("remove", path, err);
-        }
-        if (const int err = detail::fsync_directory(dir_))
-            detail::throw_checkpoint_io("sync directory", dir_, err);
-        return true;
+        return detail::remove_checkpoint_file(dir_, file_path(thread_id));
     }
 
     /// The ids of the stored threads, sorted. Files that are not named
     /// `<valid id>.json` (temporaries, strays) are ignored.
     std::vector<std::string> list() const {
-        std::vector<std::string> ids;
-        std::error_code ec;
-        std::filesystem::directory_iterator it(dir_, ec);
-        if (ec) {
-            if (ec == std::errc::no_such_file_or_directory) return ids;
-            detail::throw_checkpoint_io("list directory", dir_, ec.value());
-        }
-        for (const std::filesystem::directory_iterator end; it != end; it.increment(ec)) {
-            if (ec) detail::throw_checkpoint_io("list directory", dir_, ec.value());
-            const std::string name = it->path().filename().string();
-            if (!name.ends_with(detail::checkpoint_suffix)) continue;
-            const std::string_view id =
-                std::string_view(name).substr(0, name.size() - detail::checkpoint_suffix.size());
-            std::error_code type_ec;
-            if (is_valid_thread_id(id) && it->is_regular_file(type_ec)) ids.emplace_back(id);
-        }
-        if (ec) detail::throw_checkpoint_io("list directory", dir_, ec.value());
-        std::sort(ids.begin(), ids.end());
-        return ids;
+        return detail::list_checkpoint_ids(dir_, detail::checkpoint_suffix);
     }
 
     /// Deletes temporary files left by interrupted saves that are at least

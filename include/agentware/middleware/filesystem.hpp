@@ -411,19 +411,6 @@ inline tool_output fs_error(std::string_view text) {
     return tool_output::error("Error: " + std::string(text));
 }
 
-// Runs a tool body; a wrong argument or anything thrown becomes an error text.
-template <class Body>
-tool_output fs_call(const boost::json::object& args, Body&& body) {
-    try {
-        std::optional<arg_error> err;
-        tool_output out = body(args, err);
-        if (err) return tool_output::error(err->text);
-        return out;
-    } catch (const std::exception& e) {
-        return tool_output::error(fmt::format("Error: {}", e.what()));
-    }
-}
-
 inline std::shared_ptr<tool_interface> fs_ls_tool(std::shared_ptr<const fs_context> ctx) {
     return share_tool(make_tool(
         "ls",
@@ -431,20 +418,20 @@ inline std::shared_ptr<tool_interface> fs_ls_tool(std::shared_ptr<const fs_conte
                          "Lists the files and directories directly inside a directory (absolute path)."),
         R"({"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the directory to list."}},"required":[]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args,
-                           [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                               auto raw = string_arg(a, "path", false, err);
-                               if (err) return {};
-                               tool_output bad;
-                               auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
-                               if (!path) return bad;
-                               auto res = ctx->backend(rt).ls(*path);
-                               if (!res.error.empty()) return fs_error(res.error);
-                               std::vector<std::string> paths;
-                               for (auto& e : res.entries)
-                                   if (ctx->readable(e.path)) paths.push_back(std::move(e.path));
-                               return fs_list_output(paths);
-                           });
+            return call_reading_args(
+                args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                    auto raw = string_arg(a, "path", false, err);
+                    if (err) return {};
+                    tool_output bad;
+                    auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
+                    if (!path) return bad;
+                    auto res = ctx->backend(rt).ls(*path);
+                    if (!res.error.empty()) return fs_error(res.error);
+                    std::vector<std::string> paths;
+                    for (auto& e : res.entries)
+                        if (ctx->readable(e.path)) paths.push_back(std::move(e.path));
+                    return fs_list_output(paths);
+                });
         }));
 }
 
@@ -455,7 +442,7 @@ inline std::shared_ptr<tool_interface> fs_read_tool(std::shared_ptr<const fs_con
                                       "(0-based, default 0) and `limit` how many lines (default 100)."),
         R"({"type":"object","properties":{"file_path":{"type":"string","description":"Absolute path of the file."},"offset":{"type":"integer","description":"First line to read, 0-based.","default":0},"limit":{"type":"integer","description":"Most lines to read.","default":100}},"required":["file_path"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(
+            return call_reading_args(
                 args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
                     auto raw = string_arg(a, "file_path", true, err);
                     const std::int64_t offset_arg = int_arg(a, "offset", err).value_or(0);
@@ -499,21 +486,21 @@ inline std::shared_ptr<tool_interface> fs_write_tool(std::shared_ptr<const fs_co
                          "Writes a file (absolute path), creating it or replacing its content."),
         R"({"type":"object","properties":{"file_path":{"type":"string","description":"Absolute path of the file."},"content":{"type":"string","description":"The whole new content."}},"required":["file_path","content"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args,
-                           [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                               auto raw = string_arg(a, "file_path", true, err);
-                               auto content = string_arg(a, "content", true, err);
-                               if (err) return {};
-                               tool_output bad;
-                               auto path = ctx->check(*raw, fs_operation::write, bad);
-                               if (!path) return bad;
-                               auto res = ctx->backend(rt).write(*path, *content);
-                               if (!res.error.empty()) return fs_error(res.error);
-                               // Text kept for parity with deepagents (reference langchain.md §9).
-                               tool_output out(fmt::format("Updated file {}", res.path));
-                               fs_merge_files_update(out.update, res.files_update);
-                               return out;
-                           });
+            return call_reading_args(
+                args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                    auto raw = string_arg(a, "file_path", true, err);
+                    auto content = string_arg(a, "content", true, err);
+                    if (err) return {};
+                    tool_output bad;
+                    auto path = ctx->check(*raw, fs_operation::write, bad);
+                    if (!path) return bad;
+                    auto res = ctx->backend(rt).write(*path, *content);
+                    if (!res.error.empty()) return fs_error(res.error);
+                    // Text kept for parity with deepagents (reference langchain.md §9).
+                    tool_output out(fmt::format("Updated file {}", res.path));
+                    fs_merge_files_update(out.update, res.files_update);
+                    return out;
+                });
         }));
 }
 
@@ -524,7 +511,7 @@ inline std::shared_ptr<tool_interface> fs_edit_tool(std::shared_ptr<const fs_con
                                       "unless `replace_all` is true."),
         R"({"type":"object","properties":{"file_path":{"type":"string","description":"Absolute path of the file."},"old_string":{"type":"string","description":"The exact text to replace."},"new_string":{"type":"string","description":"The text to put in its place."},"replace_all":{"type":"boolean","description":"Replace every occurrence.","default":false}},"required":["file_path","old_string","new_string"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(
+            return call_reading_args(
                 args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
                     auto raw = string_arg(a, "file_path", true, err);
                     auto old_text = string_arg(a, "old_string", true, err);
@@ -552,21 +539,21 @@ inline std::shared_ptr<tool_interface> fs_glob_tool(std::shared_ptr<const fs_con
                                  "(default /). A pattern without / matches file names at any depth."),
         R"({"type":"object","properties":{"pattern":{"type":"string","description":"The glob pattern."},"path":{"type":"string","description":"Absolute path of the directory to search.","default":"/"}},"required":["pattern"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args,
-                           [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                               auto pattern = string_arg(a, "pattern", true, err);
-                               auto raw = string_arg(a, "path", false, err);
-                               if (err) return {};
-                               tool_output bad;
-                               auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
-                               if (!path) return bad;
-                               auto res = ctx->backend(rt).glob(*pattern, *path);
-                               if (!res.error.empty()) return fs_error(res.error);
-                               std::vector<std::string> paths;
-                               for (auto& e : res.entries)
-                                   if (ctx->readable(e.path)) paths.push_back(std::move(e.path));
-                               return fs_list_output(paths);
-                           });
+            return call_reading_args(
+                args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                    auto pattern = string_arg(a, "pattern", true, err);
+                    auto raw = string_arg(a, "path", false, err);
+                    if (err) return {};
+                    tool_output bad;
+                    auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
+                    if (!path) return bad;
+                    auto res = ctx->backend(rt).glob(*pattern, *path);
+                    if (!res.error.empty()) return fs_error(res.error);
+                    std::vector<std::string> paths;
+                    for (auto& e : res.entries)
+                        if (ctx->readable(e.path)) paths.push_back(std::move(e.path));
+                    return fs_list_output(paths);
+                });
         }));
 }
 
@@ -578,7 +565,7 @@ inline std::shared_ptr<tool_interface> fs_grep_tool(std::shared_ptr<const fs_con
                          "files_with_matches (default), content (matching lines with numbers) or count."),
         R"({"type":"object","properties":{"pattern":{"type":"string","description":"The literal text to find."},"path":{"type":"string","description":"Absolute path of a file or directory (default /)."},"glob":{"type":"string","description":"Only files matching this glob."},"output_mode":{"type":"string","enum":["files_with_matches","content","count"],"default":"files_with_matches"}},"required":["pattern"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(
+            return call_reading_args(
                 args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
                     auto pattern = string_arg(a, "pattern", true, err);
                     auto raw = string_arg(a, "path", false, err);
@@ -632,19 +619,19 @@ inline std::shared_ptr<tool_interface> fs_delete_tool(std::shared_ptr<const fs_c
         "delete", ctx->description("delete", "Deletes a file, or a directory with everything in it."),
         R"({"type":"object","properties":{"file_path":{"type":"string","description":"Absolute path to delete."}},"required":["file_path"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args,
-                           [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                               auto raw = string_arg(a, "file_path", true, err);
-                               if (err) return {};
-                               tool_output bad;
-                               auto path = ctx->check(*raw, fs_operation::write, bad);
-                               if (!path) return bad;
-                               auto res = ctx->backend(rt).remove(*path);
-                               if (!res.error.empty()) return fs_error(res.error);
-                               tool_output out(fmt::format("Deleted {}", res.path));
-                               fs_merge_files_update(out.update, res.files_update);
-                               return out;
-                           });
+            return call_reading_args(
+                args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                    auto raw = string_arg(a, "file_path", true, err);
+                    if (err) return {};
+                    tool_output bad;
+                    auto path = ctx->check(*raw, fs_operation::write, bad);
+                    if (!path) return bad;
+                    auto res = ctx->backend(rt).remove(*path);
+                    if (!res.error.empty()) return fs_error(res.error);
+                    tool_output out(fmt::format("Deleted {}", res.path));
+                    fs_merge_files_update(out.update, res.files_update);
+                    return out;
+                });
         }));
 }
 
@@ -653,19 +640,19 @@ inline std::shared_ptr<tool_interface> fs_mkdir_tool(std::shared_ptr<const fs_co
         "mkdir", ctx->description("mkdir", "Creates a directory and any missing parents."),
         R"({"type":"object","properties":{"path":{"type":"string","description":"Absolute path of the directory."}},"required":["path"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(args,
-                           [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
-                               auto raw = string_arg(a, "path", true, err);
-                               if (err) return {};
-                               tool_output bad;
-                               auto path = ctx->check(*raw, fs_operation::write, bad);
-                               if (!path) return bad;
-                               auto res = ctx->backend(rt).mkdir(*path);
-                               if (!res.error.empty()) return fs_error(res.error);
-                               tool_output out(fmt::format("Created directory {}", res.path));
-                               fs_merge_files_update(out.update, res.files_update);
-                               return out;
-                           });
+            return call_reading_args(
+                args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
+                    auto raw = string_arg(a, "path", true, err);
+                    if (err) return {};
+                    tool_output bad;
+                    auto path = ctx->check(*raw, fs_operation::write, bad);
+                    if (!path) return bad;
+                    auto res = ctx->backend(rt).mkdir(*path);
+                    if (!res.error.empty()) return fs_error(res.error);
+                    tool_output out(fmt::format("Created directory {}", res.path));
+                    fs_merge_files_update(out.update, res.files_update);
+                    return out;
+                });
         }));
 }
 
@@ -676,7 +663,7 @@ inline std::shared_ptr<tool_interface> fs_execute_tool(std::shared_ptr<const fs_
                                     "stderr) and exit code."),
         R"({"type":"object","properties":{"command":{"type":"string","description":"The shell command."},"timeout":{"type":"integer","description":"Seconds before the command is stopped."}},"required":["command"]})",
         [ctx](const boost::json::object& args, const tool_runtime& rt) {
-            return fs_call(
+            return call_reading_args(
                 args, [&](const boost::json::object& a, std::optional<arg_error>& err) -> tool_output {
                     auto command = string_arg(a, "command", true, err);
                     auto timeout = int_arg(a, "timeout", err);

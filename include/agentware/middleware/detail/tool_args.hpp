@@ -12,9 +12,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace agentware::detail {
 
@@ -63,6 +65,23 @@ inline bool bool_arg(const boost::json::object& args, std::string_view key, bool
     if (v->is_bool()) return v->get_bool();
     if (!err) err = arg_error{fmt::format("Error: argument '{}' must be a boolean", key)};
     return fallback;
+}
+
+/// Runs a tool's body with `args`: an argument error the body records, or
+/// anything it throws, becomes an error text for the model. (The result type
+/// is the body's, tool_output, named through it so this header stays light.)
+template <class Body>
+auto call_reading_args(const boost::json::object& args, Body&& body)
+    -> decltype(body(args, std::declval<std::optional<arg_error>&>())) {
+    using output = decltype(body(args, std::declval<std::optional<arg_error>&>()));
+    try {
+        std::optional<arg_error> err;
+        output out = body(args, err);
+        if (err) return output::error(err->text);
+        return out;
+    } catch (const std::exception& e) {
+        return output::error(fmt::format("Error: {}", e.what()));
+    }
 }
 
 } // namespace agentware::detail

@@ -96,20 +96,6 @@ inline std::string command_text(const command_outcome& r, std::size_t cap) {
     return middle_truncate(out, cap);
 }
 
-/// Runs a tool's body with `args`: an argument error the body records, or
-/// anything it throws, becomes an error text for the model.
-template <class Body>
-tool_output call_reading_args(const boost::json::object& args, Body&& body) {
-    try {
-        std::optional<arg_error> err;
-        tool_output out = body(args, err);
-        if (err) return tool_output::error(err->text);
-        return out;
-    } catch (const std::exception& e) {
-        return tool_output::error(fmt::format("Error: {}", e.what()));
-    }
-}
-
 /// A tool of a host capability: `body(working_dir, options, args, err)`
 /// answers; a bad argument or anything thrown is an error text.
 template <class Options, class Body>

@@ -339,6 +339,17 @@ private:
     std::unordered_map<std::string, std::pair<std::string, std::list<std::string>::iterator>> map_;
 };
 
+/// The id of an entry of factsToReinforce or factsToRemove that may be
+/// acted on: a string id, scope "user" and a reason that is not blank; else null.
+inline const boost::json::value* user_entry_id(const boost::json::object& o) {
+    const auto* id = o.if_contains("id");
+    const auto* reason = o.if_contains("reason");
+    if (!id || !id->is_string() || lower_trim(o, "scope") != "user" || !reason || !reason->is_string() ||
+        trim(reason->get_string()).empty())
+        return nullptr;
+    return id;
+}
+
 } // namespace detail
 
 /// Step 5: the first JSON object in `text` that has `user`, `history` or
@@ -452,11 +463,8 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
         for (const auto& v : rf->get_array()) {
             if (!v.is_object()) continue;
             const auto& o = v.get_object();
-            const auto* id = o.if_contains("id");
-            const auto* reason = o.if_contains("reason");
-            if (!id || !id->is_string() || detail::lower_trim(o, "scope") != "user" || !reason ||
-                !reason->is_string() || detail::trim(reason->get_string()).empty())
-                continue;
+            const auto* id = detail::user_entry_id(o);
+            if (!id) continue;
             const std::string target(id->get_string());
             auto it = std::find_if(m.facts.begin(), m.facts.end(),
                                    [&](const memory_fact& f) { return f.id == target; });
@@ -603,11 +611,8 @@ inline memory_apply_report apply_memory_update(user_memory& m, const boost::json
         for (const auto& v : rm->get_array()) {
             if (!v.is_object()) continue;
             const auto& o = v.get_object();
-            const auto* id = o.if_contains("id");
-            const auto* reason = o.if_contains("reason");
-            if (!id || !id->is_string() || detail::lower_trim(o, "scope") != "user" || !reason ||
-                !reason->is_string() || detail::trim(reason->get_string()).empty())
-                continue;
+            const auto* id = detail::user_entry_id(o);
+            if (!id) continue;
             if (const auto* r = o.if_contains("replacementFactIndex"); r && !r->is_null()) {
                 if (!r->is_int64() || r->get_int64() < 0 ||
                     std::size_t(r->get_int64()) >= accepted_ids.size() ||

@@ -650,7 +650,11 @@ private:
             if (rt.checkpoint_results)
                 unsaved[static_cast<std::size_t>(&slot - calls.data())] = checkpoint_result(rt, slot);
         };
-        if (calls.size() > 1) {
+        if (calls.size() > 1 && options_.max_parallel_tools <= 1) {
+            // One at a time, in order (what a replay needs to be deterministic).
+            for (auto& slot : calls)
+                run_one(slot);
+        } else if (calls.size() > 1) {
             // The first call runs here; the others on the pool, side by side.
             std::latch done(static_cast<std::ptrdiff_t>(calls.size() - 1));
             for (std::size_t i = 1; i < calls.size(); ++i)

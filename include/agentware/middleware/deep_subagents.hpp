@@ -49,6 +49,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -375,7 +376,10 @@ public:
     }
 
 private:
-    Factory make_;
+    // Type-erased: the delegation's coroutine frame (in this header) keeps the
+    // factory, and g++ warns (-Wsubobject-linkage) when such a frame holds a
+    // lambda type of the user's main file.
+    std::function<std::invoke_result_t<Factory&>()> make_;
 };
 
 /// The chain `make()` builds, for a deep_subagent_spec's `runner` or the options' `default_runner`.

@@ -270,7 +270,12 @@ private:
 /// directories are put into the state when the chain declares those fields.
 template <class Factory>
 subagent_runner make_subagent_runner(Factory make) {
-    return [make = std::move(make)](subagent_run run) { return detail::run_subagent(make, std::move(run)); };
+    // Type-erased before it enters the delegation's coroutine frame (in this
+    // header): g++ warns (-Wsubobject-linkage) when such a frame holds a
+    // lambda type of the user's main file.
+    std::function<std::invoke_result_t<Factory&>()> erased(std::move(make));
+    return
+        [make = std::move(erased)](subagent_run run) { return detail::run_subagent(make, std::move(run)); };
 }
 
 /// The parent's state fields the subagents share (the sandbox and the thread's

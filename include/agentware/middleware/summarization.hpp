@@ -237,8 +237,10 @@ public:
             kept.push_back(messages[i]);
 
         // As a message, the previous summary is among the messages summarised.
-        std::optional<std::string> made =
-            co_await generate(to_summarize, options_.summary_as_message ? std::string() : summary, rt);
+        // (Named, not a temporary of the co_await's full-expression: g++ 12
+        // frees such a conditional's temporary twice.)
+        const std::string previous = options_.summary_as_message ? std::string() : summary;
+        std::optional<std::string> made = co_await generate(to_summarize, previous, rt);
         if (!made) co_return false; // every candidate failed: no compaction this turn
 
         summarization_event event{to_summarize, std::span<const message>(kept).subspan(rescued), rt.thread_id,

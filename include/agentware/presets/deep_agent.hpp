@@ -56,10 +56,11 @@ namespace agentware {
 /// The chain make_deep_agent builds, the caller's middlewares `User...` in the middle.
 template <class... User>
 using deep_agent_pipeline =
-    pipeline<std::optional<todo_list>, filesystem, std::optional<deep_subagents>, std::optional<summarization>,
-             patch_tool_calls, std::optional<search_tools>, std::optional<text_tools>,
-             std::optional<git_tools>, std::optional<shell_tools>, User..., std::optional<prompt_caching>,
-             std::optional<ask_user>, std::optional<human_in_the_loop>, std::optional<tool_approval>>;
+    pipeline<std::optional<todo_list>, filesystem, std::optional<deep_subagents>,
+             std::optional<summarization>, patch_tool_calls, std::optional<search_tools>,
+             std::optional<text_tools>, std::optional<git_tools>, std::optional<shell_tools>, User...,
+             std::optional<prompt_caching>, std::optional<ask_user>, std::optional<human_in_the_loop>,
+             std::optional<tool_approval>>;
 
 /// What make_deep_agent builds. The JSON form has every key but the C++-only ones.
 struct deep_agent_options {

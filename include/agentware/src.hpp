@@ -8,14 +8,15 @@
 // linking libboost_json (do not also link Boost::json). With
 // AGENTWARE_SEPARATE_COMPILATION defined in every translation unit, it also
 // compiles agentware's own non-template code: the HTTP transport and model
-// clients, the model factory, the MCP client, schema validation and the
-// sandbox tools.
+// clients, the model factory, the MCP client, schema validation, the
+// sandbox tools and the web tools.
 
 #include <boost/json/src.hpp>
 
 #if defined(AGENTWARE_SEPARATE_COMPILATION)
 #include <agentware/mcp/impl/client.ipp>
 #include <agentware/middleware/impl/sandbox_tools.ipp>
+#include <agentware/middleware/impl/web_tools.ipp>
 #include <agentware/model/impl/anthropic_chat_model.ipp>
 #include <agentware/model/impl/http_chat_client.ipp>
 #include <agentware/model/impl/http_transport.ipp>

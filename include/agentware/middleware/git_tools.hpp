@@ -152,6 +152,7 @@ inline tool_output git_blame(const working_dir& wd, const git_tools_options& o, 
 class git_tools : public detail::host_capability<git_tools_options> {
 public:
     using options_type = git_tools_options;
+    static constexpr std::string_view capability_id = "git"; ///< in the capability catalog
 
     git_tools() : git_tools(git_tools_options{}) {}
     explicit git_tools(git_tools_options o) {

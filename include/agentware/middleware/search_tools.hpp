@@ -170,6 +170,7 @@ inline tool_output search_tree(const working_dir& wd, const search_tools_options
 class search_tools : public detail::host_capability<search_tools_options> {
 public:
     using options_type = search_tools_options;
+    static constexpr std::string_view capability_id = "search"; ///< in the capability catalog
 
     search_tools() : search_tools(search_tools_options{}) {}
     explicit search_tools(search_tools_options o) {

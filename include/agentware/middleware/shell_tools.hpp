@@ -172,6 +172,7 @@ inline tool_output shell_run(const working_dir& wd, const shell_context& ctx, co
 class shell_tools : public detail::host_capability<shell_tools_options> {
 public:
     using options_type = shell_tools_options;
+    static constexpr std::string_view capability_id = "shell"; ///< in the capability catalog
 
     shell_tools() : shell_tools(shell_tools_options{}) {}
     explicit shell_tools(shell_tools_options o) {

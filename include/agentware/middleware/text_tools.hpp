@@ -126,6 +126,7 @@ inline tool_output text_diff(const working_dir& wd, const text_tools_options& o,
 class text_tools : public detail::host_capability<text_tools_options> {
 public:
     using options_type = text_tools_options;
+    static constexpr std::string_view capability_id = "text"; ///< in the capability catalog
 
     text_tools() : text_tools(text_tools_options{}) {}
     explicit text_tools(text_tools_options o) {

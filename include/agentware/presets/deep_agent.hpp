@@ -132,21 +132,33 @@ inline filesystem_options deep_filesystem_options(filesystem_options o, const to
 
 // A host capability's slot: engaged when configured and not switched off, less the switched-off tools.
 template <class M, class O>
-std::optional<M> deep_capability(std::string_view id, std::optional<O>& o,
-                                 const tool_policy::expansion& policy) {
+std::optional<M> deep_capability(std::optional<O>& o, const tool_policy::expansion& policy) {
     std::optional<M> slot;
-    if (o && policy.enabled(id)) {
+    if (o && policy.enabled(M::capability_id)) {
         slot.emplace(std::move(*o));
         slot->drop_tools(policy.disabled_tools);
     }
     return slot;
 }
 
+// A capability the caller passes among its middlewares (web_tools, or a second
+// search_tools): the policy applies to it as to the built-in slots.
+template <class M>
+void deep_apply_policy(M& middleware, const tool_policy::expansion& policy) {
+    if constexpr (requires { M::capability_id; }) {
+        if (!policy.enabled(M::capability_id))
+            middleware.drop_all_tools();
+        else
+            middleware.drop_tools(policy.disabled_tools);
+    }
+}
+
 } // namespace detail
 
 /// deepagents' create_deep_agent: an agent over `model` with `tools` and the
 /// deep chain that `options` configures, the caller's middlewares `user...`
-/// after patch_tool_calls.
+/// after patch_tool_calls (the tool policy applies to those that are
+/// capabilities of the catalog, such as web_tools).
 template <chat_model Model, class... User>
 agent<Model, deep_agent_pipeline<User...>> make_deep_agent(Model model, tool_set tools,
                                                            deep_agent_options options, User... user) {
@@ -164,10 +176,11 @@ agent<Model, deep_agent_pipeline<User...>> make_deep_agent(Model model, tool_set
             if (policy.offered(t->schema().name)) kept.add(t);
         tools = std::move(kept);
     }
-    auto search_slot = detail::deep_capability<search_tools>("search", options.search, policy);
-    auto text_slot = detail::deep_capability<text_tools>("text", options.text, policy);
-    auto git_slot = detail::deep_capability<git_tools>("git", options.git, policy);
-    auto shell_slot = detail::deep_capability<shell_tools>("shell", options.shell, policy);
+    auto search_slot = detail::deep_capability<search_tools>(options.search, policy);
+    auto text_slot = detail::deep_capability<text_tools>(options.text, policy);
+    auto git_slot = detail::deep_capability<git_tools>(options.git, policy);
+    auto shell_slot = detail::deep_capability<shell_tools>(options.shell, policy);
+    (detail::deep_apply_policy(user, policy), ...);
     const filesystem_options fs_options =
         detail::deep_filesystem_options(options.filesystem, policy, search_slot.has_value());
 

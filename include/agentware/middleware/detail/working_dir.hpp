@@ -2,8 +2,8 @@
 #define AGENTWARE_MIDDLEWARE_DETAIL_WORKING_DIR_HPP
 
 // The working directory of the host capabilities (search_tools, text_tools,
-// git_tools, shell_tools): paths the model gives are taken relative to it and
-// may not leave it, through "..", an absolute path or a symlink.
+// git_tools, shell_tools; web_tools shares only host_capability): paths the model gives are taken relative to
+// it and may not leave it, through "..", an absolute path or a symlink.
 
 #include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/process.hpp>
@@ -123,6 +123,8 @@ public:
     void drop_tools(const Names& names) {
         std::erase_if(tools_, [&](const auto& t) { return names.contains(t->schema().name); });
     }
+    /// Leaves out every tool (a policy that switches the capability off).
+    void drop_all_tools() noexcept { tools_.clear(); }
 
 protected:
     Options options_;

@@ -16,6 +16,7 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -764,13 +765,19 @@ boost::asio::awaitable<void> off_executor(F f) {
     std::exception_ptr failure;
     co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void()>(
         [&](auto handler) {
-            std::thread([&f, &failure, executor, h = std::move(handler)]() mutable {
+            // The guard keeps the executor's context running (so its owner
+            // cannot destroy it) until post has returned: post still signals
+            // the context after the handler is queued, and the handler may
+            // already have run by then.
+            std::thread([&f, &failure, work = boost::asio::make_work_guard(executor),
+                         h = std::move(handler)]() mutable {
                 try {
                     f();
                 } catch (...) {
                     failure = std::current_exception();
                 }
-                boost::asio::post(executor, [h = std::move(h)]() mutable { std::move(h)(); });
+                boost::asio::post(work.get_executor(), [h = std::move(h)]() mutable { std::move(h)(); });
+                work.reset();
             }).detach();
         },
         boost::asio::use_awaitable);

@@ -1,5 +1,7 @@
 // todo (plan mode): the tool and its text, the prompt block, parallel calls,
-// the context-loss reminder, the premature-exit guard and its cap, bad input.
+// the context-loss reminder, the premature-exit guard and its cap, the
+// bookkeeping per (thread, run) with before_agent's cleanup and the key cap,
+// bad input.
 #include "../agent/support.hpp"
 
 #include <agentware/agent/agent.hpp>
@@ -11,6 +13,7 @@
 #include <boost/json/parse.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace agentware;
@@ -27,6 +30,45 @@ run_config plan(std::string run = "run-1") {
     cfg.run_id = std::move(run);
     cfg.context["is_plan_mode"] = true;
     return cfg;
+}
+
+using todo_state = agent_state<pipeline<todo>>;
+
+// A run in plan mode, as the agent builds its runtime.
+runtime plan_runtime(std::string thread, std::string run) {
+    runtime rt;
+    rt.thread_id = std::move(thread);
+    rt.run_id = std::move(run);
+    rt.context["is_plan_mode"] = true;
+    return rt;
+}
+
+// A history that ends in a clean final answer while `item` is still open.
+todo_state open_item(std::string item) {
+    todo_state s;
+    s.messages = {human_message("go"), ai_message("all done")};
+    get<todos_field>(s) = {{std::move(item), "pending"}};
+    return s;
+}
+
+// The completion reminder wrap_model_call shows the model for this run ("" if none).
+std::string delivered(todo& t, todo_state& s, runtime& rt) {
+    model_request<todo_state> req;
+    req.messages = cow_vector<message>(s.messages);
+    req.state = &s;
+    req.rt = &rt;
+    std::string shown;
+    t.wrap_model_call(req, [&](model_request<todo_state>& r) {
+        const message& last = r.messages[r.messages.size() - 1];
+        if (last.name == todo::completion_name) shown = last.text();
+        return model_response{ai_message("ok"), {}};
+    });
+    return shown;
+}
+
+std::string reminder_for(std::string_view item) {
+    return std::string(todo::completion_head) + "- [pending] " + std::string(item) + "\n" +
+           std::string(todo::completion_tail);
 }
 
 } // namespace
@@ -160,4 +202,89 @@ TEST_CASE("todo items read tolerantly; the options name bad keys", "[middleware]
                       Catch::Contains("todo.max_tracked_runs"));
     CHECK_THROWS_WITH(json_read_as<todo_options>(boost::json::parse(R"({"reminders": 1})"), "todo"),
                       Catch::Contains("todo.reminders"));
+}
+
+TEST_CASE("todo reminders are kept per thread: one thread's count and queue never reach another",
+          "[middleware][todo]") {
+    todo t;
+    // The same run id in two threads: still two keys.
+    runtime a = plan_runtime("thread-a", "run-1");
+    runtime b = plan_runtime("thread-b", "run-1");
+    todo_state sa = open_item("A's item");
+    todo_state sb = open_item("B's item");
+    CHECK(t.after_model(sa, a) == jump_to::model);
+    CHECK(t.after_model(sa, a) == jump_to::model);
+    CHECK_FALSE(t.after_model(sa, a)); // thread a used its two
+    CHECK(t.pending_reminders(a) == 2);
+    CHECK(t.pending_reminders(b) == 0);
+    // Thread b has its own two, whatever thread a did.
+    CHECK(t.after_model(sb, b) == jump_to::model);
+    CHECK(t.pending_reminders(b) == 1);
+    // Each request gets its own thread's reminder only (a's two are the same text: shown once).
+    CHECK(delivered(t, sb, b) == reminder_for("B's item"));
+    CHECK(t.pending_reminders(a) == 2);
+    CHECK(delivered(t, sa, a) == reminder_for("A's item"));
+    CHECK(delivered(t, sa, a).empty()); // delivered once
+    CHECK(t.after_model(sb, b) == jump_to::model);
+    CHECK_FALSE(t.after_model(sb, b));
+}
+
+TEST_CASE("todo's before_agent drops the thread's other runs, not the run itself nor other threads",
+          "[middleware][todo]") {
+    todo t;
+    runtime a1 = plan_runtime("thread-a", "run-1");
+    runtime a2 = plan_runtime("thread-a", "run-2");
+    runtime b1 = plan_runtime("thread-b", "run-1");
+    todo_state sa = open_item("A");
+    todo_state sb = open_item("B");
+    REQUIRE(t.after_model(sa, a1) == jump_to::model);
+    REQUIRE(t.after_model(sa, a1) == jump_to::model);
+    REQUIRE_FALSE(t.after_model(sa, a1));
+    REQUIRE(t.after_model(sb, b1) == jump_to::model);
+    // Run 2 of thread a starts: run 1's queue and count are gone.
+    t.before_agent(sa, a2);
+    CHECK(t.pending_reminders(a1) == 0);
+    CHECK(t.pending_reminders(b1) == 1);
+    CHECK(t.after_model(sa, a1) == jump_to::model); // counted afresh
+    // A run starting again keeps its own entry.
+    t.before_agent(sb, b1);
+    CHECK(t.pending_reminders(b1) == 1);
+    // after_agent forgets the finished run only.
+    t.after_agent(sb, b1);
+    CHECK(t.pending_reminders(b1) == 0);
+    CHECK(t.pending_reminders(a1) == 1);
+}
+
+TEST_CASE("todo keeps at most max_tracked_runs keys, dropping the least recently touched",
+          "[middleware][todo]") {
+    CHECK(todo_options{}.max_tracked_runs == 4096);
+    SECTION("two keys: the third evicts the one touched longest ago") {
+        todo_options o;
+        o.max_tracked_runs = 2;
+        todo t(o);
+        runtime r1 = plan_runtime("t1", "r"), r2 = plan_runtime("t2", "r"), r3 = plan_runtime("t3", "r");
+        todo_state s = open_item("x");
+        REQUIRE(t.after_model(s, r1) == jump_to::model);
+        REQUIRE(t.after_model(s, r2) == jump_to::model);
+        REQUIRE(t.after_model(s, r1) == jump_to::model); // r1 touched again: r2 is now the oldest
+        REQUIRE(t.after_model(s, r3) == jump_to::model);
+        CHECK(t.pending_reminders(r1) == 2);
+        CHECK(t.pending_reminders(r2) == 0); // evicted
+        CHECK(t.pending_reminders(r3) == 1);
+    }
+    SECTION("one key: an evicted run's count is forgotten, so it may be reminded again") {
+        todo_options o;
+        o.max_tracked_runs = 1;
+        todo t(o);
+        runtime r1 = plan_runtime("t1", "r"), r2 = plan_runtime("t2", "r");
+        todo_state s = open_item("x");
+        REQUIRE(t.after_model(s, r1) == jump_to::model);
+        REQUIRE(t.after_model(s, r1) == jump_to::model);
+        REQUIRE_FALSE(t.after_model(s, r1));
+        REQUIRE(t.after_model(s, r2) == jump_to::model);
+        CHECK(t.pending_reminders(r1) == 0);
+        CHECK(t.pending_reminders(r2) == 1);
+        CHECK(t.after_model(s, r1) == jump_to::model);
+        CHECK(t.pending_reminders(r2) == 0);
+    }
 }

@@ -3,8 +3,9 @@
 
 // todo: plan mode (DeerFlow's TodoMiddleware over LangChain's
 // TodoListMiddleware, reference §5.8): todo_list (todo_list.hpp) configured
-// with DeerFlow's prompt and description, active in a run whose context sets
-// `is_plan_mode` to true (otherwise it only hides its tool), plus:
+// with the rules of DeerFlow's prompt block and tool description (in our
+// words), active in a run whose context sets `is_plan_mode` to true
+// (otherwise it only hides its tool), plus:
 //
 //  * a context-loss reminder when the calls that set the list are gone from
 //    the history (summarization removed them) but the list is not;
@@ -82,18 +83,21 @@ public:
         "them, and only respond when all items are done.\n</system_reminder>";
     static constexpr std::string_view context_loss_name = "todo_reminder";
     static constexpr std::string_view completion_name = "todo_completion_reminder";
-    // Our own words: DeerFlow's prompt block and tool description are not in our reference.
+    // Our own words for the rules of DeerFlow's `<todo_list_system>` block and
+    // tool description (prompts are not kept verbatim): a list only for work of
+    // three or more steps, exactly one item in_progress, completed as soon as
+    // done, updated as the work goes (the user follows it).
     static constexpr std::string_view system_prompt_block =
-        "<todo_list_system>\nYou are in plan mode. For work of three or more steps, keep a todo list with "
-        "the "
-        "`write_todos` tool: write the plan first, mark one item in_progress before you start it, and mark "
-        "it "
-        "completed as soon as it is done. Send the whole list each time, and call the tool once per answer. "
-        "Do "
-        "not finish while items are still pending or in progress.\n</todo_list_system>";
+        "<todo_list_system>\nYou are in plan mode. Keep a todo list with the `write_todos` tool for work of "
+        "three or more steps; a task of one or two steps needs no list. Write the plan first. Exactly one "
+        "item is in_progress at any time: set it before you start the step, and mark it completed the moment "
+        "the step is done, before starting the next. Update the list as you go rather than in batches at the "
+        "end: the user follows your progress through it. Send the whole list each time, and call the tool "
+        "once per answer. Do not finish while items are still pending or in progress.\n</todo_list_system>";
     static constexpr std::string_view tool_description =
-        "Replaces the todo list of this conversation. Send every item, each with its content and its status "
-        "(pending, in_progress or completed).";
+        "Replaces the todo list of this conversation. Only for work of three or more steps. Send every item, "
+        "each with its content and its status (pending, in_progress or completed); while work remains, "
+        "exactly one item is in_progress.";
 
     todo() : todo(todo_options{}) {}
     explicit todo(todo_options o)

@@ -240,7 +240,7 @@ public:
         // (Named, not a temporary of the co_await's full-expression: g++ 12
         // frees such a conditional's temporary twice.)
         const std::string previous = options_.summary_as_message ? std::string() : summary;
-        std::optional<std::string> made = co_await generate(to_summarize, previous, rt);
+        std::optional<std::string> made = co_await summarize(to_summarize, previous, rt);
         if (!made) co_return false; // every candidate failed: no compaction this turn
 
         summarization_event event{to_summarize, std::span<const message>(kept).subspan(rescued), rt.thread_id,
@@ -270,37 +270,55 @@ public:
     }
 
     /// The summary prompt for these messages (and the previous summary), or
-    /// nothing when trimming left nothing to show.
+    /// nothing when it cannot be built. `trim_tokens_to_summarize` bounds the
+    /// whole prompt: the prompt's own text (the template and the section tags)
+    /// over it cannot be built; what remains goes to the messages (the newest
+    /// that fit, starting on a human message; the last one alone when none
+    /// fits), and with a previous summary half of it to each section (the
+    /// summary's end, the messages' start).
     std::optional<std::string> build_prompt(std::span<const message> to_summarize,
                                             std::string_view previous) const {
-        std::span<const message> shown = trimmed(to_summarize);
+        const bool with_previous = !previous.empty();
+        std::string_view prev = previous;
+        std::span<const message> shown = to_summarize;
+        std::optional<std::size_t> half_chars;
+        if (const auto& limit = options_.trim_tokens_to_summarize) {
+            const std::uint64_t fixed = token_counter{}.estimate(render_prompt(with_previous, {}, {}));
+            if (fixed > *limit) return std::nullopt;
+            const std::uint64_t budget = *limit - fixed;
+            shown = trimmed(to_summarize, budget);
+            if (with_previous) half_chars = static_cast<std::size_t>(budget * 4 / 2);
+        }
         std::string formatted = detail::buffer_string(shown);
-        std::string body;
-        if (!previous.empty()) {
-            std::string prev(previous);
-            if (options_.trim_tokens_to_summarize) {
-                // Half the budget each: the summary's end, the new messages' start.
-                std::size_t half_chars = *options_.trim_tokens_to_summarize * 4 / 2;
-                if (prev.size() > half_chars) prev = prev.substr(prev.size() - half_chars);
-                if (formatted.size() > half_chars) formatted.resize(half_chars);
-            }
-            body = fmt::format("<existing_summary>\n{}\n</existing_summary>\n\n", detail::escape_html(prev));
+        if (half_chars) { // cut on code-point boundaries
+            prev = detail::utf8_suffix(prev, *half_chars);
+            formatted.resize(detail::utf8_prefix(formatted, *half_chars).size());
         }
-        body += fmt::format("<new_messages>\n{}\n</new_messages>", detail::escape_html(formatted));
-        std::string_view tmpl =
-            options_.summary_prompt ? std::string_view(*options_.summary_prompt) : default_summary_prompt;
-        std::string out;
-        std::size_t at = tmpl.find("{messages}");
-        if (at == std::string_view::npos) {
-            out = std::string(tmpl);
-        } else {
-            out = std::string(tmpl.substr(0, at));
-            out += body;
-            out += tmpl.substr(at + 10);
+        return render_prompt(with_previous, detail::escape_html(prev), detail::escape_html(formatted));
+    }
+
+    /// The summary step alone (DeerFlow's `_create_summary`): nothing to
+    /// summarise gives the canned `no_history_summary` and a prompt that cannot
+    /// be built the canned `too_long_summary`, both without a model call;
+    /// otherwise the first candidate that answers: the configured model, then
+    /// the run's. Nothing when all fail or answer blank.
+    // A template only so that g++ emits the coroutine where it is used (g++ 12
+    // emits a non-template inline coroutine in every file that includes it).
+    template <class = void>
+    boost::asio::awaitable<std::optional<std::string>> summarize(const std::vector<message>& to_summarize,
+                                                                 const std::string& previous, runtime& rt) {
+        if (to_summarize.empty()) co_return std::string(no_history_summary);
+        std::optional<std::string> prompt = build_prompt(to_summarize, previous);
+        if (!prompt) co_return std::string(too_long_summary);
+        chat_request req;
+        req.messages = cow_vector<message>(std::vector<message>{human_message(*prompt)});
+        if (model) {
+            if (auto s = co_await ask(*model, req)) co_return s;
         }
-        while (!out.empty() && detail::is_space(out.back()))
-            out.pop_back();
-        return out;
+        if (rt.model) {
+            if (auto s = co_await ask(rt.model, req)) co_return s;
+        }
+        co_return std::nullopt;
     }
 
     /// deepagents' summary message: a human message named "summary" (so it is
@@ -321,6 +339,29 @@ public:
     }
 
 private:
+    // The prompt around already escaped sections: the previous summary's
+    // (when there is one) and the new messages', in place of `{messages}`,
+    // trailing space stripped.
+    std::string render_prompt(bool with_previous, std::string_view prev, std::string_view formatted) const {
+        std::string body;
+        if (with_previous) body = fmt::format("<existing_summary>\n{}\n</existing_summary>\n\n", prev);
+        body += fmt::format("<new_messages>\n{}\n</new_messages>", formatted);
+        std::string_view tmpl =
+            options_.summary_prompt ? std::string_view(*options_.summary_prompt) : default_summary_prompt;
+        std::string out;
+        std::size_t at = tmpl.find("{messages}");
+        if (at == std::string_view::npos) {
+            out = std::string(tmpl);
+        } else {
+            out = std::string(tmpl.substr(0, at));
+            out += body;
+            out += tmpl.substr(at + 10);
+        }
+        while (!out.empty() && detail::is_space(out.back()))
+            out.pop_back();
+        return out;
+    }
+
     // Per thread: each counted message's tokens and a hash of its id, and their sum.
     struct running {
         std::vector<std::uint64_t> tokens;
@@ -390,6 +431,14 @@ private:
             shared_->threads.erase(it);
     }
 
+    // The previous summary as the trigger counts it: DeerFlow adds it to the
+    // history as a human message named "summary" (the name counts too).
+    static std::uint64_t summary_tokens(const std::string& summary) {
+        message m = human_message(summary);
+        m.name = "summary";
+        return token_counter{}.estimate(m);
+    }
+
     bool triggered(const std::vector<message>& ms, const std::string& summary,
                    std::string_view thread_id) const {
         if (options_.trigger.empty()) return false;
@@ -402,7 +451,7 @@ private:
         if (need_tokens) {
             std::lock_guard lock(shared_->mutex);
             tokens = running_total(ms, thread_id);
-            if (!summary.empty()) tokens += token_counter{}.estimate(summary) + 3;
+            if (!summary.empty()) tokens += summary_tokens(summary);
         }
         for (const auto& t : options_.trigger) {
             switch (t.type) {
@@ -452,39 +501,19 @@ private:
         return cutoff;
     }
 
-    // The newest messages that fit the budget, starting on a human message.
-    std::span<const message> trimmed(std::span<const message> ms) const {
-        if (!options_.trim_tokens_to_summarize || ms.empty()) return ms;
+    // The newest messages that fit the budget, starting on a human message;
+    // the last message alone when none does.
+    static std::span<const message> trimmed(std::span<const message> ms, std::uint64_t budget) {
+        if (ms.empty()) return ms;
         token_counter counter;
         std::uint64_t sum = 0;
         std::size_t first = ms.size();
-        while (first > 0 && sum + counter.estimate(ms[first - 1]) <= *options_.trim_tokens_to_summarize)
+        while (first > 0 && sum + counter.estimate(ms[first - 1]) <= budget)
             sum += counter.estimate(ms[--first]);
         while (first < ms.size() && !ms[first].is_human())
             ++first;
         if (first == ms.size()) return ms.subspan(ms.size() - 1); // the last message only
         return ms.subspan(first);
-    }
-
-    // The summary from the first candidate that gives one: the configured
-    // model, then the run's. Nothing when all fail or answer blank.
-    // A template only so that g++ emits the coroutine where it is used (g++ 12
-    // emits a non-template inline coroutine in every file that includes it).
-    template <class = void>
-    boost::asio::awaitable<std::optional<std::string>> generate(const std::vector<message>& to_summarize,
-                                                                const std::string& previous, runtime& rt) {
-        if (to_summarize.empty()) co_return std::string(no_history_summary);
-        std::optional<std::string> prompt = build_prompt(to_summarize, previous);
-        if (!prompt) co_return std::string(too_long_summary);
-        chat_request req;
-        req.messages = cow_vector<message>(std::vector<message>{human_message(*prompt)});
-        if (model) {
-            if (auto s = co_await ask(*model, req)) co_return s;
-        }
-        if (rt.model) {
-            if (auto s = co_await ask(rt.model, req)) co_return s;
-        }
-        co_return std::nullopt;
     }
 
     template <class M>

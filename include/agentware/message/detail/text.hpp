@@ -41,6 +41,15 @@ inline std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes
     return text.substr(0, n);
 }
 
+/// The longest suffix of at most max_bytes bytes that starts on a code point.
+inline std::string_view utf8_suffix(std::string_view text, std::size_t max_bytes) noexcept {
+    if (text.size() <= max_bytes) return text;
+    std::size_t from = text.size() - max_bytes;
+    while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80)
+        ++from;
+    return text.substr(from);
+}
+
 /// `"text"` with quotes, backslashes and control characters escaped (so the
 /// result stays on one line), cut after max_bytes and then marked with "...".
 inline std::string quoted_excerpt(std::string_view text, std::size_t max_bytes) {

@@ -379,7 +379,7 @@ TEST_CASE("the coroutine loop checkpoints each tool result too", "[agent][checkp
 }
 
 TEST_CASE("an agent saves what changed, not its whole state, in both loops",
-          "[agent][checkpointer][append]") {
+          "[agent][checkpointer][append][async]") {
     for (const bool async : {false, true}) {
         CAPTURE(async);
         scratch_dir dir;

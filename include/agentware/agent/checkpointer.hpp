@@ -3,7 +3,8 @@
 
 // Checkpointers keep each conversation thread's serialized agent state, so
 // invoking the agent again on the same thread id continues the conversation.
-// This header is what the agent needs of one: the concept and its error. The
+// This header is what the agent needs of one: the concepts, the state view an
+// incremental checkpointer reads, and the error. The
 // built-in stores have headers of their own: memory_checkpointer.hpp,
 // file_checkpointer.hpp and append_checkpointer.hpp.
 

@@ -213,6 +213,63 @@ TEST_CASE("append checkpointer: the log is compacted into one snapshot", "[check
 
 namespace append_cp {
 
+// What a checkpointer read of the views it was given.
+struct view_reads {
+    std::atomic<int> messages{0}; // messages converted
+    std::atomic<int> wholes{0};   // whole states converted
+    std::atomic<int> plain_saves{0};
+    std::atomic<int> lowest{-1}; // the oldest message index read since reset
+    void reset() {
+        messages = 0;
+        wholes = 0;
+        plain_saves = 0;
+        lowest = -1;
+    }
+};
+
+// Forwards to another view, counting what is read of it.
+class counting_view final : public state_view {
+public:
+    counting_view(const state_view& inner, view_reads& reads) : inner_(inner), reads_(reads) {}
+    std::size_t message_count() const override { return inner_.message_count(); }
+    json::value message(std::size_t i) const override {
+        ++reads_.messages;
+        const int at = static_cast<int>(i);
+        int low = reads_.lowest.load();
+        while ((low < 0 || at < low) && !reads_.lowest.compare_exchange_weak(low, at)) {
+        }
+        return inner_.message(i);
+    }
+    json::object fields() const override { return inner_.fields(); }
+    json::value whole() const override {
+        ++reads_.wholes;
+        return inner_.whole();
+    }
+
+private:
+    const state_view& inner_;
+    view_reads& reads_;
+};
+
+// An append_file_checkpointer that counts what the agent makes it read.
+struct counted_checkpointer {
+    std::shared_ptr<append_file_checkpointer> cp;
+    std::shared_ptr<view_reads> reads = std::make_shared<view_reads>();
+
+    std::optional<json::value> load(std::string_view id) const { return cp->load(id); }
+    void save(std::string_view id, const json::value& state) {
+        ++reads->plain_saves;
+        cp->save(id, state);
+    }
+    void save_changes(std::string_view id, const state_view& state) {
+        cp->save_changes(id, counting_view(state, *reads));
+    }
+    void save_result(std::string_view id, const json::value& m) { cp->save_result(id, m); }
+    bool erase(std::string_view id) { return cp->erase(id); }
+    std::vector<std::string> list() const { return cp->list(); }
+};
+static_assert(incremental_checkpointer<counted_checkpointer>);
+
 // A tool that waits until the other call's result is in the log, then reads
 // the thread as a restarted process would.
 inline tool_set crash_probe_tools(const fs::path& dir, std::shared_ptr<boost::json::value> seen) {
@@ -246,6 +303,38 @@ inline void check_crash_view(const boost::json::value& seen) {
 }
 
 } // namespace append_cp
+
+TEST_CASE("append checkpointer: save_changes reads of the state only what it compares and writes",
+          "[checkpointer][append]") {
+    scratch_dir dir;
+    scratch_dir plain_dir;
+    append_file_checkpointer cp(dir.path());
+    append_file_checkpointer plain(plain_dir.path());
+    append_cp::view_reads reads;
+    auto save_both = [&](const boost::json::value& state) {
+        const auto& o = state.as_object();
+        cp.save_changes(
+            "t", append_cp::counting_view(detail::json_state_view(o, o.at("messages").as_array()), reads));
+        plain.save("t", state);
+    };
+
+    save_both(state_with(100)); // the first save: a snapshot of the whole state
+    CHECK(reads.wholes == 1);
+    reads.reset();
+    save_both(state_with(103, boost::json::array{"plan"}));
+    CHECK(reads.wholes == 0);
+    CHECK(reads.messages == 32 + 3); // the last 32 saved, compared; the 3 new, written
+    CHECK(reads.lowest == 100 - 32);
+    // The same log as `save` of the whole JSON writes.
+    CHECK(append_cp::slurp(cp.path_of("t")) == append_cp::slurp(plain.path_of("t")));
+    CHECK(*append_file_checkpointer(dir.path()).load("t") == state_with(103, boost::json::array{"plan"}));
+
+    reads.reset();
+    save_both(state_with(50)); // a shorter history: a snapshot
+    CHECK(reads.wholes == 1);
+    CHECK(records(cp.path_of("t")).size() == 1);
+    CHECK(*append_file_checkpointer(dir.path()).load("t") == state_with(50));
+}
 
 TEST_CASE("an agent checkpoints each tool result as its call completes",
           "[agent][checkpointer][append][concurrency]") {
@@ -287,4 +376,44 @@ TEST_CASE("the coroutine loop checkpoints each tool result too", "[agent][checkp
     auto r = test::run_async(a, "go", cfg);
     REQUIRE(r.reason == stop_reason::finished);
     append_cp::check_crash_view(*seen);
+}
+
+TEST_CASE("an agent saves what changed, not its whole state, in both loops",
+          "[agent][checkpointer][append][async]") {
+    for (const bool async : {false, true}) {
+        CAPTURE(async);
+        scratch_dir dir;
+        append_cp::counted_checkpointer counted{std::make_shared<append_file_checkpointer>(dir.path())};
+        auto reads = counted.reads;
+        auto echo =
+            make_tool("echo", "Echo.", boost::json::object{},
+                      [](const boost::json::object&, const tool_runtime&) { return std::string("echoed"); });
+        scripted_model model(
+            {ai_message("noted"), test::calls({test::call("c1", "echo")}), ai_message("done")});
+        auto a = make_agent(model, tool_set(echo));
+        a.use_checkpointer(counted);
+        run_config cfg;
+        cfg.thread_id = "long";
+        // A long first turn: its save is the thread's first, a snapshot.
+        agent_input first;
+        for (int i = 0; i < 200; ++i)
+            first.messages.push_back(human_message("line " + std::to_string(i)));
+        auto r1 = async ? test::run_async(a, std::move(first), cfg) : a.invoke(std::move(first), cfg);
+        REQUIRE(r1.reason == stop_reason::finished);
+        CHECK(reads->wholes == 1);
+
+        // A tool round: the saves before the round, of its result and at the
+        // end read the new messages and the last 32, never the whole history.
+        reads->reset();
+        auto r2 = async ? test::run_async(a, "go", cfg) : a.invoke("go", cfg);
+        REQUIRE(r2.reason == stop_reason::finished);
+        CHECK(reads->wholes == 0);
+        CHECK(reads->plain_saves == 0);
+        CHECK(reads->lowest >= 201 - 32);
+        CHECK(reads->messages <= 2 * 32 + 4);
+        const auto saved = *append_file_checkpointer(dir.path()).load("long");
+        CHECK(saved == boost::json::value_from(r2.state));
+        CHECK(saved.at("messages").as_array().size() == 205);
+        CHECK(records(dir.path() / "long.jsonl").size() == 4); // the snapshot, the round, its result, the end
+    }
 }

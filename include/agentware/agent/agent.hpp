@@ -76,6 +76,25 @@ struct hook_awaiter {
 };
 } // namespace detail
 
+namespace detail {
+/// An agent's state as a checkpointer reads it (incremental_checkpointer):
+/// each piece converted to JSON when asked for.
+template <class State>
+class agent_state_view final : public state_view {
+public:
+    explicit agent_state_view(const State& state) noexcept : state_(state) {}
+    std::size_t message_count() const override { return state_.messages.size(); }
+    boost::json::value message(std::size_t i) const override {
+        return boost::json::value_from(state_.messages[i]);
+    }
+    boost::json::object fields() const override { return state_.fields_json(); }
+    boost::json::value whole() const override { return boost::json::value_from(state_); }
+
+private:
+    const State& state_;
+};
+} // namespace detail
+
 /// An agent over a chat model, a tool set and a middleware pipeline.
 ///
 /// One agent serves many runs at once (different threads of conversation, on
@@ -149,9 +168,17 @@ public:
             if (auto saved = shared->load(id)) return boost::json::value_to<state_type>(*saved);
             return std::nullopt;
         };
-        save_ = [shared](std::string_view id, const state_type& s) {
-            shared->save(id, boost::json::value_from(s));
-        };
+        if constexpr (incremental_checkpointer<C>) {
+            // Each save converts what the checkpointer reads of it: the new
+            // messages, the last ones it compares and the other fields.
+            save_ = [shared](std::string_view id, const state_type& s) {
+                shared->save_changes(id, detail::agent_state_view<state_type>(s));
+            };
+        } else {
+            save_ = [shared](std::string_view id, const state_type& s) {
+                shared->save(id, boost::json::value_from(s));
+            };
+        }
         if constexpr (result_checkpointer<C>) {
             save_result_ = [shared](std::string_view id, const message& m) {
                 shared->save_result(id, boost::json::value_from(m));

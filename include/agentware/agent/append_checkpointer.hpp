@@ -63,6 +63,26 @@ struct append_log_cache {
     std::size_t snapshot_bytes = 0;      ///< the length of its last snapshot record
 };
 
+/// A state already in JSON, seen as a state_view (what `save` compares).
+class json_state_view final : public state_view {
+public:
+    json_state_view(const boost::json::object& state, const boost::json::array& messages) noexcept
+        : state_(state), messages_(messages) {}
+    std::size_t message_count() const override { return messages_.size(); }
+    boost::json::value message(std::size_t i) const override { return messages_[i]; }
+    boost::json::object fields() const override {
+        boost::json::object o;
+        for (const auto& kv : state_)
+            if (kv.key() != "messages") o.emplace(kv.key(), kv.value());
+        return o;
+    }
+    boost::json::value whole() const override { return state_; }
+
+private:
+    const boost::json::object& state_;
+    const boost::json::array& messages_;
+};
+
 } // namespace detail
 
 /// Keeps states on disk as one append-only log per thread,
@@ -83,7 +103,10 @@ struct append_log_cache {
 ///
 /// A save costs what changed: it compares the last `verify_window` messages of
 /// the previous save with the new state's by value and the other top-level keys
-/// by value, and takes the older messages as unchanged. A history that was cut
+/// by value, and takes the older messages as unchanged. `save_changes` does the
+/// same on a state_view, so an agent converts to JSON only the messages
+/// compared and appended and the other keys, not the whole history (the whole
+/// state only when a snapshot is written). A history that was cut
 /// or rewritten (summarisation, an inserted message) changes those last
 /// messages and is saved as a snapshot; a hook that edits a message older than
 /// the window in place, keeping the count, is not seen (such an edit must save
@@ -121,10 +144,24 @@ public:
 
     /// Appends what changed since the previous save (or a snapshot).
     void save(std::string_view thread_id, const boost::json::value& state) {
+        const auto* o = state.if_object();
+        const auto* m = o != nullptr ? o->if_contains("messages") : nullptr;
+        if (m != nullptr && m->is_array())
+            return save_changes(thread_id, detail::json_state_view(*o, m->as_array()));
+        validate_thread_id(thread_id);
+        std::lock_guard lock(mutex_);
+        write_snapshot(thread_id, state); // no history to extend
+    }
+
+    /// `save(thread_id, view.whole())`, reading of the view only the messages
+    /// it compares and appends and the other keys (the whole state when a
+    /// snapshot is written).
+    void save_changes(std::string_view thread_id, const state_view& state) {
         validate_thread_id(thread_id);
         std::lock_guard lock(mutex_);
         detail::append_log_cache* log = cache_of(thread_id);
-        if (log == nullptr || !append_difference(thread_id, *log, state)) write_snapshot(thread_id, state);
+        if (log == nullptr || !append_difference(thread_id, *log, state))
+            write_snapshot(thread_id, state.whole());
     }
 
     /// Writes the whole state as one snapshot, replacing the log.
@@ -307,30 +344,28 @@ private:
     // Appends the difference from the previous save; false when the history
     // was rewritten (a snapshot is needed).
     bool append_difference(std::string_view thread_id, detail::append_log_cache& log,
-                           const boost::json::value& state) {
-        const auto* o = state.if_object();
-        const auto* m = o != nullptr ? o->if_contains("messages") : nullptr;
-        if (m == nullptr || !m->is_array()) return false;
-        const auto& messages = m->as_array();
-        if (messages.size() < log.count) return false;
+                           const state_view& state) {
+        const std::size_t count = state.message_count();
+        if (count < log.count) return false;
         const std::size_t first_kept = log.count - log.tail.size();
         for (std::size_t i = 0; i < log.tail.size(); ++i)
-            if (messages[first_kept + i] != log.tail[i]) return false;
+            if (state.message(first_kept + i) != log.tail[i]) return false;
 
         boost::json::object record;
         record["at"] = log.count;
         boost::json::array appended;
-        for (std::size_t i = log.count; i < messages.size(); ++i)
-            appended.push_back(messages[i]);
+        appended.reserve(count - log.count);
+        for (std::size_t i = log.count; i < count; ++i)
+            appended.push_back(state.message(i));
+        boost::json::object fields = state.fields();
         boost::json::object set;
-        for (const auto& kv : *o) {
-            if (kv.key() == "messages") continue;
+        for (auto& kv : fields) {
             const auto* before = log.fields.if_contains(kv.key());
-            if (before == nullptr || *before != kv.value()) set.emplace(kv.key(), kv.value());
+            if (before == nullptr || *before != kv.value()) set.emplace(kv.key(), std::move(kv.value()));
         }
         boost::json::array unset;
         for (const auto& kv : log.fields)
-            if (!o->contains(kv.key())) unset.emplace_back(kv.key());
+            if (!fields.contains(kv.key())) unset.emplace_back(kv.key());
         if (appended.empty() && set.empty() && unset.empty() && log.results == 0)
             return true; // nothing to write
 
@@ -338,16 +373,17 @@ private:
             log.bytes > 2 * log.snapshot_bytes)
             return false; // compact: the snapshot replaces the log
 
-        if (!appended.empty()) record["append"] = std::move(appended);
+        if (!appended.empty()) record["append"] = appended;
         if (!set.empty()) record["set"] = set;
         if (!unset.empty()) record["unset"] = unset;
         append_record(thread_id, log, record);
 
-        for (std::size_t i = log.count; i < messages.size(); ++i) {
-            log.tail.push_back(messages[i]);
+        const std::size_t keep = std::min(appended.size(), options_.verify_window);
+        for (std::size_t i = appended.size() - keep; i < appended.size(); ++i) {
+            log.tail.push_back(std::move(appended[i]));
             if (log.tail.size() > options_.verify_window) log.tail.pop_front();
         }
-        log.count = messages.size();
+        log.count = count;
         for (auto& kv : set)
             log.fields[kv.key()] = std::move(kv.value());
         for (const auto& key : unset)
@@ -356,16 +392,16 @@ private:
         return true;
     }
 
-    void write_snapshot(std::string_view thread_id, const boost::json::value& state) {
+    void write_snapshot(std::string_view thread_id, boost::json::value state) {
         boost::json::object record;
-        record["snapshot"] = state;
+        record["snapshot"] = std::move(state);
         std::string text = boost::json::serialize(record);
         text += '\n';
         detail::replace_file_durably(dir_, file_path(thread_id), thread_id, text);
         detail::append_log_cache log;
         log.bytes = text.size();
         log.snapshot_bytes = text.size();
-        remember(log, state);
+        remember(log, record["snapshot"]);
         logs_.insert_or_assign(std::string(thread_id), std::move(log));
     }
 
@@ -401,6 +437,7 @@ private:
 
 static_assert(checkpointer<append_file_checkpointer>);
 static_assert(result_checkpointer<append_file_checkpointer>);
+static_assert(incremental_checkpointer<append_file_checkpointer>);
 
 } // namespace agentware
 

@@ -119,6 +119,14 @@ public:
                ((a.template get<Fs>() == b.template get<Fs>()) && ...);
     }
 
+    /// The state's JSON form without its messages: each field and the unknown
+    /// keys (what a checkpointer that saves what changed compares).
+    boost::json::object fields_json() const {
+        boost::json::object o = unknown_fields;
+        put_fields(o);
+        return o;
+    }
+
     friend void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const basic_state& s) {
         boost::json::object o = s.unknown_fields;
         boost::json::array msgs;
@@ -126,7 +134,7 @@ public:
         for (const message& m : s.messages)
             msgs.push_back(boost::json::value_from(m));
         o["messages"] = std::move(msgs);
-        ((o[Fs::name] = boost::json::value_from(s.template get<Fs>())), ...);
+        s.put_fields(o);
         jv = std::move(o);
     }
 
@@ -150,6 +158,10 @@ public:
     }
 
 private:
+    void put_fields([[maybe_unused]] boost::json::object& o) const {
+        ((o[Fs::name] = boost::json::value_from(this->template get<Fs>())), ...);
+    }
+
     using staged_fields = std::tuple<std::optional<typename Fs::value_type>...>;
 
     template <class F>

@@ -635,20 +635,6 @@ inline tool_output str_replace_body(sandbox_tool_context& ctx, const boost::json
 /// Lines longer than this (in characters, the newline counted) are not searched.
 inline constexpr std::size_t grep_max_line_chars = 2000;
 
-/// grep's regex: ECMAScript, case-folded unless asked otherwise. With
-/// libstdc++ it runs on the breadth-first (polynomial) matcher, so a pattern
-/// like (a+)+b costs at most (line length)^2 x (pattern size) per line, not
-/// an exponential backtracking search; back-references are then refused
-/// when the pattern is compiled.
-inline std::regex::flag_type search_regex_flags(bool case_sensitive) {
-    auto flags = std::regex::ECMAScript;
-    if (!case_sensitive) flags |= std::regex::icase;
-#if defined(__GLIBCXX__)
-    flags |= std::regex_constants::__polynomial;
-#endif
-    return flags;
-}
-
 /// The time one glob or grep call may take (sandbox_options::search_timeout);
 /// checked between files and lines.
 struct search_budget {
@@ -673,11 +659,6 @@ struct search_budget {
                            tool, span, found, what);
     }
 };
-
-inline std::size_t clamp_results(std::optional<std::int64_t> asked, std::size_t fallback, std::size_t cap) {
-    std::size_t n = asked ? static_cast<std::size_t>(std::max<std::int64_t>(*asked, 1)) : fallback;
-    return std::min(n, cap);
-}
 
 inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::object& args,
                              const sandbox_call& call) {

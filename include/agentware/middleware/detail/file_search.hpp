@@ -9,14 +9,38 @@
 #include <agentware/middleware/detail/user_data_paths.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
 namespace agentware::detail {
+
+/// grep's regex: ECMAScript, case-folded unless asked otherwise. With
+/// libstdc++ it runs on the breadth-first (polynomial) matcher, so a pattern
+/// like (a+)+b costs at most (line length)^2 x (pattern size) per line, not
+/// an exponential backtracking search; back-references are then refused
+/// when the pattern is compiled.
+inline std::regex::flag_type search_regex_flags(bool case_sensitive) {
+    auto flags = std::regex::ECMAScript;
+    if (!case_sensitive) flags |= std::regex::icase;
+#if defined(__GLIBCXX__)
+    flags |= std::regex_constants::__polynomial;
+#endif
+    return flags;
+}
+
+/// How many results a glob or grep call returns: what it asked for (at least
+/// one), else the fallback, never more than the cap.
+inline std::size_t clamp_results(std::optional<std::int64_t> asked, std::size_t fallback, std::size_t cap) {
+    std::size_t n = asked ? static_cast<std::size_t>(std::max<std::int64_t>(*asked, 1)) : fallback;
+    return std::min(n, cap);
+}
 
 /// fnmatch-style match of one name: '*', '?', '[abc]', '[a-z]', '[!x]'.
 inline bool wildcard_match(std::string_view pat, std::string_view s) noexcept {

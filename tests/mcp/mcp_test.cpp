@@ -385,6 +385,33 @@ TEST_CASE("server requests and notifications (legacy era)", "[mcp][stdio]") {
     CHECK_THAT(text_of(c.call_tool("roots", {})), Catch::Contains("file:///work/space"));
 }
 
+TEST_CASE("roots_by_call: roots/list answered with the thread's workspace in both eras",
+          "[mcp][stdio][modern]") {
+    mcp::client_options opts;
+    opts.roots_by_call = true;
+    basic_state<type_list<thread_data_field>> state;
+    state.get<thread_data_field>() = thread_paths{
+        "/threads/t1/user-data/workspace", "/threads/t1/user-data/uploads", "/threads/t1/user-data/outputs"};
+    for (const char* mode : {"legacy", "modern"}) {
+        INFO(mode);
+        mcp::mcp_toolkit kit({fake(mode)}, opts);
+        std::shared_ptr<tool_interface> roots_tool;
+        for (const auto& t : kit.tools())
+            if (t->schema().name == "fake_roots") roots_tool = t;
+        REQUIRE(roots_tool);
+        tool_runtime rt;
+        rt.bind_state(state);
+        const std::string answer = roots_tool->call({}, rt).text();
+        CHECK_THAT(answer,
+                   Catch::Contains(
+                       R"({"roots":[{"uri":"file:///threads/t1/user-data/workspace","name":"workspace"}]})"));
+        // A run without thread data: the capability was offered, so the answer is no roots.
+        const std::string none = roots_tool->call({}, tool_runtime{}).text();
+        CHECK_THAT(none, Catch::Contains(R"({"roots":[]})"));
+        kit.close();
+    }
+}
+
 TEST_CASE("elicitation is answered by the client's handler in both eras", "[mcp][stdio][modern]") {
     std::vector<std::string> asked;
     mcp::client_options opts;

@@ -804,6 +804,7 @@ struct pending_request {
     const call_options* listener = nullptr;
     const call_options* elicitor = nullptr;
     std::int64_t progress_token = 0; // 0: none
+    std::vector<std::string> roots;  // the call's roots (client_options::roots_by_call); set once
     // An awaiting coroutine (async_call_tool): resumed on its executor by wake().
     std::optional<boost::asio::any_completion_handler<void()>> waiter;
     boost::asio::any_io_executor waiter_executor;
@@ -823,7 +824,8 @@ struct request_context {
     std::stop_token stop;
     const call_options* listener = nullptr; // with a callable on_event, or null
     std::int64_t progress_token = 0;
-    const call_options* elicitor = nullptr; // with a callable on_elicitation, or null
+    const call_options* elicitor = nullptr;          // with a callable on_elicitation, or null
+    const std::vector<std::string>* roots = nullptr; // the call's roots (roots_by_call), or null
 };
 
 /// Completes (`void()`) when `p` is done, `deadline` has passed or `stop` is
@@ -1052,7 +1054,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
         }
     }
 
-    /// Server-to-client requests: `ping`, `roots/list` when enabled; anything
+    /// Server-to-client requests: `ping`, `roots/list` when enabled (fixed
+    /// roots, or a call's), `elicitation/create` when answered; anything
     /// else is refused with JSON-RPC's "method not found".
     void answer_server_request(const boost::json::value& id, std::string_view method,
                                const boost::json::object& msg) {
@@ -1060,8 +1063,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
         std::optional<given_up_call> given_up; // a call whose elicitation handler ended it
         if (method == "ping") {
             reply["result"] = boost::json::object{};
-        } else if (method == "roots/list" && !options.roots.empty()) {
-            reply["result"] = boost::json::object{{"roots", roots()}};
+        } else if (method == "roots/list" && (!options.roots.empty() || options.roots_by_call)) {
+            reply["result"] = boost::json::object{{"roots", roots_json(roots_in_flight())}};
         } else if (method == "elicitation/create" && options.on_elicitation) {
             try {
                 reply["result"] = elicit(msg.if_contains("params"));
@@ -1148,9 +1151,24 @@ struct client_state : std::enable_shared_from_this<client_state> {
         return false;
     }
 
-    boost::json::array roots() const {
+    /// The fixed roots, else those of the oldest call in flight that has some.
+    std::vector<std::string> roots_in_flight() const {
+        if (!options.roots.empty()) return options.roots;
+        std::lock_guard lock(mutex);
+        for (const auto& [id, p] : pending) // oldest first
+            if (!p->roots.empty()) return p->roots;
+        return {};
+    }
+
+    /// The roots of a request that carries `ctx`: the fixed ones, else the call's.
+    std::vector<std::string> roots_for(const request_context& ctx) const {
+        if (!options.roots.empty() || ctx.roots == nullptr) return options.roots;
+        return *ctx.roots;
+    }
+
+    static boost::json::array roots_json(const std::vector<std::string>& roots) {
         boost::json::array out;
-        for (const auto& r : options.roots) {
+        for (const auto& r : roots) {
             std::string uri = r.starts_with("file://") ? r : "file://" + r;
             const auto slash = r.find_last_of('/');
             out.push_back(boost::json::object{
@@ -1161,7 +1179,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
 
     boost::json::object client_capabilities() const {
         boost::json::object caps;
-        if (!options.roots.empty()) caps["roots"] = boost::json::object{{"listChanged", false}};
+        if (!options.roots.empty() || options.roots_by_call)
+            caps["roots"] = boost::json::object{{"listChanged", false}};
         if (options.on_elicitation || options.elicitation_by_call)
             caps["elicitation"] = boost::json::object{};
         return caps;
@@ -1183,7 +1202,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// One JSON-RPC exchange, without era handling.
     boost::json::object exchange(std::string_view method, boost::json::object params,
                                  std::chrono::milliseconds timeout) {
-        return exchange(method, std::move(params), request_context{timeout, {}, nullptr, 0, nullptr});
+        return exchange(method, std::move(params),
+                        request_context{timeout, {}, nullptr, 0, nullptr, nullptr});
     }
 
     mcp_error cancelled_error(std::string_view method) const {
@@ -1211,6 +1231,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
         p->listener = ctx.listener;
         p->elicitor = ctx.elicitor;
         p->progress_token = ctx.progress_token;
+        if (ctx.roots != nullptr) p->roots = *ctx.roots;
         std::int64_t id;
         {
             std::lock_guard lock(mutex);
@@ -1354,7 +1375,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// retries in the modern one.
     boost::json::object call(std::string_view method, boost::json::object params,
                              std::chrono::milliseconds timeout) {
-        return call(method, std::move(params), request_context{timeout, {}, nullptr, 0, nullptr});
+        return call(method, std::move(params), request_context{timeout, {}, nullptr, 0, nullptr, nullptr});
     }
 
     protocol_era current_era() const {
@@ -1412,8 +1433,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
                 if (req.is_object())
                     if (const auto* m = req.get_object().if_contains("method"); m && m->is_string())
                         what = m->as_string();
-                if (what == "roots/list" && !options.roots.empty()) {
-                    responses[key] = boost::json::object{{"roots", roots()}};
+                if (what == "roots/list" && (!options.roots.empty() || options.roots_by_call)) {
+                    responses[key] = boost::json::object{{"roots", roots_json(roots_for(ctx))}};
                     continue;
                 }
                 if (what == "elicitation/create" && (options.on_elicitation || ctx.elicitor != nullptr)) {
@@ -1452,8 +1473,12 @@ struct client_state : std::enable_shared_from_this<client_state> {
     }
 
     request_context tool_call_context(const call_options& o) const {
-        return request_context{o.timeout.value_or(config.tool_call_timeout), o.stop,
-                               o.on_event ? &o : nullptr, 0, o.on_elicitation ? &o : nullptr};
+        return request_context{o.timeout.value_or(config.tool_call_timeout),
+                               o.stop,
+                               o.on_event ? &o : nullptr,
+                               0,
+                               o.on_elicitation ? &o : nullptr,
+                               o.roots.empty() ? nullptr : &o.roots};
     }
 
     // -- connection -------------------------------------------------------

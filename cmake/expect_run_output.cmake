@@ -1,4 +1,5 @@
-# Runs `COMMAND run ARGS...` in WORKDIR (emptied first unless KEEP is set),
+# Runs `COMMAND SUBCOMMAND ARGS...` (SUBCOMMAND: `run` unless given) in
+# WORKDIR (emptied first unless KEEP is set),
 # with INPUT as its standard input when given, and succeeds only if it exits
 # with STATUS (default 0), its output (stdout and stderr together) contains
 # every one of PATTERNS, and FILE (relative to WORKDIR) contains
@@ -10,13 +11,16 @@ file(MAKE_DIRECTORY ${WORKDIR})
 if(NOT DEFINED STATUS)
   set(STATUS 0)
 endif()
+if(NOT SUBCOMMAND)
+  set(SUBCOMMAND run)
+endif()
 set(input_args)
 if(INPUT)
   set(input_args INPUT_FILE ${INPUT})
 else()
   set(input_args INPUT_FILE /dev/null)
 endif()
-execute_process(COMMAND ${COMMAND} run ${ARGS} WORKING_DIRECTORY ${WORKDIR} ${input_args}
+execute_process(COMMAND ${COMMAND} ${SUBCOMMAND} ${ARGS} WORKING_DIRECTORY ${WORKDIR} ${input_args}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
 if(NOT rc EQUAL STATUS)
   message(FATAL_ERROR "expected exit status ${STATUS}, got ${rc}\noutput:\n${out}")

@@ -1,7 +1,16 @@
 // A small MCP server over stdio for what the reference servers do not do:
 // the 2026-07-28 era, crashes, hangs, garbage, floods. The mode is argv[2].
-// Mode "http-modern PORT" serves the 2026-07-28 era over Streamable HTTP on
-// 127.0.0.1, checking the headers the era requires.
+// Mode "vYYYY-MM-DD" answers initialize with that protocol version whatever
+// the client offered (a 2025 one we speak, or one we do not); the other
+// 2025-era modes echo the version offered.
+// Mode "http-MODE PORT" serves MODE over Streamable HTTP on 127.0.0.1: the
+// 2026-07-28 era ("http-modern") checking the headers that era requires, or
+// the 2025 era ("http-legacy", "http-vYYYY-MM-DD") with a session and, from
+// 2025-06-18 on, the MCP-Protocol-Version header checked. Over HTTP the
+// unlisted tool "seen" answers what the server received (a JSON array of
+// {method, id, name, version (the MCP-Protocol-Version header), requestId,
+// reason},
+// and {closed: id} when the client closed a request's stream).
 import http from "node:http";
 import readline from "node:readline";
 
@@ -26,6 +35,9 @@ const ask = (call, method, params) => {
   send({ jsonrpc: "2.0", id, method, params });
 };
 let echoed = false; // after an echo, the list has one more tool (and the server says so)
+const pinned = /^v(\d{4}-\d\d-\d\d)$/.exec(mode)?.[1]; // the version answered to initialize
+let negotiated; // the version initialize answered (the 2025 era)
+const seen = []; // over HTTP: what the server received, for the tool "seen"
 
 function handle(msg) {
   if (msg.id !== undefined && msg.method === undefined) {
@@ -60,7 +72,8 @@ function handle(msg) {
     return error(-32022, "Unsupported protocol version");
   if (msg.method === "initialize") {
     if (modern) return error(-32601, "Method not found");
-    const version = mode === "old" ? "2024-11-05" : msg.params.protocolVersion;
+    const version = pinned ?? msg.params.protocolVersion;
+    negotiated = version;
     return reply({ protocolVersion: version, capabilities: { tools: { listChanged: true } }, serverInfo: { name: "fake", version: "1" } });
   }
   if (msg.method === "tools/list") {
@@ -83,6 +96,7 @@ function handle(msg) {
       send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
       return reply({ content: [{ type: "text", text: "echo: " + msg.params.arguments.message }] });
     }
+    if (name === "seen") return reply({ content: [{ type: "text", text: JSON.stringify(seen) }] });
     if (name === "added" && echoed) return reply({ content: [{ type: "text", text: "added works" }] });
     if (name === "crash") process.exit(3);
     if (name === "hang") return;
@@ -123,20 +137,31 @@ if (!overHttp) {
       if (req.method !== "POST") { res.writeHead(405); return res.end(); }
       const msg = JSON.parse(body);
       const h = req.headers;
+      seen.push({ method: msg.method, id: msg.id, name: msg.params?.name, version: h["mcp-protocol-version"] ?? null,
+                  requestId: msg.params?.requestId, reason: msg.params?.reason });
       const fail = (why) => { res.writeHead(400, { "Content-Type": "application/json" });
         res.end(JSON.stringify({ jsonrpc: "2.0", id: msg.id ?? null, error: { code: -32020, message: why } })); };
-      if (h["mcp-protocol-version"] !== "2026-07-28") return fail("MCP-Protocol-Version header: " + h["mcp-protocol-version"]);
-      if (h["mcp-method"] !== msg.method) return fail("Mcp-Method header: " + h["mcp-method"]);
-      if (msg.method === "tools/call" && h["mcp-name"] !== msg.params.name) return fail("Mcp-Name header");
       if (!String(h["accept"]).includes("text/event-stream") || !String(h["accept"]).includes("application/json"))
         return fail("Accept header");
-      if (h["x-api-key"] !== "k-123") { res.writeHead(401); return res.end("no key"); }
+      if (mode === "modern") {
+        if (h["mcp-protocol-version"] !== "2026-07-28") return fail("MCP-Protocol-Version header: " + h["mcp-protocol-version"]);
+        if (h["mcp-method"] !== msg.method) return fail("Mcp-Method header: " + h["mcp-method"]);
+        if (msg.method === "tools/call" && h["mcp-name"] !== msg.params.name) return fail("Mcp-Name header");
+        if (h["x-api-key"] !== "k-123") { res.writeHead(401); return res.end("no key"); }
+      } else if (negotiated !== undefined && msg.method !== "initialize") {
+        // A session's requests: its id, and (2025-06-18 on, which added the header) its version.
+        if (h["mcp-session-id"] !== "s-1") return fail("Mcp-Session-Id header: " + h["mcp-session-id"]);
+        if (negotiated >= "2025-06-18" && h["mcp-protocol-version"] !== negotiated)
+          return fail("MCP-Protocol-Version header: " + h["mcp-protocol-version"]);
+      }
+      res.on("close", () => { if (!res.writableFinished) seen.push({ closed: msg.id }); });
       if (msg.method === "tools/call" && msg.params.name === "hang") return; // holds the stream open
       const out = [];
       send = (m) => out.push(m);
       handle(msg);
+      const session = msg.method === "initialize" && mode !== "modern" ? { "Mcp-Session-Id": "s-1" } : {};
       if (out.length === 0) { res.writeHead(202); return res.end(); }
-      if (out.length === 1) { res.writeHead(200, { "Content-Type": "application/json" }); return res.end(JSON.stringify(out[0])); }
+      if (out.length === 1) { res.writeHead(200, { "Content-Type": "application/json", ...session }); return res.end(JSON.stringify(out[0])); }
       res.writeHead(200, { "Content-Type": "text/event-stream" });
       for (const m of out) res.write("event: message\ndata: " + JSON.stringify(m) + "\n\n");
       res.end();

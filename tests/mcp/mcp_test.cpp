@@ -289,24 +289,86 @@ TEST_CASE("the 2026-07-28 era over Streamable HTTP", "[mcp][http][modern]") {
 }
 
 TEST_CASE("legacy handshake versions", "[mcp][stdio]") {
-    {
+    SECTION("the version offered, echoed") {
         mcp::client c(fake("legacy"));
         c.connect();
         CHECK(c.era() == mcp::protocol_era::legacy);
         CHECK(c.protocol_version() == "2025-11-25");
     }
-    {
-        mcp::client_options opts;
-        opts.era = mcp::era_preference::legacy;
-        mcp::client c(fake("old"), opts);
-        try {
+    SECTION("each 2025 revision a server answers instead is accepted") {
+        for (const std::string version : {"2025-06-18", "2025-03-26"}) {
+            INFO(version);
+            mcp::client c(fake("v" + version));
             c.connect();
-            FAIL("connected");
-        } catch (const mcp::mcp_error& e) {
-            CHECK(e.kind() == mcp::mcp_error_kind::protocol);
-            CHECK_THAT(e.what(), Catch::Contains("\"2024-11-05\""));
-            CHECK_THAT(e.what(), Catch::Contains("2025-11-25"));
+            CHECK(c.era() == mcp::protocol_era::legacy);
+            CHECK(c.protocol_version() == version);
+            CHECK(text_of(c.call_tool("echo", {{"message", "x"}})) == "echo: x");
+            c.close();
         }
+    }
+    SECTION("a version the client does not speak is refused, naming it and the one offered") {
+        for (const std::string version : {"2024-11-05", "2099-01-01"}) {
+            INFO(version);
+            mcp::client_options opts;
+            opts.era = mcp::era_preference::legacy;
+            mcp::client c(fake("v" + version), opts);
+            try {
+                c.connect();
+                FAIL("connected");
+            } catch (const mcp::mcp_error& e) {
+                CHECK(e.kind() == mcp::mcp_error_kind::protocol);
+                CHECK_THAT(e.what(), Catch::Contains("answered protocol version \"" + version +
+                                                     "\" to the offered 2025-11-25; this client speaks"));
+            }
+        }
+    }
+}
+
+namespace {
+/// The fake server over Streamable HTTP in `mode` ("legacy", "v2025-03-26", ...).
+mcp::server_config fake_http(const mcp_test::http_server& server) {
+    auto cfg = fake("legacy");
+    cfg.type = mcp::transport_type::http;
+    cfg.url = server.url();
+    return cfg;
+}
+
+/// What the fake server over HTTP has received (its unlisted tool "seen").
+boost::json::array seen_by(mcp::client& c) {
+    return boost::json::parse(text_of(c.call_tool("seen", {}))).as_array();
+}
+} // namespace
+
+TEST_CASE("legacy handshake versions over Streamable HTTP", "[mcp][http]") {
+    for (const std::string version : {"2025-06-18", "2025-03-26"}) {
+        INFO(version);
+        mcp_test::http_server server({(servers_dir / "fake_server.mjs").string(), "http-v" + version}, true);
+        mcp::client c(fake_http(server));
+        c.connect();
+        CHECK(c.era() == mcp::protocol_era::legacy);
+        CHECK(c.protocol_version() == version);
+        CHECK(text_of(c.call_tool("echo", {{"message", "x"}})) == "echo: x");
+        // After initialize each request carries MCP-Protocol-Version from
+        // 2025-06-18 on (the server refuses one without), none at 2025-03-26.
+        bool initialized = false;
+        int requests = 0;
+        for (const auto& v : seen_by(c)) {
+            const auto& o = v.as_object();
+            if (!o.contains("method")) continue;
+            if (o.at("method") == "initialize") {
+                initialized = true;
+                continue;
+            }
+            if (!initialized) continue;
+            ++requests;
+            INFO(boost::json::serialize(o));
+            if (version == "2025-03-26")
+                CHECK(o.at("version").is_null());
+            else
+                CHECK(o.at("version") == version.c_str());
+        }
+        CHECK(requests == 3); // notifications/initialized, the echo, "seen"
+        c.close();
     }
 }
 
@@ -321,6 +383,33 @@ TEST_CASE("server requests and notifications (legacy era)", "[mcp][stdio]") {
     CHECK_THAT(text_of(c.call_tool("ask", {})), Catch::Contains("-32601"));      // elicitation refused
     CHECK_THAT(text_of(c.call_tool("sampling", {})), Catch::Contains("-32601")); // sampling refused
     CHECK_THAT(text_of(c.call_tool("roots", {})), Catch::Contains("file:///work/space"));
+}
+
+TEST_CASE("roots_by_call: roots/list answered with the thread's workspace in both eras",
+          "[mcp][stdio][modern]") {
+    mcp::client_options opts;
+    opts.roots_by_call = true;
+    basic_state<type_list<thread_data_field>> state;
+    state.get<thread_data_field>() = thread_paths{
+        "/threads/t1/user-data/workspace", "/threads/t1/user-data/uploads", "/threads/t1/user-data/outputs"};
+    for (const char* mode : {"legacy", "modern"}) {
+        INFO(mode);
+        mcp::mcp_toolkit kit({fake(mode)}, opts);
+        std::shared_ptr<tool_interface> roots_tool;
+        for (const auto& t : kit.tools())
+            if (t->schema().name == "fake_roots") roots_tool = t;
+        REQUIRE(roots_tool);
+        tool_runtime rt;
+        rt.bind_state(state);
+        const std::string answer = roots_tool->call({}, rt).text();
+        CHECK_THAT(answer,
+                   Catch::Contains(
+                       R"({"roots":[{"uri":"file:///threads/t1/user-data/workspace","name":"workspace"}]})"));
+        // A run without thread data: the capability was offered, so the answer is no roots.
+        const std::string none = roots_tool->call({}, tool_runtime{}).text();
+        CHECK_THAT(none, Catch::Contains(R"({"roots":[]})"));
+        kit.close();
+    }
 }
 
 TEST_CASE("elicitation is answered by the client's handler in both eras", "[mcp][stdio][modern]") {
@@ -548,6 +637,64 @@ TEST_CASE("a stop token cancels a call in flight", "[mcp][cancel]") {
         }
         c.close();
     }
+}
+
+TEST_CASE("Streamable HTTP (2025 era): a stop or a timeout cancels the request before closing its stream",
+          "[mcp][http][cancel]") {
+    mcp_test::http_server server({(servers_dir / "fake_server.mjs").string(), "http-legacy"}, true);
+    mcp::client c(fake_http(server));
+    c.connect();
+    CHECK(hang_until_stopped(c) == mcp::mcp_error_kind::cancelled);
+    mcp::call_options quick;
+    quick.timeout = 300ms;
+    const auto started = std::chrono::steady_clock::now();
+    try {
+        c.call_tool("hang", {}, quick);
+        FAIL("answered");
+    } catch (const mcp::mcp_error& e) {
+        CHECK(e.kind() == mcp::mcp_error_kind::timeout);
+        CHECK_THAT(e.what(), Catch::Contains("did not answer within 300 ms; the request was cancelled"));
+    }
+    CHECK(std::chrono::steady_clock::now() - started < 5s); // the call's timeout, not the entry's 10 s
+
+    // The server saw each hang request cancelled (with the reason), and only
+    // then its stream closed (the close may reach it a little later).
+    const auto index_of = [](const boost::json::array& seen, auto&& match) {
+        for (std::size_t i = 0; i < seen.size(); ++i)
+            if (match(seen[i].as_object())) return static_cast<std::ptrdiff_t>(i);
+        return std::ptrdiff_t{-1};
+    };
+    boost::json::array seen;
+    std::vector<std::int64_t> hangs;
+    for (int attempt = 0; attempt < 40; ++attempt) {
+        seen = seen_by(c);
+        hangs.clear();
+        for (const auto& v : seen)
+            if (const auto& o = v.as_object(); o.contains("name") && o.at("name") == "hang")
+                hangs.push_back(o.at("id").as_int64());
+        const bool all_closed = std::all_of(hangs.begin(), hangs.end(), [&](std::int64_t id) {
+            return index_of(seen,
+                            [&](const auto& o) { return o.contains("closed") && o.at("closed") == id; }) >= 0;
+        });
+        if (hangs.size() == 2 && all_closed) break;
+        std::this_thread::sleep_for(50ms);
+    }
+    INFO(boost::json::serialize(seen));
+    REQUIRE(hangs.size() == 2);
+    const char* reasons[] = {"cancelled by the client", "timeout"};
+    for (std::size_t i = 0; i < 2; ++i) {
+        const auto cancelled = index_of(seen, [&](const auto& o) {
+            return o.contains("method") && o.at("method") == "notifications/cancelled" &&
+                   o.at("requestId") == hangs[i];
+        });
+        const auto closed =
+            index_of(seen, [&](const auto& o) { return o.contains("closed") && o.at("closed") == hangs[i]; });
+        REQUIRE(cancelled >= 0);
+        CHECK(seen[static_cast<std::size_t>(cancelled)].at("reason") == reasons[i]);
+        CHECK(closed > cancelled);
+    }
+    CHECK(text_of(c.call_tool("echo", {{"message", "still"}})) == "echo: still");
+    c.close();
 }
 
 TEST_CASE("a call's listener gets its progress and the server's log lines", "[mcp][stdio]") {

@@ -109,8 +109,16 @@ struct client_options {
     std::chrono::milliseconds shutdown_grace{2'000}; ///< stdio: after closing stdin, then after SIGTERM
     bool restart_crashed_server = true;              ///< stdio: the next call restarts a dead server, once
     /// `roots/list` is answered with these (`file://` URIs or plain paths);
-    /// empty: the client does not offer the roots capability and refuses the request.
+    /// empty: the client does not offer the roots capability and refuses the
+    /// request, unless `roots_by_call` is set.
     std::vector<std::string> roots;
+    /// Offers the roots capability without fixed `roots`: `roots/list` is
+    /// answered with the `call_options::roots` of a call in flight (2025 era:
+    /// the oldest that has some; 2026-07-28: the call's own), or with no roots
+    /// when none has any. The tools of an mcp_toolkit made with this set give
+    /// the run's thread workspace (the `thread_data` state field's
+    /// `workspace_path`, set by the thread_data middleware).
+    bool roots_by_call = false;
     /// Answers the server's `elicitation/create` requests (a form the user
     /// fills in): given the request's params, returns the result, e.g.
     /// `{"action": "accept", "content": {...}}` or `{"action": "decline"}`.
@@ -154,6 +162,9 @@ struct call_options {
     /// rethrown as it is, after the server was told (2025 era: the request is
     /// answered `{"action": "cancel"}` and the call cancelled).
     std::function<boost::json::object(const boost::json::object& params)> on_elicitation;
+    /// The roots this call answers `roots/list` with, when the client has
+    /// client_options::roots_by_call and no fixed roots (paths or `file://` URIs).
+    std::vector<std::string> roots;
 };
 
 /// A tool as the server lists it.

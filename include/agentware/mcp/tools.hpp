@@ -8,6 +8,7 @@
 // tool_set.
 
 #include <agentware/mcp/client.hpp>
+#include <agentware/middleware/fields.hpp>
 #include <agentware/tool/tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 
@@ -159,8 +160,9 @@ public:
 
     /// Stops with the run (`tool_runtime::stop`), passes the server's
     /// progress and log notifications to the run's event channel as
-    /// `mcp_progress` and `mcp_log` events, and pauses the run when the
-    /// server asks the user something (see `elicitation_interrupt`).
+    /// `mcp_progress` and `mcp_log` events, pauses the run when the server
+    /// asks the user something (see `elicitation_interrupt`), and with
+    /// client_options::roots_by_call gives the thread's workspace as its roots.
     tool_output call(const boost::json::object& args, const tool_runtime& rt) override {
         const call_options options = options_for(rt);
         try {
@@ -193,6 +195,9 @@ private:
             };
             options.event_group = rt.events.id();
         }
+        if (client_->options().roots_by_call)
+            if (const auto* td = rt.field<thread_data_field>(); td && *td && !(*td)->workspace_path.empty())
+                options.roots = {(*td)->workspace_path};
         if (!client_->options().on_elicitation)
             options.on_elicitation = [this, &rt](const boost::json::object& params) {
                 return elicitation_answer(

@@ -16,8 +16,9 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_executor.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -52,6 +53,21 @@ inline std::string excerpt(std::string_view s, std::size_t n = 200) {
     return std::string(s.substr(0, n)) + "...";
 }
 
+/// `notifications/cancelled` for the request `id`.
+inline boost::json::object cancelled_notification(std::int64_t id, std::string_view reason) {
+    return {{"jsonrpc", "2.0"},
+            {"method", "notifications/cancelled"},
+            {"params", boost::json::object{{"requestId", id}, {"reason", reason}}}};
+}
+
+/// Whether requests of a session at `version` carry the MCP-Protocol-Version
+/// header over HTTP: 2025-06-18 added it, 2025-03-26 has none.
+inline bool has_version_header(std::string_view version) { return version != "2025-03-26"; }
+
+/// How long the POST of a `notifications/cancelled` may take (HTTP): the
+/// caller is already giving up, and waits this long at most more.
+inline constexpr std::chrono::milliseconds cancel_notification_timeout{2'000};
+
 /// What a channel calls with each message it receives, and when it fails.
 struct channel_events {
     std::function<void(boost::json::value&&)> deliver;
@@ -74,9 +90,14 @@ public:
     /// answer to this POST has been delivered, or throws mcp_error
     /// (cancelled) once `stop` is requested.
     /// The HTTP channel returns where the answer's SSE stream stopped when
-    /// its events had ids (the stream can be resumed).
+    /// its events had ids (the stream can be resumed). It waits at most
+    /// `timeout` (zero: its transport's limits) and then throws mcp_error
+    /// (timeout); a 2025-era request it gives up on that way or on `stop` is
+    /// first cancelled with `notifications/cancelled`. (A multiplexed channel
+    /// ignores `timeout`: its caller waits, and cancels.)
     virtual std::optional<resume_point> send(const boost::json::object& msg, std::string_view method,
-                                             std::string_view name, const std::stop_token& stop) = 0;
+                                             std::string_view name, const std::stop_token& stop,
+                                             std::chrono::milliseconds timeout) = 0;
     /// Resumes a stream that ended before `answered()`, until it is true, the
     /// server refuses, or `timeout` passes. False when it could not resume.
     virtual bool resume(resume_point, const std::stop_token&, std::chrono::milliseconds /*timeout*/,
@@ -184,8 +205,9 @@ public:
     }
 
     std::optional<resume_point> send(const boost::json::object& msg, std::string_view, std::string_view,
-                                     const std::stop_token&) override { // the caller waits and cancels
-        std::string line = boost::json::serialize(msg);                 // never contains a raw newline
+                                     const std::stop_token&,
+                                     std::chrono::milliseconds) override { // the caller waits and cancels
+        std::string line = boost::json::serialize(msg);                    // never contains a raw newline
         line += '\n';
         std::lock_guard lock(write_mutex_);
         if (in_fd_ < 0 || dead_) throw closed_error();
@@ -394,18 +416,20 @@ public:
     }
 
     std::optional<resume_point> send(const boost::json::object& msg, std::string_view method,
-                                     std::string_view name, const std::stop_token& stop) override {
-        http_request_spec spec = base_request("POST");
-        spec.headers.emplace_back("Content-Type", "application/json");
-        spec.headers.emplace_back("Accept", "application/json, text/event-stream");
+                                     std::string_view name, const std::stop_token& stop,
+                                     std::chrono::milliseconds timeout) override {
+        http_request_spec spec = post_request(msg);
+        std::optional<std::int64_t> announce; // a 2025-era request: cancelled before its stream is closed
         {
             std::lock_guard lock(mutex_);
             if (era_ == protocol_era::modern) {
                 spec.headers.emplace_back("Mcp-Method", std::string(method));
                 if (!name.empty()) spec.headers.emplace_back("Mcp-Name", std::string(name));
+            } else if (const auto* id = msg.if_contains("id");
+                       id && id->is_int64() && msg.contains("method")) {
+                announce = id->as_int64();
             }
         }
-        spec.body = boost::json::serialize(msg);
         const bool is_initialize = method == "initialize";
 
         int status = 0;
@@ -433,7 +457,7 @@ public:
             stream.feed(bytes);
             return true;
         };
-        post(spec, sink, stop);
+        post(spec, sink, stop, timeout, announce);
         if (status == 202 || status == 204) return std::nullopt;
         if (status >= 400) {
             // A JSON-RPC error in the body answers the request; anything else is the transport's.
@@ -639,20 +663,94 @@ private:
             spec.headers.emplace_back(k, v);
         std::lock_guard lock(mutex_);
         if (!session_id_.empty()) spec.headers.emplace_back("Mcp-Session-Id", session_id_);
-        if (!version_.empty()) spec.headers.emplace_back("MCP-Protocol-Version", version_);
+        if (!version_.empty() && has_version_header(version_))
+            spec.headers.emplace_back("MCP-Protocol-Version", version_);
         return spec;
     }
 
-    void post(const http_request_spec& spec, http_response_sink& sink, const std::stop_token& stop) {
+    /// A POST of `msg` (its headers but the era's own).
+    http_request_spec post_request(const boost::json::object& msg) {
+        http_request_spec spec = base_request("POST");
+        spec.headers.emplace_back("Content-Type", "application/json");
+        spec.headers.emplace_back("Accept", "application/json, text/event-stream");
+        spec.body = boost::json::serialize(msg);
+        return spec;
+    }
+
+    /// How a request in flight ends before its answer, on the executor of
+    /// its exchange: the first of a stop and its timeout.
+    struct early_end {
+        boost::asio::any_io_executor executor;
+        std::shared_ptr<agentware::detail::call_control> control;
+        std::optional<std::int64_t> announce; // the 2025-era request to cancel first
+        bool started = false;
+        bool timed_out = false;
+    };
+
+    /// On the executor: POSTs `notifications/cancelled` for the request when
+    /// it is one of the 2025 era (where closing a stream is no cancellation),
+    /// then closes its stream.
+    void end_early(const std::shared_ptr<early_end>& e, bool by_timeout) {
+        if (std::exchange(e->started, true)) return;
+        e->timed_out = by_timeout;
+        if (!e->announce) {
+            e->control->request_cancel();
+            return;
+        }
+        const boost::json::object note =
+            cancelled_notification(*e->announce, by_timeout ? "timeout" : "cancelled by the client");
+        boost::asio::co_spawn(e->executor, announce_cancel(post_request(note)),
+                              [e](std::exception_ptr) { e->control->request_cancel(); });
+    }
+
+    boost::asio::awaitable<void> announce_cancel(http_request_spec spec) {
+        const boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
+        auto control = std::make_shared<agentware::detail::call_control>(executor);
+        boost::asio::steady_timer limit(executor, cancel_notification_timeout);
+        limit.async_wait([control](const boost::system::error_code& ec) {
+            if (!ec) control->request_cancel();
+        });
+        http_response_sink sink;
+        sink.on_data = [](std::string_view) { return true; };
+        co_await transport_.post(target_, spec, sink, *control); // its failure changes nothing
+    }
+
+    /// Calls end_early from a stop callback (on the stopping thread).
+    struct early_ender {
+        http_channel* channel;
+        std::shared_ptr<early_end> e;
+        void operator()() const {
+            boost::asio::post(e->executor, [ch = channel, e = e] { ch->end_early(e, false); });
+        }
+    };
+
+    /// Sends `spec` and feeds the answer to `sink` until it ends, `stop` is
+    /// requested or `timeout` passes (zero: the transport's limits); for a
+    /// request of the 2025 era (`announce`), see end_early.
+    void post(const http_request_spec& spec, http_response_sink& sink, const std::stop_token& stop,
+              std::chrono::milliseconds timeout = {}, std::optional<std::int64_t> announce = {}) {
+        auto ending = std::make_shared<early_end>();
+        ending->announce = announce;
         try {
             transport_.runner().run([&]() -> boost::asio::awaitable<void> {
-                auto control = std::make_shared<agentware::detail::call_control>(
-                    co_await boost::asio::this_coro::executor);
-                std::optional<std::stop_callback<agentware::detail::stop_canceller>> on_stop;
-                if (stop.stop_possible()) on_stop.emplace(stop, agentware::detail::stop_canceller{control});
-                co_await transport_.post(target_, spec, sink, *control);
+                ending->executor = co_await boost::asio::this_coro::executor;
+                ending->control = std::make_shared<agentware::detail::call_control>(ending->executor);
+                std::optional<std::stop_callback<early_ender>> on_stop;
+                if (stop.stop_possible()) on_stop.emplace(stop, early_ender{this, ending});
+                boost::asio::steady_timer limit(ending->executor);
+                if (timeout.count() > 0) {
+                    limit.expires_after(timeout);
+                    limit.async_wait([this, ending](const boost::system::error_code& ec) {
+                        if (!ec) end_early(ending, true);
+                    });
+                }
+                co_await transport_.post(target_, spec, sink, *ending->control);
             }());
         } catch (const model_error& e) {
+            if (ending->timed_out)
+                throw mcp_error(mcp_error_kind::timeout,
+                                "MCP server \"" + cfg_.name + "\" did not answer within " +
+                                    std::to_string(timeout.count()) + " ms; the request was cancelled");
             const auto kind = e.kind() == model_error_kind::timeout     ? mcp_error_kind::timeout
                               : e.kind() == model_error_kind::cancelled ? mcp_error_kind::cancelled
                                                                         : mcp_error_kind::closed;
@@ -706,6 +804,7 @@ struct pending_request {
     const call_options* listener = nullptr;
     const call_options* elicitor = nullptr;
     std::int64_t progress_token = 0; // 0: none
+    std::vector<std::string> roots;  // the call's roots (client_options::roots_by_call); set once
     // An awaiting coroutine (async_call_tool): resumed on its executor by wake().
     std::optional<boost::asio::any_completion_handler<void()>> waiter;
     boost::asio::any_io_executor waiter_executor;
@@ -725,7 +824,8 @@ struct request_context {
     std::stop_token stop;
     const call_options* listener = nullptr; // with a callable on_event, or null
     std::int64_t progress_token = 0;
-    const call_options* elicitor = nullptr; // with a callable on_elicitation, or null
+    const call_options* elicitor = nullptr;          // with a callable on_elicitation, or null
+    const std::vector<std::string>* roots = nullptr; // the call's roots (roots_by_call), or null
 };
 
 /// Completes (`void()`) when `p` is done, `deadline` has passed or `stop` is
@@ -954,7 +1054,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
         }
     }
 
-    /// Server-to-client requests: `ping`, `roots/list` when enabled; anything
+    /// Server-to-client requests: `ping`, `roots/list` when enabled (fixed
+    /// roots, or a call's), `elicitation/create` when answered; anything
     /// else is refused with JSON-RPC's "method not found".
     void answer_server_request(const boost::json::value& id, std::string_view method,
                                const boost::json::object& msg) {
@@ -962,8 +1063,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
         std::optional<given_up_call> given_up; // a call whose elicitation handler ended it
         if (method == "ping") {
             reply["result"] = boost::json::object{};
-        } else if (method == "roots/list" && !options.roots.empty()) {
-            reply["result"] = boost::json::object{{"roots", roots()}};
+        } else if (method == "roots/list" && (!options.roots.empty() || options.roots_by_call)) {
+            reply["result"] = boost::json::object{{"roots", roots_json(roots_in_flight())}};
         } else if (method == "elicitation/create" && options.on_elicitation) {
             try {
                 reply["result"] = elicit(msg.if_contains("params"));
@@ -979,7 +1080,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
         }
         if (chan->multiplexed()) {
             try {
-                chan->send(reply, "", "", {});
+                chan->send(reply, "", "", {}, {});
             } catch (const mcp_error&) {
             }
             if (given_up) {
@@ -994,7 +1095,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
         std::lock_guard lock(mutex);
         responders.emplace_back([self = shared_from_this(), reply = std::move(reply), given_up] {
             try {
-                self->chan->send(reply, "", "", {});
+                self->chan->send(reply, "", "", {}, {});
             } catch (const std::exception&) {
             }
             if (given_up) finish_given_up(*given_up);
@@ -1050,9 +1151,24 @@ struct client_state : std::enable_shared_from_this<client_state> {
         return false;
     }
 
-    boost::json::array roots() const {
+    /// The fixed roots, else those of the oldest call in flight that has some.
+    std::vector<std::string> roots_in_flight() const {
+        if (!options.roots.empty()) return options.roots;
+        std::lock_guard lock(mutex);
+        for (const auto& [id, p] : pending) // oldest first
+            if (!p->roots.empty()) return p->roots;
+        return {};
+    }
+
+    /// The roots of a request that carries `ctx`: the fixed ones, else the call's.
+    std::vector<std::string> roots_for(const request_context& ctx) const {
+        if (!options.roots.empty() || ctx.roots == nullptr) return options.roots;
+        return *ctx.roots;
+    }
+
+    static boost::json::array roots_json(const std::vector<std::string>& roots) {
         boost::json::array out;
-        for (const auto& r : options.roots) {
+        for (const auto& r : roots) {
             std::string uri = r.starts_with("file://") ? r : "file://" + r;
             const auto slash = r.find_last_of('/');
             out.push_back(boost::json::object{
@@ -1063,7 +1179,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
 
     boost::json::object client_capabilities() const {
         boost::json::object caps;
-        if (!options.roots.empty()) caps["roots"] = boost::json::object{{"listChanged", false}};
+        if (!options.roots.empty() || options.roots_by_call)
+            caps["roots"] = boost::json::object{{"listChanged", false}};
         if (options.on_elicitation || options.elicitation_by_call)
             caps["elicitation"] = boost::json::object{};
         return caps;
@@ -1085,7 +1202,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// One JSON-RPC exchange, without era handling.
     boost::json::object exchange(std::string_view method, boost::json::object params,
                                  std::chrono::milliseconds timeout) {
-        return exchange(method, std::move(params), request_context{timeout, {}, nullptr, 0, nullptr});
+        return exchange(method, std::move(params),
+                        request_context{timeout, {}, nullptr, 0, nullptr, nullptr});
     }
 
     mcp_error cancelled_error(std::string_view method) const {
@@ -1113,6 +1231,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
         p->listener = ctx.listener;
         p->elicitor = ctx.elicitor;
         p->progress_token = ctx.progress_token;
+        if (ctx.roots != nullptr) p->roots = *ctx.roots;
         std::int64_t id;
         {
             std::lock_guard lock(mutex);
@@ -1125,16 +1244,26 @@ struct client_state : std::enable_shared_from_this<client_state> {
         if (const auto* n = params.if_contains("uri"); n && n->is_string()) name = n->as_string();
         msg["params"] = std::move(params);
         try {
-            std::optional<resume_point> resumable = chan->send(msg, method, name, ctx.stop);
+            std::optional<resume_point> resumable = chan->send(msg, method, name, ctx.stop, ctx.timeout);
             return {id, std::move(p), std::move(resumable)};
+        } catch (const mcp_error& e) {
+            abandon(id, *p);
+            // Over HTTP a stop ends the exchange inside send (which cancelled the request).
+            if (e.kind() == mcp_error_kind::cancelled && !chan->multiplexed()) throw cancelled_error(method);
+            throw;
         } catch (...) {
-            {
-                std::lock_guard lock(p->m);
-                p->listener = p->elicitor = nullptr;
-            }
-            forget(id);
+            abandon(id, *p);
             throw;
         }
+    }
+
+    /// The caller stops waiting for request `id`: its handlers are let go.
+    void abandon(std::int64_t id, pending_request& p) {
+        {
+            std::lock_guard lock(p.m);
+            p.listener = p.elicitor = nullptr;
+        }
+        forget(id);
     }
 
     /// The request's outcome once its caller stops waiting: the result, or
@@ -1148,9 +1277,11 @@ struct client_state : std::enable_shared_from_this<client_state> {
         if (!p.done) {
             lock.unlock();
             forget(r.id);
-            if (!chan->multiplexed())
+            if (!chan->multiplexed()) {
+                cancel(r.id, "the client stopped waiting for the answer");
                 throw mcp_error(mcp_error_kind::protocol, label() + " ended its answer to " +
                                                               std::string(method) + " without a response");
+            }
             if (ctx.stop.stop_requested()) {
                 cancel(r.id, "cancelled by the client");
                 throw cancelled_error(method);
@@ -1178,12 +1309,13 @@ struct client_state : std::enable_shared_from_this<client_state> {
                     std::lock_guard l(r.p->m);
                     return r.p->done;
                 });
+            } catch (const mcp_error& e) {
+                abandon(r.id, *r.p);
+                if (e.kind() != mcp_error_kind::cancelled) throw;
+                cancel(r.id, "cancelled by the client");
+                throw cancelled_error(method);
             } catch (...) {
-                {
-                    std::lock_guard l(r.p->m);
-                    r.p->listener = r.p->elicitor = nullptr;
-                }
-                forget(r.id);
+                abandon(r.id, *r.p);
                 throw;
             }
         }
@@ -1215,17 +1347,20 @@ struct client_state : std::enable_shared_from_this<client_state> {
     void notify(std::string_view method, boost::json::object params) {
         boost::json::object msg{{"jsonrpc", "2.0"}, {"method", method}};
         if (!params.empty()) msg["params"] = std::move(params);
-        chan->send(msg, method, "", {});
+        chan->send(msg, method, "", {}, {});
     }
 
+    /// Tells the server the client gave up on request `id`: over stdio, and
+    /// over HTTP in the 2025 era (a POST); in the 2026-07-28 era over HTTP,
+    /// closing the request's stream was the cancellation.
     void cancel(std::int64_t id, std::string_view reason) {
-        std::lock_guard lock(mutex);
-        if (era == protocol_era::modern && !chan->multiplexed()) return; // closing the stream cancelled it
+        {
+            std::lock_guard lock(mutex);
+            if (era == protocol_era::modern && !chan->multiplexed()) return;
+        }
         try {
-            boost::json::object params{{"requestId", id}, {"reason", reason}};
-            boost::json::object msg{
-                {"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", params}};
-            if (chan->multiplexed()) chan->send(msg, "notifications/cancelled", "", {});
+            chan->send(cancelled_notification(id, reason), "notifications/cancelled", "", {},
+                       cancel_notification_timeout);
         } catch (const std::exception&) {
         }
     }
@@ -1240,7 +1375,7 @@ struct client_state : std::enable_shared_from_this<client_state> {
     /// retries in the modern one.
     boost::json::object call(std::string_view method, boost::json::object params,
                              std::chrono::milliseconds timeout) {
-        return call(method, std::move(params), request_context{timeout, {}, nullptr, 0, nullptr});
+        return call(method, std::move(params), request_context{timeout, {}, nullptr, 0, nullptr, nullptr});
     }
 
     protocol_era current_era() const {
@@ -1298,8 +1433,8 @@ struct client_state : std::enable_shared_from_this<client_state> {
                 if (req.is_object())
                     if (const auto* m = req.get_object().if_contains("method"); m && m->is_string())
                         what = m->as_string();
-                if (what == "roots/list" && !options.roots.empty()) {
-                    responses[key] = boost::json::object{{"roots", roots()}};
+                if (what == "roots/list" && (!options.roots.empty() || options.roots_by_call)) {
+                    responses[key] = boost::json::object{{"roots", roots_json(roots_for(ctx))}};
                     continue;
                 }
                 if (what == "elicitation/create" && (options.on_elicitation || ctx.elicitor != nullptr)) {
@@ -1338,8 +1473,12 @@ struct client_state : std::enable_shared_from_this<client_state> {
     }
 
     request_context tool_call_context(const call_options& o) const {
-        return request_context{o.timeout.value_or(config.tool_call_timeout), o.stop,
-                               o.on_event ? &o : nullptr, 0, o.on_elicitation ? &o : nullptr};
+        return request_context{o.timeout.value_or(config.tool_call_timeout),
+                               o.stop,
+                               o.on_event ? &o : nullptr,
+                               0,
+                               o.on_elicitation ? &o : nullptr,
+                               o.roots.empty() ? nullptr : &o.roots};
     }
 
     // -- connection -------------------------------------------------------
@@ -1485,9 +1624,10 @@ struct client_state : std::enable_shared_from_this<client_state> {
             std::string spoken;
             for (auto v : legacy_protocol_versions)
                 spoken += std::string(v) + ", ";
-            throw mcp_error(mcp_error_kind::protocol, label() + " answered protocol version \"" + answered +
-                                                          "\"; this client speaks " + spoken + "and " +
-                                                          std::string(modern_protocol_version));
+            throw mcp_error(mcp_error_kind::protocol,
+                            label() + " answered protocol version \"" + answered + "\" to the offered " +
+                                std::string(latest_legacy_protocol_version) + "; this client speaks " +
+                                spoken + "and " + std::string(modern_protocol_version));
         }
         {
             std::lock_guard lock(mutex);

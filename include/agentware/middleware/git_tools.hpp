@@ -155,32 +155,26 @@ public:
     static constexpr std::string_view capability_id = "git"; ///< in the capability catalog
 
     git_tools() : git_tools(git_tools_options{}) {}
-    explicit git_tools(git_tools_options o) {
-        auto wd = std::make_shared<const detail::working_dir>(o.root_dir);
-        auto opts = std::make_shared<const git_tools_options>(std::move(o));
-        auto tool = [&](std::string name, std::string description, std::string_view schema, auto body) {
-            tools_.push_back(
-                detail::working_dir_tool(wd, opts, std::move(name), std::move(description), schema, body));
-        };
-        tool("git_status", "Shows the working tree's status: the branch and the changed files.",
-             R"({"type":"object","properties":{}})", &detail::git_status);
-        tool(
+    explicit git_tools(git_tools_options o) : host_capability(std::move(o)) {
+        add_tool("git_status", "Shows the working tree's status: the branch and the changed files.",
+                 R"({"type":"object","properties":{}})", &detail::git_status);
+        add_tool(
             "git_diff",
             "Shows changes: unstaged (default), staged, or against a revision; optionally of one path.",
             R"({"type":"object","properties":{"staged":{"type":"boolean"},"revision":{"type":"string"},"path":{"type":"string"}}})",
             &detail::git_diff);
-        tool(
+        add_tool(
             "git_log", "Lists commits, newest first, one line each.",
             R"({"type":"object","properties":{"max_count":{"type":"integer","description":"Default 20."},"revision":{"type":"string"},"path":{"type":"string"}}})",
             &detail::git_log);
-        tool("git_show", "Shows a commit: its message, the files it changed and its patch.",
-             R"({"type":"object","properties":{"revision":{"type":"string","description":"Default HEAD."}}})",
-             &detail::git_show);
-        tool(
+        add_tool(
+            "git_show", "Shows a commit: its message, the files it changed and its patch.",
+            R"({"type":"object","properties":{"revision":{"type":"string","description":"Default HEAD."}}})",
+            &detail::git_show);
+        add_tool(
             "git_blame", "Shows who last changed each line of a file.",
             R"({"type":"object","properties":{"file_path":{"type":"string"},"revision":{"type":"string"}},"required":["file_path"]})",
             &detail::git_blame);
-        options_ = *opts;
     }
 };
 

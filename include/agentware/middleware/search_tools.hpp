@@ -173,28 +173,21 @@ public:
     static constexpr std::string_view capability_id = "search"; ///< in the capability catalog
 
     search_tools() : search_tools(search_tools_options{}) {}
-    explicit search_tools(search_tools_options o) {
-        auto wd = std::make_shared<const detail::working_dir>(o.root_dir);
-        auto opts = std::make_shared<const search_tools_options>(std::move(o));
-        auto tool = [&](std::string name, std::string description, std::string_view schema, auto body) {
-            tools_.push_back(
-                detail::working_dir_tool(wd, opts, std::move(name), std::move(description), schema, body));
-        };
-        tool(
+    explicit search_tools(search_tools_options o) : host_capability(std::move(o)) {
+        add_tool(
             "grep",
             "Finds the lines that contain a literal text in the files under a directory of the working "
             "directory (or in one file). Answers path:line: text.",
             R"({"type":"object","properties":{"pattern":{"type":"string","description":"The literal text."},"path":{"type":"string","description":"A directory or file, relative to the working directory (default: all of it)."},"glob":{"type":"string","description":"Only files whose path or name matches this pattern, e.g. *.py"}},"required":["pattern"]})",
             &detail::search_grep);
-        tool(
+        add_tool(
             "glob", "Lists the files whose path matches a glob pattern (** for any directories).",
             R"({"type":"object","properties":{"pattern":{"type":"string","description":"E.g. src/**/*.cpp"},"path":{"type":"string","description":"Where to start, relative to the working directory."}},"required":["pattern"]})",
             &detail::search_glob);
-        tool(
+        add_tool(
             "tree", "Shows the directory tree, to a depth.",
             R"({"type":"object","properties":{"path":{"type":"string","description":"The directory, relative to the working directory."},"max_depth":{"type":"integer","description":"How deep to go (default 3)."}}})",
             &detail::search_tree);
-        options_ = *opts;
     }
 };
 

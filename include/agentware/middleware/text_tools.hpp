@@ -129,28 +129,21 @@ public:
     static constexpr std::string_view capability_id = "text"; ///< in the capability catalog
 
     text_tools() : text_tools(text_tools_options{}) {}
-    explicit text_tools(text_tools_options o) {
-        auto wd = std::make_shared<const detail::working_dir>(o.root_dir);
-        auto opts = std::make_shared<const text_tools_options>(std::move(o));
-        auto tool = [&](std::string name, std::string description, std::string_view schema, auto body) {
-            tools_.push_back(
-                detail::working_dir_tool(wd, opts, std::move(name), std::move(description), schema, body));
-        };
+    explicit text_tools(text_tools_options o) : host_capability(std::move(o)) {
         constexpr std::string_view ends_schema =
             R"({"type":"object","properties":{"file_path":{"type":"string","description":"The file, relative to the working directory."},"lines":{"type":"integer","description":"How many lines (default 10)."}},"required":["file_path"]})";
-        tool("head", "Shows the first lines of a file.", ends_schema,
-             [](const auto& wd, const auto& op, const auto& a, auto& err) {
-                 return detail::text_ends(true, wd, op, a, err);
-             });
-        tool("tail", "Shows the last lines of a file.", ends_schema,
-             [](const auto& wd, const auto& op, const auto& a, auto& err) {
-                 return detail::text_ends(false, wd, op, a, err);
-             });
-        tool(
+        add_tool("head", "Shows the first lines of a file.", ends_schema,
+                 [](const auto& wd, const auto& op, const auto& a, auto& err) {
+                     return detail::text_ends(true, wd, op, a, err);
+                 });
+        add_tool("tail", "Shows the last lines of a file.", ends_schema,
+                 [](const auto& wd, const auto& op, const auto& a, auto& err) {
+                     return detail::text_ends(false, wd, op, a, err);
+                 });
+        add_tool(
             "diff", "Compares two files and shows their differences as a unified diff.",
             R"({"type":"object","properties":{"file_a":{"type":"string","description":"The first file."},"file_b":{"type":"string","description":"The second file."}},"required":["file_a","file_b"]})",
             &detail::text_diff);
-        options_ = *opts;
     }
 };
 

@@ -127,8 +127,27 @@ public:
     void drop_all_tools() noexcept { tools_.clear(); }
 
 protected:
+    host_capability() = default;
+    explicit host_capability(Options o) : options_(std::move(o)) {}
+
+    /// Adds a tool that works in `options_.root_dir` (working_dir_tool): the
+    /// capability's tools share one working directory and one copy of the options.
+    template <class Body>
+    void add_tool(std::string name, std::string description, std::string_view schema, Body body) {
+        if (!working_dir_) {
+            working_dir_ = std::make_shared<const working_dir>(options_.root_dir);
+            shared_options_ = std::make_shared<const Options>(options_);
+        }
+        tools_.push_back(working_dir_tool(working_dir_, shared_options_, std::move(name),
+                                          std::move(description), schema, body));
+    }
+
     Options options_;
     std::vector<std::shared_ptr<tool_interface>> tools_;
+
+private:
+    std::shared_ptr<const working_dir> working_dir_;
+    std::shared_ptr<const Options> shared_options_;
 };
 
 } // namespace agentware::detail

@@ -230,6 +230,27 @@ TEST_CASE("a message moved under a new id keeps every other member and takes tha
     CHECK(plain.id == "msg-kept");
 }
 
+TEST_CASE("copy_without_content copies every member but the content", "[message]") {
+    message original = ai_message("some text", {tool_call{"c1", "f", obj(R"({"k":1})")}});
+    original.id = "msg-1";
+    original.name = "assistant";
+    original.status = tool_status::error;
+    original.set_reasoning("because");
+    original.edit_invalid_tool_calls().push_back({"c2", "g", "{bad", "not JSON"});
+    original.provider = provider_metadata("tool_calls", "gpt-4o", token_usage{3, 4, 7});
+    original.metadata["refusal"] = "no";
+
+    const message copy = original.copy_without_content();
+    CHECK(copy.content.empty());
+    message expected = original;
+    expected.content.clear();
+    CHECK(copy == expected);
+    CHECK(original.content.size() == 1); // the source keeps its content
+
+    message tool = tool_message("call-9", "bash", "out");
+    CHECK(tool.copy_without_content().tool_call_id() == "call-9");
+}
+
 // --- ids ---------------------------------------------------------------------------
 
 TEST_CASE("message ids are msg- followed by 11 letters and digits, short enough not to allocate",

@@ -6,6 +6,12 @@
 #include <agentware/middleware/detail/hash.hpp>
 #include <agentware/middleware/read_before_write.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -159,6 +165,112 @@ TEST_CASE("a write racing a read: the mark always matches what the read returned
         CHECK(read_result.msg.metadata.at("deerflow_read_mark").at("hash").as_string() ==
               detail::sha256_hex(returned));
     }
+}
+
+namespace {
+
+namespace asio = boost::asio;
+using async_req = tool_request<dftest::full_state>;
+
+// A read tool of the coroutine loop: reads the file, then is suspended for a while (a slow read).
+asio::awaitable<tool_response> slow_read(fs::path file, std::string* returned, std::string id) {
+    *returned = dftest::read(file);
+    asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(5));
+    co_await t.async_wait(asio::use_awaitable);
+    co_return tool_response{tool_message(id, "read_file", *returned), {}, false};
+}
+
+asio::awaitable<tool_response> quick_write(fs::path file, std::string content, std::string id) {
+    dftest::write(file, content);
+    co_return tool_response{tool_message(id, "write_file", "OK"), {}, false};
+}
+
+// Runs a wrap_tool_call of the coroutine loop to its end.
+asio::awaitable<void> run_wrapped(read_before_write& mw, async_req req, auto next, tool_response* out) {
+    *out = co_await mw.wrap_tool_call(req, next);
+}
+
+} // namespace
+
+TEST_CASE("coroutine loop: a write racing a suspended read waits for its mark, holding no thread",
+          "[middleware][read_before_write][concurrency][async]") {
+    dftest::sandbox_env env;
+    const fs::path file = env.ws() / "a.txt";
+    dftest::write(file, "v0");
+    read_before_write mw;
+    runtime rt;
+    rt.thread_id = "t1";
+    const std::string path = "/mnt/user-data/workspace/a.txt";
+    // One thread: a coroutine that blocked it while waiting for the gate would never let the read finish.
+    asio::io_context io;
+    std::string returned;
+    tool_response read_result, write_result;
+    dftest::full_state st = env.state; // the writer has a mark of the content before the read
+    message seen = tool_message("m", "read_file", "");
+    seen.metadata["deerflow_read_mark"] =
+        boost::json::object{{"path", path}, {"hash", detail::sha256_hex(dftest::read(file))}};
+    st.messages.push_back(seen);
+    tool_call read_call{"r", "read_file", boost::json::object{{"path", path}}};
+    tool_call write_call{"w", "write_file", boost::json::object{{"path", path}}};
+    // The read starts first and is suspended inside the tool; the write comes while it is.
+    asio::co_spawn(io,
+                   run_wrapped(
+                       mw, async_req{std::move(read_call), nullptr, &env.state, &rt},
+                       [&](auto& r) { return slow_read(file, &returned, r.call->id); }, &read_result),
+                   asio::detached);
+    asio::co_spawn(io,
+                   run_wrapped(
+                       mw, async_req{std::move(write_call), nullptr, &st, &rt},
+                       [&](auto& r) { return quick_write(file, "v1", r.call->id); }, &write_result),
+                   asio::detached);
+    io.run();
+    CHECK(returned == "v0");
+    REQUIRE(read_result.msg.metadata.contains("deerflow_read_mark"));
+    // The mark hashes what the read returned: the write ran after the read's mark, not inside the read.
+    CHECK(read_result.msg.metadata.at("deerflow_read_mark").at("hash").as_string() ==
+          detail::sha256_hex("v0"));
+    CHECK(write_result.msg.text() == "OK");
+    CHECK(dftest::read(file) == "v1");
+}
+
+TEST_CASE("coroutine loop: two writes to one file are judged one after the other",
+          "[middleware][read_before_write][concurrency][async]") {
+    dftest::sandbox_env env;
+    const fs::path file = env.ws() / "a.txt";
+    dftest::write(file, "v0");
+    read_before_write mw;
+    runtime rt;
+    rt.thread_id = "t1";
+    const std::string path = "/mnt/user-data/workspace/a.txt";
+    dftest::full_state st = env.state; // both writers hold a mark of "v0"
+    message seen = tool_message("m", "read_file", "");
+    seen.metadata["deerflow_read_mark"] =
+        boost::json::object{{"path", path}, {"hash", detail::sha256_hex("v0")}};
+    st.messages.push_back(seen);
+    asio::io_context io;
+    tool_response first, second;
+    tool_call w1{"w1", "write_file", boost::json::object{{"path", path}}};
+    tool_call w2{"w2", "write_file", boost::json::object{{"path", path}}};
+    // The first write is suspended before it writes; the second must not pass its check meanwhile.
+    auto slow_write = [&](auto& r) -> asio::awaitable<tool_response> {
+        return [](fs::path f, std::string id) -> asio::awaitable<tool_response> {
+            asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(5));
+            co_await t.async_wait(asio::use_awaitable);
+            dftest::write(f, "v1");
+            co_return tool_response{tool_message(id, "write_file", "OK"), {}, false};
+        }(file, r.call->id);
+    };
+    asio::co_spawn(io, run_wrapped(mw, async_req{std::move(w1), nullptr, &st, &rt}, slow_write, &first),
+                   asio::detached);
+    asio::co_spawn(io,
+                   run_wrapped(
+                       mw, async_req{std::move(w2), nullptr, &st, &rt},
+                       [&](auto& r) { return quick_write(file, "v2", r.call->id); }, &second),
+                   asio::detached);
+    io.run();
+    CHECK(first.msg.text() == "OK");
+    CHECK(second.msg.text().starts_with("Error: write_file blocked")); // "v0" is no longer the file
+    CHECK(dftest::read(file) == "v1");
 }
 
 TEST_CASE("read_before_write options in JSON", "[middleware][read_before_write][options]") {

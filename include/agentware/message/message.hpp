@@ -120,6 +120,10 @@ struct message {
         return false;
     }
 
+    /// A copy of every member but the content, which stays empty (for a
+    /// middleware that rewrites the content: it need not copy it first).
+    message copy_without_content() const { return message(*this, without_content{}); }
+
     friend bool operator==(const message&, const message&) = default;
 
 private:
@@ -127,8 +131,15 @@ private:
 
     detail::role_extras extras_; ///< tool_call_id, reasoning, invalid_tool_calls
 
+    struct without_content {};
+    /// Member by member as the copy constructor does, the content left out.
+    message(const message& o, without_content)
+        : type(o.type), status(o.status), id(o.id), name(o.name), tool_calls(o.tool_calls),
+          provider(o.provider), metadata(o.metadata), extras_(o.extras_) {}
+
     /// Member by member, skipping the copy of empty strings (see detail::take_string).
-    /// A new member must be added here too; detail::message_members_are_listed is the reminder.
+    /// A new member must be added here and to message(const message&, without_content) too;
+    /// detail::message_members_are_listed is the reminder.
     message(message&& o, const detail::message_id_chars* new_id) noexcept
         : type(o.type), status(o.status),
           id(new_id ? std::string(new_id->chars, sizeof new_id->chars) : detail::take_string(o.id)),
@@ -138,7 +149,7 @@ private:
 };
 
 namespace detail {
-// The reminder for message(message&&), which names every member: a structured
+// The reminder for the two constructors that name every member: a structured
 // binding must name exactly as many variables as the class has data members,
 // so adding a member to message without adding it here (and to the
 // constructor) is a compile error. Unlike comparing sizeof with a mirror

@@ -76,20 +76,36 @@ inline bool is_genuine_user_message(const message& m) {
     return !m.metadata_flag("hide_from_ui") || has_human_input_response(m);
 }
 
-/// Neutralised and framed, or nullopt when already framed or blank.
-inline std::string sanitize_user_text(std::string_view text, bool frame) {
-    if (is_blank_text(text)) return std::string(text);
-    // Already framed (idempotent): begin marker and newline first, newline and end marker last.
+/// True when `text` is already framed: begin marker and newline first, newline and end marker last.
+inline bool is_framed_user_text(std::string_view text) noexcept {
     const std::string_view begin = user_input_begin, end = user_input_end;
-    if (frame && text.size() > begin.size() && text.size() > end.size() && text.starts_with(begin) &&
-        text[begin.size()] == '\n' && text.ends_with(end) && text[text.size() - end.size() - 1] == '\n')
-        return std::string(text);
-    std::string body = neutralize_untrusted_tags(text);
-    if (!frame) return body;
-    std::string out;
-    out.reserve(body.size() + user_input_begin.size() + user_input_end.size() + 2);
+    return text.size() > begin.size() && text.size() > end.size() && text.starts_with(begin) &&
+           text[begin.size()] == '\n' && text.ends_with(end) && text[text.size() - end.size() - 1] == '\n';
+}
+
+/// Appends `text` neutralised and framed to `out` (as it is when blank or,
+/// framing, already framed), written there in one pass; true when what was
+/// appended differs from `text`.
+inline bool append_sanitized_user_text(std::string& out, std::string_view text, bool frame) {
+    if (is_blank_text(text) || (frame && is_framed_user_text(text))) {
+        out.append(text);
+        return false;
+    }
+    if (!frame) return append_neutralized(out, text);
+    // Room for the frame and for dense escapes (the neutraliser's own estimate): nothing regrows.
+    out.reserve(out.size() + user_input_begin.size() + user_input_end.size() + 2 + text.size() +
+                text.size() / 4 + 64);
     // Text kept for parity with DeerFlow (reference §5.16a).
-    out.append(user_input_begin).append("\n").append(body).append("\n").append(user_input_end);
+    out.append(user_input_begin).append("\n");
+    append_neutralized(out, text);
+    out.append("\n").append(user_input_end);
+    return true;
+}
+
+/// Neutralised and framed (as it is when blank or, framing, already framed).
+inline std::string sanitize_user_text(std::string_view text, bool frame) {
+    std::string out;
+    append_sanitized_user_text(out, text, frame);
     return out;
 }
 
@@ -116,37 +132,46 @@ struct input_sanitization {
 
     /// The message as the model should see it, or nullopt when it stays as it is.
     std::optional<message> sanitize(const message& m) const {
+        // The text blocks concatenated: a view of the block when there is one (no copy).
         std::size_t text_blocks = 0, first_text = m.content.size();
-        std::string text;
+        std::string joined;
+        std::string_view text;
         for (std::size_t k = 0; k < m.content.size(); ++k)
             if (m.content[k].is_text()) {
-                if (text_blocks++ == 0) first_text = k;
-                text += m.content[k].text;
+                if (text_blocks++ == 0) {
+                    first_text = k;
+                    text = m.content[k].text;
+                    continue;
+                }
+                if (text_blocks == 2) joined.assign(text);
+                joined += m.content[k].text;
+                text = joined;
             }
         if (text_blocks == 0 || detail::is_blank_text(text)) return std::nullopt;
 
-        std::string prefix, own = text;
+        std::string_view prefix, own = text;
         const auto* original = m.metadata.if_contains("original_user_content");
         if (original && original->is_string()) {
             const std::string_view o = original->get_string();
-            if (!o.empty() && std::string_view(text).ends_with(o)) {
+            if (!o.empty() && text.ends_with(o)) {
                 prefix = text.substr(0, text.size() - o.size());
-                own = std::string(o);
+                own = text.substr(prefix.size());
             }
         }
-        std::string result = prefix + detail::sanitize_user_text(own, options.frame);
-        if (result == text && text_blocks == 1) return std::nullopt;
+        // The new text is written once, prefix first, into the string the block will own.
+        std::string result;
+        result.append(prefix);
+        const bool changed = detail::append_sanitized_user_text(result, own, options.frame);
+        if (!changed && text_blocks == 1) return std::nullopt;
 
-        message out = m;
-        std::vector<content_block> blocks;
-        blocks.reserve(m.content.size());
+        message out = m.copy_without_content();
+        out.content.reserve(m.content.size() - text_blocks + 1);
         for (std::size_t k = 0; k < m.content.size(); ++k) {
             if (k == first_text)
-                blocks.push_back(text_block(std::move(result)));
+                out.content.push_back(text_block(std::move(result)));
             else if (!m.content[k].is_text())
-                blocks.push_back(m.content[k]);
+                out.content.push_back(m.content[k]);
         }
-        out.content = std::move(blocks);
         if (!original || !original->is_string()) out.metadata["original_user_content"] = own;
         return out;
     }

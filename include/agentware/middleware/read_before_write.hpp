@@ -12,16 +12,20 @@
 // through (fail open).
 //
 // One gate per (thread, path): the check, the tool and the mark happen under
-// it, so a write cannot slip between a parallel read and its mark. Its
+// it, so a write cannot slip between a parallel read and its mark. In the
+// blocking loop it is a mutex (striped); in the coroutine loop an
+// asynchronous lock (detail/async_gates.hpp), held across the tool's
+// suspension while a waiting coroutine holds no thread. Its
 // wrap_tool_call must stand outside tool_error_handling's (it lists
 // tool_error_handling in `must_come_before`).
 
 #include <agentware/agent/requests.hpp>
-#include <agentware/agent/wrap.hpp>
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
+#include <agentware/detail/awaitable.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/async_gates.hpp>
 #include <agentware/middleware/detail/hash.hpp>
 #include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/fields.hpp>
@@ -114,7 +118,8 @@ struct read_before_write {
 
     read_before_write() : read_before_write(read_before_write_options{}) {}
     explicit read_before_write(read_before_write_options o)
-        : options_(std::move(o)), gates_(std::make_shared<std::array<std::mutex, 128>>()) {}
+        : options_(std::move(o)), gates_(std::make_shared<std::array<std::mutex, 128>>()),
+          async_gates_(std::make_shared<detail::async_gates>()) {}
 
     const read_before_write_options& options() const noexcept { return options_; }
 
@@ -133,19 +138,9 @@ struct read_before_write {
         using R = decltype(next(req));
         const std::string thread = req.rt ? req.rt->thread_id : std::string();
         if constexpr (detail::is_awaitable_v<R>) {
-            // In the coroutine loop a mutex cannot be held across the tool's
-            // suspension: the gate covers the check and the mark (see the docs).
-            if (is_write) {
-                std::lock_guard lock(gate(thread, path));
-                if (auto refusal = check_write(req, name, path, *host))
-                    return short_circuit(req, next, std::move(*refusal));
-            }
-            if (!is_read) return next(req);
-            return map_response(req, next, [this, thread, path, h = *host](tool_response r) {
-                std::lock_guard lock(gate(thread, path));
-                mark(r, path, h);
-                return r;
-            });
+            // The same gate, asynchronous: held across the tool's suspension, no thread waiting for it.
+            return gated_awaited<R>(req, next, is_read, is_write, std::string(name), path, std::move(*host),
+                                    thread + '\0' + path);
         } else {
             std::lock_guard lock(gate(thread, path));
             if (is_write) {
@@ -174,6 +169,20 @@ struct read_before_write {
     }
 
 private:
+    // The coroutine form: request and continuation copied into the frame
+    // (it may outlive the caller's), the gate held from the check to the mark.
+    template <class R, class Req, class Next>
+    R gated_awaited(Req req, Next next, bool is_read, bool is_write, std::string tool, std::string path,
+                    std::filesystem::path host, std::string key) const {
+        const std::shared_ptr<detail::async_gates> gates = async_gates_;
+        const auto held = co_await gates->acquire<typename R::executor_type>(std::move(key));
+        if (is_write)
+            if (auto refusal = check_write(req, tool, path, host)) co_return std::move(*refusal);
+        tool_response r = co_await next(req);
+        if (is_read) mark(r, path, host);
+        co_return r;
+    }
+
     template <class Req>
     static std::optional<std::filesystem::path> host_path(const Req& req, const std::string& path) {
         if (!req.state) return std::nullopt;
@@ -213,7 +222,8 @@ private:
     }
 
     read_before_write_options options_;
-    std::shared_ptr<std::array<std::mutex, 128>> gates_;
+    std::shared_ptr<std::array<std::mutex, 128>> gates_; // the blocking loop's, striped
+    std::shared_ptr<detail::async_gates> async_gates_;   // the coroutine loop's, one per (thread, path) held
 };
 
 } // namespace agentware

@@ -406,6 +406,11 @@ inline shell_lex lex_shell(std::string_view s) {
     return out;
 }
 
+/// Whether `w` starts with `x` (inline: the checks below compare with literals).
+inline bool has_prefix(std::string_view w, std::string_view x) noexcept {
+    return w.size() >= x.size() && std::memcmp(w.data(), x.data(), x.size()) == 0;
+}
+
 inline std::string_view base_name(std::string_view w) {
     const auto slash = w.rfind('/');
     return slash == std::string_view::npos ? w : w.substr(slash + 1);
@@ -498,48 +503,55 @@ inline constexpr std::array<command_word, 44> command_words{{
 inline constexpr std::array<std::string_view, 10> package_managers{"pip",     "pip3", "uv",  "npm", "apt",
                                                                    "apt-get", "yum",  "dnf", "apk", "gem"};
 
-// The words above and the package managers, grouped by first character:
-// a word is compared only with the few that start like it.
+// The words above and the package managers in an open-addressing hash table
+// keyed by length and first and last characters: most words that are none of
+// them land on an empty slot at once, the others are compared with one or two.
 struct command_word_index {
-    std::array<command_word, command_words.size() + package_managers.size() + 3> words{};
-    std::array<std::uint8_t, 129> first{}; // words[first[c], first[c + 1]) start with c
+    static constexpr std::size_t slots = 256; // over four times the words: probes stay short
+    std::array<command_word, slots> table{};
+
+    static constexpr std::size_t slot_of(std::string_view w) noexcept {
+        return (static_cast<unsigned char>(w.front()) * 7u + static_cast<unsigned char>(w.back()) * 31u +
+                w.size() * 13u) %
+               slots;
+    }
 };
 
 inline constexpr command_word_index command_word_table = [] {
     command_word_index idx;
-    std::array<command_word, idx.words.size()> all{};
-    std::size_t n = 0;
+    auto add = [&](command_word w) {
+        std::size_t k = command_word_index::slot_of(w.name);
+        while (!idx.table[k].name.empty()) {
+            if (idx.table[k].name == w.name) return; // the first listing of a word holds
+            k = (k + 1) % command_word_index::slots;
+        }
+        idx.table[k] = w;
+    };
     for (const auto& w : command_words)
-        all[n++] = w;
+        add(w);
     for (std::string_view p : package_managers)
-        all[n++] = {p, role_package_manager};
-    all[n++] = {"chmod", role_chmod};
-    all[n++] = {"export", role_export};
-    all[n++] = {"declare", role_export};
-    std::size_t k = 0;
-    for (std::size_t c = 0; c < 128; ++c) {
-        idx.first[c] = static_cast<std::uint8_t>(k);
-        for (std::size_t j = 0; j < n; ++j)
-            if (static_cast<unsigned char>(all[j].name[0]) == c) idx.words[k++] = all[j];
-    }
-    idx.first[128] = static_cast<std::uint8_t>(k);
+        add({p, role_package_manager});
+    add({"chmod", role_chmod});
+    add({"export", role_export});
+    add({"declare", role_export});
     return idx;
 }();
 
 /// The roles of a command word (0 for any other word).
 inline std::uint32_t roles_of(std::string_view w) noexcept {
-    if (w.empty() || static_cast<unsigned char>(w[0]) >= 128) return 0;
-    const auto c = static_cast<unsigned char>(w[0]);
-    for (std::size_t k = command_word_table.first[c]; k < command_word_table.first[c + 1u]; ++k) {
-        const command_word& x = command_word_table.words[k];
+    if (w.empty()) return 0;
+    for (std::size_t k = command_word_index::slot_of(w);; k = (k + 1) % command_word_index::slots) {
+        const command_word& x = command_word_table.table[k];
+        if (x.name.empty()) return 0;
         if (x.name.size() == w.size() && std::memcmp(x.name.data(), w.data(), w.size()) == 0) return x.roles;
     }
-    return 0;
 }
 
 // The command word of a segment, past sudo/env/nohup/exec/command prefixes; its index or words.size().
-inline std::size_t command_index(const shell_segment& sg) {
-    std::size_t k = 0;
+// `first_roles`: the roles of the first word's base name (most segments have no prefix: done at once).
+inline std::size_t command_index(const shell_segment& sg, std::uint32_t first_roles) {
+    if (sg.words.empty() || !(first_roles & role_prefix)) return 0;
+    std::size_t k = 1;
     while (k < sg.words.size()) {
         const std::string_view w = sg.words[k];
         if ((roles_of(base_name(w)) & role_prefix) || (!w.empty() && w[0] == '-' && k > 0) ||
@@ -552,7 +564,13 @@ inline std::size_t command_index(const shell_segment& sg) {
     return k;
 }
 
-inline bool has_sudo(const shell_segment& sg) {
+inline std::size_t command_index(const shell_segment& sg) {
+    return command_index(sg, sg.words.empty() ? 0 : roles_of(base_name(sg.words[0])));
+}
+
+// `first_roles` as for command_index: a first word neither root nor passthrough settles it.
+inline bool has_sudo(const shell_segment& sg, std::uint32_t first_roles) {
+    if (!(first_roles & (role_root | role_passthrough))) return false;
     for (const auto& w : sg.words) {
         const std::uint32_t r = roles_of(base_name(w));
         if (r & role_root) return true;
@@ -579,16 +597,36 @@ inline bool is_system_path(std::string_view p) {
 
 inline bool is_protected_write_target(std::string_view p) {
     if (p.empty()) return false;
-    if (p[0] == '/' && (p.starts_with("/etc/") || p == "/etc" || p.starts_with("/usr/bin/") ||
-                        p.starts_with("/usr/sbin/") || p.starts_with("/bin/") || p.starts_with("/sbin/") ||
-                        p.starts_with("/usr/lib/") || p.starts_with("/boot/") || p.starts_with("/dev/sd") ||
-                        p.starts_with("/dev/nvme") || p.starts_with("/dev/mem")))
-        return true;
+    // The system directories, by the character after the first '/'.
+    if (p[0] == '/' && p.size() > 1) {
+        switch (p[1]) {
+        case 'e':
+            if (has_prefix(p, "/etc/") || p == "/etc") return true;
+            break;
+        case 'u':
+            if (has_prefix(p, "/usr/bin/") || has_prefix(p, "/usr/sbin/") || has_prefix(p, "/usr/lib/"))
+                return true;
+            break;
+        case 'b':
+            if (has_prefix(p, "/bin/") || has_prefix(p, "/boot/")) return true;
+            break;
+        case 's':
+            if (has_prefix(p, "/sbin/")) return true;
+            break;
+        case 'd':
+            if (has_prefix(p, "/dev/sd") || has_prefix(p, "/dev/nvme") || has_prefix(p, "/dev/mem"))
+                return true;
+            break;
+        default:
+            break;
+        }
+    }
     static constexpr std::array<std::string_view, 8> rc{".bashrc",   ".bash_profile", ".profile", ".zshrc",
                                                         ".zprofile", ".bash_login",   ".zshenv",  ".cshrc"};
     const std::string_view b = base_name(p);
-    return one_of(b, rc) && (p.starts_with("~") || p.starts_with("/") || p.starts_with("$HOME") ||
-                             p.starts_with("${HOME}") || p == b);
+    if (b.empty() || b[0] != '.') return false; // every rc file's name starts with '.'
+    return one_of(b, rc) &&
+           (p[0] == '~' || p[0] == '/' || has_prefix(p, "$HOME") || has_prefix(p, "${HOME}") || p == b);
 }
 
 inline bool rm_is_recursive_forced(const shell_segment& sg, std::size_t cmd) {
@@ -607,16 +645,48 @@ inline bool rm_is_recursive_forced(const shell_segment& sg, std::size_t cmd) {
     return r && f;
 }
 
-/// The first occurrence of `needle` in `hay` at or after `from` (memmem: a
-/// vectorised search, where std::string_view::find stops at every first character).
-inline std::size_t find_from(std::string_view hay, std::string_view needle, std::size_t from) noexcept {
-    if (from > hay.size()) return std::string_view::npos;
-    const void* hit = ::memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
-    return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - hay.data())
-               : std::string_view::npos;
-}
-inline bool contains(std::string_view hay, std::string_view needle) noexcept {
-    return find_from(hay, needle, 0) != std::string_view::npos;
+// The classes found in the raw text: "/dev/tcp/" or "/dev/udp/" (dev_tcp),
+// "LD_PRELOAD=" (ld_preload), "/proc/" followed within 40 characters by the
+// next '/' opening "/environ" (proc_environ). One pass from '/' to '/' and
+// from '=' to '=' (memchr) instead of a substring search per class.
+struct raw_text_classes {
+    bool dev_tcp = false, ld_preload = false, proc_environ = false;
+};
+
+inline raw_text_classes find_raw_text_classes(std::string_view s) noexcept {
+    raw_text_classes found;
+    const char* const base = s.data();
+    const std::size_t n = s.size();
+    auto next = [&](char c, std::size_t from) -> std::size_t {
+        if (from >= n) return n;
+        const void* hit = std::memchr(base + from, c, n - from);
+        return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - base) : n;
+    };
+    // As a search for "/proc/" that goes on after each occurrence's end: an
+    // occurrence starting inside the previous one is not one.
+    std::size_t proc_from = 0;
+    for (std::size_t p = next('/', 0); p < n; p = next('/', p + 1)) {
+        const std::string_view rest = s.substr(p);
+        if (rest.size() >= 9 && rest[1] == 'd' &&
+            (has_prefix(rest, "/dev/tcp/") || has_prefix(rest, "/dev/udp/"))) {
+            found.dev_tcp = true;
+            return found; // the first class checked: nothing else matters
+        }
+        if (!found.proc_environ && p >= proc_from && rest.size() >= 6 && rest[1] == 'p' &&
+            has_prefix(rest, "/proc/")) {
+            proc_from = p + 6;
+            const std::size_t slash = s.find('/', p + 6);
+            if (slash != std::string_view::npos && slash < p + 40 && s.substr(slash, 8) == "/environ")
+                found.proc_environ = true;
+        }
+    }
+    constexpr std::string_view ld = "LD_PRELOAD";
+    for (std::size_t e = next('=', 0); e < n; e = next('=', e + 1))
+        if (e >= ld.size() && std::memcmp(base + e - ld.size(), ld.data(), ld.size()) == 0) {
+            found.ld_preload = true;
+            break;
+        }
+    return found;
 }
 
 // Removes blanks, for the fork-bomb shape `:(){ :|:& };:`.
@@ -659,14 +729,10 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
     const std::string violation = "security violation detected";
 
     // Substring classes, on the raw text.
-    if (contains(command, "/dev/tcp/") || contains(command, "/dev/udp/")) return block(violation, "dev_tcp");
-    if (contains(command, "LD_PRELOAD=")) return block(violation, "ld_preload");
-    for (std::size_t p = find_from(command, "/proc/", 0); p != std::string_view::npos;
-         p = find_from(command, "/proc/", p + 6)) {
-        const std::size_t slash = command.find('/', p + 6);
-        if (slash != std::string_view::npos && slash < p + 40 && command.substr(slash, 8) == "/environ")
-            return block(violation, "proc_environ");
-    }
+    const raw_text_classes raw = find_raw_text_classes(command);
+    if (raw.dev_tcp) return block(violation, "dev_tcp");
+    if (raw.ld_preload) return block(violation, "ld_preload");
+    if (raw.proc_environ) return block(violation, "proc_environ");
     if (looks_like_fork_bomb(command)) return block(violation, "fork_bomb");
 
     const shell_lex lexed = lex_shell(command);
@@ -677,17 +743,20 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
         for (const auto& t : sg.write_targets)
             if (is_protected_write_target(t)) return block(violation, "system_write");
         for (const auto& a : sg.assignments)
-            if (a.starts_with("LD_PRELOAD=")) return block(violation, "ld_preload");
-        const std::size_t ci = command_index(sg);
+            if (has_prefix(a, "LD_PRELOAD=")) return block(violation, "ld_preload");
+        // The first word's roles, looked up once: they settle the command word and sudo for most segments.
+        const std::string_view first = sg.words.empty() ? std::string_view() : base_name(sg.words[0]);
+        const std::uint32_t first_roles = roles_of(first);
+        const std::size_t ci = command_index(sg, first_roles);
         if (ci >= sg.words.size()) {
             for (const auto& a : sg.assignments)
-                if (a.starts_with("PATH=") && !medium.rule.size())
+                if (has_prefix(a, "PATH=") && !medium.rule.size())
                     medium = {command_risk::warn, {}, "path_change"};
             continue;
         }
-        const std::string_view cmd = base_name(sg.words[ci]);
+        const std::string_view cmd = ci == 0 ? first : base_name(sg.words[ci]);
         // One lookup of the command word (by its first character) gives every role it has.
-        const std::uint32_t roles = roles_of(cmd);
+        const std::uint32_t roles = ci == 0 ? first_roles : roles_of(cmd);
         if (sg.parent >= 0 && sg.command_position && (roles & role_runner))
             return block(violation, "command_substitution");
         // A script given as a string is judged like the command itself.
@@ -724,13 +793,13 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
                 if (is_system_path(sg.words[k])) return block(violation, "rm_rf_root");
         if (roles & role_dd)
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
-                if (sg.words[k].starts_with("if=")) return block(violation, "dd");
-        if ((roles & role_mkfs) || cmd.starts_with("mkfs.")) return block(violation, "mkfs");
+                if (has_prefix(sg.words[k], "if=")) return block(violation, "dd");
+        if ((roles & role_mkfs) || has_prefix(cmd, "mkfs.")) return block(violation, "mkfs");
         if (sg.piped_from && (roles & (role_shell | role_interpreter)) && i > 0) {
             // `| sh`, `| python3`: whatever came before is run as code.
             bool script_arg = false;
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
-                if (!sg.words[k].starts_with("-")) script_arg = true;
+                if (!has_prefix(sg.words[k], "-")) script_arg = true;
             if (!script_arg || (roles & role_shell)) return block(violation, "pipe_to_shell");
         }
         if ((roles & role_base64) && i + 1 < segs.size() && segs[i + 1].piped_from)
@@ -739,7 +808,7 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
                     return block(violation, "base64_pipe");
         if (roles & role_copier)
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
-                if (!sg.words[k].starts_with("-") && k + 1 == sg.words.size() &&
+                if (k + 1 == sg.words.size() && !has_prefix(sg.words[k], "-") &&
                     is_protected_write_target(sg.words[k]))
                     return block(violation, "system_write");
         if (roles & role_tee)
@@ -747,7 +816,7 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
                 if (is_protected_write_target(sg.words[k])) return block(violation, "system_write");
 
         if (!medium.rule.empty()) continue;
-        if (has_sudo(sg)) {
+        if (has_sudo(sg, first_roles)) {
             medium = {command_risk::warn, {}, "sudo"};
         } else if (roles & role_chmod) {
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
@@ -763,11 +832,11 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
             medium = {command_risk::warn, {}, "package_install"};
         } else if (roles & role_export) {
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
-                if (sg.words[k].starts_with("PATH=")) medium = {command_risk::warn, {}, "path_change"};
+                if (has_prefix(sg.words[k], "PATH=")) medium = {command_risk::warn, {}, "path_change"};
         }
         if (medium.rule.empty())
             for (const auto& a : sg.assignments)
-                if (a.starts_with("PATH=")) medium = {command_risk::warn, {}, "path_change"};
+                if (has_prefix(a, "PATH=")) medium = {command_risk::warn, {}, "path_change"};
     }
     return medium;
 }

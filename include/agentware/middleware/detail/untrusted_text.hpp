@@ -291,11 +291,14 @@ public:
         s_.resize(static_cast<std::size_t>(w_ - s_.data()));
         return std::move(s_);
     }
-    void start(std::size_t expected) {
+    /// Starts writing after what `base` holds (its bytes are kept).
+    void start(std::size_t expected, std::string base = {}) {
         started_ = true;
-        s_.resize(expected);
-        w_ = s_.data();
-        end_ = w_ + s_.size();
+        s_ = std::move(base);
+        const std::size_t used = s_.size();
+        s_.resize(used + expected);
+        w_ = s_.data() + used;
+        end_ = s_.data() + s_.size();
     }
 
 private:
@@ -321,16 +324,37 @@ public:
     explicit neutralizer(std::string_view text) : t_(text) {}
 
     std::optional<std::string> run() {
+        scan();
+        if (out_.empty()) return std::nullopt;
+        flush(t_.size());
+        return std::move(out_).finish();
+    }
+
+    /// Appends the neutralised text to `out` (written there directly from the
+    /// first change on, no intermediate string); true when it differs from the text.
+    bool run_appending(std::string& out) {
+        base_ = &out;
+        scan();
+        if (out_.empty()) {
+            out.append(t_); // nothing changed: one bulk copy
+            return false;
+        }
+        flush(t_.size());
+        out = std::move(out_).finish();
+        return true;
+    }
+
+    /// What the output is made to hold: room for dense escapes, so it never regrows.
+    std::size_t expected_size() const noexcept { return t_.size() + t_.size() / 4 + 64; }
+
+private:
+    void scan() {
         const std::size_t n = t_.size();
         std::size_t i = next_candidate(0, n);
         while (i < n)
             i = next_candidate(t_[i] == '<' ? on_lt(i) : on_dashes(i), n);
-        if (out_.empty()) return std::nullopt;
-        flush(n);
-        return std::move(out_).finish();
     }
 
-private:
     // The first position at or after `from` holding '<' or starting "---";
     // some position at or after `limit` when there is none before it.
     std::size_t next_candidate(std::size_t from, std::size_t limit) const noexcept {
@@ -379,9 +403,14 @@ private:
 
     // Copies text[copied_, pos) to the output (starting it if need be).
     void flush(std::size_t pos) {
-        if (out_.empty()) out_.start(t_.size() + t_.size() / 4 + 64); // room for dense escapes: no regrowth
+        if (out_.empty()) start_output();
         out_.put(t_.data() + copied_, pos - copied_);
         copied_ = pos;
+    }
+
+    // Once, at the first change (out of line: the hot path stays small).
+    [[gnu::noinline]] void start_output() {
+        out_.start(expected_size(), base_ ? std::move(*base_) : std::string());
     }
 
     // A boundary token at text[i]: its length and replacement, or length 0.
@@ -436,7 +465,8 @@ private:
     }
 
     std::string_view t_;
-    std::size_t copied_ = 0; // text[0, copied_) is in the output (once it exists)
+    std::size_t copied_ = 0;      // text[0, copied_) is in the output (once it exists)
+    std::string* base_ = nullptr; // the output starts with what it holds (run_appending)
     output out_;
 };
 
@@ -452,6 +482,12 @@ inline std::optional<std::string> neutralized_if_needed(std::string_view text) {
 inline std::string neutralize_untrusted_tags(std::string_view text) {
     if (auto changed = neutralized_if_needed(text)) return std::move(*changed);
     return std::string(text);
+}
+
+/// Appends the neutralised text to `out` in one pass (no copy in between);
+/// true when it differs from `text`.
+inline bool append_neutralized(std::string& out, std::string_view text) {
+    return untrusted_detail::neutralizer(text).run_appending(out);
 }
 
 /// Replaces `s` by its neutralised form; true when it changed.

@@ -8,8 +8,10 @@
 // directory), seeds the state backend (`files_state`, oldest first), and
 // gives permission rules (`permissions`), LangChain's `interrupt_on` and the
 // Swift tool policy (`policy`); `features` holds the sections `filesystem`,
-// `human_in_the_loop`, `deep_subagents` and `todo` (no task tool unless
-// `deep_subagents` is given). Each turn's output has the state backend's
+// `human_in_the_loop`, `deep_subagents`, `todo` (no task tool unless
+// `deep_subagents` is given) and `summarization` (on with deepagents'
+// settings unless given; its keys override them, the summary coming from the
+// turn's scripted model). Each turn's output has the state backend's
 // files under `state.files`, their times shown as <timestamp>, and an
 // interrupted turn's payloads under `interrupts`.
 
@@ -43,9 +45,11 @@ inline deep_agent_options make_deep_options(const scenario& sc, const std::strin
             o.subagents = json_read_as<deep_subagents_options>(value, at);
         else if (key == "todo")
             o.todo = json_read_as<todo_list_options>(value, at);
+        else if (key == "summarization")
+            o.summarization = deep_summarization_from_json(value, at);
         else
             throw json_error(at, "the deep agent takes the sections filesystem, human_in_the_loop, "
-                                 "deep_subagents and todo");
+                                 "deep_subagents, todo and summarization");
     }
     if (!sc.permissions.is_null())
         o.filesystem.permissions = json_read_as<std::vector<fs_permission>>(sc.permissions, "permissions");

@@ -4,6 +4,7 @@
 #include <agentware/middleware/detail/json_values.hpp>
 
 #include <agentware/agent/memory_checkpointer.hpp>
+#include <agentware/filesystem/disk_backend.hpp>
 #include <agentware/presets/deep_agent.hpp>
 #include <agentware/presets/tool_policy.hpp>
 
@@ -14,8 +15,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#include <unistd.h>
 
 namespace deep_agent_test {
 
@@ -45,6 +50,30 @@ struct deep_agent_test_marker {
     std::shared_ptr<int> calls = std::make_shared<int>(0);
     void before_model(auto&) { ++*calls; }
 };
+
+// Records how many messages the history holds when its before_model runs.
+struct deep_agent_history_probe {
+    std::shared_ptr<std::vector<std::size_t>> seen = std::make_shared<std::vector<std::size_t>>();
+    void before_model(auto& state) { seen->push_back(state.messages.size()); }
+};
+
+// Two write_file rounds, then a final answer: the third model call comes
+// after five messages, over a trigger of four.
+inline scripted_model two_rounds() {
+    return scripted_model(
+        {test::calls({test::call("w1", "write_file", R"({"file_path": "/a.md", "content": "a"})")}),
+         test::calls({test::call("w2", "write_file", R"({"file_path": "/b.md", "content": "b"})")}),
+         ai_message("done")});
+}
+
+inline deep_agent_options small_summarization() {
+    deep_agent_options o;
+    o.subagents.reset();
+    o.summarization->trigger = {context_size{context_size::kind::messages, 4}};
+    o.summarization->keep = context_size{context_size::kind::messages, 2};
+    o.summarization_model = any_chat_model(scripted_model({ai_message("Wrote a.md.")}));
+    return o;
+}
 
 } // namespace deep_agent_test
 
@@ -172,6 +201,98 @@ TEST_CASE("make_deep_agent splices the caller's middlewares in after patch_tool_
     CHECK(std::find(names.begin(), names.end(), "task") == names.end());
 }
 
+TEST_CASE("make_deep_agent keeps the Swift seed's order: summarization after the caller's middlewares, "
+          "ask_user and review",
+          "[deep_agent]") {
+    scripted_model model({ai_message("ok")});
+    deep_agent_options o;
+    deep_agent_history_probe probe;
+    auto a = make_deep_agent(model, tool_set{}, o, probe);
+    static_assert(
+        std::is_same_v<
+            decltype(a)::pipeline_type,
+            pipeline<std::optional<todo_list>, filesystem, std::optional<deep_subagents>, patch_tool_calls,
+                     std::optional<search_tools>, std::optional<text_tools>, std::optional<git_tools>,
+                     std::optional<shell_tools>, deep_agent_history_probe, std::optional<ask_user>,
+                     std::optional<human_in_the_loop>, std::optional<tool_approval>,
+                     std::optional<summarization>, std::optional<prompt_caching>>>);
+    // On by default, with deepagents' settings for an unknown window, and the offload.
+    REQUIRE(a.middleware().enabled<summarization>());
+    CHECK(a.middleware().get<summarization>()->options() == deepagents_summarization_options());
+    CHECK(a.middleware().get<summarization>()->offload);
+
+    // A model whose window is known: 85 % of it, keep 10 %.
+    model_info info;
+    info.max_input_tokens = 200000;
+    auto windowed = make_deep_agent(any_chat_model(scripted_model({ai_message("ok")}), info), tool_set{}, o);
+    CHECK(windowed.middleware().get<summarization>()->options() == deepagents_summarization_options(200000));
+    // Options of one's own keep their trigger and get the window for their fractions.
+    deep_agent_options own;
+    own.summarization = summarization_options{};
+    own.summarization->trigger = {context_size{context_size::kind::fraction, 0.5}};
+    auto mine = make_deep_agent(any_chat_model(scripted_model({ai_message("ok")}), info), tool_set{}, own);
+    CHECK(mine.middleware().get<summarization>()->options().trigger == own.summarization->trigger);
+    CHECK(mine.middleware().get<summarization>()->options().max_input_tokens == 200000);
+    // Off, and on without the offload.
+    deep_agent_options off;
+    off.summarization.reset();
+    CHECK_FALSE(make_deep_agent(model, tool_set{}, off).middleware().enabled<summarization>());
+    deep_agent_options no_file;
+    no_file.conversation_history_dir.clear();
+    CHECK_FALSE(make_deep_agent(model, tool_set{}, no_file).middleware().get<summarization>()->offload);
+}
+
+TEST_CASE("the deep agent's summarization offloads the history to the state backend", "[deep_agent]") {
+    scripted_model model = two_rounds();
+    deep_agent_history_probe probe;
+    auto a = make_deep_agent(model, tool_set{}, small_summarization(), probe);
+    decltype(a)::state_type state;
+    run_config cfg;
+    cfg.thread_id = "deep-t";
+    REQUIRE(a.run(state, "write two files", cfg).ok());
+    REQUIRE(model.requests().size() == 3);
+    // The caller's middleware ran before the compaction: it saw the whole history.
+    CHECK(*probe.seen == std::vector<std::size_t>{1, 3, 5});
+    const auto requests = model.requests();
+    const auto& third = requests[2].messages;
+    REQUIRE(third.size() == 4); // the summary, the user's message, the last call and its result
+    CHECK(third[0].text().starts_with(
+        "You are in the middle of a conversation that has been summarized.\n\nThe full conversation history "
+        "has been saved to /conversation_history/deep-t.md should you need"));
+    CHECK(third[0].text().ends_with("<summary>\nWrote a.md.\n</summary>"));
+    CHECK(third[1].text() == "write two files");
+    const auto& files = get<files_field>(state);
+    REQUIRE(files.count("/conversation_history/deep-t.md") == 1);
+    const std::string history = files.at("/conversation_history/deep-t.md")->content;
+    CHECK(history.find("AI: \nTool: Updated file /a.md") != std::string::npos);
+    CHECK(history.find("/b.md") == std::string::npos); // kept, not offloaded
+    CHECK(files.at("/a.md")->content == "a");
+    CHECK(files.at("/b.md")->content == "b");
+}
+
+TEST_CASE("the deep agent's summarization offloads to the agent's own backend", "[deep_agent]") {
+    const auto root =
+        std::filesystem::temp_directory_path() / ("agentware-deep-offload-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root);
+    std::filesystem::create_directories(root);
+    scripted_model model = two_rounds();
+    deep_agent_options o = small_summarization();
+    o.backend = [b = any_backend(disk_backend(root.string()))](const tool_runtime&) { return b; };
+    auto a = make_deep_agent(model, tool_set{}, o);
+    decltype(a)::state_type state;
+    run_config cfg;
+    cfg.thread_id = "disk-t";
+    REQUIRE(a.run(state, "write two files", cfg).ok());
+    CHECK(get<files_field>(state).empty());
+    std::ifstream in(root / "conversation_history" / "disk-t.md");
+    const std::string history((std::istreambuf_iterator<char>(in)), {});
+    CHECK(history.find("Tool: Updated file /a.md") != std::string::npos);
+    CHECK(std::filesystem::exists(root / "b.md"));
+    CHECK(model.requests()[2].messages[0].text().find("saved to /conversation_history/disk-t.md") !=
+          std::string::npos);
+    std::filesystem::remove_all(root);
+}
+
 TEST_CASE("the policy takes tools away and gates the rest", "[deep_agent][tool_policy]") {
     scripted_model model(
         {test::calls({test::call("d1", "edit_file",
@@ -241,6 +362,25 @@ TEST_CASE("deep agent options from JSON", "[deep_agent][options]") {
     auto again = boost::json::value_to<deep_agent_options>(boost::json::value_from(o));
     CHECK(again.filesystem.grep_max_count == 5);
     CHECK(again.human_in_the_loop->interrupt_on.contains("write_file"));
+
+    CHECK(o.summarization == deepagents_summarization_options()); // on unless switched off
+    CHECK(again.summarization == o.summarization);
+
+    // summarization's keys override deepagents' settings; true is those settings, false is off.
+    auto keep3 = boost::json::value_to<deep_agent_options>(
+        boost::json::parse(R"({"summarization": {"keep": {"type": "messages", "value": 3}}})"));
+    REQUIRE(keep3.summarization);
+    CHECK(keep3.summarization->keep == context_size{context_size::kind::messages, 3});
+    CHECK(keep3.summarization->trigger == deepagents_summarization_options().trigger);
+    CHECK(keep3.summarization->summary_as_message);
+    CHECK(boost::json::value_to<deep_agent_options>(boost::json::parse(R"({"summarization": true})"))
+              .summarization == deepagents_summarization_options());
+    CHECK_FALSE(boost::json::value_to<deep_agent_options>(boost::json::parse(R"({"summarization": false})"))
+                    .summarization);
+    CHECK(boost::json::value_to<deep_agent_options>(boost::json::parse(R"({"conversation_history_dir": ""})"))
+              .conversation_history_dir.empty());
+    CHECK_THAT(deep_error(R"({"summarization": {"keep": {"type": "turns", "value": 1}}})"),
+               Catch::StartsWith("deep_agent.summarization.keep.type"));
 
     CHECK_THAT(deep_error(R"({"bogus": 1})"), Catch::StartsWith("deep_agent.bogus: unknown key"));
     CHECK_THAT(deep_error(R"({"filesystem": {"grep_max_cnt": 1}})"),

@@ -7,6 +7,7 @@
 #include <agentware/filesystem/disk_backend.hpp>
 #include <agentware/filesystem/state_backend.hpp>
 #include <agentware/middleware/deep_summarization.hpp>
+#include <agentware/middleware/filesystem.hpp>
 #include <agentware/model/scripted_model.hpp>
 
 #include <catch2/catch.hpp>
@@ -130,9 +131,46 @@ TEST_CASE("deep summarization offloads the summarised messages and names the fil
     CHECK(next.messages[0].text().find("<summary>\nSecond summary.\n</summary>") != std::string::npos);
 }
 
+TEST_CASE("deep summarization offloads to the state backend through a files update",
+          "[middleware][summarization][deep]") {
+    // The default backend: the agent state's files, as the filesystem middleware's.
+    summarization s = make_deep_summarization();
+    scripted_model summarizer({ai_message("First."), ai_message("Second.")});
+    agent_state<pipeline<filesystem, summarization>> state;
+    file_data other;
+    other.content = "kept";
+    get<files_field>(state)["/notes.md"] = other;
+    state.messages = deep_summarization_test::turns(10);
+    runtime rt;
+    rt.thread_id = "t9";
+    rt.model = model_ref(summarizer);
+    REQUIRE(detail::hook_runner().run(s.compact(state, rt, true)));
+    const auto& files = get<files_field>(state);
+    REQUIRE(files.count("/conversation_history/t9.md") == 1);
+    const std::string first = files.at("/conversation_history/t9.md")->content;
+    CHECK(first.starts_with("## Summarized at "));
+    CHECK(first.find("Human: question 0\nAI: answer 0") != std::string::npos);
+    CHECK(first.find("question 7") == std::string::npos);
+    CHECK(files.at("/conversation_history/t9.md")->encoding == "utf-8");
+    CHECK(files.at("/notes.md")->content == "kept"); // merged by path
+    REQUIRE(state.messages.size() == 7);
+    CHECK(state.messages[0].text().find("saved to /conversation_history/t9.md should you need") !=
+          std::string::npos);
+
+    // The next compaction reads the file back from the state and appends to it.
+    for (auto& m : deep_summarization_test::turns(4))
+        state.messages.push_back(m);
+    REQUIRE(detail::hook_runner().run(s.compact(state, rt, true)));
+    const std::string second = files.at("/conversation_history/t9.md")->content;
+    CHECK(second.starts_with(first));
+    CHECK(second.size() > first.size());
+    CHECK(second.find("<summary>\nFirst.\n</summary>") != std::string::npos);
+}
+
 TEST_CASE("deep summarization without a writable offload uses the plain summary text",
           "[middleware][summarization][deep]") {
-    // The state backend cannot be written from a summarization hook: no file is named.
+    // The state backend's write is a `files` update: a state without that field
+    // cannot take it, so no file is named.
     summarization s(deepagents_summarization_options());
     s.offload = offload_history_to(state_backend{});
     scripted_model summarizer({ai_message("Short.")});

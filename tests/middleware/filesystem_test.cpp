@@ -378,6 +378,116 @@ TEST_CASE("the composite backend routes /memories/ to disk and the rest to the s
     CHECK(b.text("glob", R"({"pattern": "*.md"})") == "['/memories/prefs.md']");
 }
 
+TEST_CASE("the disk backend refuses NUL bytes and over-long names, through the tools and directly",
+          "[middleware][filesystem]") {
+    fs_test::temp_root t;
+    fs_test::bench b{filesystem(disk_backend(t.root().string()))};
+    // A NUL byte would cut the host path short ("/a" instead of "/a\0.txt").
+    std::ofstream(t.root() / "a") << "not this one\n";
+    for (std::string_view tool : {"read_file", "delete"})
+        CHECK(b.text(tool, R"({"file_path": "/a\u0000.txt"})") == "Error: Path contains a NUL byte");
+    CHECK(b.text("write_file", R"({"file_path": "/a\u0000", "content": "x"})") ==
+          "Error: Path contains a NUL byte");
+    CHECK(b.text("edit_file", R"({"file_path": "/a\u0000", "old_string": "not", "new_string": "x"})") ==
+          "Error: Path contains a NUL byte");
+    CHECK(b.text("ls", R"({"path": "/\u0000"})") == "Error: Path contains a NUL byte");
+    CHECK(b.text("glob", R"({"pattern": "*", "path": "/\u0000"})") == "Error: Path contains a NUL byte");
+    CHECK(b.text("grep", R"({"pattern": "not", "path": "/a\u0000"})") == "Error: Path contains a NUL byte");
+    CHECK(b.text("mkdir", R"({"path": "/d\u0000"})") == "Error: Path contains a NUL byte");
+    disk_backend direct(t.root().string());
+    CHECK(direct.read(std::string_view("/a\0.txt", 7)).error == "Path contains a NUL byte");
+    CHECK(direct.write(std::string_view("/a\0", 3), "x").error == "Path contains a NUL byte");
+    CHECK(direct.remove(std::string_view("/a\0", 3)).error == "Path contains a NUL byte");
+    CHECK(direct.read("/a").content == "not this one\n");
+
+    // One name over 255 characters, and a path over 4096, are refused before the disk is touched.
+    const std::string long_name(256, 'n');
+    CHECK(b.text("write_file", "{\"file_path\": \"/" + long_name + "\", \"content\": \"x\"}") ==
+          "Error: A path component is longer than 255 characters");
+    CHECK(b.text("mkdir", "{\"path\": \"/d/" + long_name + "\"}") ==
+          "Error: A path component is longer than 255 characters");
+    std::string deep;
+    for (int i = 0; i < 17; ++i)
+        deep += "/" + std::string(255, static_cast<char>('a' + i));
+    CHECK(b.text("write_file", "{\"file_path\": \"" + deep + "\", \"content\": \"x\"}") ==
+          "Error: Path is longer than 4096 characters");
+    // Within the virtual limit but past the host's once the root is prefixed: an
+    // error, and no half-made directories left behind.
+    std::string host_long;
+    for (int i = 0; i < 16; ++i)
+        host_long += "/" + std::string(255, static_cast<char>('a' + i));
+    REQUIRE(host_long.size() == max_virtual_path_length);
+    const std::string written =
+        b.text("write_file", "{\"file_path\": \"" + host_long + "\", \"content\": \"x\"}");
+    CHECK(written == "Error: Could not resolve '" + host_long + "': File name too long");
+    CHECK(b.text("read_file", "{\"file_path\": \"" + host_long + "\"}").starts_with("Error: "));
+    CHECK(b.text("ls", R"({"path": "/"})") == "['/a']");
+    CHECK(get<files_field>(b.state).empty());
+}
+
+TEST_CASE("the composite backend refuses every hostile path through the tools", "[middleware][filesystem]") {
+    fs_test::temp_root t;
+    std::filesystem::create_symlink(t.dir / "outside", t.root() / "out_dir");
+    std::filesystem::create_symlink(t.dir / "outside" / "secret.txt", t.root() / "out_file");
+    disk_backend disk(t.root().string());
+    fs_test::bench b{filesystem(
+        [disk](const tool_runtime& rt) {
+            return any_backend(composite_backend(state_backend(rt), {{"/memories/", disk}}));
+        },
+        filesystem_options{})};
+    b.put("/a.txt", "a");
+    const std::vector<std::pair<std::string, std::string>> hostile = {
+        {R"(/memories/../../outside/secret.txt)",
+         "Error: Path traversal not allowed: /memories/../../outside/secret.txt"},
+        {R"(/memories/x/../../a.txt)", "Error: Path traversal not allowed: /memories/x/../../a.txt"},
+        {R"(..\\outside\\secret.txt)", "Error: Path traversal not allowed: ..\\outside\\secret.txt"},
+        {R"(~/memories/x)", "Error: Path traversal not allowed: ~/memories/x"},
+        {R"(C:\\memories\\x)", "Error: Windows absolute paths are not supported: C:\\memories\\x. Please use "
+                               "virtual paths starting with / (e.g., /workspace/file.txt)"},
+        {R"(/memories/x\u0000.md)", "Error: Path contains a NUL byte"},
+        {R"(/a.txt\u0000)", "Error: Path contains a NUL byte"},
+        {"/memories/" + std::string(256, 'n'), "Error: A path component is longer than 255 characters"},
+        {"/" + std::string(256, 'n'), "Error: A path component is longer than 255 characters"},
+    };
+    for (const auto& [path, error] : hostile) {
+        INFO(path);
+        CHECK(b.text("read_file", "{\"file_path\": \"" + path + "\"}") == error);
+        CHECK(b.text("write_file", "{\"file_path\": \"" + path + "\", \"content\": \"x\"}") == error);
+        CHECK(b.text("edit_file", "{\"file_path\": \"" + path +
+                                      "\", \"old_string\": \"a\", \"new_string\": "
+                                      "\"b\"}") == error);
+        CHECK(b.text("delete", "{\"file_path\": \"" + path + "\"}") == error);
+        CHECK(b.text("ls", "{\"path\": \"" + path + "\"}") == error);
+        CHECK(b.text("glob", "{\"pattern\": \"*\", \"path\": \"" + path + "\"}") == error);
+        CHECK(b.text("grep", "{\"pattern\": \"a\", \"path\": \"" + path + "\"}") == error);
+        CHECK(b.text("mkdir", "{\"path\": \"" + path + "\"}") == error);
+    }
+    // Symlinks out of the routed disk root, named with the route's prefix.
+    CHECK(b.text("read_file", R"({"file_path": "/memories/out_file"})") ==
+          "Error: Path '/memories/out_file' leads outside the root directory");
+    CHECK(b.text("write_file", R"({"file_path": "/memories/out_dir/new.txt", "content": "x"})") ==
+          "Error: Path '/memories/out_dir/new.txt' leads outside the root directory");
+    CHECK(b.text("delete", R"({"file_path": "/memories/out_dir/secret.txt"})") ==
+          "Error: Path '/memories/out_dir/secret.txt' leads outside the root directory");
+    CHECK(b.text("delete", R"({"file_path": "/memories"})") == "Error: Cannot delete the root directory");
+    CHECK(b.text("grep", R"({"pattern": "secret"})") == "No matches found");
+    CHECK(b.text("glob", R"({"pattern": "**"})") == "['/a.txt']");
+    CHECK(b.text("ls", R"({"path": "/memories"})") == "No files found");
+    // Patterns are matched inside the tree, never resolved: ".." in them finds nothing.
+    CHECK(b.text("glob", R"({"pattern": "../outside/*"})") == "No files found");
+    CHECK(b.text("grep", R"({"pattern": "secret", "glob": "../**"})") == "No matches found");
+    // Nothing was written anywhere.
+    CHECK(get<files_field>(b.state).size() == 1);
+    CHECK(get<files_field>(b.state).count("/a.txt") == 1);
+    CHECK(get<files_field>(b.state).at("/a.txt")->content == "a");
+    CHECK_FALSE(std::filesystem::exists(t.dir / "outside" / "new.txt"));
+    CHECK(std::filesystem::exists(t.dir / "outside" / "secret.txt"));
+    std::size_t on_disk = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(t.root()))
+        ++on_disk;
+    CHECK(on_disk == 2); // the two links
+}
+
 TEST_CASE("execute: only with a sandbox backend, and within the maximum timeout",
           "[middleware][filesystem]") {
     fs_test::temp_root t;

@@ -12,6 +12,7 @@
 #include <agentware/filesystem/backend.hpp>
 #include <agentware/filesystem/detail/glob.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/state/update.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -229,6 +230,19 @@ private:
 };
 
 static_assert(filesystem_backend<state_backend>);
+
+namespace detail {
+
+/// Folds a backend's files update into a state update (path by path).
+inline void fs_merge_files_update(state_update& update, std::optional<boost::json::object>& files) {
+    if (!files) return;
+    auto& slot = update.fields[files_field::name];
+    if (!slot.is_object()) slot = boost::json::object{};
+    for (auto& [k, v] : *files)
+        slot.as_object()[k] = std::move(v);
+}
+
+} // namespace detail
 
 } // namespace agentware
 

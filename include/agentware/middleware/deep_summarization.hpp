@@ -4,10 +4,12 @@
 // deep_summarization: the summarization middleware as deepagents sets it up
 // (reference next.md §2.5): its defaults, the summary as a message, and the
 // summarised messages offloaded to `/conversation_history/{thread_id}.md`
-// through a filesystem backend. Not a second middleware: a preset of
-// summarization.hpp.
+// through a filesystem backend (the agent state's files included: the
+// state backend's write is applied with the compaction). Not a second
+// middleware: a preset of summarization.hpp.
 
 #include <agentware/filesystem/backend.hpp>
+#include <agentware/filesystem/state_backend.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/summarization.hpp>
 #include <agentware/model/any_chat_model.hpp>
@@ -20,6 +22,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace agentware {
@@ -63,32 +66,65 @@ inline std::string history_file(std::string_view dir, std::string_view thread_id
 } // namespace detail
 
 /// The offload for summarization::offload: appends the messages about to be
-/// summarised to `{dir}/{thread_id}.md` in `backend` (read, then written
-/// whole) and returns that path. A backend that keeps its files in the agent
-/// state cannot be written from here (its write returns a state update): with
-/// one, route `dir` to a disk backend with a composite backend. On any error
-/// it returns nothing and the summary message says nothing of a file.
+/// summarised to `{dir}/{thread_id}.md` in the backend `backend` gives for the
+/// state being compacted (read, then written whole) and returns that path. A
+/// backend that keeps its files in the agent state (the state backend) returns
+/// its write as a `files` update: it goes in the event's update, and the
+/// summarization applies it with the compaction. On any error it returns
+/// nothing and the summary message says nothing of a file.
 inline std::function<std::optional<std::string>(const summarization_event&)>
-offload_history_to(any_backend backend, std::string dir = "/conversation_history") {
+offload_history_to(backend_factory backend, std::string dir = "/conversation_history") {
     return [backend = std::move(backend),
-            dir = std::move(dir)](const summarization_event& e) mutable -> std::optional<std::string> {
+            dir = std::move(dir)](const summarization_event& e) -> std::optional<std::string> {
+        const tool_runtime unbound;
+        any_backend b = backend(e.tool_rt ? *e.tool_rt : unbound);
         const std::string path = detail::history_file(dir, e.thread_id);
-        fs_read_result before = backend.read(path);
+        fs_read_result before = b.read(path);
         std::string content = before.error.empty() ? std::move(before.content) : std::string();
         content += detail::offload_section(e);
-        fs_write_result written = backend.write(path, content);
-        if (!written.error.empty() || written.files_update) return std::nullopt;
+        fs_write_result written = b.write(path, content);
+        if (!written.error.empty()) return std::nullopt;
+        if (written.files_update) {
+            if (!e.update) return std::nullopt; // nowhere to put the state backend's write
+            detail::fs_merge_files_update(*e.update, written.files_update);
+        }
         return path;
     };
 }
 
-/// summarization with deepagents' settings, offloading to `backend`.
-inline summarization make_deep_summarization(any_backend backend, std::size_t max_input_tokens = 0,
+/// The same with one backend for every compaction.
+template <filesystem_backend B>
+    requires(!std::is_convertible_v<B, backend_factory>)
+std::function<std::optional<std::string>(const summarization_event&)>
+offload_history_to(B backend, std::string dir = "/conversation_history") {
+    return offload_history_to([b = any_backend(std::move(backend))](const tool_runtime&) { return b; },
+                              std::move(dir));
+}
+
+/// The files of the agent state, as the filesystem middleware's default backend.
+inline backend_factory state_backend_factory() {
+    return [](const tool_runtime& rt) { return any_backend(state_backend(rt)); };
+}
+
+/// summarization with deepagents' settings, offloading to `backend` (the
+/// agent state's files by default).
+inline summarization make_deep_summarization(backend_factory backend = state_backend_factory(),
+                                             std::size_t max_input_tokens = 0,
                                              std::optional<any_chat_model> model = std::nullopt,
                                              std::string dir = "/conversation_history") {
     summarization s(deepagents_summarization_options(max_input_tokens), std::move(model));
     s.offload = offload_history_to(std::move(backend), std::move(dir));
     return s;
+}
+
+/// The same with one backend for every compaction.
+template <filesystem_backend B>
+    requires(!std::is_convertible_v<B, backend_factory>)
+summarization make_deep_summarization(B backend, std::size_t max_input_tokens = 0,
+                                      std::optional<any_chat_model> model = std::nullopt,
+                                      std::string dir = "/conversation_history") {
+    return make_deep_summarization([b = any_backend(std::move(backend))](const tool_runtime&) { return b; },
+                                   max_input_tokens, std::move(model), std::move(dir));
 }
 
 } // namespace agentware

@@ -23,6 +23,7 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/message/content.hpp>
 #include <agentware/message/id.hpp>
+#include <agentware/middleware/detail/hook_tool_runtime.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/state/basic_state.hpp>
 #include <agentware/tool/make_tool.hpp>
@@ -355,15 +356,6 @@ inline std::string fs_uuid4() {
                        0x8000 | (b >> 48 & 0x3fff), b & 0xffffffffffffULL);
 }
 
-/// Folds a backend's files update into a tool's state update (path by path).
-inline void fs_merge_files_update(state_update& update, std::optional<boost::json::object>& files) {
-    if (!files) return;
-    auto& slot = update.fields[files_field::name];
-    if (!slot.is_object()) slot = boost::json::object{};
-    for (auto& [k, v] : *files)
-        slot.as_object()[k] = std::move(v);
-}
-
 inline std::string fs_list_output(const std::vector<std::string>& paths) {
     if (paths.empty()) return std::string(fs_no_files);
     std::string out = python_list(paths);
@@ -694,23 +686,6 @@ inline std::shared_ptr<tool_interface> fs_execute_tool(std::shared_ptr<const fs_
         }));
 }
 
-/// A tool runtime for the hooks (which have the state and the run, not a tool's runtime).
-template <class State>
-tool_runtime fs_hook_runtime(const State& state, const runtime* rt, std::string_view tool_call_id = {}) {
-    tool_runtime trt;
-    if (rt) {
-        trt.thread_id = rt->thread_id;
-        trt.run_id = rt->run_id;
-        trt.context = &rt->context;
-        trt.events = rt->events;
-        trt.stop = rt->stop;
-        trt.model = rt->model;
-    }
-    trt.tool_call_id = tool_call_id;
-    trt.bind_state(state);
-    return trt;
-}
-
 } // namespace detail
 
 /// The filesystem middleware (deepagents' FilesystemMiddleware).
@@ -774,7 +749,7 @@ public:
             if (size <= limit) continue;
             std::string text = m.text();
             if (!backend) {
-                const tool_runtime trt = detail::fs_hook_runtime(state, &rt);
+                const tool_runtime trt = detail::hook_tool_runtime(state, &rt);
                 backend = ctx_->backend(trt);
             }
             const std::string path = "/conversation_history/" + detail::fs_uuid4() + ".md";
@@ -802,7 +777,7 @@ public:
             if (t.name == "execute") offers_execute = true;
         bool can_execute = false;
         if (offers_execute && req.state) {
-            const tool_runtime trt = detail::fs_hook_runtime(*req.state, req.rt);
+            const tool_runtime trt = detail::hook_tool_runtime(*req.state, req.rt);
             can_execute = ctx_->backend(trt).can_execute();
             if (!can_execute) {
                 auto& tools = req.tools.edit();
@@ -835,7 +810,7 @@ public:
             if (text.size() <= limit) return r;
             const std::string id(r.msg.tool_call_id());
             const std::string path = "/large_tool_results/" + detail::fs_sanitise_id(id);
-            const tool_runtime trt = detail::fs_hook_runtime(*state, rt, id);
+            const tool_runtime trt = detail::hook_tool_runtime(*state, rt, id);
             auto res = ctx->backend(trt).write(path, text);
             if (!res.error.empty()) return r; // keep the original
             detail::fs_merge_files_update(r.update, res.files_update);

@@ -29,10 +29,12 @@
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/hook_tool_runtime.hpp>
 #include <agentware/middleware/detail/prompt_text.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/error.hpp>
 #include <agentware/model/token_counter.hpp>
+#include <agentware/state/update.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/array.hpp>
@@ -106,6 +108,13 @@ struct summarization_event {
     std::span<const message> preserved_messages;
     std::string_view thread_id;
     const runtime* rt = nullptr;
+    /// Ours: the state being compacted as a tool sees it (read-only, the
+    /// history not yet replaced), for a filesystem backend_factory.
+    const tool_runtime* tool_rt = nullptr;
+    /// Ours: changes to other state fields the offload asks for (a state
+    /// backend's `files`), applied with the compaction; when they cannot be
+    /// applied, the summary names no file. Null for before_summarization hooks.
+    state_update* update = nullptr;
 };
 
 namespace detail {
@@ -160,7 +169,8 @@ public:
     /// deepagents' offload: keeps the messages about to be summarised
     /// somewhere the model can read them again, and returns where (the summary
     /// message names it), or nothing when it could not. An exception counts as
-    /// nothing. See deep_summarization.hpp.
+    /// nothing. It may put state changes in `event.update` (a state backend's
+    /// write). See deep_summarization.hpp.
     std::function<std::optional<std::string>(const summarization_event&)> offload;
 
     // Texts kept for parity with deepagents (reference next.md §2.5): the summary message.
@@ -243,8 +253,9 @@ public:
         std::optional<std::string> made = co_await summarize(to_summarize, previous, rt);
         if (!made) co_return false; // every candidate failed: no compaction this turn
 
+        const tool_runtime state_view = detail::hook_tool_runtime(state, &rt);
         summarization_event event{to_summarize, std::span<const message>(kept).subspan(rescued), rt.thread_id,
-                                  &rt};
+                                  &rt, &state_view};
         for (auto& hook : before_summarization) {
             try {
                 hook(event);
@@ -253,10 +264,20 @@ public:
         }
         std::optional<std::string> saved_to;
         if (offload) {
+            state_update changes;
+            event.update = &changes;
             try {
                 saved_to = offload(event);
+                if (saved_to && !changes.empty()) {
+                    if constexpr (requires(state_update u) { state.apply(std::move(u)); })
+                        state.apply(std::move(changes)); // a state_error: no file after all
+                    else
+                        saved_to.reset();
+                }
             } catch (...) { // the summary goes on without the file
+                saved_to.reset();
             }
+            event.update = nullptr;
         }
         if (options_.summary_as_message) {
             kept.insert(kept.begin(), summary_message(*made, saved_to));

@@ -2,16 +2,21 @@
 #define AGENTWARE_PRESETS_DEEP_AGENT_HPP
 
 // make_deep_agent: deepagents' create_deep_agent in one call. The chain, in
-// this order (deepagents' stack, reference langchain.md §8 and next.md §2.1,
-// with the Swift seed's ask_user and approval entries):
+// the Swift seed's composition order (todo, filesystem, subagents, the
+// caller's middlewares, ask_user, human in the loop, summarization), with
+// deepagents' patch_tool_calls and the catalog's capabilities before the
+// caller's middlewares and prompt caching innermost:
 //
-//   todo?  filesystem  deep_subagents?  summarization?  patch_tool_calls
+//   todo?  filesystem  deep_subagents?  patch_tool_calls
 //   search_tools?  text_tools?  git_tools?  shell_tools?
-//   <the caller's middlewares>  prompt_caching?  ask_user?
-//   human_in_the_loop?  tool_approval?
+//   <the caller's middlewares>  ask_user?  human_in_the_loop?  tool_approval?
+//   summarization?  prompt_caching?
 //
-// `?` marks an optional slot the options engage. The caller's middlewares
-// are spliced in at compile time. A tool_policy, when given, is expanded
+// `?` marks an optional slot the options engage. Summarization is on by
+// default with deepagents' settings (deep_summarization.hpp), offloading the
+// summarised history to /conversation_history/ through the agent's backend
+// (the state's files by default). The caller's middlewares are spliced in at
+// compile time. A tool_policy, when given, is expanded
 // against the capability catalog: the tools it switches off are never
 // offered (the filesystem's and the caller's are filtered when the agent is
 // made), and the tools it marks `ask` or `deny` go through tool_approval.
@@ -21,6 +26,7 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/ask_user.hpp>
 #include <agentware/middleware/deep_subagents.hpp>
+#include <agentware/middleware/deep_summarization.hpp>
 // filesystem.hpp uses python_list without including its header.
 #include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/middleware/filesystem.hpp>
@@ -56,11 +62,10 @@ namespace agentware {
 /// The chain make_deep_agent builds, the caller's middlewares `User...` in the middle.
 template <class... User>
 using deep_agent_pipeline =
-    pipeline<std::optional<todo_list>, filesystem, std::optional<deep_subagents>,
-             std::optional<summarization>, patch_tool_calls, std::optional<search_tools>,
-             std::optional<text_tools>, std::optional<git_tools>, std::optional<shell_tools>, User...,
-             std::optional<prompt_caching>, std::optional<ask_user>, std::optional<human_in_the_loop>,
-             std::optional<tool_approval>>;
+    pipeline<std::optional<todo_list>, filesystem, std::optional<deep_subagents>, patch_tool_calls,
+             std::optional<search_tools>, std::optional<text_tools>, std::optional<git_tools>,
+             std::optional<shell_tools>, User..., std::optional<ask_user>, std::optional<human_in_the_loop>,
+             std::optional<tool_approval>, std::optional<summarization>, std::optional<prompt_caching>>;
 
 /// What make_deep_agent builds. The JSON form has every key but the C++-only ones.
 struct deep_agent_options {
@@ -70,8 +75,12 @@ struct deep_agent_options {
     filesystem_options filesystem;
     /// The task tool and its subagents; unset: no task tool.
     std::optional<deep_subagents_options> subagents = deep_subagents_options{};
-    /// unset: no summarization.
-    std::optional<summarization_options> summarization;
+    /// deepagents' settings (deepagents_summarization_options): with the model's
+    /// input window known (these options' `max_input_tokens`, else the model's
+    /// info), 85 % and keep 10 %; unknown, 170,000 tokens and keep 6 messages. The history
+    /// summarised away goes to /conversation_history/{thread_id}.md through the
+    /// backend. unset: no summarization.
+    std::optional<summarization_options> summarization = deepagents_summarization_options();
     std::optional<prompt_caching_options> prompt_caching;
     /// LangChain's `interrupt_on` (and `description_prefix`); unset: no review.
     std::optional<human_in_the_loop_options> human_in_the_loop;
@@ -95,6 +104,8 @@ struct deep_agent_options {
     std::function<bool(const tool_call&)> confirm;
     /// The summarization model; unset: the run's own.
     std::optional<any_chat_model> summarization_model;
+    /// Where summarization offloads the summarised history; empty: not offloaded.
+    std::string conversation_history_dir = "/conversation_history";
     /// Approval modes for tools the catalog does not cover (the policy's win).
     std::map<std::string, tool_approval_mode, std::less<>> extra_approvals;
 
@@ -153,11 +164,44 @@ void deep_apply_policy(M& middleware, const tool_policy::expansion& policy) {
     }
 }
 
+// The model's input window, when its type says (any_chat_model's info); 0: unknown.
+template <class Model>
+std::size_t deep_model_window(const Model& model) {
+    if constexpr (requires { model.info().max_input_tokens; })
+        return static_cast<std::size_t>(model.info().max_input_tokens);
+    else
+        return 0;
+}
+
+// The summarization slot. The window is the options' `max_input_tokens`, else
+// the model's; deepagents' defaults for an unknown window become those for
+// the known one, and other options get the window for their fractions.
+template <class Model>
+std::optional<summarization> deep_summarization_slot(deep_agent_options& o, const Model& model) {
+    std::optional<summarization> slot;
+    if (!o.summarization) return slot;
+    summarization_options so = std::move(*o.summarization);
+    const std::size_t window = so.max_input_tokens > 0 ? so.max_input_tokens : deep_model_window(model);
+    if (window > 0) {
+        summarization_options unknown = so;
+        unknown.max_input_tokens = 0;
+        if (unknown == deepagents_summarization_options())
+            so = deepagents_summarization_options(window);
+        else
+            so.max_input_tokens = window;
+    }
+    slot.emplace(std::move(so), std::move(o.summarization_model));
+    if (!o.conversation_history_dir.empty())
+        slot->offload =
+            offload_history_to(o.backend ? o.backend : state_backend_factory(), o.conversation_history_dir);
+    return slot;
+}
+
 } // namespace detail
 
 /// deepagents' create_deep_agent: an agent over `model` with `tools` and the
 /// deep chain that `options` configures, the caller's middlewares `user...`
-/// after patch_tool_calls (the tool policy applies to those that are
+/// after patch_tool_calls and the capabilities, before ask_user (the tool policy applies to those that are
 /// capabilities of the catalog, such as web_tools).
 template <chat_model Model, class... User>
 agent<Model, deep_agent_pipeline<User...>> make_deep_agent(Model model, tool_set tools,
@@ -200,9 +244,7 @@ agent<Model, deep_agent_pipeline<User...>> make_deep_agent(Model model, tool_set
         subagents_slot.emplace(std::move(so));
     }
 
-    std::optional<summarization> summarization_slot;
-    if (options.summarization)
-        summarization_slot.emplace(*options.summarization, std::move(options.summarization_model));
+    std::optional<summarization> summarization_slot = detail::deep_summarization_slot(options, model);
 
     std::optional<prompt_caching> caching_slot;
     if (options.prompt_caching) caching_slot.emplace(*options.prompt_caching);
@@ -223,17 +265,18 @@ agent<Model, deep_agent_pipeline<User...>> make_deep_agent(Model model, tool_set
     return agent<Model, pipeline_t>(
         std::move(model), std::move(tools),
         pipeline_t(std::move(todo_slot), detail::deep_make_filesystem(options.backend, fs_options),
-                   std::move(subagents_slot), std::move(summarization_slot), patch_tool_calls{},
-                   std::move(search_slot), std::move(text_slot), std::move(git_slot), std::move(shell_slot),
-                   std::move(user)..., std::move(caching_slot), std::move(ask_slot), std::move(review_slot),
-                   std::move(approval_slot)),
+                   std::move(subagents_slot), patch_tool_calls{}, std::move(search_slot),
+                   std::move(text_slot), std::move(git_slot), std::move(shell_slot), std::move(user)...,
+                   std::move(ask_slot), std::move(review_slot), std::move(approval_slot),
+                   std::move(summarization_slot), std::move(caching_slot)),
         std::move(ao));
 }
 
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, const deep_agent_options& o) {
     boost::json::object out{{"system_prompt", o.system_prompt},
                             {"filesystem", boost::json::value_from(o.filesystem)},
-                            {"ask_user", o.ask_user}};
+                            {"ask_user", o.ask_user},
+                            {"conversation_history_dir", o.conversation_history_dir}};
     out["todo"] = o.todo ? boost::json::value_from(*o.todo) : boost::json::value(false);
     out["subagents"] = o.subagents ? boost::json::value_from(*o.subagents) : boost::json::value(false);
     out["summarization"] =
@@ -253,51 +296,68 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
     jv = std::move(out);
 }
 
+/// The deep agent's `summarization` section: the keys given override
+/// deepagents' settings; `true` is those settings, `false` or null is off.
+/// Errors name `path`.
+inline std::optional<summarization_options> deep_summarization_from_json(const boost::json::value& v,
+                                                                         const std::string& path) {
+    if (v.is_null() || (v.is_bool() && !v.get_bool())) return std::nullopt;
+    if (v.is_bool()) return deepagents_summarization_options();
+    if (!v.is_object()) throw json_error(path, "expected an object, true or false");
+    boost::json::value merged = boost::json::value_from(deepagents_summarization_options());
+    for (const auto& [key, value] : v.get_object())
+        merged.as_object()[key] = value;
+    try {
+        return boost::json::value_to<summarization_options>(merged);
+    } catch (const json_error& e) {
+        std::string_view inner = e.path();
+        if (inner.starts_with(summarization_options::config_section))
+            inner.remove_prefix(summarization_options::config_section.size());
+        throw json_error(path + std::string(inner), e.problem());
+    }
+}
+
 /// Reads {"system_prompt", "todo", "filesystem", "subagents", "summarization",
 /// "prompt_caching", "interrupt_on", "description_prefix", "policy",
-/// "search", "text", "git", "shell", "ask_user"}. A section given as `false` (or null) is off; `true` is on
-/// with its defaults.
+/// "search", "text", "git", "shell", "ask_user", "conversation_history_dir"}.
+/// A section given as `false` (or null) is off; `true` is on with its
+/// defaults. `summarization`'s keys override deepagents' settings.
 inline deep_agent_options tag_invoke(boost::json::value_to_tag<deep_agent_options>,
                                      const boost::json::value& jv) {
     json_reader r(jv, std::string(deep_agent_options::config_section));
     deep_agent_options o;
+    // A section's value; its reader names its own section first in an error: name ours.
+    auto read_as = [&]<class T>(std::string_view key, const boost::json::value& v) -> T {
+        try {
+            return boost::json::value_to<T>(v);
+        } catch (const json_error& e) {
+            std::string_view inner = e.path();
+            if (inner.starts_with(T::config_section)) inner.remove_prefix(T::config_section.size());
+            throw json_error(r.path_of(key) + std::string(inner), e.problem());
+        }
+    };
     auto section = [&]<class T>(std::string_view key, std::optional<T>& slot) {
         const boost::json::value* v = r.find(key);
         if (v == nullptr) return;
-        if (v->is_null() || (v->is_bool() && !v->get_bool())) {
+        if (v->is_null() || (v->is_bool() && !v->get_bool()))
             slot.reset();
-        } else if (v->is_bool()) {
+        else if (v->is_bool())
             slot.emplace();
-        } else {
-            try {
-                slot = boost::json::value_to<T>(*v);
-            } catch (const json_error& e) {
-                // The section's reader names its own section first; name ours.
-                std::string_view inner = e.path();
-                if (inner.starts_with(T::config_section)) inner.remove_prefix(T::config_section.size());
-                throw json_error(r.path_of(key) + std::string(inner), e.problem());
-            }
-        }
+        else
+            slot = read_as.template operator()<T>(key, *v);
     };
     section("todo", o.todo);
     section("subagents", o.subagents);
-    section("summarization", o.summarization);
+    if (const boost::json::value* v = r.find("summarization"))
+        o.summarization = deep_summarization_from_json(*v, r.path_of("summarization"));
     section("prompt_caching", o.prompt_caching);
     section("policy", o.policy);
     section("search", o.search);
     section("text", o.text);
     section("git", o.git);
     section("shell", o.shell);
-    if (const auto* fs = r.find("filesystem")) {
-        try {
-            o.filesystem = boost::json::value_to<filesystem_options>(*fs);
-        } catch (const json_error& e) {
-            std::string_view inner = e.path();
-            if (inner.starts_with(filesystem_options::config_section))
-                inner.remove_prefix(filesystem_options::config_section.size());
-            throw json_error(r.path_of("filesystem") + std::string(inner), e.problem());
-        }
-    }
+    if (const auto* fs = r.find("filesystem"))
+        o.filesystem = read_as.template operator()<filesystem_options>("filesystem", *fs);
     const auto* on = r.find("interrupt_on");
     const auto* prefix = r.find("description_prefix");
     if (on || prefix) {
@@ -314,7 +374,10 @@ inline deep_agent_options tag_invoke(boost::json::value_to_tag<deep_agent_option
                              e.problem());
         }
     }
-    r.read("system_prompt", o.system_prompt).read("ask_user", o.ask_user).reject_unknown_keys();
+    r.read("system_prompt", o.system_prompt)
+        .read("ask_user", o.ask_user)
+        .read("conversation_history_dir", o.conversation_history_dir)
+        .reject_unknown_keys();
     return o;
 }
 

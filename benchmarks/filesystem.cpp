@@ -18,8 +18,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <unistd.h>
 
@@ -97,6 +100,33 @@ void glob_find(benchmark::State& state) {
     run_shell(state, "find " + tree().string() + " -name '*.log' > /dev/null");
 }
 
+// The same searches through the tools the model calls (arguments, path checks,
+// the backend, the answer's text): what the tools add over the backend.
+std::shared_ptr<agentware::tool_interface> tool_named(const agentware::filesystem& fs,
+                                                      std::string_view name) {
+    for (const auto& t : fs.tools())
+        if (t->schema().name == name) return t;
+    throw std::runtime_error("the filesystem middleware has no tool " + std::string(name));
+}
+void run_tool(benchmark::State& state, std::string_view name, const char* args_json) {
+    agentware::filesystem_options o;
+    o.grep_max_count = 1000000; // every match, as grep -rn finds (the default stops at 1,000)
+    agentware::filesystem fs(agentware::disk_backend(tree().string()), o);
+    agentware::basic_state<agentware::type_list<agentware::files_field>> st;
+    agentware::tool_runtime rt;
+    rt.bind_state(st);
+    auto tool = tool_named(fs, name);
+    auto args = boost::json::parse(args_json).as_object();
+    for (auto _ : state) {
+        auto out = tool->call(args, rt);
+        benchmark::DoNotOptimize(out);
+    }
+}
+void grep_tool(benchmark::State& state) {
+    run_tool(state, "grep", R"({"pattern": "needle", "path": "/", "output_mode": "content"})");
+}
+void glob_tool(benchmark::State& state) { run_tool(state, "glob", R"({"pattern": "*.log", "path": "/"})"); }
+
 // read_file through the tool (validation, backend, numbering) of lines 2000-2099.
 void read_file_ours(benchmark::State& state) {
     agentware::filesystem fs(agentware::disk_backend(tree().string()));
@@ -154,8 +184,10 @@ void state_read_file(benchmark::State& state) {
 
 BENCHMARK(grep_ours)->Unit(benchmark::kMillisecond);
 BENCHMARK(grep_rn)->Unit(benchmark::kMillisecond);
+BENCHMARK(grep_tool)->Unit(benchmark::kMillisecond);
 BENCHMARK(glob_ours)->Unit(benchmark::kMillisecond);
 BENCHMARK(glob_find)->Unit(benchmark::kMillisecond);
+BENCHMARK(glob_tool)->Unit(benchmark::kMillisecond);
 BENCHMARK(read_file_ours)->Unit(benchmark::kMicrosecond);
 BENCHMARK(read_file_sed)->Unit(benchmark::kMicrosecond);
 BENCHMARK(state_ls)->Arg(100)->Arg(10000)->Unit(benchmark::kMicrosecond);

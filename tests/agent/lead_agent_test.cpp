@@ -217,6 +217,15 @@ TEST_CASE("lead agent: the chain's order per switch", "[lead_agent]") {
     r = {};
     lead = make_lead_agent(config, r, setup_with(f));
     CHECK(engaged_middleware_names(lead.agent->middleware()) == base);
+
+    // summarization before durable_context, on purpose (docs/lead_agent.md): its context-length retry
+    // rebuilds the request, and durable_context, inside it, projects the new summary again.
+    config["summarization"] = true;
+    lead = make_lead_agent(config, r, setup_with(f));
+    const auto names = engaged_middleware_names(lead.agent->middleware());
+    CHECK(std::vector<std::string>(names.begin(), names.begin() + 5) ==
+          std::vector<std::string>{"input_sanitization", "dangling_tool_call", "tool_error_handling",
+                                   "summarization", "durable_context"});
 }
 
 TEST_CASE("lead agent: the system prompt", "[lead_agent]") {

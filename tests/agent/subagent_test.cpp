@@ -4,6 +4,7 @@
 #include <agentware/agent/async_loop.hpp>
 #include <agentware/middleware/durable_context.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
+#include <agentware/presets/lead_agent.hpp>
 #include <agentware/subagents/chain.hpp>
 #include <agentware/subagents/executor.hpp>
 
@@ -560,6 +561,15 @@ TEST_CASE("DeerFlow's subagent chain runs each delegation with fresh guards", "[
     CHECK(chain.enabled<loop_detection>());
     CHECK(chain.enabled<token_budget>());
     CHECK(chain.get<token_budget>()->options().max_tokens == 2000000);
+    // Its order (summarization before durable_context, as in the lead's chain: docs/lead_agent.md).
+    auto full = make_subagent_pipeline(boost::json::parse(R"({
+        "system_message_coalescing": true, "durable_context": true, "summarization": true,
+        "safety_finish_reason": true, "loop_detection": true, "tool_error_handling": true
+    })"));
+    CHECK(engaged_middleware_names(full) ==
+          std::vector<std::string>{"subagent_shared_fields", "tool_error_handling", "loop_detection",
+                                   "token_budget", "safety_finish_reason", "summarization", "durable_context",
+                                   "system_message_coalescing"});
     subagent_type off;
     off.token_budget = boost::json::object{{"enabled", false}};
     CHECK_FALSE(make_subagent_pipeline(boost::json::object{}, off).enabled<token_budget>());

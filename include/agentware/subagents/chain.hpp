@@ -32,8 +32,11 @@ using subagent_pipeline =
              std::optional<llm_error_handling>, std::optional<guardrail<allowlist_provider>>,
              std::optional<sandbox_audit>, std::optional<read_before_write>,
              std::optional<tool_error_handling>, std::optional<view_image>, std::optional<loop_detection>,
-             std::optional<token_budget>, std::optional<safety_finish_reason>, std::optional<durable_context>,
-             std::optional<summarization>, std::optional<system_message_coalescing>>;
+             std::optional<token_budget>, std::optional<safety_finish_reason>,
+             // summarization before durable_context, as in the lead's chain (docs/lead_agent.md): its
+             // context-length retry then goes through durable_context, which projects the new summary
+             std::optional<summarization>, std::optional<durable_context>,
+             std::optional<system_message_coalescing>>;
 
 namespace detail {
 

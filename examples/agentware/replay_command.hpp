@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -76,7 +77,11 @@ inline int replay_main(const std::vector<std::string>& args) {
     }
     try {
         auto sc = parse_scenario(text);
-        auto result = sc.agent == "deep" ? run_deep_scenario(sc, {base_dir}) : run_scenario(sc, {base_dir});
+        // A scenario's relative paths (features.skills.path) are taken from its file's folder.
+        const std::string scenario_dir =
+            file == "-" ? std::string() : std::filesystem::path(file).parent_path().string();
+        auto result = sc.agent == "deep" ? run_deep_scenario(sc, {base_dir, scenario_dir})
+                                         : run_scenario(sc, {base_dir, scenario_dir});
         std::string out = boost::json::serialize(result.output);
         std::fwrite(out.data(), 1, out.size(), stdout);
         std::fputc('\n', stdout);

@@ -14,6 +14,8 @@
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/presets/deerflow.hpp>
 #include <agentware/presets/lead_agent.hpp>
+#include <agentware/skills/skills.hpp>
+#include <agentware/subagents/chain.hpp>
 #include <agentware/subagents/executor.hpp>
 
 #include <boost/json.hpp>
@@ -192,6 +194,9 @@ inline boost::json::value request_json(const recorded_request& r) {
 /// Where a replay keeps the thread's directories, and whether it removes them.
 struct replay_options {
     std::string base_dir; ///< empty: a fresh temporary directory, removed afterwards
+    /// The scenario file's folder: a relative `features.skills.path` is taken
+    /// from there. Empty: from the current directory.
+    std::string scenario_dir;
 };
 
 namespace detail {
@@ -306,6 +311,34 @@ inline void attach_clock(deerflow_pipeline& middleware,
     if (!now) return;
     auto fixed = [t = *now] { return t; };
     if (auto* d = middleware.get<durable_context>()) d->clock = fixed;
+    if (auto* s = middleware.get<skills>()) s->clock = fixed;
+}
+
+/// The skill catalog of `features.skills` (DeerFlow's `skills` section), its
+/// `path` (and `custom_path`) taken from the scenario's folder when relative;
+/// null when the section is absent. A root that is not a folder is an error
+/// (a scenario that names skills means to use them).
+inline std::shared_ptr<const skill_catalog> scenario_skills(const boost::json::value& features,
+                                                            const std::string& scenario_dir,
+                                                            skills_options& options) {
+    const auto* s = features.as_object().if_contains(skills_options::config_section);
+    if (s == nullptr || s->is_null()) return nullptr;
+    try {
+        options = agentware::detail::lead_skills_options(features);
+    } catch (const json_error& e) {
+        throw e.within("features");
+    }
+    auto from_scenario = [&](std::string& p) {
+        std::filesystem::path path(p);
+        if (path.is_relative() && !scenario_dir.empty())
+            p = (std::filesystem::path(scenario_dir) / path).string();
+    };
+    from_scenario(options.path);
+    if (!options.custom_path.empty()) from_scenario(options.custom_path);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(options.path, ec))
+        throw scenario_error(fmt::format("features.skills.path: \"{}\" is not a folder", options.path));
+    return std::make_shared<const skill_catalog>(load_skills(options));
 }
 
 } // namespace detail
@@ -342,9 +375,12 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
     lead_model_entry model_entry{"scripted", false, false};
     const bool lead_scenario = sc.features.contains("models") || sc.features.contains("agent");
     if (sc.features.contains("models")) model_entry = resolve_lead_model(features, request).model;
+    skills_options skill_options;
+    const std::shared_ptr<const skill_catalog> skill_set =
+        detail::scenario_skills(features, options.scenario_dir, skill_options);
     deerflow_pipeline middleware = [&] {
         try {
-            return make_lead_chain(features, request, model_entry);
+            return make_lead_chain(features, request, model_entry, skill_set);
         } catch (const json_error& e) {
             throw e.within("features");
         }
@@ -429,7 +465,8 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
             for (auto& t : s->tools())
                 eo.tools.add(t);
         eo.model_named = [](std::string_view) { return any_chat_model(scripted_model({})); };
-        eo.runner = [base = make_deerflow_subagent_runner(agentware::detail::lead_chain_sections(features)),
+        eo.runner = [base = make_deerflow_subagent_runner(agentware::detail::lead_chain_sections(features),
+                                                          subagent_skills{skill_set, skill_options}),
                      subagent_scripts](subagent_run run) {
             run.model = subagent_scripts->model_for(run.task_id);
             return base(std::move(run));
@@ -453,8 +490,9 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
                 for (const auto& t : m.tools())
                     names.push_back(t->schema().name);
         });
-        agent_opts.system_prompt =
-            lead_system_prompt(make_lead_prompt_parts(features, request, middleware, names, executor.get()));
+        agent_opts.system_prompt = lead_system_prompt(make_lead_prompt_parts(
+            features, request, middleware, names, executor.get(),
+            skill_set ? skills_prompt_section(*skill_set, skill_options.container_path) : std::string()));
     }
     agent<scripted_model, deerflow_pipeline> a(scripted_model({}), std::move(own_tools),
                                                std::move(middleware), agent_opts);
@@ -601,6 +639,9 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         turns_out.push_back(std::move(turn_value));
     }
     result.output = boost::json::object{{"thread_id", sc.thread_id}, {"turns", std::move(turns_out)}};
+    // The skill folders the catalog skipped, and why (a bad SKILL.md is a warning, not an error).
+    if (skill_set && !skill_set->warnings.empty())
+        result.output.as_object()["skill_warnings"] = boost::json::value_from(skill_set->warnings);
     return result;
 }
 

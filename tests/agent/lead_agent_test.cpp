@@ -217,6 +217,15 @@ TEST_CASE("lead agent: the chain's order per switch", "[lead_agent]") {
     r = {};
     lead = make_lead_agent(config, r, setup_with(f));
     CHECK(engaged_middleware_names(lead.agent->middleware()) == base);
+
+    // summarization before durable_context, on purpose (docs/lead_agent.md): its context-length retry
+    // rebuilds the request, and durable_context, inside it, projects the new summary again.
+    config["summarization"] = true;
+    lead = make_lead_agent(config, r, setup_with(f));
+    const auto names = engaged_middleware_names(lead.agent->middleware());
+    CHECK(std::vector<std::string>(names.begin(), names.begin() + 5) ==
+          std::vector<std::string>{"input_sanitization", "dangling_tool_call", "tool_error_handling",
+                                   "summarization", "durable_context"});
 }
 
 TEST_CASE("lead agent: the system prompt", "[lead_agent]") {
@@ -350,6 +359,38 @@ TEST_CASE("lead agent: skills in the chain and the prompt, MCP tools after the b
     const auto requests = f.model.requests();
     REQUIRE(requests.size() == 3);
     CHECK(requests[2].tool_names == std::vector<std::string>{"web_search"});
+}
+
+TEST_CASE("lead agent: its subagents get the catalog, limited to their type's skills", "[lead_agent]") {
+    auto config = boost::json::parse(two_models).as_object();
+    config["subagents"] = boost::json::parse(R"({"custom_agents": {"analyst": {
+        "description": "Analyses.", "system_prompt": "Analyse.", "skills": ["data-analysis"]}}})");
+    auto catalog = std::make_shared<skill_catalog>();
+    for (const char* name : {"deep-research", "data-analysis"}) {
+        skill s;
+        s.name = name;
+        s.description = "A skill.";
+        s.directory = std::string(AGENTWARE_TEST_DATA_DIR) + "/skills/public/" + name;
+        catalog->skills.push_back(s);
+    }
+    boost::json::object args{{"description", "d"}, {"prompt", "Analyse it."}, {"subagent_type", "analyst"}};
+    scripted_factory f(
+        {ai_message("", {tool_call{"t1", "task", args}}), ai_message("analysed"), ai_message("done")});
+    auto setup = setup_with(f);
+    setup.skills = catalog;
+    lead_agent_request r;
+    r.subagent_enabled = true;
+    auto lead = make_lead_agent(config, r, setup);
+    lead_agent::state_type state;
+    REQUIRE(lead.run(state, agent_input(human_message("Go."))).reason == stop_reason::finished);
+    const auto requests = f.model.requests();
+    REQUIRE(requests.size() == 3);
+    // The lead's prompt lists both skills; the analyst's system message its own prompt and data-analysis.
+    CHECK(lead.system_prompt.find("/mnt/skills/public/deep-research/SKILL.md") != std::string::npos);
+    const std::string sub = requests[1].messages.front().text();
+    CHECK(sub.starts_with("Analyse.\n\n<skill_system>"));
+    CHECK(sub.find("/mnt/skills/public/data-analysis/SKILL.md") != std::string::npos);
+    CHECK(sub.find("deep-research") == std::string::npos);
 }
 
 TEST_CASE("lead agent: concurrent requests with different switches see their own",

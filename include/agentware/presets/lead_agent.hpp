@@ -645,7 +645,9 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
             eo.model_named = [f = setup.model_factory](std::string_view name) { return f(name, false); };
             eo.runner = setup.subagent_runner_override
                             ? setup.subagent_runner_override
-                            : make_deerflow_subagent_runner(detail::lead_chain_sections(config));
+                            : make_deerflow_subagent_runner(
+                                  detail::lead_chain_sections(config),
+                                  subagent_skills{setup.skills, detail::lead_skills_options(config)});
             out.executor = std::make_shared<subagent_executor>(std::move(eo));
         }
         const auto names = tools.names();

@@ -6,7 +6,11 @@
 // (presets/deerflow.hpp), and the executor runner that builds it afresh for
 // every delegation.
 
+#include <agentware/message/message.hpp>
+#include <agentware/middleware/skill_tool_policy.hpp>
+#include <agentware/middleware/skills.hpp>
 #include <agentware/presets/deerflow.hpp>
+#include <agentware/skills/catalog.hpp>
 #include <agentware/subagents/config.hpp>
 #include <agentware/subagents/executor.hpp>
 
@@ -14,28 +18,66 @@
 #include <boost/json/value.hpp>
 #include <boost/json/value_to.hpp>
 
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace agentware {
 
-/// The subagent chain, in DeerFlow's order, less what agentware does not have
-/// yet (skill activation and policy, MCP routing, deferred tools, the date
-/// context). The sandbox and thread-data middlewares are left out on purpose:
+/// The subagent chain, in DeerFlow's order (but summarization before
+/// durable_context, as in the lead's chain), less what agentware does not have
+/// yet (MCP routing, deferred tools, the date context). The skills slots are
+/// engaged when the parent has a skill catalog (subagent_skills). The sandbox
+/// and thread-data middlewares are left out on purpose:
 /// the parent holds the sandbox (a subagent's after_agent must not release
 /// it), and the sandbox tools come from the executor's tool set, where the
 /// types' allow- and denylists filter them; subagent_shared_fields carries the
 /// parent's `sandbox` and `thread_data` into the subagent's state.
-using subagent_pipeline =
-    pipeline<subagent_shared_fields, std::optional<input_sanitization>, std::optional<tool_output_budget>,
-             std::optional<tool_result_sanitization>, std::optional<dangling_tool_call>,
-             std::optional<llm_error_handling>, std::optional<guardrail<allowlist_provider>>,
-             std::optional<sandbox_audit>, std::optional<read_before_write>,
-             std::optional<tool_error_handling>, std::optional<view_image>, std::optional<loop_detection>,
-             std::optional<token_budget>, std::optional<safety_finish_reason>, std::optional<durable_context>,
-             std::optional<summarization>, std::optional<system_message_coalescing>>;
+using subagent_pipeline = pipeline<
+    subagent_shared_fields, std::optional<input_sanitization>, std::optional<tool_output_budget>,
+    std::optional<tool_result_sanitization>, std::optional<dangling_tool_call>,
+    std::optional<llm_error_handling>, std::optional<guardrail<allowlist_provider>>,
+    std::optional<sandbox_audit>, std::optional<read_before_write>, std::optional<tool_error_handling>,
+    std::optional<skills>, std::optional<skill_tool_policy>, std::optional<view_image>,
+    std::optional<loop_detection>, std::optional<token_budget>, std::optional<safety_finish_reason>,
+    // summarization before durable_context, as in the lead's chain (docs/lead_agent.md): its
+    // context-length retry then goes through durable_context, which projects the new summary
+    std::optional<summarization>, std::optional<durable_context>, std::optional<system_message_coalescing>>;
+
+/// The parent's skills, as its subagents get them: the catalog (shared, not
+/// copied) and the `skills` settings (container path, read tools). Each
+/// subagent sees the skills its type's `skills` names (after the
+/// `subagents.agents.<name>.skills` override), all of the catalog's when the
+/// type names none: DeerFlow's parent skills ∩ the type's (None = inherit).
+struct subagent_skills {
+    std::shared_ptr<const skill_catalog> catalog; ///< null: no skills slots, no skills block
+    skills_options options;
+};
+
+/// The skills block of a subagent's system prompt (skills_prompt_section of
+/// the skills its type may use); empty without a catalog or such a skill.
+inline std::string subagent_skills_section(const subagent_skills& parent, const subagent_type& type) {
+    if (!parent.catalog) return {};
+    return skills_prompt_section(*parent.catalog, parent.options.container_path, type.skills);
+}
 
 namespace detail {
+
+// The skills block after the type's prompt in the subagent's system message,
+// joined by a blank line (DeerFlow's executor, reference §5.12).
+inline void add_subagent_skills_block(std::vector<message>& input, const subagent_skills& parent,
+                                      const subagent_type& type) {
+    std::string block = subagent_skills_section(parent, type);
+    if (block.empty()) return;
+    if (!input.empty() && input.front().is_system()) {
+        std::string prompt = input.front().text();
+        input.front() = system_message(prompt.empty() ? std::move(block) : prompt + "\n\n" + block);
+    } else {
+        input.insert(input.begin(), system_message(std::move(block)));
+    }
+}
 
 // The subagents' token budget: on unless `enabled: false`; DeerFlow's
 // defaults (2,000,000 tokens, 1,000,000 with summarization on; warning at 0.7)
@@ -59,9 +101,14 @@ inline std::optional<token_budget_options> subagent_budget(const std::optional<b
 /// The subagent chain from an object of DeerFlow configuration sections (the
 /// same object make_deerflow_pipeline reads; the sections the subagent chain
 /// does not use are passed over), for a delegation of type `type` (its token
-/// budget). A fresh chain each call: guards start with no history.
+/// budget, its skills). With the parent's skill catalog, the skills slots are
+/// engaged: `skills` serves /mnt/skills from the parent's catalog (as
+/// DeerFlow's subagents share the parent's mount), and `skill_tool_policy`
+/// counts only the skills the type may use, so a loaded skill outside them
+/// grants no tools. A fresh chain each call: guards start with no history.
 inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config,
-                                                const subagent_type& type = {}) {
+                                                const subagent_type& type = {},
+                                                const subagent_skills& parent_skills = {}) {
     json_reader sections(config);
     subagent_pipeline chain;
     detail::engage_from_section<input_sanitization, input_sanitization_options>(chain, sections);
@@ -73,6 +120,11 @@ inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config
     detail::engage_from_section<sandbox_audit, sandbox_audit_options>(chain, sections);
     detail::engage_from_section<read_before_write, read_before_write_options>(chain, sections);
     detail::engage_from_section<tool_error_handling, tool_error_handling_options>(chain, sections);
+    if (parent_skills.catalog) {
+        chain.slot<skills>().emplace(parent_skills.options, parent_skills.catalog);
+        chain.slot<skill_tool_policy>().emplace(parent_skills.catalog, parent_skills.options.container_path,
+                                                type.skills);
+    }
     detail::engage_from_section<view_image, view_image_options>(chain, sections);
     detail::engage_from_section<loop_detection, loop_detection_options>(chain, sections);
     detail::engage_from_section<safety_finish_reason, safety_finish_reason_options>(chain, sections);
@@ -84,18 +136,21 @@ inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config
     return chain;
 }
 
-/// A runner whose delegations each run make_subagent_pipeline(config, type).
-/// The configuration is checked here, once, so a bad key is reported when the
-/// executor is made rather than at the first delegation. (A template only so
-/// that g++ 12 compiles the subagents' coroutine loop where it is used, not in
-/// every file that includes this header.)
+/// A runner whose delegations each run make_subagent_pipeline(config, type,
+/// parent_skills), with the type's skills block after its prompt in the
+/// system message. The configuration is checked here, once, so a bad key is
+/// reported when the executor is made rather than at the first delegation.
+/// (A template only so that g++ 12 compiles the subagents' coroutine loop
+/// where it is used, not in every file that includes this header.)
 template <class = void>
-subagent_runner make_deerflow_subagent_runner(boost::json::value config) {
+subagent_runner make_deerflow_subagent_runner(boost::json::value config, subagent_skills parent_skills = {}) {
     (void)make_subagent_pipeline(config);
-    return [config = std::move(config)](subagent_run run) {
+    return [config = std::move(config), parent_skills = std::move(parent_skills)](subagent_run run) {
         subagent_type type = run.type;
-        return detail::run_subagent([config, type] { return make_subagent_pipeline(config, type); },
-                                    std::move(run));
+        detail::add_subagent_skills_block(run.input, parent_skills, type);
+        return detail::run_subagent(
+            [config, type, parent_skills] { return make_subagent_pipeline(config, type, parent_skills); },
+            std::move(run));
     };
 }
 

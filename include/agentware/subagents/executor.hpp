@@ -282,6 +282,7 @@ subagent_runner make_subagent_runner(Factory make) {
 /// directories), for a chain with no middleware that declares them.
 struct subagent_shared_fields {
     using state_fields = fields<thread_data_field, sandbox_field>;
+    static constexpr std::string_view middleware_name = "subagent_shared_fields";
     template <class State>
     void before_agent(State&) {}
 };

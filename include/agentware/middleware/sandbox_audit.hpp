@@ -126,6 +126,21 @@ inline bool is_shell_special(char c) noexcept {
     return table[static_cast<unsigned char>(c)];
 }
 
+/// Whether `w` is NAME=value (a name of letters, digits and '_').
+inline bool is_assignment_word(std::string_view w) noexcept {
+    std::size_t k = 0;
+    static constexpr auto name_char = [] {
+        std::array<bool, 256> t{};
+        for (int c = 0; c < 256; ++c)
+            t[static_cast<std::size_t>(c)] =
+                (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        return t;
+    }();
+    while (k < w.size() && name_char[static_cast<unsigned char>(w[k])])
+        ++k;
+    return k > 0 && k < w.size() && w[k] == '=';
+}
+
 /// Splits a command line into simple commands, one pass. Not a full shell
 /// parser: enough structure for the risk classes (quotes, escapes, ; & | &&
 /// || newlines, $( ) and backticks, redirections). A word that is a run of
@@ -139,16 +154,45 @@ inline shell_lex lex_shell(std::string_view s) {
     std::vector<bool> in_dq{false}; // inside double quotes, per nesting level
     bool dq = false;                // in_dq.back()
     std::vector<bool> backtick{false};
-    // The words in the order they end, with their segment and kind; sorted
-    // into out.words by segment at the end (no vector per segment).
-    enum word_kind : std::uint8_t { kind_word, kind_assignment, kind_target };
+    // The words of the open segments, innermost level last, with their kind.
+    // A segment's words go to out.words when it ends, grouped by kind, so
+    // each segment's words are contiguous there without a sort at the end
+    // (a $(...) inside a segment ends, and is written, before it).
+    enum word_kind : std::uint8_t { kind_word, kind_assignment, kind_target, kinds };
     struct placed {
         std::string_view word;
-        int segment;
         word_kind kind;
     };
-    std::vector<placed> placed_words;
-    placed_words.reserve(s.size() / 6 + 8);
+    std::vector<placed> pending;
+    pending.reserve(32);
+    std::vector<std::size_t> pending_base{0}; // per level: where its segment's words start in `pending`
+    // Per segment, where its words, assignments and targets start in
+    // out.words, and where they end (offsets: out.words still grows).
+    std::vector<std::uint32_t> bounds;
+    bounds.reserve(segs.capacity() * (kinds + 1));
+    out.words.reserve(s.size() / 6 + 8);
+    auto flush_segment = [&] {
+        const std::size_t b = pending_base.back();
+        const auto g = static_cast<std::size_t>(stack.back());
+        if (bounds.size() < segs.size() * (kinds + 1)) bounds.resize(segs.size() * (kinds + 1));
+        std::uint32_t* at = &bounds[g * (kinds + 1)];
+        at[kind_word] = static_cast<std::uint32_t>(out.words.size());
+        bool others = false; // assignments or targets: rare, a pass each
+        for (std::size_t j = b; j < pending.size(); ++j) {
+            if (pending[j].kind == kind_word)
+                out.words.push_back(pending[j].word);
+            else
+                others = true;
+        }
+        for (int k = kind_assignment; k < kinds; ++k) {
+            at[k] = static_cast<std::uint32_t>(out.words.size());
+            if (others)
+                for (std::size_t j = b; j < pending.size(); ++j)
+                    if (pending[j].kind == k) out.words.push_back(pending[j].word);
+        }
+        at[kinds] = static_cast<std::uint32_t>(out.words.size());
+        pending.resize(b);
+    };
     // The current word: s[raw_begin, raw_end) while `plain`, else `word`.
     std::string word;
     std::size_t raw_begin = 0, raw_end = 0;
@@ -199,24 +243,20 @@ inline shell_lex lex_shell(std::string_view s) {
         std::string_view w = current();
         if (!plain) w = out.built.emplace_front(std::move(word));
         shell_segment& sg = cur();
-        const int at = stack.back();
         if (redirect_pending) {
-            placed_words.push_back({w, at, kind_target});
+            pending.push_back({w, kind_target});
             redirect_pending = 0;
-        } else if (const auto eq = w.find('=');
-                   sg.word_count == 0 && eq != std::string_view::npos && eq != 0 &&
-                   std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                   })) {
-            placed_words.push_back({w, at, kind_assignment});
+        } else if (sg.word_count == 0 && is_assignment_word(w)) {
+            pending.push_back({w, kind_assignment});
         } else {
-            placed_words.push_back({w, at, kind_word});
+            pending.push_back({w, kind_word});
             ++sg.word_count;
         }
         reset_word();
     };
     auto new_segment = [&](bool piped) {
         end_word();
+        flush_segment();
         redirect_pending = 0;
         shell_segment next;
         next.piped_from = piped;
@@ -235,6 +275,7 @@ inline shell_lex lex_shell(std::string_view s) {
         segs.push_back(std::move(sub));
         // Save the parent's partial word: it continues after the substitution.
         stack.push_back(static_cast<int>(segs.size() - 1));
+        pending_base.push_back(pending.size());
         in_dq.push_back(false);
         dq = false;
         backtick.push_back(is_backtick);
@@ -243,6 +284,8 @@ inline shell_lex lex_shell(std::string_view s) {
     };
     auto close_sub = [&] {
         end_word();
+        flush_segment();
+        pending_base.pop_back();
         stack.pop_back();
         in_dq.pop_back();
         dq = in_dq.back();
@@ -273,6 +316,19 @@ inline shell_lex lex_shell(std::string_view s) {
             if (!have_word) append_built({}); // a word has begun, even if empty so far
             continue;
         }
+        // Ordinary characters and blanks, most of any command, before the switch.
+        if (!is_shell_special(c)) {
+            std::size_t end = i + 1;
+            while (end < s.size() && !is_shell_special(s[end]))
+                ++end;
+            append_raw(i, end);
+            i = end - 1;
+            continue;
+        }
+        if (c == ' ' || c == '\t') {
+            end_word();
+            continue;
+        }
         switch (c) {
         case '#':
             if (!have_word) { // a comment, to the end of the line
@@ -298,10 +354,6 @@ inline shell_lex lex_shell(std::string_view s) {
                 append_raw(i + 1, s[i + 1] != '\n' ? i + 2 : i + 1);
                 ++i;
             }
-            break;
-        case ' ':
-        case '\t':
-            end_word();
             break;
         case '\n':
         case ';':
@@ -372,33 +424,18 @@ inline shell_lex lex_shell(std::string_view s) {
         case '}':
             end_word();
             break;
-        default: {
-            // A run of ordinary characters is appended at once.
-            std::size_t end = i + 1;
-            while (end < s.size() && !is_shell_special(s[end]))
-                ++end;
-            append_raw(i, end);
-            i = end - 1;
-        }
+        default: // '\r': kept in the word, as the shell does
+            append_raw(i, i + 1);
+            break;
         }
     }
     while (stack.size() > 1)
         close_sub();
     end_word();
-    // Each segment's words, assignments and targets, in order, as spans of out.words.
-    constexpr std::size_t kinds = 3;
-    std::vector<std::size_t> start(segs.size() * kinds + 1, 0);
-    for (const placed& p : placed_words)
-        ++start[static_cast<std::size_t>(p.segment) * kinds + p.kind + 1];
-    for (std::size_t k = 1; k < start.size(); ++k)
-        start[k] += start[k - 1];
-    out.words.resize(placed_words.size());
-    std::vector<std::size_t> fill(start.begin(), start.end() - 1);
-    for (const placed& p : placed_words)
-        out.words[fill[static_cast<std::size_t>(p.segment) * kinds + p.kind]++] = p.word;
+    flush_segment();
     const std::string_view* base = out.words.data();
     for (std::size_t g = 0; g < segs.size(); ++g) {
-        const std::size_t* b = &start[g * kinds];
+        const std::uint32_t* b = &bounds[g * (kinds + 1)];
         segs[g].words = {base + b[kind_word], b[kind_word + 1] - b[kind_word]};
         segs[g].assignments = {base + b[kind_assignment], b[kind_assignment + 1] - b[kind_assignment]};
         segs[g].write_targets = {base + b[kind_target], b[kind_target + 1] - b[kind_target]};

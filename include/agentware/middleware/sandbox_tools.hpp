@@ -14,6 +14,7 @@
 
 #include <agentware/detail/config.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/regex.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/bubblewrap.hpp>
 #include <agentware/middleware/detail/process.hpp>
@@ -358,20 +359,22 @@ inline bool allowed_absolute_path(std::string_view p) {
 /// absolute path under /mnt/user-data or a system binary directory.
 inline std::optional<std::string> screen_command(const std::string& command) {
     static const std::regex file_url(R"(file://)", std::regex::icase);
-    if (std::regex_search(command, file_url))
+    if (detail::regex_search(command, file_url))
         return std::string("Error: Unsafe file:// URL in command. Use paths under /mnt/user-data");
     static const std::regex url(R"([A-Za-z][A-Za-z0-9+.-]*://[^\s'"]*)");
-    const std::string without_urls = std::regex_replace(command, url, " ");
+    const std::string without_urls = detail::regex_replace(command, url, " ");
     static const std::regex dotdot(R"((^|[\s/'"=:;|&<>()])\.\.($|[\s/'"`;|&<>()]))");
-    if (std::regex_search(without_urls, dotdot)) return path_error(text_path_traversal);
+    if (detail::regex_search(without_urls, dotdot)) return path_error(text_path_traversal);
     static const std::regex cd(R"((^|[\s;&|(])(cd|pushd)\s+([$`~]|-(\s|$)))");
-    if (std::smatch m; std::regex_search(without_urls, m, cd))
+    if (std::cmatch m; detail::regex_search(without_urls, m, cd))
         return detail::format(
             "Error: Unsafe directory change in command: {} {}. Use paths under /mnt/user-data", m[2].str(),
             m[3].str());
     static const std::regex absolute(R"((?:^|[\s'"=:;|&<>(])(/[^\s'"`;|&<>()]*))");
     std::set<std::string> unsafe;
-    for (std::sregex_iterator it(without_urls.begin(), without_urls.end(), absolute), end; it != end; ++it) {
+    for (std::cregex_iterator it(without_urls.data(), without_urls.data() + without_urls.size(), absolute),
+         end;
+         it != end; ++it) {
         std::string p = (*it)[1].str();
         if (!allowed_absolute_path(p)) unsafe.insert(std::move(p));
     }
@@ -760,7 +763,7 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
             // counted), which keeps a regex's cost per line bounded.
             if (utf8_chars(line) + (ended ? 1 : 0) > grep_max_line_chars) continue;
             const std::string probe(line);
-            const bool match = re ? std::regex_search(probe, *re)
+            const bool match = re ? detail::regex_search(probe, *re)
                                   : (case_sensitive ? probe : lower(probe)).find(needle) != std::string::npos;
             if (!match) continue;
             if (hits.size() == max) {

@@ -11,6 +11,7 @@
 #include <agentware/agent/wrap.hpp>
 #include <agentware/core/fields.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/regex.hpp>
 #include <agentware/memory/clock.hpp>                  // detail::iso_utc
 #include <agentware/middleware/detail/file_search.hpp> // wildcard_match, search_regex_flags, clamp_results
 #include <agentware/middleware/detail/tool_args.hpp>   // string_arg, int_arg, bool_arg
@@ -156,7 +157,7 @@ inline tool_output grep_skill_files(const skill_path& p, const std::string& show
                              rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
                              if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
                              const std::string probe(line);
-                             const bool match = re ? std::regex_search(probe, *re)
+                             const bool match = re ? detail::regex_search(probe, *re)
                                                    : (case_sensitive ? probe : lower(probe)).find(needle) !=
                                                          std::string::npos;
                              if (!match) continue;

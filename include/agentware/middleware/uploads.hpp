@@ -12,6 +12,7 @@
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/regex.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/detail/untrusted_text.hpp>
@@ -97,8 +98,8 @@ inline upload_outline read_upload_outline(const std::filesystem::path& uploads_d
     while (std::getline(in, line)) {
         ++number;
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        std::smatch m;
-        if (std::regex_match(line, m, heading)) {
+        std::cmatch m;
+        if (detail::regex_match(line, m, heading)) {
             if (out.headings.size() == 50) {
                 out.truncated = true;
                 break;
@@ -146,8 +147,8 @@ inline std::set<std::string> names_shown_before(const std::vector<message>& mess
             std::size_t nl = block.find('\n', start);
             if (nl == std::string_view::npos) nl = block.size();
             std::string line(block.substr(start, nl - start));
-            std::smatch m;
-            if (std::regex_search(line, m, item)) shown.insert(m[1].str());
+            std::cmatch m;
+            if (detail::regex_search(line, m, item)) shown.insert(m[1].str());
             start = nl + 1;
         }
     }

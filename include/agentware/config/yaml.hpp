@@ -19,6 +19,7 @@
 // Needs yaml-cpp (the package's optional component `yaml`, target
 // agentware::yaml); the umbrella header does not include this one.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 
 #include <boost/json/array.hpp>
@@ -155,7 +156,8 @@ struct yaml_converter {
                 value = std::string(e);
             }
             if (!value)
-                throw json_error(std::string(path), fmt::format("environment variable {} is not set", name));
+                throw json_error(std::string(path),
+                                 detail::format("environment variable {} is not set", name));
             return boost::json::value(std::move(*value));
         }
         return boost::json::value(std::move(s));
@@ -178,17 +180,18 @@ struct yaml_converter {
             a.reserve(node.size());
             std::size_t i = 0;
             for (const auto& item : node)
-                a.push_back(convert(item, json_path(path, fmt::format("[{}]", i++))));
+                a.push_back(convert(item, json_path(path, detail::format("[{}]", i++))));
             return a;
         }
         case YAML::NodeType::Map: {
             boost::json::object o;
             for (const auto& kv : node) {
                 if (!kv.first.IsScalar())
-                    throw json_error(path, fmt::format("{}: a key that is not a scalar", mark(kv.first)));
+                    throw json_error(path, detail::format("{}: a key that is not a scalar", mark(kv.first)));
                 const std::string& key = kv.first.Scalar();
                 if (o.contains(key))
-                    throw json_error(json_path(path, key), fmt::format("{}: duplicate key", mark(kv.first)));
+                    throw json_error(json_path(path, key),
+                                     detail::format("{}: duplicate key", mark(kv.first)));
                 o[key] = convert(kv.second, json_path(path, key));
             }
             return o;
@@ -200,7 +203,7 @@ struct yaml_converter {
     std::string mark(const YAML::Node& n) const {
         const YAML::Mark m = n.Mark();
         if (m.is_null()) return options.source;
-        return fmt::format("{}:{}:{}", options.source, m.line + 1, m.column + 1);
+        return detail::format("{}:{}:{}", options.source, m.line + 1, m.column + 1);
     }
 };
 
@@ -215,9 +218,9 @@ inline boost::json::value yaml_to_json(std::string_view text, const yaml_read_op
     try {
         root = YAML::Load(std::string(text));
     } catch (const YAML::Exception& e) {
-        throw json_error({}, e.mark.is_null() ? fmt::format("{}: {}", options.source, e.msg)
-                                              : fmt::format("{}:{}:{}: {}", options.source, e.mark.line + 1,
-                                                            e.mark.column + 1, e.msg));
+        throw json_error({}, e.mark.is_null() ? detail::format("{}: {}", options.source, e.msg)
+                                              : detail::format("{}:{}:{}: {}", options.source,
+                                                               e.mark.line + 1, e.mark.column + 1, e.msg));
     }
     return detail::yaml_converter{options}.convert(root, {});
 }
@@ -226,7 +229,7 @@ inline boost::json::value yaml_to_json(std::string_view text, const yaml_read_op
 inline boost::json::value yaml_file_to_json(const std::filesystem::path& file,
                                             yaml_read_options options = {}) {
     std::ifstream in(file, std::ios::binary);
-    if (!in) throw std::runtime_error(fmt::format("cannot read {}", file.string()));
+    if (!in) throw std::runtime_error(detail::format("cannot read {}", file.string()));
     std::ostringstream ss;
     ss << in.rdbuf();
     if (options.source == "config.yaml") options.source = file.string();
@@ -322,8 +325,8 @@ inline deerflow_config read_deerflow_config(const boost::json::value& config,
     }
     if (!out.ignored.empty()) {
         const std::string line =
-            fmt::format("agentware: ignoring configuration sections agentware does not implement: {}",
-                        fmt::join(out.ignored, ", "));
+            detail::format("agentware: ignoring configuration sections agentware does not implement: {}",
+                           fmt::join(out.ignored, ", "));
         if (warn)
             warn(line);
         else

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 namespace agentware {
 
@@ -18,14 +19,26 @@ namespace detail {
 template <class...>
 inline constexpr bool always_false = false;
 
-template <std::size_t I, class List>
-struct list_at;
-template <std::size_t I, class T, class... Ts>
-struct list_at<I, type_list<T, Ts...>> : list_at<I - 1, type_list<Ts...>> {};
-template <class T, class... Ts>
-struct list_at<0, type_list<T, Ts...>> {
+// list_at finds the I-th type in one step, as the base class that a call
+// deduces, not by I nested instantiations: a pipeline of 44 slots asks for
+// every position, which took a thousand instantiations.
+template <std::size_t I, class T>
+struct indexed_type {
     using type = T;
 };
+template <class Indices, class... Ts>
+struct indexed_types;
+template <std::size_t... Is, class... Ts>
+struct indexed_types<std::index_sequence<Is...>, Ts...> : indexed_type<Is, Ts>... {};
+template <std::size_t I, class T>
+indexed_type<I, T> select_indexed(const indexed_type<I, T>&);
+
+template <std::size_t I, class List>
+struct list_at;
+template <std::size_t I, class... Ts>
+struct list_at<I, type_list<Ts...>>
+    : decltype(select_indexed<I>(
+          std::declval<const indexed_types<std::index_sequence_for<Ts...>, Ts...>&>())) {};
 
 // Position of T in Ms..., or sizeof...(Ms) when absent.
 template <class T, class... Ms>

@@ -5,6 +5,8 @@
 // print values this way inside model-facing texts (a tool's allowed paths, a
 // decision's arguments), so the texts keep that form for parity.
 
+#include <agentware/detail/format.hpp>
+
 #include <fmt/format.h>
 
 #include <string>
@@ -35,7 +37,7 @@ inline std::string python_repr(std::string_view s) {
         } else if (c == '\t') {
             out += "\\t";
         } else if (u < 0x20 || u == 0x7f) {
-            out += fmt::format("\\x{:02x}", u);
+            out += detail::format("\\x{:02x}", u);
         } else {
             out += c;
         }

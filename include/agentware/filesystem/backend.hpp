@@ -13,6 +13,7 @@
 // cannot change the state itself: its writes return `files_update`, the
 // `files` state update the tool hands to the agent.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/tool/tool.hpp>
 
 #include <boost/json/object.hpp>
@@ -135,11 +136,11 @@ inline std::string apply_edit(std::string& content, std::string_view old_text, s
                    "trailing newline removed from old_string (and from new_string if it also ends with a "
                    "newline).";
         // Text kept for parity with deepagents (reference langchain.md §9).
-        return fmt::format("String not found in file: '{}'", old_text);
+        return detail::format("String not found in file: '{}'", old_text);
     }
     if (n > 1 && !replace_all)
         // Text kept for parity with deepagents (reference langchain.md §9).
-        return fmt::format(
+        return detail::format(
             "String '{}' appears {} times in file. Use replace_all=True to replace all instances, "
             "or provide a more specific string with surrounding context.",
             old_text, n);
@@ -160,7 +161,9 @@ inline std::string apply_edit(std::string& content, std::string_view old_text, s
 }
 
 // Text kept for parity with deepagents (reference langchain.md §9).
-inline std::string file_not_found(std::string_view path) { return fmt::format("File '{}' not found", path); }
+inline std::string file_not_found(std::string_view path) {
+    return detail::format("File '{}' not found", path);
+}
 
 /// The literal search every backend runs over one file's text, appending at
 /// most `budget` matches (lines containing `pattern`) to `out`. Returns
@@ -200,7 +203,7 @@ inline std::string iso_now() {
     const auto now = std::chrono::system_clock::now();
     const auto secs = std::chrono::floor<std::chrono::seconds>(now);
     const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(now - secs).count();
-    return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06d}+00:00", secs, micros);
+    return detail::format("{:%Y-%m-%dT%H:%M:%S}.{:06d}+00:00", secs, micros);
 }
 
 } // namespace detail

@@ -11,6 +11,7 @@
 // too. Searches (glob, grep) never follow or read symlinks. Without virtual
 // mode the paths are host paths, as in deepagents: not a sandbox.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/detail/write_nofollow.hpp>
 #include <agentware/filesystem/backend.hpp>
 #include <agentware/filesystem/detail/glob.hpp>
@@ -94,13 +95,13 @@ public:
         struct stat st {};
         if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
             ::close(fd);
-            r.error = S_ISDIR(st.st_mode) ? fmt::format("'{}' is a directory, not a file", path)
+            r.error = S_ISDIR(st.st_mode) ? detail::format("'{}' is a directory, not a file", path)
                                           : detail::file_not_found(path);
             return r;
         }
         if (static_cast<std::uint64_t>(st.st_size) > options_.max_file_size_mb * 1024 * 1024) {
             ::close(fd);
-            r.error = fmt::format("File '{}' is larger than {} MB", path, options_.max_file_size_mb);
+            r.error = detail::format("File '{}' is larger than {} MB", path, options_.max_file_size_mb);
             return r;
         }
         r.content.resize(static_cast<std::size_t>(st.st_size));
@@ -204,7 +205,7 @@ public:
             return r;
         }
         std::filesystem::remove_all(*host, ec); // removes a symlink itself, never what it points to
-        if (ec) r.error = fmt::format("Could not delete '{}': {}", path, ec.message());
+        if (ec) r.error = detail::format("Could not delete '{}': {}", path, ec.message());
         return r;
     }
 
@@ -215,7 +216,7 @@ public:
         if (!host) return r;
         std::error_code ec;
         std::filesystem::create_directories(*host, ec);
-        if (ec) r.error = fmt::format("Could not create directory '{}': {}", path, ec.message());
+        if (ec) r.error = detail::format("Could not create directory '{}': {}", path, ec.message());
         return r;
     }
 
@@ -229,7 +230,7 @@ protected:
         return p;
     }
     static std::string open_error(std::string_view path, int err) {
-        return fmt::format("Could not access '{}': {}", path, std::strerror(err));
+        return detail::format("Could not access '{}': {}", path, std::strerror(err));
     }
 
     bool inside_root(const std::filesystem::path& p) const {
@@ -254,12 +255,12 @@ protected:
         std::error_code ec;
         const auto canon = std::filesystem::weakly_canonical(host, ec);
         if (ec) {
-            error = fmt::format("Could not resolve '{}': {}", path, ec.message());
+            error = detail::format("Could not resolve '{}': {}", path, ec.message());
             return std::nullopt;
         }
         auto inside = canon.lexically_relative(root_);
         if (inside.empty() || *inside.begin() == "..") {
-            error = fmt::format("Path '{}' leads outside the root directory", path);
+            error = detail::format("Path '{}' leads outside the root directory", path);
             return std::nullopt;
         }
         return canon;
@@ -269,11 +270,11 @@ protected:
         std::error_code ec;
         std::filesystem::create_directories(host.parent_path(), ec);
         if (ec) {
-            error = fmt::format("Could not create the directories of '{}': {}", path, ec.message());
+            error = detail::format("Could not create the directories of '{}': {}", path, ec.message());
             return false;
         }
         if (options_.virtual_mode && !inside_root(host.parent_path())) {
-            error = fmt::format("Path '{}' leads outside the root directory", path);
+            error = detail::format("Path '{}' leads outside the root directory", path);
             return false;
         }
         return true;
@@ -352,7 +353,7 @@ public:
         quoted += "'";
         const auto t = timeout.value_or(timeout_);
         auto outcome =
-            detail::run_command(detail::find_shell(), fmt::format("cd {} && {}", quoted, command),
+            detail::run_command(detail::find_shell(), detail::format("cd {} && {}", quoted, command),
                                 std::chrono::duration_cast<std::chrono::milliseconds>(t), max_output_);
         execute_response r;
         if (!outcome.failure.empty()) {
@@ -366,7 +367,7 @@ public:
             r.output.resize(max_output_);
             r.truncated = true;
         }
-        if (outcome.timed_out) r.output += fmt::format("\nCommand timed out after {} seconds", t.count());
+        if (outcome.timed_out) r.output += detail::format("\nCommand timed out after {} seconds", t.count());
         r.exit_code = outcome.exit_code;
         return r;
     }

@@ -8,6 +8,7 @@
 // always starts with "/". A NUL byte or a name longer than the platforms
 // allow is refused too (deepagents does not check either).
 
+#include <agentware/detail/format.hpp>
 #include <agentware/detail/python_repr.hpp>
 
 #include <fmt/format.h>
@@ -82,33 +83,34 @@ inline path_check validate_path(std::string_view path,
     }
     if (detail::has_dotdot_component(path) || (!path.empty() && path.front() == '~')) {
         // Text kept for parity with deepagents (reference langchain.md §9).
-        r.error = fmt::format("Path traversal not allowed: {}", path);
+        r.error = detail::format("Path traversal not allowed: {}", path);
         return r;
     }
     if (path.size() >= 2 && path[1] == ':' &&
         ((path[0] >= 'a' && path[0] <= 'z') || (path[0] >= 'A' && path[0] <= 'Z'))) {
         // Text kept for parity with deepagents (reference langchain.md §9).
         r.error =
-            fmt::format("Windows absolute paths are not supported: {}. Please use virtual paths starting "
-                        "with / (e.g., /workspace/file.txt)",
-                        path);
+            detail::format("Windows absolute paths are not supported: {}. Please use virtual paths starting "
+                           "with / (e.g., /workspace/file.txt)",
+                           path);
         return r;
     }
     std::string normalised = detail::normalise_virtual_path(path);
     if (detail::has_dotdot_component(normalised)) {
         // Text kept for parity with deepagents (reference langchain.md §9).
-        r.error = fmt::format("Path traversal not allowed: {}", path);
+        r.error = detail::format("Path traversal not allowed: {}", path);
         return r;
     }
     if (normalised.size() > max_virtual_path_length) {
-        r.error = fmt::format("Path is longer than {} characters", max_virtual_path_length);
+        r.error = detail::format("Path is longer than {} characters", max_virtual_path_length);
         return r;
     }
     for (std::size_t start = 1; start < normalised.size();) {
         std::size_t end = normalised.find('/', start);
         if (end == std::string::npos) end = normalised.size();
         if (end - start > max_virtual_name_length) {
-            r.error = fmt::format("A path component is longer than {} characters", max_virtual_name_length);
+            r.error =
+                detail::format("A path component is longer than {} characters", max_virtual_name_length);
             return r;
         }
         start = end + 1;
@@ -119,8 +121,8 @@ inline path_check validate_path(std::string_view path,
             if (normalised.starts_with(prefix) || normalised + "/" == prefix) ok = true;
         if (!ok) {
             // Text kept for parity with deepagents (reference langchain.md §9).
-            r.error = fmt::format("Path must start with one of {}: {}", detail::python_list(allowed_prefixes),
-                                  path);
+            r.error = detail::format("Path must start with one of {}: {}",
+                                     detail::python_list(allowed_prefixes), path);
             return r;
         }
     }

@@ -10,6 +10,7 @@
 // Public because a user's middleware writes its options' tag_invoke with it
 // too, and then reads and fails like the built-in ones.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/detail/type_traits.hpp>
 
 #include <boost/json/object.hpp>
@@ -72,7 +73,7 @@ inline std::string json_path(std::string_view parent, std::string_view child) {
 inline std::string json_shown(const boost::json::value& v) {
     constexpr std::size_t max_chars = 60;
     // Boost.JSON writes 2.5 as 2.5E0; people write it as 2.5.
-    std::string text = v.is_double() ? fmt::format("{}", v.get_double()) : boost::json::serialize(v);
+    std::string text = v.is_double() ? detail::format("{}", v.get_double()) : boost::json::serialize(v);
     if (text.size() > max_chars) {
         text.resize(max_chars);
         text += "...";
@@ -82,7 +83,7 @@ inline std::string json_shown(const boost::json::value& v) {
 
 [[noreturn]] inline void json_type_error(std::string_view path, std::string_view expected,
                                          const boost::json::value& got) {
-    throw json_error(std::string(path), fmt::format("expected {}, got {}", expected, json_shown(got)));
+    throw json_error(std::string(path), detail::format("expected {}, got {}", expected, json_shown(got)));
 }
 
 template <class T>
@@ -120,8 +121,8 @@ T json_read_as(const boost::json::value& v, std::string_view path) {
         if (std::is_unsigned_v<T> && negative) detail::json_type_error(path, "a non-negative integer", v);
         if (v.is_double() && v.get_double() != std::trunc(v.get_double()))
             detail::json_type_error(path, "an integer", v);
-        detail::json_type_error(path, fmt::format("an integer of at most {}", std::numeric_limits<T>::max()),
-                                v);
+        detail::json_type_error(path,
+                                detail::format("an integer of at most {}", std::numeric_limits<T>::max()), v);
     } else if constexpr (std::is_floating_point_v<T>) {
         if (!v.is_number()) detail::json_type_error(path, "a number", v);
         return v.to_number<T>();
@@ -147,7 +148,7 @@ T json_read_as(const boost::json::value& v, std::string_view path) {
         out.reserve(a->size());
         for (std::size_t i = 0; i < a->size(); ++i)
             out.push_back(json_read_as<typename T::value_type>(
-                (*a)[i], detail::json_path(path, fmt::format("[{}]", i))));
+                (*a)[i], detail::json_path(path, detail::format("[{}]", i))));
         return out;
     } else if constexpr (detail::is_string_map<T>::value) {
         const auto* o = v.if_object();
@@ -254,7 +255,7 @@ public:
                     listed = listed || known_[j] == known_[i];
                 if (!listed) list += (list.empty() ? "" : ", ") + known_[i];
             }
-            throw json_error(path_of(kv.key()), fmt::format("unknown key (known: {})", list));
+            throw json_error(path_of(kv.key()), detail::format("unknown key (known: {})", list));
         }
     }
 

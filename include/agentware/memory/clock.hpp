@@ -6,6 +6,8 @@
 // dynamic_context reminds the model of. Tests and the replay hand in a
 // manual_clock, so nothing in them waits for real time to pass.
 
+#include <agentware/detail/format.hpp>
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -62,12 +64,12 @@ namespace detail {
 
 /// "2026-11-23T09:00:00Z" (UTC, whole seconds), the form DeerMem stamps facts with.
 inline std::string iso_utc(memory_clock::time_point t) {
-    return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::time_point_cast<std::chrono::seconds>(t));
+    return detail::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::time_point_cast<std::chrono::seconds>(t));
 }
 
 /// "2026-11-23" (UTC).
 inline std::string iso_date(memory_clock::time_point t) {
-    return fmt::format("{:%Y-%m-%d}", std::chrono::time_point_cast<std::chrono::seconds>(t));
+    return detail::format("{:%Y-%m-%d}", std::chrono::time_point_cast<std::chrono::seconds>(t));
 }
 
 /// Reads "YYYY-MM-DDTHH:MM:SS[.fff][Z|+00:00]" (UTC); nullopt-like false when malformed.

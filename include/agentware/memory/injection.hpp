@@ -5,6 +5,7 @@
 // user's summaries, then facts chosen greedily within a token budget, with
 // room kept for the guaranteed categories (corrections) first.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/memory/messages.hpp>
 #include <agentware/memory/storage.hpp>
 
@@ -61,10 +62,10 @@ inline double coerce_confidence(double c) {
 }
 
 inline std::string fact_line(const memory_fact& f) {
-    std::string line = fmt::format("- [{} | {:.2f}] {}", html_escape(f.category),
-                                   coerce_confidence(f.confidence), html_escape(trim(f.content)));
+    std::string line = detail::format("- [{} | {:.2f}] {}", html_escape(f.category),
+                                      coerce_confidence(f.confidence), html_escape(trim(f.content)));
     if (f.category == "correction" && !trim(f.source_error).empty())
-        line += fmt::format(" (avoid: {})", html_escape(trim(f.source_error)));
+        line += detail::format(" (avoid: {})", html_escape(trim(f.source_error)));
     return line;
 }
 
@@ -78,7 +79,8 @@ inline std::string format_memory_for_injection(const user_memory& m, const memor
         std::string out;
         for (std::size_t i = 0; i < 3; ++i)
             if (!detail::trim(s[i].summary).empty())
-                out += fmt::format("\n- {}: {}", labels[i], detail::html_escape(detail::trim(s[i].summary)));
+                out +=
+                    detail::format("\n- {}: {}", labels[i], detail::html_escape(detail::trim(s[i].summary)));
         if (!out.empty()) sections.push_back(std::string(title) + out);
     };
     section("User Context:", m.user, {"Work", "Personal", "Current Focus"});
@@ -146,7 +148,7 @@ inline std::string format_memory_for_injection(const user_memory& m, const memor
 /// The block as dynamic_context injects it: "<memory>\n{body}\n</memory>", or "" for an empty body.
 inline std::string memory_block(std::string_view body) {
     if (detail::trim(body).empty()) return {};
-    return fmt::format("<memory>\n{}\n</memory>", body);
+    return detail::format("<memory>\n{}\n</memory>", body);
 }
 
 } // namespace agentware

@@ -7,6 +7,7 @@
 // reinforcement, preference, ...) found in the latest user turns; and the
 // conversation as the extraction prompt shows it.
 
+#include <agentware/detail/regex.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
 
@@ -48,7 +49,7 @@ inline std::string memory_text(const message& m) {
 }
 
 inline std::string strip_upload_blocks(std::string_view text) {
-    return std::regex_replace(std::string(text), upload_block_regex(), "");
+    return detail::regex_replace(text, upload_block_regex(), "");
 }
 
 /// A hidden human message kept anyway: a clarification answer (an object
@@ -82,7 +83,7 @@ inline bool is_trivial_turn(std::string_view text) {
     static const std::regex trivial("((?:嗯)+|ok(ay)?|好的(?:呢)?|好(?:的|呀)?|谢谢|感谢|多谢|对|是的|收到|"
                                     "明白|了解|知道了|got it|thanks|thank you|cheers)",
                                     std::regex::icase);
-    return !t.empty() && std::regex_match(t, trivial);
+    return !t.empty() && detail::regex_match(t, trivial);
 }
 
 } // namespace detail
@@ -183,7 +184,7 @@ inline std::vector<std::string> detect_memory_signals(const std::vector<message>
             if (!filtered[i].is_human()) continue;
             const std::string text = detail::memory_text(filtered[i]);
             for (const auto& p : group.patterns)
-                if (std::regex_search(text, p)) {
+                if (detail::regex_search(text, p)) {
                     hit = true;
                     break;
                 }

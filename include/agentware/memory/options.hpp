@@ -5,6 +5,7 @@
 // private settings under `backend_config` (legacy top-level spellings of
 // those are accepted too, as DeerFlow migrates them).
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 
 #include <boost/json/object.hpp>
@@ -182,7 +183,7 @@ inline constexpr std::string_view memory_backend_keys[] = {"storage_path",
 
 inline void check_memory_range(const json_reader& r, std::string_view key, double v, double lo, double hi) {
     if (v < lo || v > hi)
-        throw json_error(r.path_of(key), fmt::format("expected a value from {} to {}, got {}", lo, hi, v));
+        throw json_error(r.path_of(key), detail::format("expected a value from {} to {}, got {}", lo, hi, v));
 }
 
 } // namespace detail
@@ -244,7 +245,7 @@ inline memory_backend_options tag_invoke(boost::json::value_to_tag<memory_backen
     if (b.fact_eviction_policy != "confidence" && b.fact_eviction_policy != "hybrid-v1")
         throw json_error(
             r.path_of("fact_eviction_policy"),
-            fmt::format("expected \"confidence\" or \"hybrid-v1\", got \"{}\"", b.fact_eviction_policy));
+            detail::format("expected \"confidence\" or \"hybrid-v1\", got \"{}\"", b.fact_eviction_policy));
     detail::check_memory_range(r, "eviction_confidence_weight", b.eviction_confidence_weight, 0, 1);
     detail::check_memory_range(r, "eviction_confirmation_weight", b.eviction_confirmation_weight, 0, 1);
     detail::check_memory_range(r, "eviction_access_weight", b.eviction_access_weight, 0, 1);
@@ -253,9 +254,9 @@ inline memory_backend_options tag_invoke(boost::json::value_to_tag<memory_backen
         std::abs(sum - 1.0) > 1e-6)
         throw json_error(
             r.path_of("eviction_confidence_weight"),
-            fmt::format("the three eviction weights (confidence, confirmation, access) must add up "
-                        "to 1, they add up to {:g}",
-                        sum));
+            detail::format("the three eviction weights (confidence, confirmation, access) must add up "
+                           "to 1, they add up to {:g}",
+                           sum));
     detail::check_memory_range(r, "eviction_confirmation_half_life_days",
                                double(b.eviction_confirmation_half_life_days), 1, 3650);
     detail::check_memory_range(r, "eviction_access_half_life_days", double(b.eviction_access_half_life_days),
@@ -266,7 +267,7 @@ inline memory_backend_options tag_invoke(boost::json::value_to_tag<memory_backen
                                double(b.eviction_correction_reserved_max), 0, 100);
     if (b.token_counting != "tiktoken" && b.token_counting != "char")
         throw json_error(r.path_of("token_counting"),
-                         fmt::format("expected \"tiktoken\" or \"char\", got \"{}\"", b.token_counting));
+                         detail::format("expected \"tiktoken\" or \"char\", got \"{}\"", b.token_counting));
     return b;
 }
 
@@ -291,10 +292,10 @@ inline memory_options tag_invoke(boost::json::value_to_tag<memory_options>, cons
         .read("manager_class", o.manager_class);
     if (o.mode != "middleware" && o.mode != "tool")
         throw json_error(r.path_of("mode"),
-                         fmt::format("expected \"middleware\" or \"tool\", got \"{}\"", o.mode));
+                         detail::format("expected \"middleware\" or \"tool\", got \"{}\"", o.mode));
     if (o.manager_class != "deermem" && o.manager_class != "noop")
         throw json_error(r.path_of("manager_class"),
-                         fmt::format("unknown manager \"{}\" (known: deermem, noop)", o.manager_class));
+                         detail::format("unknown manager \"{}\" (known: deermem, noop)", o.manager_class));
     if (o.shutdown_flush_timeout_seconds < 0)
         throw json_error(r.path_of("shutdown_flush_timeout_seconds"), "expected a non-negative number");
     // Legacy spelling: backend keys at the top level, merged under backend_config.

@@ -14,6 +14,7 @@
 // `{user}/.lock` across processes, and checked against the revision they
 // started from (memory_revision_conflict when another writer got there first).
 
+#include <agentware/detail/format.hpp>
 #include <agentware/memory/clock.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/detail/hash.hpp>
@@ -113,37 +114,37 @@ inline std::string memory_agent_dir(std::string_view agent_name) {
     if (a.empty()) return std::string(default_memory_agent);
     if (!is_valid_user_id(a))
         throw std::invalid_argument(
-            fmt::format("invalid agent name {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
-                        quoted_excerpt(agent_name, 64)));
+            detail::format("invalid agent name {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
+                           quoted_excerpt(agent_name, 64)));
     return a;
 }
 
 inline void check_memory_user(std::string_view user_id) {
     if (!is_valid_user_id(user_id))
         throw std::invalid_argument(
-            fmt::format("invalid user id {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
-                        quoted_excerpt(user_id, 64)));
+            detail::format("invalid user id {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
+                           quoted_excerpt(user_id, 64)));
 }
 
 /// Writes `data` to `path` atomically: a temporary file beside it, fsync, rename, fsync of the directory.
 inline void atomic_write(const std::filesystem::path& path, std::string_view data) {
     std::filesystem::create_directories(path.parent_path());
-    const std::filesystem::path tmp = path.string() + fmt::format(".tmp{}", ::getpid());
+    const std::filesystem::path tmp = path.string() + detail::format(".tmp{}", ::getpid());
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw memory_storage_error(fmt::format("cannot write {}", tmp.string()));
+    if (fd < 0) throw memory_storage_error(detail::format("cannot write {}", tmp.string()));
     std::size_t done = 0;
     while (done < data.size()) {
         const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
         if (n <= 0) {
             ::close(fd);
             std::filesystem::remove(tmp);
-            throw memory_storage_error(fmt::format("cannot write {}", tmp.string()));
+            throw memory_storage_error(detail::format("cannot write {}", tmp.string()));
         }
         done += static_cast<std::size_t>(n);
     }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         std::filesystem::remove(tmp);
-        throw memory_storage_error(fmt::format("cannot flush {}", tmp.string()));
+        throw memory_storage_error(detail::format("cannot flush {}", tmp.string()));
     }
     std::filesystem::rename(tmp, path);
     if (const int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
@@ -219,17 +220,17 @@ inline std::string fact_markdown(const memory_fact& f, std::string_view user_id,
     out += "category: " + yaml_scalar(known ? f.category : "other") + "\n";
     if (!known || !f.category_extension.empty())
         out += "categoryExtension: " + yaml_scalar(known ? f.category_extension : f.category) + "\n";
-    out += fmt::format("confidence: {}\n", f.confidence);
+    out += detail::format("confidence: {}\n", f.confidence);
     out += "createdAt: " + yaml_scalar(f.created_at, true) + "\n";
     if (f.source_type == "conversation")
         out += "source: {type: conversation, threadId: " + yaml_scalar(f.source) + "}\n";
     else
         out += "source: {type: " + yaml_scalar(f.source_type) + "}\n";
     if (!f.source_error.empty()) out += "sourceError: " + yaml_scalar(f.source_error, true) + "\n";
-    if (f.expected_valid_days) out += fmt::format("expected_valid_days: {}\n", *f.expected_valid_days);
+    if (f.expected_valid_days) out += detail::format("expected_valid_days: {}\n", *f.expected_valid_days);
     if (!f.last_confirmed_at.empty())
         out += "lastConfirmedAt: " + yaml_scalar(f.last_confirmed_at, true) + "\n";
-    if (f.confirmation_count > 0) out += fmt::format("confirmationCount: {}\n", f.confirmation_count);
+    if (f.confirmation_count > 0) out += detail::format("confirmationCount: {}\n", f.confirmation_count);
     out += "status: active\ntopics: []\nconsolidatedFrom: [";
     for (std::size_t i = 0; i < f.consolidated_from.size(); ++i)
         out += (i ? ", " : "") + yaml_scalar(f.consolidated_from[i]);
@@ -243,7 +244,9 @@ inline std::string fact_markdown(const memory_fact& f, std::string_view user_id,
 
 /// Reads a fact file written by fact_markdown (and DeerMem's own, for the keys we use).
 inline memory_fact parse_fact_markdown(std::string_view text, const std::string& where) {
-    auto fail = [&](std::string_view why) { return memory_storage_error(fmt::format("{}: {}", where, why)); };
+    auto fail = [&](std::string_view why) {
+        return memory_storage_error(detail::format("{}: {}", where, why));
+    };
     if (!text.starts_with("---\n")) throw fail("no front matter");
     const auto end = text.find("\n---\n", 3);
     if (end == std::string_view::npos) throw fail("unterminated front matter");
@@ -361,13 +364,13 @@ public:
         : guard_(m) {
         std::filesystem::create_directories(file.parent_path());
         fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0) throw memory_storage_error(fmt::format("cannot open lock file {}", file.string()));
+        if (fd_ < 0) throw memory_storage_error(detail::format("cannot open lock file {}", file.string()));
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
             if (std::chrono::steady_clock::now() >= deadline) {
                 ::close(fd_);
                 throw memory_storage_error(
-                    fmt::format("timed out waiting for the memory lock {}", file.string()));
+                    detail::format("timed out waiting for the memory lock {}", file.string()));
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
@@ -393,7 +396,8 @@ inline void read_summaries(const boost::json::object& doc, std::string_view grou
                            const std::string& where) {
     const auto* g = doc.if_contains(group);
     if (!g || g->is_null()) return;
-    if (!g->is_object()) throw memory_storage_error(fmt::format("{}: \"{}\" is not an object", where, group));
+    if (!g->is_object())
+        throw memory_storage_error(detail::format("{}: \"{}\" is not an object", where, group));
     for (std::size_t i = 0; i < keys.size(); ++i) {
         const auto* s = g->get_object().if_contains(keys[i]);
         if (!s || !s->is_object()) continue;
@@ -447,7 +451,7 @@ public:
                                     std::string_view fact_id) const {
         if (!detail::is_valid_fact_id(fact_id))
             throw std::invalid_argument(
-                fmt::format("invalid fact id {}", detail::quoted_excerpt(fact_id, 64)));
+                detail::format("invalid fact id {}", detail::quoted_excerpt(fact_id, 64)));
         return facts_dir(user_id, agent) / detail::sha256_hex(fact_id).substr(0, 2) /
                (std::string(fact_id) + ".md");
     }
@@ -470,8 +474,8 @@ public:
         migrate_v1_locked(user_id, agent);
         const user_memory current = load_locked(user_id, agent);
         if (current.revision != m.revision)
-            throw memory_revision_conflict(fmt::format("memory of user {} changed (revision {} is now {})",
-                                                       user_id, m.revision, current.revision));
+            throw memory_revision_conflict(detail::format("memory of user {} changed (revision {} is now {})",
+                                                          user_id, m.revision, current.revision));
         return write_locked(user_id, agent, m, current);
     }
 
@@ -490,8 +494,8 @@ private:
             boost::system::error_code ec;
             boost::json::value doc = boost::json::parse(*text, ec);
             if (ec || !doc.is_object())
-                throw memory_storage_error(fmt::format("{}: not a JSON object ({}); left untouched",
-                                                       file.string(), ec ? ec.message() : "wrong type"));
+                throw memory_storage_error(detail::format("{}: not a JSON object ({}); left untouched",
+                                                          file.string(), ec ? ec.message() : "wrong type"));
             const auto& o = doc.get_object();
             if (const auto* r = o.if_contains("revision"); r && r->is_number())
                 m.revision = r->to_number<std::int64_t>();

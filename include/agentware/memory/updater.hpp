@@ -6,6 +6,7 @@
 // answer read tolerantly, every deterministic gate before anything is kept,
 // and a save checked against the revision it started from.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/memory/clock.hpp>
 #include <agentware/memory/eviction.hpp>
 #include <agentware/memory/messages.hpp>
@@ -262,15 +263,15 @@ inline std::string staleness_section(const user_memory& m, const std::vector<sta
     for (const auto& s : stale) {
         const memory_fact& f = m.facts[s.index];
         // Layout kept for parity with DeerFlow (reference §9.1).
-        out += fmt::format("\n- [{} | {} | {:.2f} | {} | valid:{}d] \"{}\"", f.id, html_escape(f.category),
-                           f.confidence, s.since, s.window_days, html_escape(f.content));
+        out += detail::format("\n- [{} | {} | {:.2f} | {} | valid:{}d] \"{}\"", f.id, html_escape(f.category),
+                              f.confidence, s.since, s.window_days, html_escape(f.content));
     }
     return out + "\n</stale_facts>";
 }
 
 inline std::string consolidation_section(const user_memory& m, const memory_backend_options& o) {
     if (!o.consolidation_enabled || consolidation_candidates(m) < o.consolidation_min_facts) return {};
-    return fmt::format(
+    return detail::format(
         "Consolidation:\nSome facts in memory may say the same thing in other words. Merge each group of 2 "
         "to "
         "{} such facts into one (\"consolidations\": \"sourceIds\", the merged \"content\", \"category\" "
@@ -281,7 +282,7 @@ inline std::string consolidation_section(const user_memory& m, const memory_back
 
 inline std::string new_fact_id() {
     thread_local std::mt19937_64 rng{std::random_device{}()};
-    return fmt::format("fact_{:08x}", static_cast<std::uint32_t>(rng()));
+    return detail::format("fact_{:08x}", static_cast<std::uint32_t>(rng()));
 }
 
 /// The watermark: the identity of the last message extracted, per queue key
@@ -292,7 +293,7 @@ public:
 
     static std::string identity(const message& m) {
         if (!m.id.empty()) return "id\x1f" + m.id;
-        return fmt::format("content\x1f{}\x1f{}", m.is_human() ? "human" : "ai", memory_text(m));
+        return detail::format("content\x1f{}\x1f{}", m.is_human() ? "human" : "ai", memory_text(m));
     }
 
     /// The messages after the marked one when it is still there, else all.
@@ -384,7 +385,7 @@ inline std::string memory_update_prompt(const user_memory& current, const std::v
     if (std::any_of(current.facts.begin(), current.facts.end(),
                     [](const memory_fact& f) { return f.source_type == "manual"; }))
         hints += (hints.empty() ? "" : "\n") + std::string(detail::manual_facts_note);
-    return fmt::format(
+    return detail::format(
         "Current Memory State:\n<current_memory>\n{}\n</current_memory>\n\nNew Conversation to "
         "Process:\n<conversation>\n{}\n</conversation>\n\n{}\n\n{}\n\n{}\n\nUpdate the memory based on "
         "the above conversation.",

@@ -4,6 +4,7 @@
 // Text is shortened and escaped; metadata is never printed (it may hold
 // provider data nobody asked to log).
 
+#include <agentware/detail/format.hpp>
 #include <agentware/message/content.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
@@ -54,21 +55,21 @@ inline std::string image_summary(const content_block& block) {
         const std::size_t comma = url.find(',');
         const std::string_view header =
             url.substr(5, comma == std::string_view::npos ? url.size() : comma - 5);
-        out += fmt::format("data {}, {} bytes", header.substr(0, header.find(';')), url.size());
+        out += detail::format("data {}, {} bytes", header.substr(0, header.find(';')), url.size());
     } else {
         out += excerpt(url, shown_url_bytes);
     }
-    if (!block.detail.empty()) out += fmt::format(", detail={}", block.detail);
+    if (!block.detail.empty()) out += detail::format(", detail={}", block.detail);
     out += ')';
     return out;
 }
 
 inline std::string tool_call_summary(const tool_call& call) {
-    return fmt::format("{}({})", call.name, excerpt(boost::json::serialize(call.args), shown_args_bytes));
+    return detail::format("{}({})", call.name, excerpt(boost::json::serialize(call.args), shown_args_bytes));
 }
 
 inline std::string invalid_tool_call_summary(const invalid_tool_call& call) {
-    return fmt::format("{}(invalid: {})", call.name, excerpt(call.raw_args, shown_args_bytes));
+    return detail::format("{}(invalid: {})", call.name, excerpt(call.raw_args, shown_args_bytes));
 }
 
 } // namespace agentware::detail

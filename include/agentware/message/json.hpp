@@ -7,6 +7,7 @@
 // gives only what the OpenAI API accepts, for requests. value_to<message>
 // accepts both, and the quirks of real providers (see read_message below).
 
+#include <agentware/detail/format.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/error.hpp>
 #include <agentware/message/id.hpp>
@@ -79,26 +80,26 @@ struct json_place {
     std::string path;
 
     std::string field(std::string_view key) const {
-        return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+        return path.empty() ? std::string(key) : detail::format("{}.{}", path, key);
     }
     json_place member(std::string_view key) const { return {owner, field(key)}; }
     json_place element(std::string_view key, std::size_t i) const {
-        return {owner, fmt::format("{}[{}]", field(key), i)};
+        return {owner, detail::format("{}[{}]", field(key), i)};
     }
 
     [[noreturn]] void fail(std::string_view key, std::string_view why) const {
-        throw message_format_error(fmt::format("{}: field \"{}\" {}", owner, field(key), why));
+        throw message_format_error(detail::format("{}: field \"{}\" {}", owner, field(key), why));
     }
     /// An error about the value at `path` itself.
     [[noreturn]] void fail_here(std::string_view why) const {
-        if (path.empty()) throw message_format_error(fmt::format("{}: {}", owner, why));
-        throw message_format_error(fmt::format("{}: field \"{}\" {}", owner, path, why));
+        if (path.empty()) throw message_format_error(detail::format("{}: {}", owner, why));
+        throw message_format_error(detail::format("{}: field \"{}\" {}", owner, path, why));
     }
 };
 
 inline const boost::json::object& expect_object(const boost::json::value& v, const json_place& at) {
     if (const auto* o = v.if_object()) return *o;
-    at.fail_here(fmt::format("must be a JSON object (got {})", describe_json(v)));
+    at.fail_here(detail::format("must be a JSON object (got {})", describe_json(v)));
 }
 
 /// The string at `key`; "" when missing or null. Any other type is an error.
@@ -106,7 +107,7 @@ inline std::string read_string(const boost::json::object& o, std::string_view ke
     const boost::json::value* v = o.if_contains(key);
     if (v == nullptr || v->is_null()) return {};
     if (const auto* s = v->if_string()) return std::string(*s);
-    at.fail(key, fmt::format("must be a string (got {})", describe_json(*v)));
+    at.fail(key, detail::format("must be a string (got {})", describe_json(*v)));
 }
 
 /// The string at `key`, which must be present.
@@ -115,7 +116,7 @@ inline std::string read_required_string(const boost::json::object& o, std::strin
     const boost::json::value* v = o.if_contains(key);
     if (v == nullptr) at.fail(key, "is missing");
     if (const auto* s = v->if_string()) return std::string(*s);
-    at.fail(key, fmt::format("must be a string (got {})", describe_json(*v)));
+    at.fail(key, detail::format("must be a string (got {})", describe_json(*v)));
 }
 
 inline std::string_view role_wire_name(role r) noexcept {
@@ -139,14 +140,14 @@ inline std::string_view role_wire_name(role r) noexcept {
 inline role read_role(const boost::json::value& v, const json_place& at, std::string_view key) {
     constexpr std::string_view expected = "must be one of system, user, assistant, tool";
     const auto* s = v.if_string();
-    if (s == nullptr) at.fail(key, fmt::format("{} (got {})", expected, describe_json(v)));
+    if (s == nullptr) at.fail(key, detail::format("{} (got {})", expected, describe_json(v)));
     const std::string_view name = *s;
     if (name == "system" || name == "developer") return role::system;
     if (name == "user") return role::human;
     if (name == "assistant") return role::ai;
     if (name == "tool") return role::tool;
     if (name == "remove") return role::remove;
-    at.fail(key, fmt::format("{} (got {})", expected, describe_json(v)));
+    at.fail(key, detail::format("{} (got {})", expected, describe_json(v)));
 }
 
 inline tool_status read_status(const boost::json::value& v, const json_place& at, std::string_view key) {
@@ -155,7 +156,7 @@ inline tool_status read_status(const boost::json::value& v, const json_place& at
         if (*s == "ok" || *s == "success") return tool_status::ok;
         if (*s == "error") return tool_status::error;
     }
-    at.fail(key, fmt::format("must be \"ok\" or \"error\" (got {})", describe_json(v)));
+    at.fail(key, detail::format("must be \"ok\" or \"error\" (got {})", describe_json(v)));
 }
 
 inline content_block read_content_part(const boost::json::value& v, const json_place& at) {
@@ -173,7 +174,7 @@ inline content_block read_content_part(const boost::json::value& v, const json_p
                            read_string(image_obj, "detail", image_at));
     }
     at.fail("type",
-            fmt::format("must be \"text\" or \"image_url\" (got {})", describe_json(part.at("type"))));
+            detail::format("must be \"text\" or \"image_url\" (got {})", describe_json(part.at("type"))));
 }
 
 /// Content may be a string, an array of parts, null or absent. "" means no content.
@@ -187,7 +188,7 @@ inline std::vector<content_block> read_content(const boost::json::object& o, con
     }
     const auto* parts = v->if_array();
     if (parts == nullptr)
-        at.fail("content", fmt::format("must be a string, an array or null (got {})", describe_json(*v)));
+        at.fail("content", detail::format("must be a string, an array or null (got {})", describe_json(*v)));
     blocks.reserve(parts->size());
     for (std::size_t i = 0; i < parts->size(); ++i)
         blocks.push_back(read_content_part((*parts)[i], at.element("content", i)));
@@ -217,7 +218,7 @@ inline parsed_arguments read_arguments(const boost::json::value* v) {
     }
     if (!v->is_string()) {
         out.raw = boost::json::serialize(*v);
-        out.error = fmt::format("arguments must be a JSON object (got {})", json_kind_name(*v));
+        out.error = detail::format("arguments must be a JSON object (got {})", json_kind_name(*v));
         return out;
     }
     const std::string_view text = v->get_string();
@@ -227,7 +228,7 @@ inline parsed_arguments read_arguments(const boost::json::value* v) {
     boost::json::value parsed = boost::json::parse(text, ec);
     if (ec) {
         out.raw = std::string(text);
-        out.error = fmt::format("arguments are not valid JSON: {}", ec.message());
+        out.error = detail::format("arguments are not valid JSON: {}", ec.message());
         return out;
     }
     if (const auto* inner = parsed.if_string()) {
@@ -241,7 +242,7 @@ inline parsed_arguments read_arguments(const boost::json::value* v) {
         return out;
     }
     out.raw = std::string(text);
-    out.error = fmt::format("arguments must be a JSON object (got {})", json_kind_name(parsed));
+    out.error = detail::format("arguments must be a JSON object (got {})", json_kind_name(parsed));
     return out;
 }
 
@@ -254,7 +255,7 @@ inline void read_tool_call(const boost::json::value& v, const json_place& at, me
     if (const boost::json::value* type = call.if_contains("type"); type != nullptr && !type->is_null()) {
         const auto* s = type->if_string();
         if (s == nullptr || *s != "function")
-            at.fail("type", fmt::format("must be \"function\" (got {})", describe_json(*type)));
+            at.fail("type", detail::format("must be \"function\" (got {})", describe_json(*type)));
     }
     std::string id = read_string(call, "id", at);
 
@@ -284,7 +285,7 @@ void for_each_element(const boost::json::object& o, std::string_view key, const 
     const boost::json::value* v = o.if_contains(key);
     if (v == nullptr || v->is_null()) return;
     const auto* items = v->if_array();
-    if (items == nullptr) at.fail(key, fmt::format("must be an array (got {})", describe_json(*v)));
+    if (items == nullptr) at.fail(key, detail::format("must be an array (got {})", describe_json(*v)));
     for (std::size_t i = 0; i < items->size(); ++i)
         read((*items)[i], at.element(key, i));
 }
@@ -414,7 +415,7 @@ inline message read_message(const boost::json::value& v, std::string_view owner)
     if (const auto* metadata = o.if_contains("metadata"); metadata != nullptr && !metadata->is_null()) {
         const auto* object = metadata->if_object();
         if (object == nullptr)
-            at.fail("metadata", fmt::format("must be an object (got {})", describe_json(*metadata)));
+            at.fail("metadata", detail::format("must be an object (got {})", describe_json(*metadata)));
         read_metadata(*object, m);
     }
     if (const auto* refusal = o.if_contains("refusal"); refusal != nullptr && refusal->is_string() &&
@@ -604,7 +605,8 @@ inline token_usage tag_invoke(boost::json::value_to_tag<token_usage>, const boos
         boost::json::error_code ec;
         *count = n->to_number<std::uint64_t>(ec);
         if (ec)
-            at.fail(key, fmt::format("must be a non-negative integer (got {})", detail::describe_json(*n)));
+            at.fail(key,
+                    detail::format("must be a non-negative integer (got {})", detail::describe_json(*n)));
     }
     return u;
 }
@@ -672,17 +674,17 @@ inline std::vector<message> parse_messages(std::string_view json_text) {
     if (!ec) parser.finish(ec);
     if (ec)
         throw message_format_error(
-            fmt::format("messages: not valid JSON: {} at offset {}", ec.message(), offset));
+            detail::format("messages: not valid JSON: {} at offset {}", ec.message(), offset));
     const boost::json::value parsed = parser.release();
     const auto* items = parsed.if_array();
     if (items == nullptr)
         throw message_format_error(
-            fmt::format("messages: must be a JSON array (got {})", detail::describe_json(parsed)));
+            detail::format("messages: must be a JSON array (got {})", detail::describe_json(parsed)));
 
     std::vector<message> out;
     out.reserve(items->size());
     for (std::size_t i = 0; i < items->size(); ++i)
-        out.push_back(detail::read_message((*items)[i], fmt::format("messages[{}]", i)));
+        out.push_back(detail::read_message((*items)[i], detail::format("messages[{}]", i)));
     return out;
 }
 

@@ -14,6 +14,7 @@
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
@@ -252,7 +253,7 @@ struct clarification {
             if (!opts.empty()) {
                 boost::json::array oa;
                 for (std::size_t i = 0; i < opts.size(); ++i)
-                    oa.push_back(boost::json::object{{"id", fmt::format("{}-option-{}", name, i + 1)},
+                    oa.push_back(boost::json::object{{"id", detail::format("{}-option-{}", name, i + 1)},
                                                      {"label", opts[i]},
                                                      {"value", opts[i]}});
                 field["options"] = std::move(oa);
@@ -287,7 +288,7 @@ struct clarification {
             lines.emplace_back();
             for (std::size_t i = 0; i < fields->size(); ++i) {
                 const auto& f = (*fields)[i].as_object();
-                std::string line = fmt::format("  {}. {}", i + 1, detail::string_at(f, "label"));
+                std::string line = detail::format("  {}. {}", i + 1, detail::string_at(f, "label"));
                 if (f.at("required").as_bool()) line += " (required)";
                 if (const auto* fo = f.if_contains("options")) {
                     std::string labels;
@@ -303,7 +304,7 @@ struct clarification {
         } else if (!opts.empty()) {
             lines.emplace_back();
             for (std::size_t i = 0; i < opts.size(); ++i)
-                lines.push_back(fmt::format("  {}. {}", i + 1, opts[i]));
+                lines.push_back(detail::format("  {}. {}", i + 1, opts[i]));
         }
         std::string text;
         for (std::size_t i = 0; i < lines.size(); ++i)
@@ -329,7 +330,7 @@ struct clarification {
             boost::json::array oa;
             for (std::size_t i = 0; i < opts.size(); ++i)
                 oa.push_back(boost::json::object{
-                    {"id", fmt::format("option-{}", i + 1)}, {"label", opts[i]}, {"value", opts[i]}});
+                    {"id", detail::format("option-{}", i + 1)}, {"label", opts[i]}, {"value", opts[i]}});
             p["options"] = std::move(oa);
         }
         out.text = std::move(text);

@@ -11,6 +11,7 @@
 // placeholder must sit right after its ai message, where an append-only
 // before_model update cannot put it.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
@@ -175,7 +176,7 @@ private:
                                    std::size_t pos) {
                     if (!detail::trim(id).empty()) return;
                     std::string synthetic =
-                        fmt::format("{}{}_{}_{}", opts.synthetic_id_prefix, i, source, pos);
+                        detail::format("{}{}_{}_{}", opts.synthetic_id_prefix, i, source, pos);
                     open.push_back(open_call{id, synthetic, name});
                     id = std::move(synthetic);
                 };

@@ -20,6 +20,7 @@
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/runtime.hpp>
 #include <agentware/agent/wrap.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/patch_tool_calls.hpp>
@@ -280,7 +281,7 @@ struct deep_subagents_context {
         std::string out;
         for (const auto* s : order) {
             if (!out.empty()) out += '\n';
-            out += fmt::format("- {}: {}", s->name, s->description);
+            out += detail::format("- {}: {}", s->name, s->description);
         }
         return out;
     }
@@ -324,9 +325,9 @@ public:
             exchange.take(exchange.parent, key);
             std::string allowed;
             for (const auto* s : ctx_->order)
-                allowed += fmt::format("{}`{}`", allowed.empty() ? "" : ", ", s->name);
+                allowed += detail::format("{}`{}`", allowed.empty() ? "" : ", ", s->name);
             // Text kept for parity with deepagents (reference next.md §2.3).
-            co_return tool_output(fmt::format(
+            co_return tool_output(detail::format(
                 "We cannot invoke subagent {} because it does not exist, the only allowed types are {}", type,
                 allowed));
         }

@@ -8,6 +8,7 @@
 // state backend's write is applied with the compaction). Not a second
 // middleware: a preset of summarization.hpp.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/filesystem/backend.hpp>
 #include <agentware/filesystem/state_backend.hpp>
 #include <agentware/message/message.hpp>
@@ -50,9 +51,9 @@ namespace detail {
 // One offloaded batch: a heading with the time, then the messages in
 // LangChain's buffer form ("Human: ...\nAI: ...").
 inline std::string offload_section(const summarization_event& e) {
-    return fmt::format("## Summarized at {:%Y-%m-%dT%H:%M:%SZ}\n\n{}\n\n",
-                       std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()),
-                       buffer_string(e.messages_to_summarize));
+    return detail::format("## Summarized at {:%Y-%m-%dT%H:%M:%SZ}\n\n{}\n\n",
+                          std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()),
+                          buffer_string(e.messages_to_summarize));
 }
 
 inline std::string history_file(std::string_view dir, std::string_view thread_id) {

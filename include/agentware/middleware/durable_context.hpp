@@ -17,6 +17,7 @@
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
@@ -125,9 +126,9 @@ public:
             std::string lines;
             for (auto it = ledger.rbegin(); it != ledger.rend(); ++it) { // newest first
                 // The values are data from the model, tools and subagents: escaped; the frame is ours.
-                std::string line =
-                    fmt::format("- [{}] {} (via {})", detail::escape_html(it->status),
-                                detail::escape_html(it->description), detail::escape_html(it->subagent_type));
+                std::string line = detail::format("- [{}] {} (via {})", detail::escape_html(it->status),
+                                                  detail::escape_html(it->description),
+                                                  detail::escape_html(it->subagent_type));
                 if (!it->result_brief.empty())
                     line += " -> " + detail::escape_html(
                                          detail::utf8_prefix(it->result_brief, options_.max_brief_chars));

@@ -19,6 +19,7 @@
 
 #include <agentware/agent/coroutine_hooks.hpp>
 #include <agentware/agent/runtime.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/memory/clock.hpp>
 #include <agentware/memory/manager.hpp>
@@ -138,7 +139,7 @@ struct dynamic_context {
     /// "<system-reminder>\n<current_date>2026-11-23, Monday</current_date>\n</system-reminder>"
     static std::string date_reminder(memory_clock::time_point now) {
         // Text kept for parity with DeerFlow (reference §5.16e).
-        return fmt::format(
+        return detail::format(
             "<system-reminder>\n<current_date>{:%Y-%m-%d, %A}</current_date>\n</system-reminder>",
             std::chrono::time_point_cast<std::chrono::seconds>(now));
     }

@@ -11,6 +11,7 @@
 // DeerFlow types as optional (thread_data, sandbox, uploaded_files) are
 // std::optional here and serialise to null when unset.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/state/update.hpp>
 
@@ -197,10 +198,10 @@ struct sandbox_field {
         }
         if (current->sandbox_id == update->sandbox_id) return;
         auto repr = [](const std::optional<std::string>& id) {
-            return id ? fmt::format("'{}'", *id) : std::string("None");
+            return id ? detail::format("'{}'", *id) : std::string("None");
         };
-        throw state_error(fmt::format("Conflicting sandbox state updates: {} != {}",
-                                      repr(current->sandbox_id), repr(update->sandbox_id)));
+        throw state_error(detail::format("Conflicting sandbox state updates: {} != {}",
+                                         repr(current->sandbox_id), repr(update->sandbox_id)));
     }
 };
 

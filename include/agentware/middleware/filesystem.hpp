@@ -16,6 +16,7 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/agent/wrap.hpp>
 #include <agentware/core/fields.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/filesystem/backend.hpp>
 #include <agentware/filesystem/paths.hpp>
 #include <agentware/filesystem/permissions.hpp>
@@ -231,7 +232,7 @@ inline void fs_rows_of(std::string_view line, std::size_t number, std::vector<fs
         return;
     }
     for (std::size_t k = 0, at = 0; at < line.size(); ++k, at += max_len)
-        rows.push_back(fs_row{k == 0 ? std::to_string(number) : fmt::format("{}.{}", number, k),
+        rows.push_back(fs_row{k == 0 ? std::to_string(number) : detail::format("{}.{}", number, k),
                               line.substr(at, max_len)});
 }
 
@@ -243,9 +244,9 @@ inline std::string fs_render_rows(const std::vector<fs_row>& rows, line_number_f
     for (std::size_t i = 0; i < rows.size(); ++i) {
         if (i) out += '\n';
         if (format == line_number_format::current)
-            out += fmt::format("{:>{}}  {}", rows[i].marker, width, rows[i].text);
+            out += detail::format("{:>{}}  {}", rows[i].marker, width, rows[i].text);
         else
-            out += fmt::format("{:>6}\t{}", rows[i].marker, rows[i].text);
+            out += detail::format("{:>6}\t{}", rows[i].marker, rows[i].text);
     }
     return out;
 }
@@ -274,7 +275,7 @@ inline std::string fs_format_read(std::string_view content, std::string_view pat
     if (offset >= total) {
         error = true;
         // Text kept for parity with deepagents (reference langchain.md §9).
-        return fmt::format("Error: Line offset {} exceeds file length ({} lines)", offset, total);
+        return detail::format("Error: Line offset {} exceeds file length ({} lines)", offset, total);
     }
     const std::size_t end = std::min(total, offset + std::min(limit, total - offset));
     std::vector<std::string_view> window(lines.begin() + static_cast<std::ptrdiff_t>(offset),
@@ -317,9 +318,9 @@ inline std::string fs_format_read(std::string_view content, std::string_view pat
     if (read_end < total) {
         const std::size_t remaining = total - read_end;
         // Text kept for parity with deepagents (reference langchain.md §9).
-        body += fmt::format("\n\n[Read {} {} (lines {}-{} of {} total). {} {} remaining from offset {}.]",
-                            read, fs_plural(read), offset + 1, read_end, total, remaining,
-                            fs_plural(remaining), read_end);
+        body += detail::format("\n\n[Read {} {} (lines {}-{} of {} total). {} {} remaining from offset {}.]",
+                               read, fs_plural(read), offset + 1, read_end, total, remaining,
+                               fs_plural(remaining), read_end);
     }
     if (truncated) body += fmt::format(fmt::runtime(fs_read_truncation), path);
     return body;
@@ -337,7 +338,7 @@ inline std::string fs_preview(std::string_view text) {
         return fs_number_lines(clip(lines), 1, line_number_format::current, fs_preview_line_chars);
     std::vector<std::string_view> head(lines.begin(), lines.begin() + 5), tail(lines.end() - 5, lines.end());
     return fs_number_lines(clip(head), 1, line_number_format::current, fs_preview_line_chars) +
-           fmt::format("\n... [{} lines truncated] ...\n", lines.size() - 10) +
+           detail::format("\n... [{} lines truncated] ...\n", lines.size() - 10) +
            fs_number_lines(clip(tail), lines.size() - 4, line_number_format::current, fs_preview_line_chars);
 }
 
@@ -352,8 +353,8 @@ inline std::string fs_sanitise_id(std::string_view id) {
 
 inline std::string fs_uuid4() {
     const std::uint64_t a = next_unique_id_bits(), b = next_unique_id_bits();
-    return fmt::format("{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xfff,
-                       0x8000 | (b >> 48 & 0x3fff), b & 0xffffffffffffULL);
+    return detail::format("{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xfff,
+                          0x8000 | (b >> 48 & 0x3fff), b & 0xffffffffffffULL);
 }
 
 inline std::string fs_list_output(const std::vector<std::string>& paths) {
@@ -384,8 +385,8 @@ struct fs_context {
         }
         if (!fs_permitted(options.permissions, op, p.path)) {
             // Text kept for parity with deepagents (reference langchain.md §9).
-            error = tool_output::error(fmt::format("Error: permission denied for {} on {}",
-                                                   op == fs_operation::read ? "read" : "write", p.path));
+            error = tool_output::error(detail::format("Error: permission denied for {} on {}",
+                                                      op == fs_operation::read ? "read" : "write", p.path));
             return std::nullopt;
         }
         return std::move(p.path);
@@ -446,9 +447,9 @@ inline std::shared_ptr<tool_interface> fs_read_tool(std::shared_ptr<const fs_con
                     std::string negative_note;
                     if (offset_arg < 0)
                         // Text kept for parity with deepagents (reference langchain.md §9).
-                        negative_note = fmt::format("\n\n[Requested offset {} is before the start of the "
-                                                    "file; read from line 1 instead.]",
-                                                    offset_arg);
+                        negative_note = detail::format("\n\n[Requested offset {} is before the start of the "
+                                                       "file; read from line 1 instead.]",
+                                                       offset_arg);
                     const std::size_t offset = offset_arg < 0 ? 0 : static_cast<std::size_t>(offset_arg);
                     const std::size_t limit = limit_arg < 0 ? 0 : static_cast<std::size_t>(limit_arg);
                     if (limit == 0) return std::string(fs_limit_zero);
@@ -456,8 +457,8 @@ inline std::shared_ptr<tool_interface> fs_read_tool(std::shared_ptr<const fs_con
                     if (!res.error.empty()) return fs_error(res.error);
                     if (res.encoding != "utf-8")
                         return fs_error(
-                            fmt::format("'{}' holds binary data ({}), which read_file cannot show as text",
-                                        *path, res.encoding));
+                            detail::format("'{}' holds binary data ({}), which read_file cannot show as text",
+                                           *path, res.encoding));
                     const std::size_t cap =
                         ctx->options.tool_token_limit_before_evict
                             ? fs_chars_per_token * *ctx->options.tool_token_limit_before_evict
@@ -489,7 +490,7 @@ inline std::shared_ptr<tool_interface> fs_write_tool(std::shared_ptr<const fs_co
                     auto res = ctx->backend(rt).write(*path, *content);
                     if (!res.error.empty()) return fs_error(res.error);
                     // Text kept for parity with deepagents (reference langchain.md §9).
-                    tool_output out(fmt::format("Updated file {}", res.path));
+                    tool_output out(detail::format("Updated file {}", res.path));
                     fs_merge_files_update(out.update, res.files_update);
                     return out;
                 });
@@ -516,8 +517,9 @@ inline std::shared_ptr<tool_interface> fs_edit_tool(std::shared_ptr<const fs_con
                     auto res = ctx->backend(rt).edit(*path, *old_text, *new_text, all);
                     if (!res.error.empty()) return fs_error(res.error);
                     // Text kept for parity with deepagents (reference langchain.md §9).
-                    tool_output out(fmt::format("Successfully replaced {} instance(s) of the string in '{}'",
-                                                res.occurrences, res.path));
+                    tool_output out(
+                        detail::format("Successfully replaced {} instance(s) of the string in '{}'",
+                                       res.occurrences, res.path));
                     fs_merge_files_update(out.update, res.files_update);
                     return out;
                 });
@@ -565,7 +567,7 @@ inline std::shared_ptr<tool_interface> fs_grep_tool(std::shared_ptr<const fs_con
                     auto mode = string_arg(a, "output_mode", false, err).value_or("files_with_matches");
                     if (err) return {};
                     if (mode != "files_with_matches" && mode != "content" && mode != "count")
-                        return fs_error(fmt::format(
+                        return fs_error(detail::format(
                             "output_mode must be files_with_matches, content or count, not '{}'", mode));
                     tool_output bad;
                     auto path = ctx->check(raw.value_or("/"), fs_operation::read, bad);
@@ -584,11 +586,11 @@ inline std::shared_ptr<tool_interface> fs_grep_tool(std::shared_ptr<const fs_con
                         if (mode == "files_with_matches") {
                             out += file;
                         } else if (mode == "count") {
-                            out += fmt::format("{}: {}", file, matches.size());
+                            out += detail::format("{}: {}", file, matches.size());
                         } else {
                             out += file + ":";
                             for (const auto* m : matches)
-                                out += fmt::format("\n  {}: {}", m->line, m->text);
+                                out += detail::format("\n  {}: {}", m->line, m->text);
                         }
                     }
                     const std::size_t cap = fs_chars_per_token * 20000;
@@ -620,7 +622,7 @@ inline std::shared_ptr<tool_interface> fs_delete_tool(std::shared_ptr<const fs_c
                     if (!path) return bad;
                     auto res = ctx->backend(rt).remove(*path);
                     if (!res.error.empty()) return fs_error(res.error);
-                    tool_output out(fmt::format("Deleted {}", res.path));
+                    tool_output out(detail::format("Deleted {}", res.path));
                     fs_merge_files_update(out.update, res.files_update);
                     return out;
                 });
@@ -641,7 +643,7 @@ inline std::shared_ptr<tool_interface> fs_mkdir_tool(std::shared_ptr<const fs_co
                     if (!path) return bad;
                     auto res = ctx->backend(rt).mkdir(*path);
                     if (!res.error.empty()) return fs_error(res.error);
-                    tool_output out(fmt::format("Created directory {}", res.path));
+                    tool_output out(detail::format("Created directory {}", res.path));
                     fs_merge_files_update(out.update, res.files_update);
                     return out;
                 });
@@ -663,8 +665,8 @@ inline std::shared_ptr<tool_interface> fs_execute_tool(std::shared_ptr<const fs_
                     const auto max = ctx->options.max_execute_timeout.count();
                     if (timeout && (*timeout > max || *timeout < 0))
                         // Text kept for parity with deepagents (reference langchain.md §9).
-                        return tool_output::error(
-                            fmt::format("Error: timeout {}s exceeds maximum allowed ({}s).", *timeout, max));
+                        return tool_output::error(detail::format(
+                            "Error: timeout {}s exceeds maximum allowed ({}s).", *timeout, max));
                     any_backend b = ctx->backend(rt);
                     if (!b.can_execute())
                         // Text kept for parity with deepagents (reference langchain.md §9; the reference
@@ -676,8 +678,8 @@ inline std::shared_ptr<tool_interface> fs_execute_tool(std::shared_ptr<const fs_
                     execute_response r = b.execute(*command, t);
                     std::string out = r.output;
                     if (r.exit_code)
-                        out += fmt::format("\n[Command {} with exit code {}]",
-                                           *r.exit_code == 0 ? "succeeded" : "failed", *r.exit_code);
+                        out += detail::format("\n[Command {} with exit code {}]",
+                                              *r.exit_code == 0 ? "succeeded" : "failed", *r.exit_code);
                     if (r.truncated) out += "\n[Output was truncated due to size limits]";
                     tool_output o(std::move(out));
                     if (r.exit_code) o.metadata["exit_code"] = *r.exit_code;

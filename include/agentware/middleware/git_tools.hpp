@@ -7,6 +7,7 @@
 // revision or path the model gives may not start with '-' (no options
 // smuggled in) and paths may not leave the working directory.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/middleware/detail/working_dir.hpp>
@@ -66,7 +67,7 @@ inline tool_output git_run(const working_dir& wd, const git_tools_options& o, st
     auto r = run_process(std::move(argv), o.timeout, o.max_output_chars * 2);
     if (!r.failure.empty()) return tool_output::error("Error: " + r.failure);
     if (r.timed_out)
-        return tool_output::error(fmt::format("Error: git timed out after {} seconds", o.timeout.count()));
+        return tool_output::error(detail::format("Error: git timed out after {} seconds", o.timeout.count()));
     std::string text = command_text(r, o.max_output_chars);
     if (r.exit_code != 0) return tool_output::error(text.empty() ? "Error: git failed" : "Error: " + text);
     return text.empty() ? std::string("(no output)") : text;
@@ -93,7 +94,7 @@ inline bool git_revision(const boost::json::object& a, std::string_view key, std
     auto rev = string_arg(a, key, false, err);
     if (err || !rev) return !err;
     if (rev->empty() || rev->front() == '-' || rev->find('\0') != std::string::npos) {
-        err = arg_error{fmt::format("Error: '{}' is not a revision", *rev)};
+        err = arg_error{detail::format("Error: '{}' is not a revision", *rev)};
         return false;
     }
     out = *rev;

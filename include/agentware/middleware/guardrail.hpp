@@ -9,6 +9,7 @@
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
@@ -98,10 +99,10 @@ struct allowlist_provider {
         };
         if (allowed_tools && !listed(*allowed_tools))
             return guardrail_decision::denied("oap.tool_not_allowed",
-                                              fmt::format("tool '{}' not in allowlist", r.tool_name));
+                                              detail::format("tool '{}' not in allowlist", r.tool_name));
         if (listed(denied_tools))
             return guardrail_decision::denied("oap.tool_not_allowed",
-                                              fmt::format("tool '{}' is denied", r.tool_name));
+                                              detail::format("tool '{}' is denied", r.tool_name));
         return guardrail_decision::allowed();
     }
 };

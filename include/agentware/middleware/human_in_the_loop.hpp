@@ -22,6 +22,7 @@
 #include <agentware/agent/detail/loop_steps.hpp>
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/jump.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
@@ -74,7 +75,7 @@ struct human_in_the_loop_options {
         for (const auto& [tool, cfg] : interrupt_on)
             for (const auto& d : cfg.allowed_decisions)
                 if (std::find(std::begin(known), std::end(known), d) == std::end(known))
-                    throw std::invalid_argument(fmt::format(
+                    throw std::invalid_argument(detail::format(
                         "interrupt_on.{}.allowed_decisions: unknown decision \"{}\" (known: approve, "
                         "edit, reject, respond)",
                         tool, d));
@@ -91,7 +92,7 @@ public:
     /// The default rejection text (Python and JS).
     static std::string rejected_text(std::string_view name, std::string_view id) {
         // Text kept for parity with LangChain (next.md §1.3).
-        return fmt::format("User rejected the tool call for `{}` with id {}", name, id);
+        return detail::format("User rejected the tool call for `{}` with id {}", name, id);
     }
 
     hook_result after_model(auto& state, runtime& rt) const {
@@ -131,7 +132,7 @@ public:
         const boost::json::array& decisions = decisions_of(answer);
         if (decisions.size() != reviewed.size())
             // Text kept for parity with LangChain (next.md §1.3).
-            throw std::invalid_argument(fmt::format(
+            throw std::invalid_argument(detail::format(
                 "Number of human decisions ({}) does not match number of hanging tool calls ({}).",
                 decisions.size(), reviewed.size()));
 
@@ -171,8 +172,8 @@ private:
         if (cfg.describe) return cfg.describe(call, messages, rt);
         if (!cfg.description.empty()) return cfg.description;
         // Text kept for parity with LangChain (next.md §1.3: Python's f-string, the args as a dict repr).
-        return fmt::format("{}\n\nTool: {}\nArgs: {}", options_.description_prefix, call.name,
-                           detail::python_repr_json(boost::json::value(call.args)));
+        return detail::format("{}\n\nTool: {}\nArgs: {}", options_.description_prefix, call.name,
+                              detail::python_repr_json(boost::json::value(call.args)));
     }
 
     static const boost::json::array& decisions_of(const boost::json::value& answer) {
@@ -193,19 +194,19 @@ private:
                              cfg.allowed_decisions.end();
         if (!allowed)
             // Text kept for parity with LangChain (next.md §1.3).
-            throw std::invalid_argument(
-                fmt::format("Unexpected human decision: {}. Decision type '{}' is not allowed for tool '{}'. "
-                            "Expected one of "
-                            "{} based on the tool's configuration.",
-                            detail::python_repr_json(decision),
-                            d && d->contains("type") ? detail::python_str(d->at("type")) : "None", call.name,
-                            detail::python_list(cfg.allowed_decisions)));
+            throw std::invalid_argument(detail::format(
+                "Unexpected human decision: {}. Decision type '{}' is not allowed for tool '{}'. "
+                "Expected one of "
+                "{} based on the tool's configuration.",
+                detail::python_repr_json(decision),
+                d && d->contains("type") ? detail::python_str(d->at("type")) : "None", call.name,
+                detail::python_list(cfg.allowed_decisions)));
         if (type == "edit") {
             const auto* e = d->if_contains("edited_action");
             const auto* eo = e ? e->if_object() : nullptr;
             if (eo == nullptr || !eo->contains("name") || !eo->at("name").is_string() ||
                 !eo->contains("args") || !eo->at("args").is_object())
-                throw std::invalid_argument(fmt::format(
+                throw std::invalid_argument(detail::format(
                     "human_in_the_loop: the edit decision for tool '{}' needs an \"edited_action\" "
                     "object with a string \"name\" and an object \"args\"",
                     call.name));
@@ -260,7 +261,7 @@ inline human_in_the_loop_options tag_invoke(boost::json::value_to_tag<human_in_t
             }
             if (!v.is_bool() && !v.is_object())
                 throw json_error(
-                    path, fmt::format("expected true, false or an object, got {}", detail::json_shown(v)));
+                    path, detail::format("expected true, false or an object, got {}", detail::json_shown(v)));
             try {
                 o.interrupt_on[std::string(kv.key())] = boost::json::value_to<interrupt_on_config>(v);
             } catch (const json_error& e) {

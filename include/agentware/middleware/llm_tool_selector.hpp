@@ -17,6 +17,7 @@
 // as LangChain uses the agent's model when none is given.
 
 #include <agentware/agent/runtime.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
@@ -85,7 +86,7 @@ struct llm_tool_selector {
         std::string s = options_.system_prompt;
         if (options_.max_tools)
             // Text kept for parity with LangChain (next.md §1.9).
-            s += fmt::format(
+            s += detail::format(
                 "\nIMPORTANT: List the tool names in order of relevance, with the most relevant "
                 "first. If you exceed the maximum number of tools, only the first {} will be used.",
                 *options_.max_tools);
@@ -105,9 +106,9 @@ struct llm_tool_selector {
             std::sort(sorted.begin(), sorted.end());
             // Text kept for parity with LangChain (Python llm_tool_selector.py).
             throw std::invalid_argument(
-                fmt::format("Tools in always_include not found in request: {}. Available "
-                            "tools: {}",
-                            detail::python_list(missing), detail::python_list(sorted)));
+                detail::format("Tools in always_include not found in request: {}. Available "
+                               "tools: {}",
+                               detail::python_list(missing), detail::python_list(sorted)));
         }
         std::vector<std::string> candidates;
         for (const auto& n : names)

@@ -20,6 +20,7 @@
 // middleware object, shared by the concurrent runs it serves, under one mutex.
 
 #include <agentware/agent/runtime.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
@@ -83,7 +84,7 @@ struct loop_detection_options {
     /// Throws std::invalid_argument (DeerFlow's texts) when the thresholds make no sense.
     void validate() const {
         auto positive = [](std::size_t v, const char* what) {
-            if (v < 1) throw std::invalid_argument(fmt::format("{} must be >= 1", what));
+            if (v < 1) throw std::invalid_argument(detail::format("{} must be >= 1", what));
         };
         positive(warn_threshold, "warn_threshold");
         positive(hard_limit, "hard_limit");
@@ -184,8 +185,8 @@ struct loop_detection {
             if (start > end) std::swap(start, end);
             start = std::max<std::int64_t>(start, 1);
             end = std::max<std::int64_t>(end, 1);
-            return fmt::format("{}:{}-{}", path ? detail::python_str(*path) : "None", (start - 1) / 200,
-                               (end - 1) / 200);
+            return detail::format("{}:{}-{}", path ? detail::python_str(*path) : "None", (start - 1) / 200,
+                                  (end - 1) / 200);
         }
         if (c.name == "write_file" || c.name == "str_replace") return detail::canonical_json(args);
         static constexpr std::array<std::string_view, 7> salient{"path",    "url",  "query", "command",

@@ -11,6 +11,7 @@
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/jump.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
@@ -83,9 +84,9 @@ struct model_call_limit {
         // Text kept for parity with LangChain (next.md §1.4, Python model_call_limit.py).
         std::string parts;
         if (thread_limit && thread_count >= *thread_limit)
-            parts += fmt::format("thread limit ({}/{})", thread_count, *thread_limit);
+            parts += detail::format("thread limit ({}/{})", thread_count, *thread_limit);
         if (run_limit && run_count >= *run_limit)
-            parts += fmt::format("{}run limit ({}/{})", parts.empty() ? "" : ", ", run_count, *run_limit);
+            parts += detail::format("{}run limit ({}/{})", parts.empty() ? "" : ", ", run_count, *run_limit);
         return "Model call limits exceeded: " + parts;
     }
 

@@ -11,6 +11,7 @@
 //   continue: the call answers with an ai message that names the failure;
 //   error:    the error goes on up the chain.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/exception_name.hpp>
@@ -43,8 +44,8 @@ struct model_retry {
     /// "Model call failed after {n} attempt(s) with {type}: {message}".
     static std::string failure_text(const detail::exception_info& e, int attempts) {
         // Text kept for parity with LangChain (next.md §1.6, Python model_retry.py).
-        return fmt::format("Model call failed after {} with {}: {}", detail::attempts_text(attempts), e.type,
-                           e.what);
+        return detail::format("Model call failed after {} with {}: {}", detail::attempts_text(attempts),
+                              e.type, e.what);
     }
 
     auto wrap_model_call(auto& req, auto&& next) -> decltype(next(req)) {

@@ -13,6 +13,7 @@
 // middleware holds several rules (LangChain stacks one middleware per type).
 
 #include <agentware/agent/runtime.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/hash.hpp>
@@ -98,7 +99,7 @@ public:
     pii_detected(std::string type, std::vector<pii_match> matches)
         : std::runtime_error(
               // Text kept for parity with LangChain (next.md §1.7).
-              fmt::format("PII detected: {} found {} occurrence(s)", type, matches.size())),
+              detail::format("PII detected: {} found {} occurrence(s)", type, matches.size())),
           type(std::move(type)), matches(std::move(matches)) {}
     std::string type;
     std::vector<pii_match> matches;
@@ -195,9 +196,9 @@ inline std::string pii_replacement(const pii_match& m, pii_strategy s) {
     switch (s) {
     case pii_strategy::block:
     case pii_strategy::redact:
-        return fmt::format("[REDACTED_{}]", upper(m.type));
+        return detail::format("[REDACTED_{}]", upper(m.type));
     case pii_strategy::hash:
-        return fmt::format("<{}_hash:{}>", m.type, sha256_hex(m.value).substr(0, 8));
+        return detail::format("<{}_hash:{}>", m.type, sha256_hex(m.value).substr(0, 8));
     case pii_strategy::mask:
         break;
     }
@@ -218,7 +219,7 @@ inline std::string pii_replacement(const pii_match& m, pii_strategy s) {
         const char* sep = v.find('-') != std::string::npos   ? "-"
                           : v.find(' ') != std::string::npos ? " "
                                                              : "";
-        if (*sep) return fmt::format("****{0}****{0}****{0}{1}", sep, tail);
+        if (*sep) return detail::format("****{0}****{0}****{0}{1}", sep, tail);
         return "************" + tail;
     }
     if (m.type == "ip") {
@@ -227,7 +228,7 @@ inline std::string pii_replacement(const pii_match& m, pii_strategy s) {
     }
     if (m.type == "mac_address") {
         const char sep = v.find(':') != std::string::npos ? ':' : '-';
-        return fmt::format("**{0}**{0}**{0}**{0}**{0}{1}", sep, last(2));
+        return detail::format("**{0}**{0}**{0}**{0}**{0}{1}", sep, last(2));
     }
     if (m.type == "url") return "[MASKED_URL]";
     return v.size() > 4 ? "****" + last(4) : "****";
@@ -328,13 +329,13 @@ private:
             try {
                 re = std::make_shared<std::regex>(*r.pattern);
             } catch (const std::regex_error& e) {
-                throw std::invalid_argument(fmt::format(
+                throw std::invalid_argument(detail::format(
                     "pii: the pattern of type '{}' is not a valid regular expression: {}", r.type, e.what()));
             }
             return [re, type = r.type](std::string_view t) { return detail::regex_matches(*re, t, type); };
         }
         if (auto d = detail::builtin_pii_detector(r.type)) return d;
-        throw std::invalid_argument(fmt::format(
+        throw std::invalid_argument(detail::format(
             "pii: unknown type '{}': give it a detector (built in: email, credit_card, ip, mac_address, url)",
             r.type));
     }
@@ -391,7 +392,7 @@ inline pii_rule tag_invoke(boost::json::value_to_tag<pii_rule>, const boost::jso
         else
             throw json_error(
                 r.path_of("strategy"),
-                fmt::format("expected one of \"block\", \"redact\", \"mask\", \"hash\", got \"{}\"", *s));
+                detail::format("expected one of \"block\", \"redact\", \"mask\", \"hash\", got \"{}\"", *s));
     }
     r.read("detector", rule.pattern)
         .read("apply_to_input", rule.apply_to_input)
@@ -413,7 +414,7 @@ inline pii_options tag_invoke(boost::json::value_to_tag<pii_options>, const boos
         try {
             pii{pii_options{{o.rules[i]}}};
         } catch (const std::invalid_argument& e) {
-            throw json_error(fmt::format("{}[{}]", r.path_of("rules"), i), e.what());
+            throw json_error(detail::format("{}[{}]", r.path_of("rules"), i), e.what());
         }
     }
     return o;

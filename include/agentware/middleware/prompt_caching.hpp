@@ -19,6 +19,7 @@
 // it (the `provider` of the model's configuration).
 
 #include <agentware/agent/runtime.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/run_events.hpp>
 #include <agentware/model/chat_model.hpp>
@@ -93,7 +94,7 @@ struct prompt_caching {
             if (!options_.openai_cache_retention.empty())
                 req.settings.extra_body["prompt_cache_retention"] = options_.openai_cache_retention;
         } else {
-            const std::string msg = fmt::format(
+            const std::string msg = detail::format(
                 "prompt_caching supports Anthropic and OpenAI models, not provider '{}'", options_.provider);
             if (options_.unsupported_model_behavior == "raise") throw std::invalid_argument(msg);
             if (options_.unsupported_model_behavior == "warn" && rt && !detail::has_event(*rt, event_name))

@@ -16,6 +16,7 @@
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/type_list.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
@@ -89,10 +90,10 @@ public:
         for (const auto& name : options_.detectors) {
             auto it = std::find_if(all.begin(), all.end(), [&](const auto& d) { return d.name == name; });
             if (it == all.end())
-                throw std::invalid_argument(
-                    fmt::format("unknown detector \"{}\" (known: openai_content_filter, anthropic_refusal, "
-                                "gemini_safety)",
-                                name));
+                throw std::invalid_argument(detail::format(
+                    "unknown detector \"{}\" (known: openai_content_filter, anthropic_refusal, "
+                    "gemini_safety)",
+                    name));
             detectors_.push_back(*it);
         }
     }
@@ -137,7 +138,7 @@ public:
         detail::emit_event(&rt, event);
         detail::record_event(
             &rt, "safety_finish_reason", "safety_termination",
-            fmt::format("{}={} ({}): {} tool call(s) suppressed", d->reason_field, value, d->name, count));
+            detail::format("{}={} ({}): {} tool call(s) suppressed", d->reason_field, value, d->name, count));
     }
 
 private:

@@ -7,6 +7,8 @@
 // end of every run that the run no longer needs it (release); what release
 // does is the provider's business (the local provider keeps everything).
 
+#include <agentware/detail/format.hpp>
+
 #include <fmt/format.h>
 
 #include <concepts>
@@ -38,7 +40,7 @@ public:
     local_sandbox_provider() = default;
 
     std::string acquire(std::string_view thread_id, std::string_view user_id) {
-        std::string id = fmt::format("{}:{}:{}", prefix_, user_id, thread_id);
+        std::string id = detail::format("{}:{}:{}", prefix_, user_id, thread_id);
         std::lock_guard lock(state_->mutex);
         state_->acquired.insert(id);
         return id;

@@ -13,6 +13,8 @@
 // round acquire the same id, which the field's merge rule accepts.
 
 #include <agentware/detail/config.hpp>
+#include <agentware/detail/format.hpp>
+#include <agentware/detail/regex.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/bubblewrap.hpp>
 #include <agentware/middleware/detail/process.hpp>
@@ -137,8 +139,8 @@ inline sandbox_options tag_invoke(boost::json::value_to_tag<sandbox_options>, co
         .reject_unknown_keys();
     if (std::find(std::begin(sandbox_provider_names), std::end(sandbox_provider_names), o.use) ==
         std::end(sandbox_provider_names))
-        throw json_error(r.path_of("use"), fmt::format("unknown sandbox provider \"{}\" (known: {})", o.use,
-                                                       fmt::join(sandbox_provider_names, ", ")));
+        throw json_error(r.path_of("use"), detail::format("unknown sandbox provider \"{}\" (known: {})",
+                                                          o.use, fmt::join(sandbox_provider_names, ", ")));
     if (o.use == "deerflow.sandbox.local:LocalSandboxProvider") o.use = "local";
     return o;
 }
@@ -230,9 +232,9 @@ inline std::optional<std::string> not_a_regular_file(const std::filesystem::path
                                                      std::string_view shown) {
     std::error_code ec;
     const auto st = std::filesystem::status(host, ec);
-    if (!std::filesystem::exists(st)) return fmt::format("Error: File not found: {}", shown);
+    if (!std::filesystem::exists(st)) return detail::format("Error: File not found: {}", shown);
     if (std::filesystem::is_directory(st))
-        return fmt::format("Error: Path is a directory, not a file: {}", shown);
+        return detail::format("Error: Path is a directory, not a file: {}", shown);
     return std::nullopt;
 }
 
@@ -247,12 +249,12 @@ struct sandbox_call {
 inline std::optional<std::string> prepare_call(sandbox_tool_context& ctx, const tool_runtime& rt,
                                                sandbox_call& call, bool acquire) {
     const auto* td = rt.field<thread_data_field>();
-    if (!td || !*td) return fmt::format("Error: {}", text_thread_data_missing);
+    if (!td || !*td) return detail::format("Error: {}", text_thread_data_missing);
     call.paths = &**td;
     try {
         ensure_thread_dirs(*call.paths);
     } catch (const std::exception& e) {
-        return fmt::format("Error: could not create the thread directories: {}", e.what());
+        return detail::format("Error: could not create the thread directories: {}", e.what());
     }
     if (!acquire) return std::nullopt;
     if (const auto* sb = rt.field<sandbox_field>(); sb && *sb && (*sb)->sandbox_id) {
@@ -278,7 +280,7 @@ tool_output sandbox_tool_call(sandbox_tool_context& ctx, const boost::json::obje
         if (auto problem = prepare_call(ctx, rt, call, acquire)) return error_output(std::move(*problem));
         out = body(args, call);
     } catch (const std::exception& e) {
-        out = error_output(fmt::format("Error: Unexpected error: {}", excerpt(e.what(), 2000)));
+        out = error_output(detail::format("Error: Unexpected error: {}", excerpt(e.what(), 2000)));
     }
     if (call.newly_acquired) out.update.set<sandbox_field>(sandbox_state{call.sandbox_id});
     return out;
@@ -297,7 +299,7 @@ inline std::optional<std::string> read_whole_file(const std::filesystem::path& p
     return std::nullopt;
 }
 
-inline std::string path_error(std::string_view error) { return fmt::format("Error: {}", error); }
+inline std::string path_error(std::string_view error) { return detail::format("Error: {}", error); }
 
 // What each file tool answers for a path it may not use: DeerFlow's tools
 // turn every refusal into their own permission text with the path as the
@@ -357,19 +359,22 @@ inline bool allowed_absolute_path(std::string_view p) {
 /// absolute path under /mnt/user-data or a system binary directory.
 inline std::optional<std::string> screen_command(const std::string& command) {
     static const std::regex file_url(R"(file://)", std::regex::icase);
-    if (std::regex_search(command, file_url))
+    if (detail::regex_search(command, file_url))
         return std::string("Error: Unsafe file:// URL in command. Use paths under /mnt/user-data");
     static const std::regex url(R"([A-Za-z][A-Za-z0-9+.-]*://[^\s'"]*)");
-    const std::string without_urls = std::regex_replace(command, url, " ");
+    const std::string without_urls = detail::regex_replace(command, url, " ");
     static const std::regex dotdot(R"((^|[\s/'"=:;|&<>()])\.\.($|[\s/'"`;|&<>()]))");
-    if (std::regex_search(without_urls, dotdot)) return path_error(text_path_traversal);
+    if (detail::regex_search(without_urls, dotdot)) return path_error(text_path_traversal);
     static const std::regex cd(R"((^|[\s;&|(])(cd|pushd)\s+([$`~]|-(\s|$)))");
-    if (std::smatch m; std::regex_search(without_urls, m, cd))
-        return fmt::format("Error: Unsafe directory change in command: {} {}. Use paths under /mnt/user-data",
-                           m[2].str(), m[3].str());
+    if (std::cmatch m; detail::regex_search(without_urls, m, cd))
+        return detail::format(
+            "Error: Unsafe directory change in command: {} {}. Use paths under /mnt/user-data", m[2].str(),
+            m[3].str());
     static const std::regex absolute(R"((?:^|[\s'"=:;|&<>(])(/[^\s'"`;|&<>()]*))");
     std::set<std::string> unsafe;
-    for (std::sregex_iterator it(without_urls.begin(), without_urls.end(), absolute), end; it != end; ++it) {
+    for (std::cregex_iterator it(without_urls.data(), without_urls.data() + without_urls.size(), absolute),
+         end;
+         it != end; ++it) {
         std::string p = (*it)[1].str();
         if (!allowed_absolute_path(p)) unsafe.insert(std::move(p));
     }
@@ -377,8 +382,8 @@ inline std::optional<std::string> screen_command(const std::string& command) {
         std::string list;
         for (const auto& p : unsafe)
             list += (list.empty() ? "" : ", ") + p;
-        return fmt::format("Error: Unsafe absolute paths in command: {}. Use paths under /mnt/user-data",
-                           list);
+        return detail::format("Error: Unsafe absolute paths in command: {}. Use paths under /mnt/user-data",
+                              list);
     }
     return std::nullopt;
 }
@@ -399,8 +404,9 @@ inline std::string assemble_command_output(const command_outcome& r, std::chrono
     auto stream_text = [](const captured_stream& s) {
         std::string t = s.data;
         if (s.total > s.data.size())
-            t += fmt::format("\n... [output truncated after {} of {} bytes; remaining output discarded] ...",
-                             s.data.size(), s.total);
+            t += detail::format(
+                "\n... [output truncated after {} of {} bytes; remaining output discarded] ...",
+                s.data.size(), s.total);
         return t;
     };
     std::string output = stream_text(r.out);
@@ -410,15 +416,15 @@ inline std::string assemble_command_output(const command_outcome& r, std::chrono
     }
     if (r.timed_out) {
         const auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
-        std::string note =
-            fmt::format("Command timed out after {} {} and was terminated. To run a long-lived process such "
-                        "as a web server, "
-                        "start it in the background and redirect its output, e.g. `your-command > "
-                        "/mnt/user-data/workspace/server.log 2>&1 &`.",
-                        secs, secs == 1 ? "second" : "seconds");
+        std::string note = detail::format(
+            "Command timed out after {} {} and was terminated. To run a long-lived process such "
+            "as a web server, "
+            "start it in the background and redirect its output, e.g. `your-command > "
+            "/mnt/user-data/workspace/server.log 2>&1 &`.",
+            secs, secs == 1 ? "second" : "seconds");
         output = output.empty() ? note : output + "\n" + note;
     } else if (r.exit_code != 0) {
-        output += fmt::format("\nExit Code: {}", r.exit_code);
+        output += detail::format("\nExit Code: {}", r.exit_code);
     }
     return output.empty() ? "(no output)" : output;
 }
@@ -431,7 +437,7 @@ inline tool_output isolated_bash_body(sandbox_tool_context& ctx, const std::stri
     const auto outcome = run_isolated(command, td, ctx.options.isolation, ctx.options.bash_command_timeout,
                                       ctx.options.bash_capture_max_bytes);
     if (!outcome.failure.empty())
-        return error_output(fmt::format("Error: could not run the command: {}", outcome.failure));
+        return error_output(detail::format("Error: could not run the command: {}", outcome.failure));
     std::string output =
         mask_host_paths(assemble_command_output(outcome, ctx.options.bash_command_timeout), td);
     return tool_output(middle_truncate(output, ctx.options.bash_output_max_chars));
@@ -448,11 +454,11 @@ inline tool_output bash_body(sandbox_tool_context& ctx, const boost::json::objec
     if (auto problem = screen_command(*command)) return error_output(std::move(*problem));
     const thread_paths& td = *call.paths;
     const std::string host_command =
-        fmt::format("cd {} && {}", shell_quote(td.workspace_path), virtual_to_host_text(*command, td));
+        detail::format("cd {} && {}", shell_quote(td.workspace_path), virtual_to_host_text(*command, td));
     const auto outcome = run_command(find_shell(), host_command, ctx.options.bash_command_timeout,
                                      ctx.options.bash_capture_max_bytes);
     if (!outcome.failure.empty())
-        return error_output(fmt::format("Error: could not run the command: {}", outcome.failure));
+        return error_output(detail::format("Error: could not run the command: {}", outcome.failure));
     std::string output =
         mask_host_paths(assemble_command_output(outcome, ctx.options.bash_command_timeout), td);
     return tool_output(middle_truncate(output, ctx.options.bash_output_max_chars));
@@ -469,9 +475,9 @@ inline tool_output ls_body(sandbox_tool_context& ctx, const boost::json::object&
     if (!r.ok()) return refused(r, denied_list, *path);
     std::error_code ec;
     if (!std::filesystem::is_directory(r.host, ec))
-        return error_output(fmt::format("Error: Directory not found: {}", *path));
+        return error_output(detail::format("Error: Directory not found: {}", *path));
     if (::access(r.host.c_str(), R_OK | X_OK) != 0)
-        return error_output(fmt::format("Error: Permission denied: {}", *path));
+        return error_output(detail::format("Error: Permission denied: {}", *path));
     std::string out;
     walk_tree(r.host, *call.paths, 2, walk_links::inside_walk_root, [&](const walk_entry& e) {
         std::string virt = to_virtual_path(e.path, *call.paths);
@@ -505,16 +511,16 @@ inline tool_output read_file_body(sandbox_tool_context& ctx, const boost::json::
     int open_errno = 0;
     if (read_whole_file(r.host, content, open_errno)) {
         if (open_errno == EACCES || open_errno == EPERM)
-            return error_output(fmt::format("Error: Permission denied reading file: {}", *path));
-        return error_output(fmt::format("Error: File not found: {}", *path));
+            return error_output(detail::format("Error: Permission denied reading file: {}", *path));
+        return error_output(detail::format("Error: File not found: {}", *path));
     }
     if (!is_utf8_text(content))
-        return error_output(fmt::format("Error: cannot read '{}' as text — it appears to be a binary file "
-                                        "(e.g. .xlsx, .pdf, or an image). "
-                                        "read_file only supports UTF-8 text. Use bash with a suitable "
-                                        "library instead (pandas/openpyxl for "
-                                        "spreadsheets), or view_image for images.",
-                                        *path));
+        return error_output(detail::format("Error: cannot read '{}' as text — it appears to be a binary file "
+                                           "(e.g. .xlsx, .pdf, or an image). "
+                                           "read_file only supports UTF-8 text. Use bash with a suitable "
+                                           "library instead (pandas/openpyxl for "
+                                           "spreadsheets), or view_image for images.",
+                                           *path));
     if (ctx.was_written(call.sandbox_id, r.host)) content = mask_host_paths(content, *call.paths);
     if (content.empty()) return tool_output("(empty)");
     if (start || end) {
@@ -554,14 +560,14 @@ inline tool_output write_file_body(sandbox_tool_context& ctx, const boost::json:
     if (err) return error_output(err->text);
     const std::size_t max = ctx.options.write_file_max_bytes;
     if (!append && max > 0 && content->size() > max)
-        return error_output(fmt::format("Error: write_file content ({} bytes) exceeds the {}-byte "
-                                        "single-call limit. Split the content into "
-                                        "smaller pieces: either (a) write the first section now, then use "
-                                        "`str_replace` for further edits, or "
-                                        "(b) call write_file again with append=True carrying the next "
-                                        "section. See SIZE POLICY in the tool "
-                                        "docstring or issue #3189 for the rationale.",
-                                        content->size(), max));
+        return error_output(detail::format("Error: write_file content ({} bytes) exceeds the {}-byte "
+                                           "single-call limit. Split the content into "
+                                           "smaller pieces: either (a) write the first section now, then use "
+                                           "`str_replace` for further edits, or "
+                                           "(b) call write_file again with append=True carrying the next "
+                                           "section. See SIZE POLICY in the tool "
+                                           "docstring or issue #3189 for the rationale.",
+                                           content->size(), max));
     auto r = resolve_model_path(*path, call.paths, path_access::write);
     if (!r.ok()) return refused(r, denied_write, *path);
     // A virtual path in the content is written as the host path it stands for;
@@ -570,19 +576,19 @@ inline tool_output write_file_body(sandbox_tool_context& ctx, const boost::json:
         return error_output(fmt::format(fmt::runtime(denied_write), *path));
     std::error_code ec;
     if (std::filesystem::is_directory(r.host, ec))
-        return error_output(fmt::format("Error: Path is a directory, not a file: {}", *path));
+        return error_output(detail::format("Error: Path is a directory, not a file: {}", *path));
     std::lock_guard lock(path_lock(r.host));
     std::filesystem::create_directories(r.host.parent_path(), ec);
     if (ec)
-        return error_output(
-            bounded_error(fmt::format("Error: Failed to write file '{}': OSError: {}", *path, ec.message())));
+        return error_output(bounded_error(
+            detail::format("Error: Failed to write file '{}': OSError: {}", *path, ec.message())));
     const int e = write_file_nofollow(r.host, virtual_to_host_text(*content, *call.paths), append);
     if (e == EACCES || e == EPERM)
-        return error_output(fmt::format("Error: Permission denied writing to file: {}", *path));
+        return error_output(detail::format("Error: Permission denied writing to file: {}", *path));
     if (e == ELOOP) return error_output(fmt::format(fmt::runtime(denied_write), *path));
     if (e != 0)
         return error_output(bounded_error(
-            fmt::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
+            detail::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
     ctx.remember_written(call.sandbox_id, r.host);
     return tool_output("OK");
 }
@@ -614,7 +620,7 @@ inline tool_output str_replace_body(sandbox_tool_context& ctx, const boost::json
     if (ctx.was_written(call.sandbox_id, r.host)) from = virtual_to_host_text(from, *call.paths);
     std::size_t pos = content.find(from);
     if (pos == std::string::npos)
-        return error_output(fmt::format("Error: String to replace not found in file: {}", *path));
+        return error_output(detail::format("Error: String to replace not found in file: {}", *path));
     while (pos != std::string::npos) {
         content.replace(pos, from.size(), to);
         if (!all) break;
@@ -625,7 +631,7 @@ inline tool_output str_replace_body(sandbox_tool_context& ctx, const boost::json
         return error_output(fmt::format(fmt::runtime(denied_access), *path));
     if (e != 0)
         return error_output(bounded_error(
-            fmt::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
+            detail::format("Error: Failed to write file '{}': OSError: {}", *path, std::strerror(e))));
     ctx.remember_written(call.sandbox_id, r.host);
     return tool_output("OK");
 }
@@ -652,11 +658,13 @@ struct search_budget {
 
     std::string message(std::string_view tool, std::size_t found, std::string_view what) const {
         const auto ms = limit.count();
-        const std::string span = ms % 1000 == 0 ? fmt::format("{} second{}", ms / 1000, ms == 1000 ? "" : "s")
-                                                : fmt::format("{} ms", ms);
-        return fmt::format("Error: {} stopped after {}, its time limit, with {} {} found so far. Narrow the "
-                           "path, add a glob filter or simplify the pattern.",
-                           tool, span, found, what);
+        const std::string span = ms % 1000 == 0
+                                     ? detail::format("{} second{}", ms / 1000, ms == 1000 ? "" : "s")
+                                     : detail::format("{} ms", ms);
+        return detail::format(
+            "Error: {} stopped after {}, its time limit, with {} {} found so far. Narrow the "
+            "path, add a glob filter or simplify the pattern.",
+            tool, span, found, what);
     }
 };
 
@@ -673,7 +681,7 @@ inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::objec
     if (!r.ok()) return refused(r, denied_list, *path);
     std::error_code ec;
     if (!std::filesystem::is_directory(r.host, ec))
-        return error_output(fmt::format("Error: Directory not found: {}", *path));
+        return error_output(detail::format("Error: Directory not found: {}", *path));
     std::vector<std::string> found;
     bool truncated = false;
     search_budget budget(ctx.options.search_timeout);
@@ -689,12 +697,12 @@ inline tool_output glob_body(sandbox_tool_context& ctx, const boost::json::objec
         return true;
     });
     if (budget.ran_out) return error_output(budget.message("glob", found.size(), "paths"));
-    if (found.empty()) return tool_output(fmt::format("No files matched under {}", *path));
+    if (found.empty()) return tool_output(detail::format("No files matched under {}", *path));
     std::string out =
-        fmt::format("Found {} paths under {}{}", found.size(), *path,
-                    truncated ? fmt::format(" (showing first {})", found.size()) : std::string());
+        detail::format("Found {} paths under {}{}", found.size(), *path,
+                       truncated ? detail::format(" (showing first {})", found.size()) : std::string());
     for (std::size_t i = 0; i < found.size(); ++i)
-        out += fmt::format("\n{}. {}", i + 1, found[i]);
+        out += detail::format("\n{}. {}", i + 1, found[i]);
     if (truncated) out += "\nResults truncated. Narrow the path or pattern to see fewer matches.";
     return tool_output(std::move(out));
 }
@@ -715,7 +723,7 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
         try {
             re.emplace(*pattern, search_regex_flags(case_sensitive));
         } catch (const std::regex_error& e) {
-            return error_output(fmt::format("Error: Invalid regex pattern: {}", e.what()));
+            return error_output(detail::format("Error: Invalid regex pattern: {}", e.what()));
         }
     }
     const std::string needle = case_sensitive ? *pattern : lower(*pattern);
@@ -724,7 +732,7 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
     std::error_code ec;
     const bool single_file = std::filesystem::is_regular_file(r.host, ec);
     if (!single_file && !std::filesystem::is_directory(r.host, ec))
-        return error_output(fmt::format("Error: Directory not found: {}", *path));
+        return error_output(detail::format("Error: Directory not found: {}", *path));
 
     std::vector<std::string> hits;
     bool truncated = false;
@@ -755,14 +763,14 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
             // counted), which keeps a regex's cost per line bounded.
             if (utf8_chars(line) + (ended ? 1 : 0) > grep_max_line_chars) continue;
             const std::string probe(line);
-            const bool match = re ? std::regex_search(probe, *re)
+            const bool match = re ? detail::regex_search(probe, *re)
                                   : (case_sensitive ? probe : lower(probe)).find(needle) != std::string::npos;
             if (!match) continue;
             if (hits.size() == max) {
                 truncated = true;
                 return false;
             }
-            hits.push_back(fmt::format("{}:{}: {}", virt, line_no, excerpt(line, utf8_offset(line, 200))));
+            hits.push_back(detail::format("{}:{}: {}", virt, line_no, excerpt(line, utf8_offset(line, 200))));
         }
         return true;
     };
@@ -778,10 +786,10 @@ inline tool_output grep_body(sandbox_tool_context& ctx, const boost::json::objec
         });
     }
     if (budget.ran_out) return error_output(budget.message("grep", hits.size(), "matches"));
-    if (hits.empty()) return tool_output(fmt::format("No matches found under {}", *path));
+    if (hits.empty()) return tool_output(detail::format("No matches found under {}", *path));
     std::string out =
-        fmt::format("Found {} matches under {}{}", hits.size(), *path,
-                    truncated ? fmt::format(" (showing first {})", hits.size()) : std::string());
+        detail::format("Found {} matches under {}{}", hits.size(), *path,
+                       truncated ? detail::format(" (showing first {})", hits.size()) : std::string());
     for (const auto& h : hits)
         out += "\n" + h;
     if (truncated) out += "\nResults truncated. Narrow the path or add a glob filter.";
@@ -801,7 +809,7 @@ inline tool_output present_files_body(const boost::json::object& args, const san
         auto reject = [&] {
             // Text kept for parity with DeerFlow (reference §5.3).
             return error_output(
-                fmt::format("Error: Only files in /mnt/user-data/outputs can be presented: {}", p));
+                detail::format("Error: Only files in /mnt/user-data/outputs can be presented: {}", p));
         };
         if (!v.is_string() || p.find('\0') != std::string::npos) return reject();
         std::filesystem::path host;
@@ -824,8 +832,8 @@ inline tool_output present_files_body(const boost::json::object& args, const san
             if (ec) return reject();
         }
         if (!is_within(host, outputs) || host == outputs) return reject();
-        normalized.push_back(
-            fmt::format("{}/{}", virtual_outputs, std::filesystem::relative(host, outputs).generic_string()));
+        normalized.push_back(detail::format("{}/{}", virtual_outputs,
+                                            std::filesystem::relative(host, outputs).generic_string()));
     }
     tool_output out("Successfully presented files");
     out.update.set<artifacts_field>(normalized);
@@ -841,8 +849,8 @@ make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool inclu
     auto add = [&](std::string name, std::string description, std::string properties, std::string required,
                    bool acquire, auto body) {
         std::string schema =
-            fmt::format(R"({{"type":"object","properties":{{{},{}}},"required":["description"{}]}})",
-                        description_parameter, properties, required);
+            detail::format(R"({{"type":"object","properties":{{{},{}}},"required":["description"{}]}})",
+                           description_parameter, properties, required);
         tools.push_back(share_tool(
             make_tool(std::move(name), std::move(description), schema,
                       [ctx, acquire, body](const boost::json::object& args, const tool_runtime& rt) {

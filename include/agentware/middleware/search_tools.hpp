@@ -7,6 +7,7 @@
 // pattern) and `tree` (the directory tree to a depth). Version-control,
 // dependency and cache directories are skipped, as the sandbox's tools do.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/file_search.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
@@ -89,7 +90,7 @@ inline tool_output search_grep(const working_dir& wd, const search_tools_options
             }
             ++found;
             if (!out.empty()) out += '\n';
-            out += fmt::format("{}:{}: {}", rel, n, line);
+            out += detail::format("{}:{}: {}", rel, n, line);
         }
         return true;
     };
@@ -147,7 +148,7 @@ inline tool_output search_tree(const working_dir& wd, const search_tools_options
     if (!root) return tool_output::error(why);
     std::error_code ec;
     if (!std::filesystem::is_directory(*root, ec))
-        return tool_output::error(fmt::format("Error: {} is not a directory", raw.value_or(".")));
+        return tool_output::error(detail::format("Error: {} is not a directory", raw.value_or(".")));
     const std::size_t max_depth = depth && *depth > 0 ? static_cast<std::size_t>(*depth) : o.tree_max_depth;
     std::string out = wd.relative(*root) + "/";
     std::size_t shown = 0;

@@ -8,6 +8,7 @@
 // the command runs as the agent's user. Use it with tool_approval (the
 // catalog asks before each call by default) or in a container.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/middleware/detail/working_dir.hpp>
@@ -101,7 +102,7 @@ inline shell_tools_options tag_invoke(boost::json::value_to_tag<shell_tools_opti
         try {
             std::regex check(o.denylist[i].pattern);
         } catch (const std::regex_error& e) {
-            throw json_error(fmt::format("{}[{}].pattern", r.path_of("denylist"), i),
+            throw json_error(detail::format("{}[{}].pattern", r.path_of("denylist"), i),
                              std::string("not a regular expression: ") + e.what());
         }
     }
@@ -143,12 +144,12 @@ inline tool_output shell_run(const working_dir& wd, const shell_context& ctx, co
     if (command->find('\0') != std::string::npos)
         return tool_output::error("Error: the command contains a NUL byte");
     if (auto why = ctx.guard.refuses(*command))
-        return tool_output::error(fmt::format("Error: the shell guard refused this command ({})", *why));
+        return tool_output::error(detail::format("Error: the shell guard refused this command ({})", *why));
     std::chrono::seconds limit = ctx.options.timeout;
     if (timeout) {
         if (*timeout <= 0 || *timeout > ctx.options.max_timeout.count())
-            return tool_output::error(fmt::format("Error: timeout must be between 1 and {} seconds",
-                                                  ctx.options.max_timeout.count()));
+            return tool_output::error(detail::format("Error: timeout must be between 1 and {} seconds",
+                                                     ctx.options.max_timeout.count()));
         limit = std::chrono::seconds(*timeout);
     }
     // The directory is the script's $0, so it needs no quoting.
@@ -157,10 +158,10 @@ inline tool_output shell_run(const working_dir& wd, const shell_context& ctx, co
     if (!r.failure.empty()) return tool_output::error("Error: " + r.failure);
     std::string out = command_text(r, ctx.options.max_output_chars);
     if (r.timed_out)
-        return tool_output::error(fmt::format("{}{}Error: the command timed out after {} seconds", out,
-                                              out.empty() ? "" : "\n", limit.count()));
+        return tool_output::error(detail::format("{}{}Error: the command timed out after {} seconds", out,
+                                                 out.empty() ? "" : "\n", limit.count()));
     if (!out.empty() && out.back() != '\n') out += '\n';
-    out += fmt::format("[exit code {}]", r.exit_code);
+    out += detail::format("[exit code {}]", r.exit_code);
     tool_output o(std::move(out));
     o.metadata["exit_code"] = r.exit_code;
     return o;

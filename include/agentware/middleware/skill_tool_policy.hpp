@@ -13,6 +13,7 @@
 
 #include <agentware/agent/wrap.hpp>
 #include <agentware/core/fields.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/skills/catalog.hpp>
 #include <agentware/skills/context.hpp>
 
@@ -110,7 +111,7 @@ public:
                 // Text kept for parity with DeerFlow (SkillToolPolicyMiddleware, reference deerflow.md §4.1
                 // #16).
                 std::string text =
-                    fmt::format("Error: Tool '{}' is not allowed by the active skill policy.", call.name);
+                    detail::format("Error: Tool '{}' is not allowed by the active skill policy.", call.name);
                 return short_circuit(
                     req, next,
                     tool_response{

@@ -10,6 +10,8 @@
 
 #include <agentware/agent/wrap.hpp>
 #include <agentware/core/fields.hpp>
+#include <agentware/detail/format.hpp>
+#include <agentware/detail/regex.hpp>
 #include <agentware/memory/clock.hpp>                  // detail::iso_utc
 #include <agentware/middleware/detail/file_search.hpp> // wildcard_match, search_regex_flags, clamp_results
 #include <agentware/middleware/detail/tool_args.hpp>   // string_arg, int_arg, bool_arg
@@ -42,7 +44,7 @@ void walk_skill_files(const skill_path& p, std::string_view container, const ski
     auto walk_one = [&](const skill& s, const fs::path& start) -> bool {
         const fs::path folder = skill_canonical(s.directory);
         const std::string base =
-            fmt::format("{}/{}/{}", container, skill_category_name(s.category), s.folder());
+            detail::format("{}/{}/{}", container, skill_category_name(s.category), s.folder());
         std::error_code ec;
         if (fs::is_regular_file(start, ec))
             return visit(start, base + "/" + start.lexically_relative(folder).generic_string(), false);
@@ -102,12 +104,12 @@ inline tool_output glob_skill_files(const skill_path& p, const std::string& show
             found.push_back(virt);
             return true;
         });
-    if (found.empty()) return tool_output(fmt::format("No files matched under {}", shown));
+    if (found.empty()) return tool_output(detail::format("No files matched under {}", shown));
     std::string out =
-        fmt::format("Found {} paths under {}{}", found.size(), shown,
-                    truncated ? fmt::format(" (showing first {})", found.size()) : std::string());
+        detail::format("Found {} paths under {}{}", found.size(), shown,
+                       truncated ? detail::format(" (showing first {})", found.size()) : std::string());
     for (std::size_t i = 0; i < found.size(); ++i)
-        out += fmt::format("\n{}. {}", i + 1, found[i]);
+        out += detail::format("\n{}. {}", i + 1, found[i]);
     if (truncated) out += "\nResults truncated. Narrow the path or pattern to see fewer matches.";
     return tool_output(std::move(out));
 }
@@ -130,7 +132,7 @@ inline tool_output grep_skill_files(const skill_path& p, const std::string& show
         try {
             re.emplace(*pattern, search_regex_flags(case_sensitive));
         } catch (const std::regex_error& e) {
-            return tool_output::error(fmt::format("Error: Invalid regex pattern: {}", e.what()));
+            return tool_output::error(detail::format("Error: Invalid regex pattern: {}", e.what()));
         }
     }
     const std::string needle = case_sensitive ? *pattern : lower(*pattern);
@@ -155,7 +157,7 @@ inline tool_output grep_skill_files(const skill_path& p, const std::string& show
                              rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
                              if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
                              const std::string probe(line);
-                             const bool match = re ? std::regex_search(probe, *re)
+                             const bool match = re ? detail::regex_search(probe, *re)
                                                    : (case_sensitive ? probe : lower(probe)).find(needle) !=
                                                          std::string::npos;
                              if (!match) continue;
@@ -163,15 +165,15 @@ inline tool_output grep_skill_files(const skill_path& p, const std::string& show
                                  truncated = true;
                                  return false;
                              }
-                             hits.push_back(fmt::format("{}:{}: {}", virt, line_no,
-                                                        excerpt(line, utf8_offset(line, 200))));
+                             hits.push_back(detail::format("{}:{}: {}", virt, line_no,
+                                                           excerpt(line, utf8_offset(line, 200))));
                          }
                          return true;
                      });
-    if (hits.empty()) return tool_output(fmt::format("No matches found under {}", shown));
+    if (hits.empty()) return tool_output(detail::format("No matches found under {}", shown));
     std::string out =
-        fmt::format("Found {} matches under {}{}", hits.size(), shown,
-                    truncated ? fmt::format(" (showing first {})", hits.size()) : std::string());
+        detail::format("Found {} matches under {}{}", hits.size(), shown,
+                       truncated ? detail::format(" (showing first {})", hits.size()) : std::string());
     for (const auto& h : hits)
         out += "\n" + h;
     if (truncated) out += "\nResults truncated. Narrow the path or add a glob filter.";
@@ -251,7 +253,7 @@ public:
                                                 : !std::filesystem::exists(p.host, ec)))
                 return short_circuit(
                     req, next,
-                    answer(call, fmt::format("Error: Directory not found: {}", path), tool_status::error));
+                    answer(call, detail::format("Error: Directory not found: {}", path), tool_status::error));
             tool_output out =
                 call.name == "glob"
                     ? detail::glob_skill_files(p, path, call.args, options_.container_path, *catalog_)
@@ -264,7 +266,7 @@ public:
             if (p.owner && !std::filesystem::is_directory(p.host, ec))
                 return short_circuit(
                     req, next,
-                    answer(call, fmt::format("Error: Directory not found: {}", path), tool_status::error));
+                    answer(call, detail::format("Error: Directory not found: {}", path), tool_status::error));
             std::string listing = detail::list_skill_path(p, options_.container_path, *catalog_);
             return short_circuit(req, next,
                                  answer(call, listing.empty() ? "(empty)" : listing, tool_status::ok));

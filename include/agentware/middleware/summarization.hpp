@@ -25,6 +25,7 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
 #include <agentware/detail/awaitable.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
@@ -365,8 +366,8 @@ private:
     // trailing space stripped.
     std::string render_prompt(bool with_previous, std::string_view prev, std::string_view formatted) const {
         std::string body;
-        if (with_previous) body = fmt::format("<existing_summary>\n{}\n</existing_summary>\n\n", prev);
-        body += fmt::format("<new_messages>\n{}\n</new_messages>", formatted);
+        if (with_previous) body = detail::format("<existing_summary>\n{}\n</existing_summary>\n\n", prev);
+        body += detail::format("<new_messages>\n{}\n</new_messages>", formatted);
         std::string_view tmpl =
             options_.summary_prompt ? std::string_view(*options_.summary_prompt) : default_summary_prompt;
         std::string out;

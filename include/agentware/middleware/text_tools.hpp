@@ -6,6 +6,7 @@
 // compares two files as a unified diff (the host's diff program, labelled
 // with the paths relative to the working directory).
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/middleware/detail/working_dir.hpp>
@@ -67,7 +68,7 @@ text_file(const working_dir& wd, const std::optional<std::string>& raw, std::str
     if (!p) return std::nullopt;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(*p, ec)) {
-        why = fmt::format("Error: File '{}' not found", raw.value_or(""));
+        why = detail::format("Error: File '{}' not found", raw.value_or(""));
         return std::nullopt;
     }
     return p;

@@ -9,6 +9,7 @@
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/fields.hpp>
@@ -52,8 +53,8 @@ inline std::string utc_now_iso() {
     const auto now = std::chrono::system_clock::now();
     const auto micros =
         std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000;
-    return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06}+00:00",
-                       std::chrono::time_point_cast<std::chrono::seconds>(now), micros);
+    return detail::format("{:%Y-%m-%dT%H:%M:%S}.{:06}+00:00",
+                          std::chrono::time_point_cast<std::chrono::seconds>(now), micros);
 }
 } // namespace detail
 

@@ -15,6 +15,7 @@
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/jump.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
@@ -60,7 +61,7 @@ struct tool_call_limit_options {
         if (!thread_limit && !run_limit)
             throw std::invalid_argument("At least one limit must be specified (thread_limit or run_limit)");
         if (thread_limit && run_limit && *run_limit > *thread_limit)
-            throw std::invalid_argument(fmt::format(
+            throw std::invalid_argument(detail::format(
                 "run_limit ({}) cannot exceed thread_limit ({}). The run limit should be less than or equal "
                 "to the thread limit.",
                 *run_limit, *thread_limit));
@@ -95,7 +96,7 @@ struct basic_tool_call_limit {
     std::string blocked_text() const {
         // Text kept for parity with LangChain (next.md §1.5).
         if (options_.tool_name)
-            return fmt::format("Tool call limit exceeded. Do not call '{}' again.", *options_.tool_name);
+            return detail::format("Tool call limit exceeded. Do not call '{}' again.", *options_.tool_name);
         return "Tool call limit exceeded. Do not make additional tool calls.";
     }
 
@@ -103,14 +104,15 @@ struct basic_tool_call_limit {
     std::string final_text(std::size_t thread_count, std::size_t run_count) const {
         // Text kept for parity with LangChain (next.md §1.5).
         const std::string tool =
-            options_.tool_name ? fmt::format("'{}' tool", *options_.tool_name) : std::string("Tool");
+            options_.tool_name ? detail::format("'{}' tool", *options_.tool_name) : std::string("Tool");
         std::string parts;
         if (options_.thread_limit && thread_count > *options_.thread_limit)
-            parts += fmt::format("thread limit exceeded ({}/{} calls)", thread_count, *options_.thread_limit);
+            parts +=
+                detail::format("thread limit exceeded ({}/{} calls)", thread_count, *options_.thread_limit);
         if (options_.run_limit && run_count > *options_.run_limit)
-            parts += fmt::format("{}run limit exceeded ({}/{} calls)", parts.empty() ? "" : " and ",
-                                 run_count, *options_.run_limit);
-        return fmt::format("{} call limit reached: {}.", tool, parts);
+            parts += detail::format("{}run limit exceeded ({}/{} calls)", parts.empty() ? "" : " and ",
+                                    run_count, *options_.run_limit);
+        return detail::format("{} call limit reached: {}.", tool, parts);
     }
 
     template <class State>
@@ -162,9 +164,9 @@ struct basic_tool_call_limit {
                 names += (names.empty() ? "" : ", ") + n;
             // Text kept for parity with LangChain (next.md §1.5).
             throw tool_call_limit_exceeded(
-                fmt::format("Cannot end execution with other tool calls pending. Found "
-                            "calls to: {}. Use 'continue' or 'error' behavior instead.",
-                            names),
+                detail::format("Cannot end execution with other tool calls pending. Found "
+                               "calls to: {}. Use 'continue' or 'error' behavior instead.",
+                               names),
                 true);
         }
         std::vector<message> answers;

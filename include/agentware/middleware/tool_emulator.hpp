@@ -12,6 +12,7 @@
 // The emulator is the model given to it, or else the run's model (`rt.model`).
 
 #include <agentware/agent/requests.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/side_model.hpp>
@@ -68,7 +69,7 @@ struct tool_emulator {
     static std::string prompt(std::string_view name, std::string_view description,
                               const boost::json::object& args) {
         // Text kept for parity with LangChain (next.md §1.9).
-        return fmt::format(
+        return detail::format(
             "You are emulating a tool call for testing purposes.\n\nTool: {}\nDescription: {}\n"
             "Arguments: {}\n\nGenerate a realistic response that this tool would return given these "
             "arguments.\nReturn ONLY the tool's output, no explanation or preamble. Introduce "
@@ -100,7 +101,8 @@ private:
         if (a.failure) {
             const std::string what = a.failure_text();
             return tool_response{
-                tool_message(id, name, fmt::format("Error: the emulator of tool '{}' failed: {}", name, what),
+                tool_message(id, name,
+                             detail::format("Error: the emulator of tool '{}' failed: {}", name, what),
                              tool_status::error),
                 {},
                 false};

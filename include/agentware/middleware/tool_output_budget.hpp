@@ -14,6 +14,7 @@
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
 #include <agentware/core/fields.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
@@ -105,8 +106,8 @@ inline std::string head_tail_cut(std::string_view text, std::size_t head, std::s
     if (chars <= head + tail) return std::string(text);
     const std::size_t head_end = utf8_offset(text, head);
     const std::size_t tail_start = utf8_offset(text, chars - tail);
-    return fmt::format("{}\n\n... [{} characters omitted] ...\n\n{}", text.substr(0, head_end),
-                       chars - head - tail, text.substr(tail_start));
+    return detail::format("{}\n\n... [{} characters omitted] ...\n\n{}", text.substr(0, head_end),
+                          chars - head - tail, text.substr(tail_start));
 }
 
 /// What kind of text a result is: "json", "text", or "binary" (not UTF-8, or NUL bytes).
@@ -195,7 +196,7 @@ struct tool_output_budget {
         if (chars <= options.fallback_max_chars) return {};
         m.content = detail::text_content(
             kind == "binary"
-                ? fmt::format("[binary output of {} bytes omitted: it could not be saved]", text.size())
+                ? detail::format("[binary output of {} bytes omitted: it could not be saved]", text.size())
                 : detail::head_tail_cut(text, options.fallback_head_chars, options.fallback_tail_chars));
         m.metadata["tool_output"] = boost::json::object{{"truncated", true}, {"original_chars", chars}};
         return "truncated";
@@ -210,9 +211,9 @@ struct tool_output_budget {
         for (char c : tool)
             safe_tool += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
         if (safe_tool.empty()) safe_tool = "tool";
-        const std::string id = fmt::format("{:012x}", detail::next_unique_id_bits() & 0xFFFFFFFFFFFFULL);
+        const std::string id = detail::format("{:012x}", detail::next_unique_id_bits() & 0xFFFFFFFFFFFFULL);
         const std::string ext = kind == "json" ? "json" : kind == "binary" ? "bin" : "txt";
-        const std::string name = fmt::format("{}-{}.{}", safe_tool, id, ext);
+        const std::string name = detail::format("{}-{}.{}", safe_tool, id, ext);
         std::error_code ec;
         const fs::path dir = fs::path(td.outputs_path) / options.storage_subdir;
         fs::create_directories(dir, ec);
@@ -223,32 +224,32 @@ struct tool_output_budget {
             out.write(text.data(), static_cast<std::streamsize>(text.size()));
             if (!out) return std::nullopt;
         }
-        return fmt::format("{}/{}/{}", detail::virtual_outputs, options.storage_subdir, name);
+        return detail::format("{}/{}/{}", detail::virtual_outputs, options.storage_subdir, name);
     }
 
     /// The text that replaces an externalised result (our wording; see the docs page).
     std::string synopsis(std::string_view text, std::size_t chars, std::string_view kind,
                          std::string_view tool, std::string_view path) const {
         std::string out =
-            fmt::format("[Tool output saved] The {} result is {} characters of {} — too large to show "
-                        "in full. The complete output is at {}.\n",
-                        tool, chars,
-                        kind == "json"     ? "JSON"
-                        : kind == "binary" ? "binary data"
-                                           : "text",
-                        path);
+            detail::format("[Tool output saved] The {} result is {} characters of {} — too large to show "
+                           "in full. The complete output is at {}.\n",
+                           tool, chars,
+                           kind == "json"     ? "JSON"
+                           : kind == "binary" ? "binary data"
+                                              : "text",
+                           path);
         if (kind != "binary") {
             const std::size_t head_end = detail::utf8_offset(text, options.preview_head_chars);
             const std::size_t tail_start = detail::utf8_offset(
                 text, chars > options.preview_tail_chars ? chars - options.preview_tail_chars : 0);
-            out += fmt::format("\n--- first {} characters ---\n{}\n", options.preview_head_chars,
-                               text.substr(0, head_end));
+            out += detail::format("\n--- first {} characters ---\n{}\n", options.preview_head_chars,
+                                  text.substr(0, head_end));
             if (options.preview_tail_chars > 0)
-                out += fmt::format("\n--- last {} characters ---\n{}\n", options.preview_tail_chars,
-                                   text.substr(std::max(tail_start, head_end)));
+                out += detail::format("\n--- last {} characters ---\n{}\n", options.preview_tail_chars,
+                                      text.substr(std::max(tail_start, head_end)));
         }
-        out += fmt::format("\nTo see more, call read_file with path \"{}\" and a start_line/end_line range.",
-                           path);
+        out += detail::format(
+            "\nTo see more, call read_file with path \"{}\" and a start_line/end_line range.", path);
         return out;
     }
 };

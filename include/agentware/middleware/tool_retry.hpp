@@ -13,6 +13,7 @@
 // tool runs: they are not exceptions and are not retried.
 
 #include <agentware/agent/requests.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/exception_name.hpp>
@@ -54,8 +55,8 @@ struct tool_retry {
     /// message: the current Python and JS texts leave it out).
     static std::string failure_text(std::string_view tool, const detail::exception_info& e, int attempts) {
         // Text kept for parity with LangChain (next.md §1.6, Python tool_retry.py).
-        return fmt::format("Tool '{}' failed after {} with {}", tool, detail::attempts_text(attempts),
-                           e.type);
+        return detail::format("Tool '{}' failed after {} with {}", tool, detail::attempts_text(attempts),
+                              e.type);
     }
 
     bool applies_to(std::string_view name) const {

@@ -11,6 +11,8 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
+#include <agentware/detail/format.hpp>
+#include <agentware/detail/regex.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/detail/untrusted_text.hpp>
@@ -96,8 +98,8 @@ inline upload_outline read_upload_outline(const std::filesystem::path& uploads_d
     while (std::getline(in, line)) {
         ++number;
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        std::smatch m;
-        if (std::regex_match(line, m, heading)) {
+        std::cmatch m;
+        if (detail::regex_match(line, m, heading)) {
             if (out.headings.size() == 50) {
                 out.truncated = true;
                 break;
@@ -113,8 +115,8 @@ inline upload_outline read_upload_outline(const std::filesystem::path& uploads_d
 
 inline std::string format_upload_size(std::uint64_t bytes) {
     const double kb = static_cast<double>(bytes) / 1024.0;
-    if (kb >= 1024.0) return fmt::format("{:.1f} MB", kb / 1024.0);
-    return fmt::format("{:.1f} KB", kb);
+    if (kb >= 1024.0) return detail::format("{:.1f} MB", kb / 1024.0);
+    return detail::format("{:.1f} KB", kb);
 }
 
 // Gateway staging files (".upload-<id>.part") are half-written uploads.
@@ -145,8 +147,8 @@ inline std::set<std::string> names_shown_before(const std::vector<message>& mess
             std::size_t nl = block.find('\n', start);
             if (nl == std::string_view::npos) nl = block.size();
             std::string line(block.substr(start, nl - start));
-            std::smatch m;
-            if (std::regex_search(line, m, item)) shown.insert(m[1].str());
+            std::cmatch m;
+            if (detail::regex_search(line, m, item)) shown.insert(m[1].str());
             start = nl + 1;
         }
     }
@@ -213,8 +215,8 @@ struct uploads {
         for (std::size_t i = 0; i < n_context; ++i) {
             const auto& f = files[i];
             const std::string name = detail::neutralize_untrusted_tags(f.filename);
-            lines.push_back(fmt::format("- {} ({})", name, detail::format_upload_size(f.size)));
-            lines.push_back(fmt::format("  Path: {}", detail::neutralize_untrusted_tags(f.path)));
+            lines.push_back(detail::format("- {} ({})", name, detail::format_upload_size(f.size)));
+            lines.push_back(detail::format("  Path: {}", detail::neutralize_untrusted_tags(f.path)));
             if (dir) {
                 auto outline = detail::read_upload_outline(*dir, f.filename);
                 if (!outline.headings.empty()) {
@@ -222,15 +224,15 @@ struct uploads {
                         "  Document outline (use `read_file` with line ranges to read sections):");
                     for (const auto& [line, title] : outline.headings)
                         lines.push_back(
-                            fmt::format("    L{}: {}", line, detail::neutralize_untrusted_tags(title)));
+                            detail::format("    L{}: {}", line, detail::neutralize_untrusted_tags(title)));
                     if (outline.truncated)
-                        lines.push_back(fmt::format(
+                        lines.push_back(detail::format(
                             "    ... (showing first {} headings; use `read_file` to explore further)",
                             outline.headings.size()));
                 } else if (!outline.preview.empty()) {
                     lines.push_back("  No structural headings detected. Document begins with:");
                     for (const auto& p : outline.preview)
-                        lines.push_back(fmt::format("    > {}", detail::neutralize_untrusted_tags(p)));
+                        lines.push_back(detail::format("    > {}", detail::neutralize_untrusted_tags(p)));
                     lines.push_back("  Use `grep` to search for keywords (e.g. `grep(pattern='keyword', "
                                     "path='/mnt/user-data/uploads/')`).");
                 }
@@ -257,11 +259,12 @@ struct uploads {
                              [](const auto& a, const auto& b) { return a.second > b.second; });
             std::string types;
             for (const auto& [ext, count] : counts)
-                types += fmt::format("{}{} {}", types.empty() ? "" : ", ", count, ext);
-            lines.push_back(fmt::format("... ({} more file(s) from this message omitted from this context.)",
-                                        files.size() - n_context));
+                types += detail::format("{}{} {}", types.empty() ? "" : ", ", count, ext);
             lines.push_back(
-                fmt::format("  Omitted file types: {}", detail::neutralize_untrusted_tags(types)));
+                detail::format("... ({} more file(s) from this message omitted from this context.)",
+                               files.size() - n_context));
+            lines.push_back(
+                detail::format("  Omitted file types: {}", detail::neutralize_untrusted_tags(types)));
             lines.push_back(
                 "  Use `glob(pattern='**/*', path='/mnt/user-data/uploads/')` to list all uploads.");
             lines.push_back(
@@ -302,7 +305,7 @@ private:
     static uploaded_file make_entry(std::string name, std::uint64_t size) {
         uploaded_file f;
         f.extension = detail::lower_extension(name);
-        f.path = fmt::format("{}/{}", detail::virtual_uploads, name);
+        f.path = detail::format("{}/{}", detail::virtual_uploads, name);
         f.filename = std::move(name);
         f.size = size;
         return f;

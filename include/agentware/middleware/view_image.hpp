@@ -9,6 +9,7 @@
 // design of DeerFlow's PR #5014): base64 never enters the state.
 
 #include <agentware/core/fields.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/content.hpp>
 #include <agentware/message/id.hpp>
@@ -100,33 +101,33 @@ inline tool_output view_image_call(const view_image_options& opts, const boost::
                     "/mnt/user-data/outputs are allowed");
     const auto* td = rt.field<thread_data_field>();
     auto r = resolve_model_path(path, td && *td ? &**td : nullptr, path_access::read);
-    if (!r.ok()) return fail(fmt::format("Error: {}", r.error));
+    if (!r.ok()) return fail(detail::format("Error: {}", r.error));
     namespace fs = std::filesystem;
     std::error_code ec;
     const auto st = fs::status(r.host, ec);
-    if (!fs::exists(st)) return fail(fmt::format("Error: Image file not found: {}", path));
-    if (!fs::is_regular_file(st)) return fail(fmt::format("Error: Path is not a file: {}", path));
+    if (!fs::exists(st)) return fail(detail::format("Error: Image file not found: {}", path));
+    if (!fs::is_regular_file(st)) return fail(detail::format("Error: Path is not a file: {}", path));
     std::string ext = r.host.extension().string();
     for (char& c : ext)
         if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     const std::string_view expected = image_mime_for_extension(ext);
     if (expected.empty())
-        return fail(fmt::format(
+        return fail(detail::format(
             "Error: Unsupported image format: {}. Supported formats: .jpg, .jpeg, .png, .webp, .gif", ext));
     const std::uint64_t size = fs::file_size(r.host, ec);
-    if (ec) return fail(fmt::format("Error: Image file not found: {}", path));
+    if (ec) return fail(detail::format("Error: Image file not found: {}", path));
     if (size > opts.max_image_bytes)
         return fail(
-            fmt::format("Error: Image file is too large: {} bytes. Maximum supported size is {} bytes", size,
-                        opts.max_image_bytes));
+            detail::format("Error: Image file is too large: {} bytes. Maximum supported size is {} bytes",
+                           size, opts.max_image_bytes));
     auto bytes = read_bytes(r.host);
-    if (!bytes) return fail(fmt::format("Error: Image file not found: {}", path));
+    if (!bytes) return fail(detail::format("Error: Image file not found: {}", path));
     if (bytes->size() != size) return fail("Error: Image file changed during read");
     const std::string_view detected = sniff_image_mime(*bytes);
     if (detected.empty()) return fail("Error: File contents do not match a supported image format");
     if (detected != expected)
-        return fail(
-            fmt::format("Error: Image contents are {}, but file extension indicates {}", detected, expected));
+        return fail(detail::format("Error: Image contents are {}, but file extension indicates {}", detected,
+                                   expected));
     tool_output out("Successfully read image");
     viewed_image_map update;
     update.insert_or_assign(path, viewed_image{std::string(expected), size, r.host.string()});
@@ -179,7 +180,7 @@ inline message image_context_message(const viewed_image_map& images, std::uint64
     } else {
         blocks.push_back(text_block("Here are the images you've viewed:"));
         for (const auto& [path, img] : images) {
-            blocks.push_back(text_block(fmt::format("\n- **{}** ({})", path, img.mime_type)));
+            blocks.push_back(text_block(detail::format("\n- **{}** ({})", path, img.mime_type)));
             // Re-read now: the file may have changed or gone since the tool saw it.
             std::optional<std::string> bytes;
             std::error_code ec;
@@ -188,8 +189,8 @@ inline message image_context_message(const viewed_image_map& images, std::uint64
             if (bytes && bytes->size() == img.size)
                 blocks.push_back(image_block_from_data(img.mime_type, *bytes));
             else
-                blocks.push_back(
-                    text_block(fmt::format("  (file unavailable or changed on disk: {})", img.actual_path)));
+                blocks.push_back(text_block(
+                    detail::format("  (file unavailable or changed on disk: {})", img.actual_path)));
         }
     }
     message m = human_message(std::move(blocks));
@@ -232,7 +233,7 @@ struct view_image {
                 try {
                     return detail::view_image_call(opts, args, rt);
                 } catch (const std::exception& e) {
-                    return tool_output::error(fmt::format("Error: Unexpected error: {}", e.what()));
+                    return tool_output::error(detail::format("Error: Unexpected error: {}", e.what()));
                 }
             }))};
     }

@@ -5,6 +5,7 @@
 // and responses (whole or as a stream of events) back into a message. No
 // networking here, so the parsing can be tested and fuzzed on its own.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/message/json.hpp>
 #include <agentware/model/chat_model.hpp>
 #include <agentware/model/detail/provider_error.hpp>
@@ -426,7 +427,7 @@ private:
         const auto* v = o.if_contains(key);
         if (v == nullptr || v->is_null()) return {};
         if (!v->is_string())
-            throw detail::invalid_response(provider_, fmt::format("\"{}\" is not a string", key));
+            throw detail::invalid_response(provider_, detail::format("\"{}\" is not a string", key));
         return std::string(v->get_string());
     }
 

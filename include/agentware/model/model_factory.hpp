@@ -5,6 +5,7 @@
 // provider, id, endpoint and defaults; create_chat_model builds one by name.
 
 #include <agentware/detail/config.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/model/anthropic_chat_model.hpp>
 #include <agentware/model/any_chat_model.hpp>
@@ -136,7 +137,7 @@ inline std::string preset_names() {
 
 [[noreturn]] inline void config_fail(std::string_view where, std::string_view why) {
     throw model_error(model_error_kind::configuration,
-                      fmt::format("model configuration: {}: {}", where, why));
+                      detail::format("model configuration: {}: {}", where, why));
 }
 
 // A duration given in milliseconds (`connect_ms`, ...): a non-negative integer.
@@ -227,8 +228,8 @@ inline model_config read_model_config(const boost::json::value& v, const std::st
     r.skip("display_name").skip("description"); // for people reading the file
     c.info.provider = r.optional<std::string>("provider").value_or("openai");
     if (find_preset(c.info.provider) == nullptr)
-        throw json_error(r.path_of("provider"),
-                         fmt::format("unknown provider \"{}\" (known: {})", c.info.provider, preset_names()));
+        throw json_error(r.path_of("provider"), detail::format("unknown provider \"{}\" (known: {})",
+                                                               c.info.provider, preset_names()));
     c.info.model = r.optional<std::string>("model").value_or("");
     if (c.info.model.empty()) throw json_error(r.path_of("model"), "missing (the provider's model id)");
     r.read("supports_vision", c.info.supports_vision)
@@ -274,14 +275,14 @@ AGENTWARE_DECL model_registry model_registry::from_json(const boost::json::value
     for (std::size_t i = 0; i < list->get_array().size(); ++i) {
         model_config c;
         try {
-            c = detail::read_model_config(list->get_array()[i], fmt::format("models[{}]", i));
+            c = detail::read_model_config(list->get_array()[i], detail::format("models[{}]", i));
         } catch (const json_error& e) {
             detail::config_fail(e.path(), e.problem());
         }
         for (const auto& other : models)
             if (other.info.name == c.info.name)
-                detail::config_fail(fmt::format("models[{}]", i),
-                                    fmt::format("the name \"{}\" is used twice", c.info.name));
+                detail::config_fail(detail::format("models[{}]", i),
+                                    detail::format("the name \"{}\" is used twice", c.info.name));
         models.push_back(std::move(c));
     }
     return model_registry(std::move(models));
@@ -298,13 +299,13 @@ AGENTWARE_DECL model_registry model_registry::from_file(const std::string& path)
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw model_error(model_error_kind::configuration,
-                          fmt::format("cannot read the model configuration \"{}\"", path));
+                          detail::format("cannot read the model configuration \"{}\"", path));
     std::ostringstream text;
     text << in.rdbuf();
     try {
         return from_json_text(text.str());
     } catch (const model_error& e) {
-        throw model_error(model_error_kind::configuration, fmt::format("{}: {}", path, e.what()));
+        throw model_error(model_error_kind::configuration, detail::format("{}: {}", path, e.what()));
     }
 }
 
@@ -337,7 +338,7 @@ AGENTWARE_DECL const model_config& model_registry::find(std::string_view name) c
     for (const auto& m : models_)
         names += (names.empty() ? "" : ", ") + m.info.name;
     throw model_error(model_error_kind::configuration,
-                      fmt::format("unknown model \"{}\" (configured: {})", name, names));
+                      detail::format("unknown model \"{}\" (configured: {})", name, names));
 }
 
 AGENTWARE_DECL any_chat_model model_registry::create_chat_model(std::string_view name,
@@ -346,9 +347,9 @@ AGENTWARE_DECL any_chat_model model_registry::create_chat_model(std::string_view
     const detail::provider_preset& preset = *detail::find_preset(c.info.provider);
     if (thinking_enabled && !c.info.supports_thinking)
         throw model_error(model_error_kind::configuration,
-                          fmt::format("model \"{}\" does not support thinking "
-                                      "(supports_thinking is false)",
-                                      c.info.name));
+                          detail::format("model \"{}\" does not support thinking "
+                                         "(supports_thinking is false)",
+                                         c.info.name));
     model_settings defaults = c.defaults;
     if (thinking_enabled) {
         defaults = merge_settings(defaults, c.when_thinking);

@@ -5,6 +5,7 @@
 // chat_request, and turning a response (whole or streamed) into a message.
 // No networking here, so the parsing can be tested and fuzzed on its own.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/message/json.hpp>
 #include <agentware/model/chat_model.hpp>
 #include <agentware/model/detail/provider_error.hpp>
@@ -267,7 +268,7 @@ public:
             boost::json::object wire{{"id", call.id}, {"function", std::move(function)}};
             try {
                 detail::read_tool_call(
-                    wire, detail::json_place{"stream", fmt::format("tool_calls[{}]", position)}, m);
+                    wire, detail::json_place{"stream", detail::format("tool_calls[{}]", position)}, m);
             } catch (const message_format_error& e) {
                 throw detail::invalid_response(provider_, e.what());
             }
@@ -306,7 +307,7 @@ private:
         const auto* v = o.if_contains(key);
         if (v == nullptr || v->is_null()) return {};
         if (!v->is_string())
-            throw detail::invalid_response(provider_, fmt::format("delta.{} is not a string", key));
+            throw detail::invalid_response(provider_, detail::format("delta.{} is not a string", key));
         return v->get_string();
     }
 

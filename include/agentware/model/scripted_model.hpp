@@ -1,6 +1,7 @@
 #ifndef AGENTWARE_MODEL_SCRIPTED_MODEL_HPP
 #define AGENTWARE_MODEL_SCRIPTED_MODEL_HPP
 
+#include <agentware/detail/format.hpp>
 #include <agentware/model/chat_model.hpp>
 
 #include <fmt/format.h>
@@ -78,9 +79,9 @@ public:
             if (!s.opts.cycle || s.answers.empty())
                 throw model_error(
                     model_error_kind::configuration,
-                    fmt::format("scripted_model: no scripted answer left (the script has {}, this is "
-                                "request {})",
-                                s.answers.size(), s.served + 1));
+                    detail::format("scripted_model: no scripted answer left (the script has {}, this is "
+                                   "request {})",
+                                   s.answers.size(), s.served + 1));
             s.next = 0;
         }
         ++s.served;

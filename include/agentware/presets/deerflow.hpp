@@ -199,7 +199,8 @@ memory_flush_hook(std::shared_ptr<memory_manager> manager) {
 /// `enabled` is false. A section is read by its options' JSON form, so an unknown section or key and a value
 /// of the wrong type throw json_error naming the path
 /// (`loop_detection.warn_threshold: expected an integer, got "x"`).
-inline deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config) {
+template <class = void> // a template so that only a file that calls it instantiates the 44-slot chain
+deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config) {
     json_reader sections(config);
     deerflow_pipeline chain;
     detail::engage_from_section<input_sanitization, input_sanitization_options>(chain, sections);

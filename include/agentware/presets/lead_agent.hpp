@@ -12,6 +12,7 @@
 // concurrency bound, the model factory, the tool registry) is in the setup.
 
 #include <agentware/agent/agent.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/presets/deerflow.hpp>
 #include <agentware/subagents/chain.hpp>
@@ -164,7 +165,7 @@ inline std::vector<lead_model_entry> lead_models(const boost::json::object& conf
     const auto* arr = list->if_array();
     if (!arr) json_type_error("models", "an array of models", *list);
     for (std::size_t i = 0; i < arr->size(); ++i) {
-        const std::string path = fmt::format("models[{}]", i);
+        const std::string path = detail::format("models[{}]", i);
         const auto* m = (*arr)[i].if_object();
         if (!m) json_type_error(path, "an object", (*arr)[i]);
         lead_model_entry e;
@@ -248,14 +249,14 @@ inline lead_model_choice resolve_lead_model(const boost::json::value& config,
     const lead_model_entry* chosen = nullptr;
     const lead_model_entry* fallback = profile.model ? find(*profile.model) : nullptr;
     if (profile.model && !fallback)
-        out.warnings.push_back(fmt::format("agent model \"{}\" is not configured; using \"{}\"",
-                                           *profile.model, models.front().name));
+        out.warnings.push_back(detail::format("agent model \"{}\" is not configured; using \"{}\"",
+                                              *profile.model, models.front().name));
     if (!fallback) fallback = &models.front();
     if (request.model_name) {
         chosen = find(*request.model_name);
         if (!chosen)
-            out.warnings.push_back(fmt::format("requested model \"{}\" is not configured; using \"{}\"",
-                                               *request.model_name, fallback->name));
+            out.warnings.push_back(detail::format("requested model \"{}\" is not configured; using \"{}\"",
+                                                  *request.model_name, fallback->name));
     }
     if (!chosen) chosen = fallback;
     out.model = *chosen;
@@ -264,7 +265,7 @@ inline lead_model_choice resolve_lead_model(const boost::json::value& config,
                                                       : true;
     if (out.thinking_enabled && !chosen->supports_thinking) {
         out.thinking_enabled = false;
-        out.warnings.push_back(fmt::format(
+        out.warnings.push_back(detail::format(
             "thinking is enabled but model \"{}\" does not support it; thinking is off", chosen->name));
     }
     return out;
@@ -402,7 +403,7 @@ struct lead_tools {
         const std::string& name = t->schema().name;
         if (offers(name)) {
             warnings.push_back(
-                fmt::format("tool \"{}\" ({}) is already offered; the first is kept", name, why));
+                detail::format("tool \"{}\" ({}) is already offered; the first is kept", name, why));
             return false;
         }
         own.add(std::move(t));
@@ -453,7 +454,7 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
         const auto* arr = list->if_array();
         if (!arr) detail::json_type_error("tools", "an array of {name, group, use} objects", *list);
         for (std::size_t i = 0; i < arr->size(); ++i) {
-            const std::string path = fmt::format("tools[{}]", i);
+            const std::string path = detail::format("tools[{}]", i);
             const auto* e = (*arr)[i].if_object();
             if (!e) detail::json_type_error(path, "an object", (*arr)[i]);
             auto str = [&](std::string_view key) {
@@ -471,11 +472,11 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
             if (it == setup.tool_registry.end()) {
                 if (seen(name)) continue; // brought by the chain (a sandbox tool)
                 throw json_error(detail::json_path(path, use.empty() ? "name" : "use"),
-                                 fmt::format("no tool is registered as \"{}\"", use.empty() ? name : use));
+                                 detail::format("no tool is registered as \"{}\"", use.empty() ? name : use));
             }
             if (!name.empty() && it->second->schema().name != name)
-                out.warnings.push_back(fmt::format("{}: configured as \"{}\", the tool is named \"{}\"", path,
-                                                   name, it->second->schema().name));
+                out.warnings.push_back(detail::format("{}: configured as \"{}\", the tool is named \"{}\"",
+                                                      path, name, it->second->schema().name));
             add(it->second, "configured");
         }
     }
@@ -493,7 +494,7 @@ inline std::string benefit_delegation_line(std::size_t n, std::size_t total) {
         n == 1 ? "specialist capability or context isolation"
                : "real parallel latency, specialist capability, or context isolation";
     // Text kept for parity with DeerFlow (reference §7).
-    return fmt::format(
+    return detail::format(
         "- **Benefit-Based Delegation**: Default to direct execution. Use `task` only when expected "
         "benefit from {} clearly exceeds delegation, duplicate-discovery, synthesis, conflict, and "
         "side-effect costs. Use the fewest subagents needed. HARD LIMITS ARE NON-NEGOTIABLE: max {} "
@@ -521,7 +522,7 @@ struct lead_prompt_parts {
 /// configuration and a set of switches, so providers' prompt caches hit; the
 /// date and memory come from dynamic_context.
 inline std::string lead_system_prompt(const lead_prompt_parts& p) {
-    std::string out = fmt::format(
+    std::string out = detail::format(
         "<role>\nYou are {}, an agent that plans and carries out the user's task with the tools, skills and "
         "helpers described below. Work step by step, check what your tools return, and finish with a clear "
         "answer.\n</role>\n",

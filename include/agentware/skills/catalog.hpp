@@ -11,6 +11,7 @@
 // yaml-cpp.
 
 #include <agentware/agent/requests.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
@@ -65,7 +66,7 @@ struct skill {
     std::string folder() const { return directory.filename().string(); }
     /// `{container_path}/{public|custom}/{folder}/SKILL.md`: where the model reads it.
     std::string location(std::string_view container_path) const {
-        return fmt::format("{}/{}/{}/SKILL.md", container_path, skill_category_name(category), folder());
+        return detail::format("{}/{}/{}/SKILL.md", container_path, skill_category_name(category), folder());
     }
 };
 
@@ -205,14 +206,14 @@ skills_prompt_section(const skill_catalog& catalog, std::string_view container_p
         if (s.enabled) {
             // Text kept for parity with DeerFlow (reference next.md §3.4): the tags and the mutability
             // labels.
-            enabled +=
-                fmt::format("    <skill>\n        <name>{}</name>\n        <description>{} {}</description>\n"
-                            "        <location>{}</location>\n    </skill>\n",
-                            detail::escape_html(s.name), detail::escape_html(s.description),
-                            s.category == skill_category::custom_skill ? "[custom, editable]" : "[built-in]",
-                            detail::escape_html(s.location(container_path)));
+            enabled += detail::format(
+                "    <skill>\n        <name>{}</name>\n        <description>{} {}</description>\n"
+                "        <location>{}</location>\n    </skill>\n",
+                detail::escape_html(s.name), detail::escape_html(s.description),
+                s.category == skill_category::custom_skill ? "[custom, editable]" : "[built-in]",
+                detail::escape_html(s.location(container_path)));
         } else {
-            disabled += fmt::format("- {}\n", detail::escape_html(s.name));
+            disabled += detail::format("- {}\n", detail::escape_html(s.name));
         }
     }
     if (enabled.empty() && disabled.empty()) return {};
@@ -225,7 +226,7 @@ skills_prompt_section(const skill_catalog& catalog, std::string_view container_p
         "2. Follow the workflow it describes.\n"
         "3. It may name other files in its folder: read each only when a step needs it.\n\n";
     // Text kept for parity with DeerFlow (reference next.md §3.4).
-    out += fmt::format("**Skills are located at:** {}\n", container_path);
+    out += detail::format("**Skills are located at:** {}\n", container_path);
     if (!enabled.empty()) out += "\n<available_skills>\n" + enabled + "</available_skills>\n";
     if (!disabled.empty())
         // "INSTALLED but DISABLED. You MUST NOT read" kept for parity with DeerFlow (reference next.md §3.4).
@@ -352,24 +353,24 @@ inline tool_status read_skill_file(const skill_path& p, std::string_view shown,
     const auto start = line_arg("start_line");
     const auto end = line_arg("end_line");
     if (!bad.empty())
-        return give(fmt::format("Error: argument '{}' must be an integer", bad), tool_status::error);
+        return give(detail::format("Error: argument '{}' must be an integer", bad), tool_status::error);
     if (start && *start < 1) return give("(start_line must be >= 1)", tool_status::ok);
     if (end && *end < 1) return give("(end_line must be >= 1)", tool_status::ok);
     if (start && end && *start > *end)
         return give("(start_line > end_line — no lines in range)", tool_status::ok);
     std::error_code ec;
     if (p.owner == nullptr || p.is_root || std::filesystem::is_directory(p.host, ec))
-        return give(fmt::format("Error: Path is a directory, not a file: {}", shown), tool_status::error);
+        return give(detail::format("Error: Path is a directory, not a file: {}", shown), tool_status::error);
     std::string content;
     if (!std::filesystem::is_regular_file(p.host, ec) || !skill_read_file(p.host, content))
-        return give(fmt::format("Error: File not found: {}", shown), tool_status::error);
+        return give(detail::format("Error: File not found: {}", shown), tool_status::error);
     if (!is_utf8_text(content))
         return give(
-            fmt::format("Error: cannot read '{}' as text — it appears to be a binary file (e.g. .xlsx, "
-                        ".pdf, or an image). read_file only supports UTF-8 text. Use bash with a "
-                        "suitable library instead (pandas/openpyxl for spreadsheets), or view_image for "
-                        "images.",
-                        shown),
+            detail::format("Error: cannot read '{}' as text — it appears to be a binary file (e.g. .xlsx, "
+                           ".pdf, or an image). read_file only supports UTF-8 text. Use bash with a "
+                           "suitable library instead (pandas/openpyxl for spreadsheets), or view_image for "
+                           "images.",
+                           shown),
             tool_status::error);
     if (start || end) {
         std::vector<std::string_view> lines;
@@ -403,10 +404,10 @@ inline std::string list_skill_path(const skill_path& p, std::string_view contain
     if (p.is_root || p.level) {
         for (auto category : {skill_category::public_skill, skill_category::custom_skill}) {
             if (p.level && *p.level != category) continue;
-            const std::string dir = fmt::format("{}/{}", container, skill_category_name(category));
+            const std::string dir = detail::format("{}/{}", container, skill_category_name(category));
             if (p.is_root) lines.push_back(dir + "/");
             for (const auto& s : catalog.skills)
-                if (s.category == category) lines.push_back(fmt::format("{}/{}/", dir, s.folder()));
+                if (s.category == category) lines.push_back(detail::format("{}/{}/", dir, s.folder()));
         }
     } else {
         std::error_code ec;
@@ -414,14 +415,14 @@ inline std::string list_skill_path(const skill_path& p, std::string_view contain
         if (!fs::is_directory(root, ec)) return {};
         const fs::path folder = skill_canonical(p.owner->directory);
         const std::string base =
-            fmt::format("{}/{}/{}", container, skill_category_name(p.owner->category), p.owner->folder());
+            detail::format("{}/{}/{}", container, skill_category_name(p.owner->category), p.owner->folder());
         for (fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
              !ec && it != end; it.increment(ec)) {
             if (it.depth() >= 1) it.disable_recursion_pending();
             const auto st = it->symlink_status(ec);
             const bool dir = fs::is_directory(st);
             const std::string rel = it->path().lexically_relative(folder).generic_string();
-            lines.push_back(fmt::format("{}/{}{}", base, rel, dir ? "/" : ""));
+            lines.push_back(detail::format("{}/{}{}", base, rel, dir ? "/" : ""));
         }
     }
     std::sort(lines.begin(), lines.end());

@@ -19,6 +19,7 @@
 // Needs yaml-cpp (the package's optional component `yaml`).
 
 #include <agentware/config/yaml.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/skills.hpp>
@@ -46,7 +47,7 @@ namespace agentware {
 /// skill_error naming `source`.
 inline skill parse_skill_md(std::string_view text, std::string_view source = "SKILL.md") {
     auto fail = [&](const std::string& problem) -> skill_error {
-        return skill_error(fmt::format("{}: {}", source, problem));
+        return skill_error(detail::format("{}: {}", source, problem));
     };
     if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3); // a byte-order mark
     auto line_end = [&](std::size_t from) {
@@ -79,11 +80,11 @@ inline skill parse_skill_md(std::string_view text, std::string_view source = "SK
     try {
         front = yaml_to_json(text.substr(front_begin, *front_end - front_begin), yo);
     } catch (const json_error& e) {
-        throw skill_error(e.path().empty() ? e.problem() : fmt::format("{}: {}", source, e.what()));
+        throw skill_error(e.path().empty() ? e.problem() : detail::format("{}: {}", source, e.what()));
     }
     if (!front.is_object())
         throw fail(
-            fmt::format("the front matter must be a mapping of keys, got {}", detail::json_shown(front)));
+            detail::format("the front matter must be a mapping of keys, got {}", detail::json_shown(front)));
     skill s;
     try {
         json_reader r(front.get_object(), "front matter");
@@ -118,28 +119,28 @@ inline void scan_skill_root(const std::filesystem::path& root, skill_category ca
     std::sort(folders.begin(), folders.end());
     for (const auto& dir : folders) {
         const std::string folder = dir.filename().string();
-        const std::string shown = fmt::format("{}/{}/SKILL.md", skill_category_name(category), folder);
+        const std::string shown = detail::format("{}/{}/SKILL.md", skill_category_name(category), folder);
         if (folder.starts_with('.') || !fs::is_directory(dir, ec)) continue;
         if (!skill_within(skill_canonical(dir), canonical_root)) {
             out.warnings.push_back(
-                fmt::format("{}: the folder leads outside the skills root; skipped", shown));
+                detail::format("{}: the folder leads outside the skills root; skipped", shown));
             continue;
         }
         const fs::path file = dir / "SKILL.md";
         if (!fs::is_regular_file(file, ec)) continue; // not a skill
         if (!skill_within(skill_canonical(file), skill_canonical(dir))) {
-            out.warnings.push_back(fmt::format("{}: the file leads outside its folder; skipped", shown));
+            out.warnings.push_back(detail::format("{}: the file leads outside its folder; skipped", shown));
             continue;
         }
         const auto size = fs::file_size(file, ec);
         if (ec || size > options.max_skill_file_bytes) {
             out.warnings.push_back(
-                fmt::format("{}: larger than {} bytes; skipped", shown, options.max_skill_file_bytes));
+                detail::format("{}: larger than {} bytes; skipped", shown, options.max_skill_file_bytes));
             continue;
         }
         std::string text;
         if (!skill_read_file(file, text)) {
-            out.warnings.push_back(fmt::format("{}: cannot be read; skipped", shown));
+            out.warnings.push_back(detail::format("{}: cannot be read; skipped", shown));
             continue;
         }
         try {

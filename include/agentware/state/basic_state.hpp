@@ -6,6 +6,7 @@
 
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/message/add_messages.hpp>
 #include <agentware/message/json.hpp>
 #include <agentware/message/message.hpp>
@@ -169,8 +170,9 @@ private:
         try {
             return boost::json::value_to<typename F::value_type>(v);
         } catch (const std::exception& e) {
-            throw state_error(fmt::format("agent state: the value for field \"{}\" has the wrong shape: {}",
-                                          std::string_view{F::name}, e.what()));
+            throw state_error(
+                detail::format("agent state: the value for field \"{}\" has the wrong shape: {}",
+                               std::string_view{F::name}, e.what()));
         }
     }
 
@@ -185,9 +187,9 @@ private:
                  ... || false);
             if (!known)
                 throw state_error(
-                    fmt::format("agent state: an update names the field \"{}\", which this agent's "
-                                "state does not have (its fields: {})",
-                                key, detail::field_names<Fs...>()));
+                    detail::format("agent state: an update names the field \"{}\", which this agent's "
+                                   "state does not have (its fields: {})",
+                                   key, detail::field_names<Fs...>()));
         }
         return staged;
     }

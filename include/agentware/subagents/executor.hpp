@@ -22,6 +22,7 @@
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/async_loop.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/delegations.hpp>
 #include <agentware/middleware/detail/hash.hpp>
@@ -106,8 +107,8 @@ inline std::string_view capped_label(std::string_view stop_reason) noexcept {
 inline std::string timeout_text(std::chrono::milliseconds t) {
     const auto ms = t.count();
     // Text kept for parity with DeerFlow (reference §5.12).
-    if (ms % 1000 == 0) return fmt::format("Execution timed out after {} seconds", ms / 1000);
-    return fmt::format("Execution timed out after {} seconds", static_cast<double>(ms) / 1000.0);
+    if (ms % 1000 == 0) return detail::format("Execution timed out after {} seconds", ms / 1000);
+    return detail::format("Execution timed out after {} seconds", static_cast<double>(ms) / 1000.0);
 }
 
 // Text kept for parity with DeerFlow (reference §5.12).
@@ -123,10 +124,10 @@ inline std::string format_subagent_result_message(const subagent_result& r) {
     switch (r.status) {
     case subagent_status::completed:
         if (label.empty()) return "Task Succeeded. Result: " + r.result;
-        return fmt::format("Task Succeeded (capped: {}). Result: {}", label, r.result);
+        return detail::format("Task Succeeded (capped: {}). Result: {}", label, r.result);
     case subagent_status::failed: {
         std::string head =
-            label.empty() ? std::string("Task failed") : fmt::format("Task failed (capped: {})", label);
+            label.empty() ? std::string("Task failed") : detail::format("Task failed (capped: {})", label);
         return r.error.empty() ? head + "." : head + ". Error: " + r.error;
     }
     case subagent_status::cancelled:
@@ -443,8 +444,8 @@ public:
         std::optional<subagent_type> type = registry_.resolve(task.subagent_type);
         if (!type) {
             // Text kept for parity with DeerFlow (reference §5.12).
-            out.error = fmt::format("Unknown subagent type '{}'. Available: {}", task.subagent_type,
-                                    fmt::join(registry_.available(), ", "));
+            out.error = detail::format("Unknown subagent type '{}'. Available: {}", task.subagent_type,
+                                       fmt::join(registry_.available(), ", "));
             co_return out;
         }
         subagent_run run;
@@ -758,7 +759,7 @@ private:
             } else {
                 out.status = subagent_status::failed;
                 // Text kept for parity with DeerFlow (reference §5.12).
-                out.error = fmt::format("Reached max_turns={}", max_turns);
+                out.error = detail::format("Reached max_turns={}", max_turns);
             }
             return;
         }

@@ -10,6 +10,7 @@
 #include <agentware/agent/run.hpp>
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/jump.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/message/add_messages.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/tool/invalid_arguments.hpp>
@@ -83,11 +84,11 @@ inline void append_message(std::vector<message>& messages, message&& m) {
 inline void normalize_ai(message& ai, std::size_t index) {
     ai.type = role::ai;
     for (std::size_t k = 0; k < ai.tool_calls.size(); ++k)
-        if (ai.tool_calls[k].id.empty()) ai.tool_calls[k].id = fmt::format("call_{}_{}", index, k);
+        if (ai.tool_calls[k].id.empty()) ai.tool_calls[k].id = detail::format("call_{}_{}", index, k);
     if (!ai.invalid_tool_calls().empty()) {
         auto& invalid = ai.edit_invalid_tool_calls();
         for (std::size_t k = 0; k < invalid.size(); ++k)
-            if (invalid[k].id.empty()) invalid[k].id = fmt::format("call_{}_invalid_{}", index, k);
+            if (invalid[k].id.empty()) invalid[k].id = detail::format("call_{}_invalid_{}", index, k);
     }
 }
 
@@ -188,9 +189,9 @@ inline void answer_invalid_calls(std::vector<message>& messages) {
         if (answered_after(messages, ai, c.id)) continue;
         message answer =
             tool_message(c.id, c.name,
-                         fmt::format("Error: the arguments of this call to \"{}\" are not a valid JSON "
-                                     "object ({}). Call the tool again with a JSON object as arguments.",
-                                     c.name, c.error),
+                         detail::format("Error: the arguments of this call to \"{}\" are not a valid JSON "
+                                        "object ({}). Call the tool again with a JSON object as arguments.",
+                                        c.name, c.error),
                          tool_status::error);
         append_message(messages, std::move(answer));
     }
@@ -232,8 +233,8 @@ std::optional<tool_response> refuse_call(const tool_request<State>& r, bool vali
     static const tool_set none; // a request built by hand may name no tool set
     const tool_set& tools = r.tools ? *r.tools : none;
     if (!r.tool)
-        return error_result(call, fmt::format("Error: there is no tool named \"{}\". Available tools: {}.",
-                                              call.name, tools.empty() ? "none" : tools.names()));
+        return error_result(call, detail::format("Error: there is no tool named \"{}\". Available tools: {}.",
+                                                 call.name, tools.empty() ? "none" : tools.names()));
     const tool_schema& schema = r.tool->schema();
     if (validate && !schema.parameters.empty()) {
         if (auto problem = validate_arguments(schema.parameters, call.args, tools.schema_index_of(r.tool)))
@@ -314,7 +315,7 @@ std::exception_ptr merge_tool_results(State& state, tool_round<State>& round, bo
         }
         if (slot.failure) {
             slot.result = error_result(
-                call, fmt::format("Error: the tool \"{}\" failed: {}", call.name, describe(slot.failure)));
+                call, detail::format("Error: the tool \"{}\" failed: {}", call.name, describe(slot.failure)));
             if (!first_failure) first_failure = slot.failure;
             continue;
         }
@@ -428,9 +429,9 @@ interrupt_point take_interrupts(State& state, const boost::json::value& value, b
         if (by_id == nullptr || !by_id->contains(id)) missing += (missing.empty() ? "" : ", ") + id;
     if (!missing.empty())
         throw std::invalid_argument(
-            fmt::format("the run waits for {} interrupts: resume with an object that has a value for each "
-                        "interrupt id (missing: {})",
-                        ids.size(), missing));
+            detail::format("the run waits for {} interrupts: resume with an object that has a value for each "
+                           "interrupt id (missing: {})",
+                           ids.size(), missing));
     for (const auto& id : ids) {
         boost::json::array all;
         if (const auto* before = answers.if_contains(id); before && before->is_array())
@@ -444,7 +445,7 @@ interrupt_point take_interrupts(State& state, const boost::json::value& value, b
 }
 
 inline std::string recursion_message(std::size_t limit) {
-    return fmt::format(
+    return detail::format(
         "the run reached its recursion limit of {} rounds before the model gave a final answer; "
         "every message so far is kept (raise run_config::recursion_limit to allow more rounds)",
         limit);

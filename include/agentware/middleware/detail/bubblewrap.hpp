@@ -16,6 +16,7 @@
 // the kernel does not apply to root). When bash exits, bwrap's init exits
 // and the kernel kills whatever the command left running in its PID namespace.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/process.hpp>
 #include <agentware/middleware/fields.hpp>
@@ -139,7 +140,7 @@ class pids_cgroup {
 public:
     explicit pids_cgroup(std::size_t max_processes) {
         static std::atomic<std::uint64_t> counter{0};
-        const std::string name = fmt::format("agentware-sandbox-{}-{}", ::getpid(), counter.fetch_add(1));
+        const std::string name = detail::format("agentware-sandbox-{}-{}", ::getpid(), counter.fetch_add(1));
         for (const char* root : {"/sys/fs/cgroup/pids", "/sys/fs/cgroup"}) {
             std::error_code ec;
             if (!std::filesystem::exists(std::string(root) + "/cgroup.procs", ec)) continue;
@@ -193,13 +194,13 @@ private:
 inline std::optional<std::string> bubblewrap_unavailable(const std::string& bwrap_name = "bwrap") {
     const std::string bwrap = find_bwrap(bwrap_name);
     if (bwrap.empty())
-        return fmt::format("{} was not found (install Debian's bubblewrap package)", bwrap_name);
+        return detail::format("{} was not found (install Debian's bubblewrap package)", bwrap_name);
     const auto r = run_process({bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"},
                                std::chrono::seconds(20), 4096);
     if (!r.failure.empty()) return r.failure;
     if (r.exit_code != 0)
-        return fmt::format("bwrap cannot create namespaces on this machine (exit {}): {}", r.exit_code,
-                           r.err.data);
+        return detail::format("bwrap cannot create namespaces on this machine (exit {}): {}", r.exit_code,
+                              r.err.data);
     return std::nullopt;
 }
 
@@ -210,7 +211,8 @@ inline command_outcome run_isolated(const std::string& command, const thread_pat
     const std::string bwrap = find_bwrap(o.bwrap);
     if (bwrap.empty()) {
         command_outcome r;
-        r.failure = fmt::format("{} was not found (the isolated sandbox needs Debian's bubblewrap)", o.bwrap);
+        r.failure =
+            detail::format("{} was not found (the isolated sandbox needs Debian's bubblewrap)", o.bwrap);
         return r;
     }
     pids_cgroup group(o.max_processes);

@@ -5,6 +5,7 @@
 // named by a string in configuration ("end", "error", "continue"), read with
 // a path-named error when it is not one the middleware accepts.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 
 #include <boost/json/value.hpp>
@@ -56,9 +57,9 @@ inline void read_exit_behavior(json_reader& r, std::string_view key, exit_behavi
     std::string names;
     for (auto a : allowed) {
         ok = ok || (b && *b == a);
-        names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", to_string(a));
+        names += detail::format("{}\"{}\"", names.empty() ? "" : ", ", to_string(a));
     }
-    if (!ok) throw json_error(r.path_of(key), fmt::format("expected one of {}, got \"{}\"", names, *s));
+    if (!ok) throw json_error(r.path_of(key), detail::format("expected one of {}, got \"{}\"", names, *s));
     into = *b;
 }
 

@@ -5,6 +5,7 @@
 // context flags, str() of scalars, and a canonical serialisation with sorted
 // keys (json.dumps(sort_keys=True)) so equal arguments give equal text.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/detail/python_repr.hpp>
 
 #include <boost/json/object.hpp>
@@ -65,11 +66,11 @@ inline std::string python_str(const boost::json::value& v) {
     case boost::json::kind::bool_:
         return v.get_bool() ? "True" : "False";
     case boost::json::kind::int64:
-        return fmt::format("{}", v.get_int64());
+        return detail::format("{}", v.get_int64());
     case boost::json::kind::uint64:
-        return fmt::format("{}", v.get_uint64());
+        return detail::format("{}", v.get_uint64());
     case boost::json::kind::double_:
-        return fmt::format("{}", v.get_double());
+        return detail::format("{}", v.get_double());
     case boost::json::kind::string:
         return std::string(v.get_string());
     default:

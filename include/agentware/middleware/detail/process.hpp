@@ -7,6 +7,8 @@
 // the whole group. Output is captured up to a cap per stream; the rest is read
 // and counted but dropped, so a chatty command cannot exhaust memory.
 
+#include <agentware/detail/format.hpp>
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -110,12 +112,12 @@ inline command_outcome run_process(std::vector<std::string> args, std::chrono::m
     command_outcome result;
     int out_pipe[2], err_pipe[2];
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-        result.failure = fmt::format("pipe: {}", std::strerror(errno));
+        result.failure = detail::format("pipe: {}", std::strerror(errno));
         return result;
     }
     fd_guard out_r{out_pipe[0]}, out_w{out_pipe[1]};
     if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-        result.failure = fmt::format("pipe: {}", std::strerror(errno));
+        result.failure = detail::format("pipe: {}", std::strerror(errno));
         return result;
     }
     fd_guard err_r{err_pipe[0]}, err_w{err_pipe[1]};
@@ -132,7 +134,7 @@ inline command_outcome run_process(std::vector<std::string> args, std::chrono::m
 
     const pid_t pid = ::fork();
     if (pid < 0) {
-        result.failure = fmt::format("fork: {}", std::strerror(errno));
+        result.failure = detail::format("fork: {}", std::strerror(errno));
         return result;
     }
     if (pid == 0) {

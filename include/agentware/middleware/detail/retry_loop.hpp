@@ -8,6 +8,7 @@
 // `max_retries` more times; then hand the last failure to `on_exhausted`.
 
 #include <agentware/detail/awaitable.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/call_limits.hpp>
 #include <agentware/model/error.hpp>
@@ -192,7 +193,9 @@ inline void write_retry_options(boost::json::object& jv, const retry_options& o)
     jv["on_failure"] = to_string(o.on_failure);
 }
 
-inline std::string attempts_text(int n) { return fmt::format("{} {}", n, n == 1 ? "attempt" : "attempts"); }
+inline std::string attempts_text(int n) {
+    return detail::format("{} {}", n, n == 1 ? "attempt" : "attempts");
+}
 
 } // namespace detail
 

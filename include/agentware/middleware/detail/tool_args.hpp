@@ -5,6 +5,8 @@
 // argument is the model's mistake, reported back as an "Error: ..." text.
 // Shared by the sandbox tools and the filesystem tools.
 
+#include <agentware/detail/format.hpp>
+
 #include <boost/json/object.hpp>
 
 #include <fmt/format.h>
@@ -30,11 +32,11 @@ inline std::optional<std::string> string_arg(const boost::json::object& args, st
     const auto* v = args.if_contains(key);
     if (!v || v->is_null()) {
         if (required && !err)
-            err = arg_error{fmt::format("Error: the required argument '{}' is missing", key)};
+            err = arg_error{detail::format("Error: the required argument '{}' is missing", key)};
         return std::nullopt;
     }
     if (!v->is_string()) {
-        if (!err) err = arg_error{fmt::format("Error: argument '{}' must be a string", key)};
+        if (!err) err = arg_error{detail::format("Error: argument '{}' must be a string", key)};
         return std::nullopt;
     }
     return std::string(v->get_string());
@@ -54,7 +56,7 @@ inline std::optional<std::int64_t> int_arg(const boost::json::object& args, std:
         auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
         if (ec == std::errc() && p == s.data() + s.size()) return n;
     }
-    if (!err) err = arg_error{fmt::format("Error: argument '{}' must be an integer", key)};
+    if (!err) err = arg_error{detail::format("Error: argument '{}' must be an integer", key)};
     return std::nullopt;
 }
 
@@ -63,7 +65,7 @@ inline bool bool_arg(const boost::json::object& args, std::string_view key, bool
     const auto* v = args.if_contains(key);
     if (!v || v->is_null()) return fallback;
     if (v->is_bool()) return v->get_bool();
-    if (!err) err = arg_error{fmt::format("Error: argument '{}' must be a boolean", key)};
+    if (!err) err = arg_error{detail::format("Error: argument '{}' must be a boolean", key)};
     return fallback;
 }
 
@@ -80,7 +82,7 @@ auto call_reading_args(const boost::json::object& args, Body&& body)
         if (err) return output::error(err->text);
         return out;
     } catch (const std::exception& e) {
-        return output::error(fmt::format("Error: {}", e.what()));
+        return output::error(detail::format("Error: {}", e.what()));
     }
 }
 

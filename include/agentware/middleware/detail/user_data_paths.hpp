@@ -8,6 +8,7 @@
 // is the one place that decides what a tool may touch.
 
 #include <agentware/agent/thread_id.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/middleware/fields.hpp>
 
 #include <boost/json/object.hpp>
@@ -71,8 +72,8 @@ inline void validate_ids(std::string_view thread_id, std::string_view user_id) {
     validate_thread_id(thread_id);
     if (!is_valid_user_id(user_id))
         throw std::invalid_argument(
-            fmt::format("invalid user id {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
-                        quoted_excerpt(user_id, 64)));
+            detail::format("invalid user id {}: use characters from A-Z, a-z, 0-9, '_' and '-'",
+                           quoted_excerpt(user_id, 64)));
 }
 
 /// The base directory: the option, else $AGENTWARE_HOME, else ./.agentware.
@@ -260,13 +261,13 @@ inline resolved_path resolve_model_path(std::string_view path, const thread_path
     if (has_path_prefix(norm, "/mnt/skills"))
         return {{},
                 access == path_access::write
-                    ? fmt::format("Write access to skills path is not allowed: {}", path)
-                    : fmt::format("Path not available in this sandbox: {}", path)};
+                    ? detail::format("Write access to skills path is not allowed: {}", path)
+                    : detail::format("Path not available in this sandbox: {}", path)};
     if (has_path_prefix(norm, "/mnt/acp-workspace"))
         return {{},
                 access == path_access::write
-                    ? fmt::format("Write access to ACP workspace is not allowed: {}", path)
-                    : fmt::format("Path not available in this sandbox: {}", path)};
+                    ? detail::format("Write access to ACP workspace is not allowed: {}", path)
+                    : detail::format("Path not available in this sandbox: {}", path)};
     if (!has_path_prefix(norm, virtual_user_data) || norm == virtual_user_data || norm == "/mnt/user-data/")
         return {{}, std::string(text_only_allowed_roots)};
 
@@ -275,7 +276,7 @@ inline resolved_path resolve_model_path(std::string_view path, const thread_path
 
     std::error_code ec;
     fs::path canonical = fs::weakly_canonical(host, ec);
-    if (ec) return {{}, fmt::format("Invalid path {}: {}", path, ec.message())};
+    if (ec) return {{}, detail::format("Invalid path {}: {}", path, ec.message())};
     if (!inside_thread_roots(canonical, *td)) return {{}, std::string(text_path_traversal)};
     // weakly_canonical leaves a dangling symlink unresolved; creating a file
     // through it would write wherever it points.

@@ -5,6 +5,7 @@
 // git_tools, shell_tools; web_tools shares only host_capability): paths the model gives are taken relative to
 // it and may not leave it, through "..", an absolute path or a symlink.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/process.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
@@ -55,7 +56,7 @@ struct working_dir {
         std::error_code ec;
         auto full = std::filesystem::weakly_canonical(p.is_absolute() ? p : root / p, ec);
         if (ec || !is_within(full, root)) {
-            error = fmt::format("Error: {} is outside the working directory", rel);
+            error = detail::format("Error: {} is outside the working directory", rel);
             return std::nullopt;
         }
         return full;

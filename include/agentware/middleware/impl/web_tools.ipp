@@ -4,6 +4,7 @@
 // The web capability's requests (web_tools.hpp): compiled once in
 // <agentware/src.hpp> with AGENTWARE_SEPARATE_COMPILATION.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/middleware/detail/html_text.hpp>
 #include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
@@ -57,11 +58,11 @@ inline bool host_matches(std::string_view host, std::string_view rule) {
 
 inline void check_host(const web_tools_options& o, const std::string& host, std::string_view url) {
     for (const auto& rule : o.blocked_hosts)
-        if (host_matches(host, rule)) throw refusal(fmt::format("Error: {} is a blocked host", host));
+        if (host_matches(host, rule)) throw refusal(detail::format("Error: {} is a blocked host", host));
     if (o.allowed_hosts.empty()) return;
     for (const auto& rule : o.allowed_hosts)
         if (host_matches(host, rule)) return;
-    throw refusal(fmt::format("Error: {} is not among the hosts these tools may reach ({})", host, url));
+    throw refusal(detail::format("Error: {} is not among the hosts these tools may reach ({})", host, url));
 }
 
 /// The URL split into what the transport connects to and the request target
@@ -79,14 +80,14 @@ inline target split(std::string_view text) {
     if (const auto hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
     const auto sep = text.find("://");
     if (sep == std::string_view::npos)
-        throw refusal(fmt::format("Error: {} is not an http:// or https:// URL", text));
+        throw refusal(detail::format("Error: {} is not an http:// or https:// URL", text));
     const auto path_at = text.find_first_of("/?", sep + 3);
     std::string authority_only(text.substr(0, path_at));
     target t;
     try {
         t.where = parse_url(authority_only);
     } catch (const model_error&) {
-        throw refusal(fmt::format("Error: {} is not an http:// or https:// URL", text));
+        throw refusal(detail::format("Error: {} is not an http:// or https:// URL", text));
     }
     if (!t.where.userinfo.empty()) throw refusal("Error: URLs with credentials are not fetched");
     t.path = path_at == std::string_view::npos ? std::string("/") : std::string(text.substr(path_at));
@@ -158,7 +159,7 @@ inline boost::asio::awaitable<response> get(const web_context& ctx, std::string 
         try {
             co_await ctx.transport->post(t.where, spec, sink, *control);
         } catch (const model_error& e) {
-            throw refusal(fmt::format("Error: GET {} failed: {}", url, e.what()));
+            throw refusal(detail::format("Error: GET {} failed: {}", url, e.what()));
         }
         if (!is_redirect(r.status)) co_return r;
         std::string location;
@@ -169,7 +170,7 @@ inline boost::asio::awaitable<response> get(const web_context& ctx, std::string 
                 location = v;
         if (location.empty()) co_return r;
         if (hop >= o.max_redirects)
-            throw refusal(fmt::format("Error: {} redirected more than {} times", r.url, o.max_redirects));
+            throw refusal(detail::format("Error: {} redirected more than {} times", r.url, o.max_redirects));
         url = resolve(t, location);
     }
 }
@@ -192,8 +193,8 @@ inline bool is_text(std::string_view type) {
 }
 
 inline std::string note_truncated(const web_context& ctx, const response& r) {
-    return r.truncated ? fmt::format("\n[the body is longer than {} bytes; the rest was not read]",
-                                     ctx.options.max_bytes)
+    return r.truncated ? detail::format("\n[the body is longer than {} bytes; the rest was not read]",
+                                        ctx.options.max_bytes)
                        : std::string();
 }
 
@@ -225,18 +226,18 @@ boost::asio::awaitable<tool_output> web_fetch(std::shared_ptr<const web_context>
         if (r.status < 200 || r.status >= 300) {
             std::string excerpt = web::is_html(type) ? html_to_text(r.body) : r.body;
             if (!is_utf8_text(excerpt)) excerpt.clear();
-            co_return tool_output::error(fmt::format("Error: HTTP {} from {}{}{}", r.status, r.url,
-                                                     excerpt.empty() ? "" : "\n",
-                                                     head_truncate(excerpt, 500, "")));
+            co_return tool_output::error(detail::format("Error: HTTP {} from {}{}{}", r.status, r.url,
+                                                        excerpt.empty() ? "" : "\n",
+                                                        head_truncate(excerpt, 500, "")));
         }
         if (!web::is_text(type) && !web::is_html(type))
-            co_return tool_output::error(fmt::format("Error: {} is {}, not text", r.url, r.content_type));
+            co_return tool_output::error(detail::format("Error: {} is {}, not text", r.url, r.content_type));
         std::string title;
         std::string text = web::is_html(type) ? html_to_text(r.body, &title) : r.body;
         if (!is_utf8_text(text))
-            co_return tool_output::error(fmt::format("Error: {} is not UTF-8 text", r.url));
-        std::string out = fmt::format("URL: {}\n", r.url);
-        if (!title.empty()) out += fmt::format("Title: {}\n", title);
+            co_return tool_output::error(detail::format("Error: {} is not UTF-8 text", r.url));
+        std::string out = detail::format("URL: {}\n", r.url);
+        if (!title.empty()) out += detail::format("Title: {}\n", title);
         out += "\n" + text + web::note_truncated(*ctx, r);
         tool_output o(head_truncate(out, ctx->options.max_output_chars, "The page goes on."));
         o.metadata["status"] = r.status;
@@ -259,25 +260,25 @@ boost::asio::awaitable<tool_output> web_curl(std::shared_ptr<const web_context> 
                 const std::string_view n = name;
                 const std::string_view v = value.get_string();
                 if (!web::header_name_ok(n))
-                    throw web::refusal(fmt::format("Error: \"{}\" is not a header name", n));
+                    throw web::refusal(detail::format("Error: \"{}\" is not a header name", n));
                 if (v.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos)
-                    throw web::refusal(fmt::format("Error: the value of header {} has a line break", n));
+                    throw web::refusal(detail::format("Error: the value of header {} has a line break", n));
                 for (std::string_view fixed : {"host", "content-length", "transfer-encoding", "connection"})
                     if (html::iequals(n, fixed))
-                        throw web::refusal(fmt::format("Error: the {} header is set by the tool", n));
+                        throw web::refusal(detail::format("Error: the {} header is set by the tool", n));
                 headers.emplace_back(std::string(n), std::string(v));
             }
         }
         web::response r = co_await web::get(*ctx, std::move(url), std::move(headers), rt.stop);
-        std::string out = fmt::format("HTTP {}\n", r.status);
+        std::string out = detail::format("HTTP {}\n", r.status);
         for (const auto& [n, v] : r.headers)
-            out += fmt::format("{}: {}\n", n, v);
+            out += detail::format("{}: {}\n", n, v);
         out += "\n";
         if (is_utf8_text(r.body))
             out += r.body + web::note_truncated(*ctx, r);
         else
-            out += fmt::format("[{} bytes of {}, not shown]", r.body.size(),
-                               r.content_type.empty() ? std::string("binary data") : r.content_type);
+            out += detail::format("[{} bytes of {}, not shown]", r.body.size(),
+                                  r.content_type.empty() ? std::string("binary data") : r.content_type);
         tool_output o(head_truncate(out, ctx->options.max_output_chars, "The response goes on."));
         o.metadata["status"] = r.status;
         o.metadata["url"] = r.url;

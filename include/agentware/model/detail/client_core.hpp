@@ -7,6 +7,7 @@
 // implementations include this header.
 
 #include <agentware/detail/blocking_runner.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/model/chat_model.hpp>
 #include <agentware/model/detail/call_control.hpp>
 #include <agentware/model/detail/provider_error.hpp>
@@ -45,8 +46,8 @@ inline std::string read_api_key(const std::string& variable, std::string_view mo
     if (value == nullptr || *value == '\0')
         throw model_error(
             model_error_kind::configuration,
-            fmt::format("the API key for model \"{}\" is missing: environment variable {} is not set",
-                        model_name, variable));
+            detail::format("the API key for model \"{}\" is missing: environment variable {} is not set",
+                           model_name, variable));
     return value;
 }
 
@@ -182,7 +183,7 @@ public:
                     failure = cancelled_error();
                 else
                     failure = model_error(model_error_kind::connection,
-                                          fmt::format("{}: {}", protocol_->provider, e.what()));
+                                          detail::format("{}: {}", protocol_->provider, e.what()));
             }
             throw_if_cancelled(*control);
             if (failure->kind() == model_error_kind::cancelled) throw *failure;
@@ -226,7 +227,7 @@ private:
                 return !assembler->finished();
             }
             if (body.size() + data.size() > max_body)
-                throw invalid_response(provider, fmt::format("the response exceeds {} bytes", max_body));
+                throw invalid_response(provider, detail::format("the response exceeds {} bytes", max_body));
             body.append(data);
             return true;
         };
@@ -239,7 +240,7 @@ private:
                 e.kind() == model_error_kind::connection || e.kind() == model_error_kind::timeout;
             if (!(assembler && assembler->complete() && after_end)) {
                 if (e.kind() == model_error_kind::connection || e.kind() == model_error_kind::timeout)
-                    throw model_error(e.kind(), fmt::format("{}: {}", provider, e.what()), head.status);
+                    throw model_error(e.kind(), detail::format("{}: {}", provider, e.what()), head.status);
                 throw;
             }
         }

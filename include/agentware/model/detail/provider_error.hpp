@@ -5,6 +5,7 @@
 // OpenAI-compatible and Anthropic clients: their error bodies differ only in
 // the fields around "error.message".
 
+#include <agentware/detail/format.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/model/error.hpp>
 
@@ -102,8 +103,8 @@ inline model_error http_error(std::string_view provider, int status, std::string
     model_error_kind kind = kind_of_status(status);
     if ((status == 400 || status == 413 || status == 422) && is_context_length_error(pm.code, pm.text))
         kind = model_error_kind::context_length_exceeded;
-    std::string what = fmt::format("{}: HTTP {} ({})", provider, status, to_string(kind));
-    if (!pm.text.empty()) what += fmt::format(": {}", pm.text);
+    std::string what = detail::format("{}: HTTP {} ({})", provider, status, to_string(kind));
+    if (!pm.text.empty()) what += detail::format(": {}", pm.text);
     return model_error(kind, std::move(what), status, std::move(pm.text));
 }
 
@@ -119,13 +120,14 @@ inline model_error stream_error(std::string_view provider, const boost::json::va
         kind = model_error_kind::rate_limited;
     else if (pm.code == "invalid_request_error")
         kind = model_error_kind::bad_request;
-    return model_error(kind, fmt::format("{}: error in stream ({}): {}", provider, to_string(kind), pm.text),
-                       0, std::move(pm.text));
+    return model_error(kind,
+                       detail::format("{}: error in stream ({}): {}", provider, to_string(kind), pm.text), 0,
+                       std::move(pm.text));
 }
 
 inline model_error invalid_response(std::string_view provider, std::string_view why) {
     return model_error(model_error_kind::invalid_response,
-                       fmt::format("{}: invalid response: {}", provider, why));
+                       detail::format("{}: invalid response: {}", provider, why));
 }
 
 } // namespace agentware::detail

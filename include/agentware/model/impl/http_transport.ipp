@@ -6,6 +6,7 @@
 // (AGENTWARE_SEPARATE_COMPILATION).
 
 #include <agentware/detail/blocking_runner.hpp>
+#include <agentware/detail/format.hpp>
 #include <agentware/message/detail/base64.hpp>
 #include <agentware/model/detail/call_control.hpp>
 #include <agentware/model/error.hpp>
@@ -57,7 +58,8 @@ std::string url::authority() const {
 
 url parse_url(std::string_view text) {
     auto fail = [&](std::string_view why) -> model_error {
-        return model_error(model_error_kind::configuration, fmt::format("invalid URL \"{}\": {}", text, why));
+        return model_error(model_error_kind::configuration,
+                           detail::format("invalid URL \"{}\": {}", text, why));
     };
     url u;
     const std::size_t sep = text.find("://");
@@ -166,7 +168,7 @@ struct http_transport_state {
             if (ec)
                 throw model_error(
                     model_error_kind::configuration,
-                    fmt::format("cannot load CA file \"{}\": {}", options_.ca_file, ec.message()));
+                    detail::format("cannot load CA file \"{}\": {}", options_.ca_file, ec.message()));
         }
         ssl_.set_verify_mode(options_.verify_peer ? asio::ssl::verify_peer : asio::ssl::verify_none);
     }
@@ -240,7 +242,7 @@ struct http_transport_state {
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady_clock::now());
         if (left.count() <= 0)
             throw model_error(model_error_kind::timeout,
-                              fmt::format("the call exceeded its total timeout of {} ms", total.count()));
+                              detail::format("the call exceeded its total timeout of {} ms", total.count()));
         return std::min(left, limit);
     }
 
@@ -249,13 +251,13 @@ struct http_transport_state {
         if (ec == boost::beast::error::timeout) {
             if (steady_clock::now() >= deadline - std::chrono::milliseconds(5))
                 return model_error(model_error_kind::timeout,
-                                   fmt::format("the call exceeded its total timeout of {} ms",
-                                               options_.total_timeout.count()));
+                                   detail::format("the call exceeded its total timeout of {} ms",
+                                                  options_.total_timeout.count()));
             return model_error(model_error_kind::timeout,
-                               fmt::format("timeout {} (no progress for {} ms)", during, limit.count()));
+                               detail::format("timeout {} (no progress for {} ms)", during, limit.count()));
         }
         return model_error(model_error_kind::connection,
-                           fmt::format("connection error {}: {}", during, ec.message()));
+                           detail::format("connection error {}: {}", during, ec.message()));
     }
 
     boost::asio::awaitable<std::unique_ptr<connection>>
@@ -276,8 +278,8 @@ struct http_transport_state {
             const unsigned long number = std::stoul(first_hop.port);
             if (number > 65535)
                 throw model_error(model_error_kind::connection,
-                                  fmt::format("cannot connect to {}: port {} is out of range", first_hop.host,
-                                              first_hop.port));
+                                  detail::format("cannot connect to {}: port {} is out of range",
+                                                 first_hop.host, first_hop.port));
             const auto port = static_cast<unsigned short>(number);
             endpoints = {tcp::endpoint(asio::ip::address_v4::loopback(), port),
                          tcp::endpoint(asio::ip::address_v6::loopback(), port)};
@@ -288,7 +290,7 @@ struct http_transport_state {
             throw_if_cancelled(control);
             if (ec)
                 throw model_error(model_error_kind::connection,
-                                  fmt::format("cannot resolve {}: {}", first_hop.host, ec.message()));
+                                  detail::format("cannot resolve {}: {}", first_hop.host, ec.message()));
             for (const auto& entry : results)
                 endpoints.push_back(entry.endpoint());
         }
@@ -307,11 +309,11 @@ struct http_transport_state {
         if (ec) {
             if (ec == beast::error::timeout)
                 throw model_error(model_error_kind::timeout,
-                                  fmt::format("connect timeout: {}:{} did not accept within {} ms",
-                                              first_hop.host, first_hop.port, connect_limit.count()));
+                                  detail::format("connect timeout: {}:{} did not accept within {} ms",
+                                                 first_hop.host, first_hop.port, connect_limit.count()));
             throw model_error(
                 model_error_kind::connection,
-                fmt::format("cannot connect to {}:{}: {}", first_hop.host, first_hop.port, ec.message()));
+                detail::format("cannot connect to {}:{}: {}", first_hop.host, first_hop.port, ec.message()));
         }
         conn->plain->socket().set_option(tcp::no_delay(true), ec);
 
@@ -337,8 +339,8 @@ struct http_transport_state {
             const unsigned status = parser.get().result_int();
             if (status != 200)
                 throw model_error(model_error_kind::connection,
-                                  fmt::format("the proxy {} refused the tunnel to {}: HTTP {}",
-                                              proxy->authority(), target.authority(), status),
+                                  detail::format("the proxy {} refused the tunnel to {}: HTTP {}",
+                                                 proxy->authority(), target.authority(), status),
                                   static_cast<int>(status));
         }
 
@@ -356,7 +358,8 @@ struct http_transport_state {
                                                 asio::redirect_error(asio::use_awaitable, ec));
             throw_if_cancelled(control);
             if (ec)
-                throw io_error(ec, fmt::format("in the TLS handshake with {}", target.host), limit, deadline);
+                throw io_error(ec, detail::format("in the TLS handshake with {}", target.host), limit,
+                               deadline);
         }
         co_return conn;
     }
@@ -456,7 +459,7 @@ struct http_transport_state {
                 if (ec == beast::error::timeout)
                     throw io_error(ec, "reading the response (the server stalled)", limit, deadline);
                 throw model_error(model_error_kind::connection,
-                                  fmt::format("the connection dropped mid-response: {}", ec.message()));
+                                  detail::format("the connection dropped mid-response: {}", ec.message()));
             }
         }
         conn.lowest().expires_never();

@@ -179,11 +179,21 @@ using subagent_runner = std::function<boost::asio::awaitable<subagent_run_outcom
 
 namespace detail {
 
+// The chain `make` makes, from the delegation's type when it takes one.
+template <class Factory>
+decltype(auto) make_subagent_chain(Factory& make, const subagent_type& type) {
+    if constexpr (std::is_invocable_v<Factory&, const subagent_type&>)
+        return make(type);
+    else
+        return make();
+}
+
 template <class Factory>
 boost::asio::awaitable<subagent_run_outcome> run_subagent(Factory make, subagent_run run) {
-    using pipeline_t = std::remove_cvref_t<std::invoke_result_t<Factory&>>;
+    using pipeline_t = std::remove_cvref_t<decltype(make_subagent_chain(std::declval<Factory&>(), run.type))>;
     using state_t = agent_state<pipeline_t>;
-    agent<any_chat_model, pipeline_t> a(std::move(run.model), std::move(run.tools), make());
+    agent<any_chat_model, pipeline_t> a(std::move(run.model), std::move(run.tools),
+                                        make_subagent_chain(make, run.type));
     state_t state;
     if constexpr (state_t::template has<sandbox_field>) get<sandbox_field>(state) = std::move(run.sandbox);
     if constexpr (state_t::template has<thread_data_field>)

@@ -82,9 +82,11 @@ public:
 
     safety_finish_reason() : safety_finish_reason(safety_finish_reason_options{}) {}
     explicit safety_finish_reason(safety_finish_reason_options o) : options_(std::move(o)) {
-        const auto all = builtin_safety_detectors();
+        // Made once: a subagent's chain makes this middleware at every delegation.
+        static const std::vector<safety_detector> all = builtin_safety_detectors();
         if (options_.detectors.empty()) {
-            detectors_ = all;
+            for (const auto& d : all)
+                detectors_.push_back(&d);
             return;
         }
         for (const auto& name : options_.detectors) {
@@ -94,7 +96,7 @@ public:
                     "unknown detector \"{}\" (known: openai_content_filter, anthropic_refusal, "
                     "gemini_safety)",
                     name));
-            detectors_.push_back(*it);
+            detectors_.push_back(&*it);
         }
     }
 
@@ -102,10 +104,10 @@ public:
 
     /// The detector that recognises `finish_reason`, if any.
     const safety_detector* detect(std::string_view finish_reason) const {
-        for (const auto& d : detectors_)
-            if (std::find(d.reason_values.begin(), d.reason_values.end(), finish_reason) !=
-                d.reason_values.end())
-                return &d;
+        for (const safety_detector* d : detectors_)
+            if (std::find(d->reason_values.begin(), d->reason_values.end(), finish_reason) !=
+                d->reason_values.end())
+                return d;
         return nullptr;
     }
 
@@ -143,7 +145,7 @@ public:
 
 private:
     safety_finish_reason_options options_;
-    std::vector<safety_detector> detectors_;
+    std::vector<const safety_detector*> detectors_; // into builtin_safety_detectors(), made once
 };
 
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,

@@ -108,21 +108,34 @@ inline std::optional<boost::json::object> deerflow_section(json_reader& config, 
     return settings;
 }
 
+// The options a section gives, when the section is on.
+template <class Options>
+std::optional<Options> read_section(json_reader& config) {
+    if (auto settings = deerflow_section(config, Options::config_section))
+        return boost::json::value_to<Options>(boost::json::value(std::move(*settings)));
+    return std::nullopt;
+}
+
 // Engages M's slot with the options its section gives, when the section is on.
 template <class M, class Options, class Chain>
 void engage_from_section(Chain& chain, json_reader& config) {
-    if (auto settings = deerflow_section(config, Options::config_section))
-        chain.template slot<M>().emplace(
-            boost::json::value_to<Options>(boost::json::value(std::move(*settings))));
+    if (auto options = read_section<Options>(config)) chain.template slot<M>().emplace(std::move(*options));
+}
+
+// Whether the section of M, which has no settings, is on.
+template <class M>
+bool read_switch(json_reader& config) {
+    if (auto settings = deerflow_section(config, M::config_section)) {
+        json_reader(*settings, config.path_of(M::config_section)).reject_unknown_keys();
+        return true;
+    }
+    return false;
 }
 
 // Engages M's slot when its section is on; M has no settings.
 template <class M, class Chain>
 void engage_switch(Chain& chain, json_reader& config) {
-    if (auto settings = deerflow_section(config, M::config_section)) {
-        json_reader(*settings, config.path_of(M::config_section)).reject_unknown_keys();
-        chain.template slot<M>().emplace();
-    }
+    if (read_switch<M>(config)) chain.template slot<M>().emplace();
 }
 
 // DeerFlow names its built-in allowlist by module path; agentware by name.
@@ -137,32 +150,48 @@ inline allowlist_provider read_guardrail_provider(const boost::json::value& v, s
     return provider;
 }
 
-// llm_error_handling from its section; DeerFlow keeps the breaker's settings
-// in a section of their own, read with it (or passed over without it).
-template <class Chain>
-void engage_llm_error_handling(Chain& chain, json_reader& sections) {
+// llm_error_handling's options from its section; DeerFlow keeps the breaker's
+// settings in a section of their own, read with it (or passed over without it).
+inline std::optional<llm_error_handling_options> read_llm_error_handling(json_reader& sections) {
     if (auto settings = deerflow_section(sections, llm_error_handling_options::config_section)) {
         if (const auto* cb = sections.find(llm_error_handling_options::circuit_breaker_section))
             (*settings)[llm_error_handling_options::circuit_breaker_section] = *cb;
-        chain.template slot<llm_error_handling>().emplace(
-            boost::json::value_to<llm_error_handling_options>(boost::json::value(std::move(*settings))));
-    } else {
-        sections.skip(llm_error_handling_options::circuit_breaker_section);
+        return boost::json::value_to<llm_error_handling_options>(boost::json::value(std::move(*settings)));
     }
+    sections.skip(llm_error_handling_options::circuit_breaker_section);
+    return std::nullopt;
 }
 
-// The allowlist guardrail from its section (`provider` is the provider's, not guardrail_options').
 template <class Chain>
-void engage_guardrail(Chain& chain, json_reader& sections) {
+void engage_llm_error_handling(Chain& chain, json_reader& sections) {
+    if (auto options = read_llm_error_handling(sections))
+        chain.template slot<llm_error_handling>().emplace(std::move(*options));
+}
+
+// The allowlist guardrail's provider and options from its section (`provider`
+// is the provider's, not guardrail_options').
+struct guardrail_settings {
+    allowlist_provider provider;
+    guardrail_options options;
+};
+
+inline std::optional<guardrail_settings> read_guardrail(json_reader& sections) {
     if (auto settings = deerflow_section(sections, guardrail_options::config_section)) {
         allowlist_provider provider;
         if (const auto* p = settings->if_contains("provider"); p && !p->is_null())
             provider = read_guardrail_provider(*p, sections.path_of("guardrails.provider"));
         settings->erase("provider");
-        chain.template slot<guardrail<allowlist_provider>>().emplace(
-            std::move(provider),
-            boost::json::value_to<guardrail_options>(boost::json::value(std::move(*settings))));
+        return guardrail_settings{std::move(provider), boost::json::value_to<guardrail_options>(
+                                                           boost::json::value(std::move(*settings)))};
     }
+    return std::nullopt;
+}
+
+template <class Chain>
+void engage_guardrail(Chain& chain, json_reader& sections) {
+    if (auto g = read_guardrail(sections))
+        chain.template slot<guardrail<allowlist_provider>>().emplace(std::move(g->provider),
+                                                                     std::move(g->options));
 }
 
 } // namespace detail

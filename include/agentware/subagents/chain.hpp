@@ -98,58 +98,122 @@ inline std::optional<token_budget_options> subagent_budget(const std::optional<b
 
 } // namespace detail
 
-/// The subagent chain from an object of DeerFlow configuration sections (the
-/// same object make_deerflow_pipeline reads; the sections the subagent chain
-/// does not use are passed over), for a delegation of type `type` (its token
-/// budget, its skills). With the parent's skill catalog, the skills slots are
-/// engaged: `skills` serves /mnt/skills from the parent's catalog (as
-/// DeerFlow's subagents share the parent's mount), and `skill_tool_policy`
-/// counts only the skills the type may use, so a loaded skill outside them
-/// grants no tools. A fresh chain each call: guards start with no history.
-inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config,
+/// The subagent chain's settings, read from an object of DeerFlow
+/// configuration sections (the same object make_deerflow_pipeline reads; the
+/// sections the subagent chain does not use are passed over). Read once, they
+/// make any number of chains: make_deerflow_subagent_runner reads them when it
+/// is made, not at every delegation.
+struct subagent_chain_settings {
+    std::optional<input_sanitization_options> input_sanitization;
+    std::optional<tool_output_budget_options> tool_output_budget;
+    std::optional<tool_result_sanitization_options> tool_result_sanitization;
+    std::optional<dangling_tool_call_options> dangling_tool_call;
+    std::optional<llm_error_handling_options> llm_error_handling;
+    std::optional<detail::guardrail_settings> guardrail;
+    std::optional<sandbox_audit_options> sandbox_audit;
+    std::optional<read_before_write_options> read_before_write;
+    std::optional<tool_error_handling_options> tool_error_handling;
+    std::optional<view_image_options> view_image;
+    std::optional<loop_detection_options> loop_detection;
+    std::optional<safety_finish_reason_options> safety_finish_reason;
+    std::optional<durable_context_options> durable_context;
+    std::optional<summarization_options> summarization;
+    bool system_message_coalescing = false;
+    /// The token budget of a type without settings of its own.
+    std::optional<token_budget_options> default_token_budget;
+
+    explicit subagent_chain_settings(const boost::json::value& config) {
+        json_reader sections(config);
+        input_sanitization = detail::read_section<input_sanitization_options>(sections);
+        tool_output_budget = detail::read_section<tool_output_budget_options>(sections);
+        tool_result_sanitization = detail::read_section<tool_result_sanitization_options>(sections);
+        dangling_tool_call = detail::read_section<dangling_tool_call_options>(sections);
+        llm_error_handling = detail::read_llm_error_handling(sections);
+        guardrail = detail::read_guardrail(sections);
+        sandbox_audit = detail::read_section<sandbox_audit_options>(sections);
+        read_before_write = detail::read_section<read_before_write_options>(sections);
+        tool_error_handling = detail::read_section<tool_error_handling_options>(sections);
+        view_image = detail::read_section<view_image_options>(sections);
+        loop_detection = detail::read_section<loop_detection_options>(sections);
+        safety_finish_reason = detail::read_section<safety_finish_reason_options>(sections);
+        durable_context = detail::read_section<durable_context_options>(sections);
+        summarization = detail::read_section<summarization_options>(sections);
+        system_message_coalescing = detail::read_switch<agentware::system_message_coalescing>(sections);
+        default_token_budget = detail::subagent_budget(std::nullopt, summarization.has_value());
+    }
+};
+
+/// The subagent chain from its settings, for a delegation of type `type` (its
+/// token budget, its skills). With the parent's skill catalog, the skills
+/// slots are engaged: `skills` serves /mnt/skills from the parent's catalog
+/// (as DeerFlow's subagents share the parent's mount), and
+/// `skill_tool_policy` counts only the skills the type may use, so a loaded
+/// skill outside them grants no tools. A fresh chain each call: guards start
+/// with no history.
+inline subagent_pipeline make_subagent_pipeline(const subagent_chain_settings& settings,
                                                 const subagent_type& type = {},
                                                 const subagent_skills& parent_skills = {}) {
-    json_reader sections(config);
     subagent_pipeline chain;
-    detail::engage_from_section<input_sanitization, input_sanitization_options>(chain, sections);
-    detail::engage_from_section<tool_output_budget, tool_output_budget_options>(chain, sections);
-    detail::engage_from_section<tool_result_sanitization, tool_result_sanitization_options>(chain, sections);
-    detail::engage_from_section<dangling_tool_call, dangling_tool_call_options>(chain, sections);
-    detail::engage_llm_error_handling(chain, sections);
-    detail::engage_guardrail(chain, sections);
-    detail::engage_from_section<sandbox_audit, sandbox_audit_options>(chain, sections);
-    detail::engage_from_section<read_before_write, read_before_write_options>(chain, sections);
-    detail::engage_from_section<tool_error_handling, tool_error_handling_options>(chain, sections);
+    auto engage = [&chain]<class M>(const auto& options) {
+        if (options) chain.template slot<M>().emplace(*options);
+    };
+    engage.template operator()<input_sanitization>(settings.input_sanitization);
+    engage.template operator()<tool_output_budget>(settings.tool_output_budget);
+    engage.template operator()<tool_result_sanitization>(settings.tool_result_sanitization);
+    engage.template operator()<dangling_tool_call>(settings.dangling_tool_call);
+    engage.template operator()<llm_error_handling>(settings.llm_error_handling);
+    if (settings.guardrail)
+        chain.slot<guardrail<allowlist_provider>>().emplace(settings.guardrail->provider,
+                                                            settings.guardrail->options);
+    engage.template operator()<sandbox_audit>(settings.sandbox_audit);
+    engage.template operator()<read_before_write>(settings.read_before_write);
+    engage.template operator()<tool_error_handling>(settings.tool_error_handling);
     if (parent_skills.catalog) {
         chain.slot<skills>().emplace(parent_skills.options, parent_skills.catalog);
         chain.slot<skill_tool_policy>().emplace(parent_skills.catalog, parent_skills.options.container_path,
                                                 type.skills);
     }
-    detail::engage_from_section<view_image, view_image_options>(chain, sections);
-    detail::engage_from_section<loop_detection, loop_detection_options>(chain, sections);
-    detail::engage_from_section<safety_finish_reason, safety_finish_reason_options>(chain, sections);
-    detail::engage_from_section<durable_context, durable_context_options>(chain, sections);
-    detail::engage_from_section<summarization, summarization_options>(chain, sections);
-    if (auto budget = detail::subagent_budget(type.token_budget, chain.enabled<summarization>()))
-        chain.slot<token_budget>().emplace(std::move(*budget));
-    detail::engage_switch<system_message_coalescing>(chain, sections);
+    engage.template operator()<view_image>(settings.view_image);
+    engage.template operator()<loop_detection>(settings.loop_detection);
+    engage.template operator()<safety_finish_reason>(settings.safety_finish_reason);
+    engage.template operator()<durable_context>(settings.durable_context);
+    engage.template operator()<summarization>(settings.summarization);
+    if (type.token_budget)
+        engage.template operator()<token_budget>(
+            detail::subagent_budget(type.token_budget, settings.summarization.has_value()));
+    else
+        engage.template operator()<token_budget>(settings.default_token_budget);
+    if (settings.system_message_coalescing) chain.slot<agentware::system_message_coalescing>().emplace();
     return chain;
+}
+
+/// The subagent chain from an object of DeerFlow configuration sections, for
+/// a delegation of type `type`: make_subagent_pipeline of the settings read
+/// from `config`.
+inline subagent_pipeline make_subagent_pipeline(const boost::json::value& config,
+                                                const subagent_type& type = {},
+                                                const subagent_skills& parent_skills = {}) {
+    return make_subagent_pipeline(subagent_chain_settings(config), type, parent_skills);
 }
 
 /// A runner whose delegations each run make_subagent_pipeline(config, type,
 /// parent_skills), with the type's skills block after its prompt in the
-/// system message. The configuration is checked here, once, so a bad key is
-/// reported when the executor is made rather than at the first delegation.
+/// system message. The configuration is read and checked here, once, so a bad
+/// key is reported when the executor is made rather than at the first
+/// delegation, and no delegation reads it again.
 /// (A template only so that g++ 12 compiles the subagents' coroutine loop
 /// where it is used, not in every file that includes this header.)
 template <class = void>
-subagent_runner make_deerflow_subagent_runner(boost::json::value config, subagent_skills parent_skills = {}) {
-    (void)make_subagent_pipeline(config);
-    return [config = std::move(config), parent_skills = std::move(parent_skills)](subagent_run run) {
-        subagent_type type = run.type;
-        detail::add_subagent_skills_block(run.input, parent_skills, type);
+subagent_runner make_deerflow_subagent_runner(const boost::json::value& config,
+                                              subagent_skills parent_skills = {}) {
+    auto settings = std::make_shared<const subagent_chain_settings>(config);
+    auto skills = std::make_shared<const subagent_skills>(std::move(parent_skills));
+    return [settings = std::move(settings), skills = std::move(skills)](subagent_run run) {
+        detail::add_subagent_skills_block(run.input, *skills, run.type);
         return detail::run_subagent(
-            [config, type, parent_skills] { return make_subagent_pipeline(config, type, parent_skills); },
+            [settings, skills](const subagent_type& type) {
+                return make_subagent_pipeline(*settings, type, *skills);
+            },
             std::move(run));
     };
 }

@@ -193,7 +193,13 @@ public:
     /// `allow_bash`: the sandbox runs bash (isolated, or `allow_host_bash`);
     /// without it the `bash` type is hidden and refused.
     explicit subagent_registry(subagents_options options, bool allow_bash = false)
-        : options_(std::move(options)), allow_bash_(allow_bash) {}
+        : options_(std::move(options)), allow_bash_(allow_bash) {
+        // Every type resolved once: a delegation copies its type from here.
+        for (std::string_view name : {"general-purpose", "bash"})
+            resolved_.emplace(name, *resolve_afresh(name));
+        for (const auto& [name, t] : options_.custom_agents)
+            resolved_.insert_or_assign(name, *resolve_afresh(name));
+    }
 
     const subagents_options& options() const noexcept { return options_; }
     bool bash_allowed() const noexcept { return allow_bash_; }
@@ -213,6 +219,23 @@ public:
     /// over the type's own values. Empty when there is no such type; a custom
     /// type of a built-in's name replaces the built-in.
     std::optional<subagent_type> resolve(std::string_view name) const {
+        if (const subagent_type* t = find(name)) return *t;
+        return std::nullopt;
+    }
+
+    /// resolve(name), without a copy: null when there is no such type.
+    const subagent_type* find(std::string_view name) const {
+        auto it = resolved_.find(name);
+        return it == resolved_.end() ? nullptr : &it->second;
+    }
+
+    /// True when `name` is the bash type and bash is not allowed.
+    bool refused(std::string_view name) const {
+        return name == "bash" && !allow_bash_ && !options_.custom_agents.contains(std::string(name));
+    }
+
+private:
+    std::optional<subagent_type> resolve_afresh(std::string_view name) const {
         std::optional<subagent_type> t;
         if (auto it = options_.custom_agents.find(std::string(name)); it != options_.custom_agents.end()) {
             t = it->second;
@@ -241,14 +264,9 @@ public:
         return t;
     }
 
-    /// True when `name` is the bash type and bash is not allowed.
-    bool refused(std::string_view name) const {
-        return name == "bash" && !allow_bash_ && !options_.custom_agents.contains(std::string(name));
-    }
-
-private:
     subagents_options options_;
     bool allow_bash_ = false;
+    std::map<std::string, subagent_type, std::less<>> resolved_;
 };
 
 /// The tools of `all` a subagent of type `t` may use: those its allowlist

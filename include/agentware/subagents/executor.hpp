@@ -141,7 +141,7 @@ inline std::string format_subagent_result_message(const subagent_result& r) {
 
 /// The task tool message's metadata (DeerFlow's make_subagent_additional_kwargs).
 inline boost::json::object subagent_additional_kwargs(const subagent_result& r) {
-    boost::json::object o;
+    boost::json::object o(6);
     o["subagent_status"] = to_string(r.status);
     if (r.status == subagent_status::completed) {
         o["subagent_result_brief"] = detail::bounded_brief(r.result, 2000);
@@ -180,11 +180,21 @@ using subagent_runner = std::function<boost::asio::awaitable<subagent_run_outcom
 
 namespace detail {
 
+// The chain `make` makes, from the delegation's type when it takes one.
+template <class Factory>
+decltype(auto) make_subagent_chain(Factory& make, const subagent_type& type) {
+    if constexpr (std::is_invocable_v<Factory&, const subagent_type&>)
+        return make(type);
+    else
+        return make();
+}
+
 template <class Factory>
 boost::asio::awaitable<subagent_run_outcome> run_subagent(Factory make, subagent_run run) {
-    using pipeline_t = std::remove_cvref_t<std::invoke_result_t<Factory&>>;
+    using pipeline_t = std::remove_cvref_t<decltype(make_subagent_chain(std::declval<Factory&>(), run.type))>;
     using state_t = agent_state<pipeline_t>;
-    agent<any_chat_model, pipeline_t> a(std::move(run.model), std::move(run.tools), make());
+    agent<any_chat_model, pipeline_t> a(std::move(run.model), std::move(run.tools),
+                                        make_subagent_chain(make, run.type));
     state_t state;
     if constexpr (state_t::template has<sandbox_field>) get<sandbox_field>(state) = std::move(run.sandbox);
     if constexpr (state_t::template has<thread_data_field>)
@@ -441,7 +451,7 @@ public:
             out.error = std::string(detail::bash_subagent_disabled);
             co_return out;
         }
-        std::optional<subagent_type> type = registry_.resolve(task.subagent_type);
+        const subagent_type* type = registry_.find(task.subagent_type);
         if (!type) {
             // Text kept for parity with DeerFlow (reference §5.12).
             out.error = detail::format("Unknown subagent type '{}'. Available: {}", task.subagent_type,
@@ -450,7 +460,7 @@ public:
         }
         subagent_run run;
         try {
-            run = prepare(task, parent, std::move(*type), out.model_name);
+            prepare(run, task, parent, *type, out.model_name);
         } catch (const std::exception& e) {
             out.error = e.what();
             co_return out;
@@ -461,33 +471,29 @@ public:
                                                    {"description", task.description},
                                                    {"model_name", out.model_name}});
         auto ex = co_await boost::asio::this_coro::executor;
-        const std::string task_id = task.task_id;
-        const event_sink events = parent.events;
         try {
-            // A coroutine of its own: its cancellation state is the delegation's.
-            out =
-                co_await boost::asio::co_spawn(ex,
-                                               supervise(shared_from_this(), std::move(run), std::move(task),
-                                                         std::move(parent), out.model_name),
-                                               boost::asio::use_awaitable);
+            // A coroutine of its own: its cancellation state is the delegation's. It
+            // works on this frame's run, task and parent: this frame waits for it to end.
+            out = co_await boost::asio::co_spawn(
+                ex, supervise(shared_from_this(), run, task, parent, out.model_name),
+                boost::asio::use_awaitable);
         } catch (const boost::system::system_error& e) {
             // The parent was cancelled before the delegation could start.
             if (e.code() != boost::asio::error::operation_aborted) throw;
             out.status = subagent_status::cancelled;
             out.error = std::string(detail::cancelled_text);
-            events.emit(boost::json::object{{"type", "task_cancelled"},
-                                            {"task_id", task_id},
-                                            {"error", out.error},
-                                            {"usage", usage_json(out.usage)},
-                                            {"model_name", out.model_name}});
+            parent.events.emit(boost::json::object{{"type", "task_cancelled"},
+                                                   {"task_id", task.task_id},
+                                                   {"error", out.error},
+                                                   {"usage", usage_json(out.usage)},
+                                                   {"model_name", out.model_name}});
         }
         co_return out;
     }
 
 private:
-    subagent_run prepare(const subagent_task& task, const subagent_parent& parent, subagent_type type,
-                         std::string& model_name) const {
-        subagent_run run;
+    void prepare(subagent_run& run, const subagent_task& task, const subagent_parent& parent,
+                 const subagent_type& type, std::string& model_name) const {
         run.task_id = task.task_id;
         if (type.model.empty() || type.model == "inherit") {
             if (!parent.model)
@@ -519,8 +525,7 @@ private:
         run.config.context["is_subagent"] = true;
         run.sandbox = parent.sandbox;
         run.thread_data = parent.thread_data;
-        run.type = std::move(type);
-        return run;
+        run.type = type;
     }
 
     // What a delegation's coroutine, its runner's completion, the stop
@@ -562,7 +567,7 @@ private:
     // here rather than in the constructor, so that the default chain's loop
     // is compiled only where delegations run).
     template <class = void>
-    boost::asio::awaitable<subagent_run_outcome> run_agent(subagent_run run) const {
+    boost::asio::awaitable<subagent_run_outcome> run_agent(subagent_run&& run) const {
         if (runner_) return runner_(std::move(run));
         return detail::run_subagent([] { return pipeline<subagent_shared_fields>{}; }, std::move(run));
     }
@@ -576,9 +581,9 @@ private:
     // Waits for a slot, then runs the agent against its timeout, the parent's
     // stop and the parent's cancellation, and classifies what it left.
     template <class = void>
-    static boost::asio::awaitable<subagent_result> supervise(std::shared_ptr<subagent_executor> self,
-                                                             subagent_run run, subagent_task task,
-                                                             subagent_parent parent, std::string model_name) {
+    static boost::asio::awaitable<subagent_result>
+    supervise(std::shared_ptr<subagent_executor> self, subagent_run& run, const subagent_task& task,
+              const subagent_parent& parent, const std::string& model_name) {
         co_await boost::asio::this_coro::throw_if_cancelled(false);
         auto ex = co_await boost::asio::this_coro::executor;
         const std::size_t max_turns = run.type.max_turns;
@@ -840,23 +845,25 @@ public:
         task.description = string_arg(args, "description");
         task.prompt = string_arg(args, "prompt");
         task.subagent_type = string_arg(args, "subagent_type");
-        const bool ledger = rt.field<delegations_field>() != nullptr;
-        const std::string run_id(rt.run_id);
-        subagent_result r = co_await executor_->execute(task, subagent_parent::of(rt));
+        std::optional<delegation_entry> ledger; // what the ledger keeps of the task
+        if (rt.field<delegations_field>() != nullptr) {
+            delegation_entry& e = ledger.emplace();
+            e.id = task.task_id;
+            e.run_id = std::string(rt.run_id);
+            e.description = std::string(detail::utf8_prefix(task.description, 200));
+            e.subagent_type = task.subagent_type;
+            e.result_ref = task.task_id;
+        }
+        subagent_result r = co_await executor_->execute(std::move(task), subagent_parent::of(rt));
         tool_output out(format_subagent_result_message(r));
         out.metadata = subagent_additional_kwargs(r);
         if (ledger) {
-            delegation_entry e;
-            e.id = task.task_id;
-            e.run_id = run_id;
-            e.description = std::string(detail::utf8_prefix(task.description, 200));
-            e.subagent_type = task.subagent_type;
+            delegation_entry& e = *ledger;
             e.status = std::string(to_string(r.status));
-            if (r.status == subagent_status::completed) {
-                e.result_brief = detail::bounded_brief(r.result, 2000);
-                e.result_sha256 = detail::sha256_hex(r.result);
+            if (r.status == subagent_status::completed) { // as the metadata has them
+                e.result_brief = std::string(out.metadata.at("subagent_result_brief").as_string());
+                e.result_sha256 = std::string(out.metadata.at("subagent_result_sha256").as_string());
             }
-            e.result_ref = task.task_id;
             e.stop_reason = r.stop_reason;
             e.created_at = detail::iso_utc(std::chrono::system_clock::now());
             out.update.set<delegations_field>({std::move(e)});

@@ -9,6 +9,7 @@
 // (make_deerflow_subagent_runner, with its default token budget):
 //   plain_round       one round of an agent with the same chain and model, on
 //                     a fresh state (the agent itself made once);
+//   plain_round_async the same round in async_run (the loop a subagent runs in);
 //   fresh_agent_round the floor of a delegation: the subagent runner alone (a
 //                     fresh agent, chain and state, one round in async_run);
 //   task_tool_blocking the task tool as the blocking loop calls it
@@ -78,6 +79,22 @@ void plain_round(benchmark::State& st, Make make) {
         typename agent<any_chat_model, Pipeline>::state_type state;
         state.messages.push_back(system_message("You are a subagent."));
         run_result r = a.run(state, agent_input(human_message("Find it.")));
+        benchmark::DoNotOptimize(r);
+    }
+}
+
+template <class T>
+T run_on(boost::asio::io_context& io, boost::asio::awaitable<T> call);
+
+// The same round in async_run, the loop a delegation runs its subagent in.
+template <class Pipeline, class Make>
+void plain_round_async(benchmark::State& st, Make make) {
+    agent<any_chat_model, Pipeline> a(answering_model(), {}, make());
+    boost::asio::io_context io;
+    for (auto _ : st) {
+        typename agent<any_chat_model, Pipeline>::state_type state;
+        state.messages.push_back(system_message("You are a subagent."));
+        run_result r = run_on(io, a.async_run(state, agent_input(human_message("Find it."))));
         benchmark::DoNotOptimize(r);
     }
 }
@@ -156,6 +173,10 @@ void task_tool_async(benchmark::State& st, subagent_runner runner, bool listened
 void BM_plain_round_bare(benchmark::State& st) {
     plain_round<pipeline<subagent_shared_fields>>(st, [] { return pipeline<subagent_shared_fields>{}; });
 }
+void BM_plain_round_async_bare(benchmark::State& st) {
+    plain_round_async<pipeline<subagent_shared_fields>>(st,
+                                                        [] { return pipeline<subagent_shared_fields>{}; });
+}
 void BM_fresh_agent_round_bare(benchmark::State& st) { fresh_agent_round(st, bare_runner()); }
 void BM_task_tool_blocking_bare(benchmark::State& st) { task_tool_blocking(st, bare_runner()); }
 void BM_task_tool_async_bare(benchmark::State& st) { task_tool_async(st, bare_runner(), false); }
@@ -163,6 +184,10 @@ void BM_task_tool_async_listened_bare(benchmark::State& st) { task_tool_async(st
 
 void BM_plain_round_deerflow(benchmark::State& st) {
     plain_round<subagent_pipeline>(
+        st, [] { return make_subagent_pipeline(deerflow_config, general_purpose_subagent()); });
+}
+void BM_plain_round_async_deerflow(benchmark::State& st) {
+    plain_round_async<subagent_pipeline>(
         st, [] { return make_subagent_pipeline(deerflow_config, general_purpose_subagent()); });
 }
 void BM_fresh_agent_round_deerflow(benchmark::State& st) { fresh_agent_round(st, deerflow_runner()); }
@@ -239,11 +264,13 @@ void BM_concurrent_delegations(benchmark::State& st) {
 } // namespace
 
 BENCHMARK(BM_plain_round_bare);
+BENCHMARK(BM_plain_round_async_bare);
 BENCHMARK(BM_fresh_agent_round_bare);
 BENCHMARK(BM_task_tool_blocking_bare);
 BENCHMARK(BM_task_tool_async_bare);
 BENCHMARK(BM_task_tool_async_listened_bare);
 BENCHMARK(BM_plain_round_deerflow);
+BENCHMARK(BM_plain_round_async_deerflow);
 BENCHMARK(BM_fresh_agent_round_deerflow);
 BENCHMARK(BM_task_tool_blocking_deerflow);
 BENCHMARK(BM_task_tool_async_deerflow);

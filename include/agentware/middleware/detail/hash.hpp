@@ -13,12 +13,6 @@
 #include <string>
 #include <string_view>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
-#include <immintrin.h>
-#define AGENTWARE_SHA256_NI 1
-#endif
-
 namespace agentware::detail {
 
 inline std::uint64_t fnv1a_64(std::string_view data) noexcept {
@@ -66,7 +60,7 @@ inline constexpr std::uint32_t k[64] = {
 constexpr std::uint32_t rotr(std::uint32_t x, int n) noexcept { return (x >> n) | (x << (32 - n)); }
 
 // One 64-byte block into the running digest `h`.
-inline void compress_portable(std::uint32_t (&h)[8], const unsigned char* block) noexcept {
+inline void compress(std::uint32_t (&h)[8], const unsigned char* block) noexcept {
     std::uint32_t w[64];
     for (int i = 0; i < 16; ++i) {
         const unsigned char* p = block + 4 * i;
@@ -103,76 +97,6 @@ inline void compress_portable(std::uint32_t (&h)[8], const unsigned char* block)
     h[7] += hh;
 }
 
-#ifdef AGENTWARE_SHA256_NI
-// The CPU's SHA extensions (Intel SHA-NI, AMD Zen and later), when it has
-// them: a block in some 150 instructions instead of some 4,000.
-inline bool has_sha_extensions() noexcept {
-    static const bool has = [] {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-        const bool sha = (b >> 29) & 1U;
-        if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
-        const bool sse41 = (c >> 19) & 1U, ssse3 = (c >> 9) & 1U;
-        return sha && sse41 && ssse3;
-    }();
-    return has;
-}
-
-// Four rounds: `wk` is four words of the schedule plus their constants.
-__attribute__((target("sha,sse4.1,ssse3"))) inline void rounds_ni(__m128i& abef, __m128i& cdgh,
-                                                                  __m128i wk) noexcept {
-    cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
-    abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0E));
-}
-
-__attribute__((target("sha,sse4.1,ssse3"))) inline void compress_ni(std::uint32_t (&h)[8],
-                                                                    const unsigned char* block) noexcept {
-    // h as the instructions keep it: ABEF and CDGH.
-    const __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&h[0]));
-    const __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&h[4]));
-    const __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
-    const __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
-    __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
-    __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
-    const __m128i abef_before = abef, cdgh_before = cdgh;
-
-    // The schedule, four words at a time (big-endian words of the block, then
-    // each four from the sixteen before them).
-    const __m128i big_endian = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
-    __m128i w[4];
-    for (int i = 0; i < 4; ++i) {
-        w[i] =
-            _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * i)), big_endian);
-        rounds_ni(abef, cdgh,
-                  _mm_add_epi32(w[i], _mm_loadu_si128(reinterpret_cast<const __m128i*>(&k[4 * i]))));
-    }
-    for (int i = 16; i < 64; i += 4) {
-        __m128i& next = w[(i / 4) % 4]; // w[i-16..i-13], becomes w[i..i+3]
-        const __m128i& w12 = w[(i / 4 + 1) % 4];
-        const __m128i& w8 = w[(i / 4 + 2) % 4];
-        const __m128i& w4 = w[(i / 4 + 3) % 4];
-        next = _mm_sha256msg1_epu32(next, w12);
-        next = _mm_add_epi32(next, _mm_alignr_epi8(w4, w8, 4));
-        next = _mm_sha256msg2_epu32(next, w4);
-        rounds_ni(abef, cdgh, _mm_add_epi32(next, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&k[i]))));
-    }
-    abef = _mm_add_epi32(abef, abef_before);
-    cdgh = _mm_add_epi32(cdgh, cdgh_before);
-
-    const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
-    const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(&h[0]), _mm_blend_epi16(feba, dchg, 0xF0));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(&h[4]), _mm_alignr_epi8(dchg, feba, 8));
-}
-#endif
-
-inline void compress(std::uint32_t (&h)[8], const unsigned char* block) noexcept {
-#ifdef AGENTWARE_SHA256_NI
-    if (has_sha_extensions()) return compress_ni(h, block);
-#endif
-    compress_portable(h, block);
-}
-
 } // namespace sha256_detail
 
 /// SHA-256 of `data`, as 64 lowercase hex digits. The whole blocks are read
@@ -199,15 +123,11 @@ inline std::string sha256_hex(std::string_view data) {
     sha256_detail::compress(h, tail);
     if (tail_size == 128) sha256_detail::compress(h, tail + 64);
 
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out(64, '\0');
+    unsigned char digest[32];
     for (int i = 0; i < 8; ++i)
-        for (int j = 0; j < 4; ++j) {
-            const auto byte = static_cast<unsigned char>((h[i] >> (24 - 8 * j)) & 0xFF);
-            out[static_cast<std::size_t>(8 * i + 2 * j)] = digits[byte >> 4];
-            out[static_cast<std::size_t>(8 * i + 2 * j + 1)] = digits[byte & 0xF];
-        }
-    return out;
+        for (int j = 0; j < 4; ++j)
+            digest[4 * i + j] = static_cast<unsigned char>((h[i] >> (24 - 8 * j)) & 0xFF);
+    return to_hex(digest, 32);
 }
 
 } // namespace agentware::detail

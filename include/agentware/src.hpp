@@ -9,12 +9,20 @@
 // AGENTWARE_SEPARATE_COMPILATION defined in every translation unit, it also
 // compiles agentware's own non-template code: the HTTP transport and model
 // clients, the model factory, the MCP client, schema validation, the
-// sandbox tools and the web tools.
+// sandbox tools and the web tools, and what every agent uses: the message
+// list's merge rule and ids, copies of a message, tool sets, the loop's
+// non-template steps and its tool threads, and the scripted model.
 
 #include <boost/json/src.hpp>
 
 #if defined(AGENTWARE_SEPARATE_COMPILATION)
+#include <agentware/agent/detail/impl/loop_steps.ipp>
+#include <agentware/agent/detail/impl/tool_pool.ipp>
+#include <agentware/agent/impl/run.ipp>
 #include <agentware/mcp/impl/client.ipp>
+#include <agentware/message/impl/add_messages.ipp>
+#include <agentware/message/impl/id.ipp>
+#include <agentware/message/impl/message.ipp>
 #include <agentware/middleware/impl/sandbox_tools.ipp>
 #include <agentware/middleware/impl/web_tools.ipp>
 #include <agentware/model/impl/anthropic_chat_model.ipp>
@@ -23,7 +31,11 @@
 #include <agentware/model/impl/model_factory.ipp>
 #include <agentware/model/impl/openai_chat_model.ipp>
 #include <agentware/model/impl/openai_moderation_client.ipp>
+#include <agentware/model/impl/scripted_model.ipp>
+#include <agentware/tool/impl/make_tool.ipp>
 #include <agentware/tool/impl/schema_validation.ipp>
+#include <agentware/tool/impl/tool.ipp>
+#include <agentware/tool/impl/tool_set.ipp>
 #endif
 
 #endif

@@ -12,6 +12,7 @@
 
 #include <agentware/agent/checkpointer.hpp>
 #include <agentware/agent/detail/loop_steps.hpp>
+#include <agentware/agent/detail/tool_pool.hpp>
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/run.hpp>
 #include <agentware/agent/runtime.hpp>
@@ -109,7 +110,8 @@ public:
 
     explicit agent(Model model, tool_set tools = {}, Pipeline middleware = {}, agent_options options = {})
         : model_(std::move(model)), tools_(std::move(tools)), pipeline_(std::move(middleware)),
-          options_(std::move(options)), pool_(std::make_unique<tool_pool>(options_.max_parallel_tools)) {
+          options_(std::move(options)),
+          pool_(std::make_unique<detail::tool_pool>(options_.max_parallel_tools)) {
         if constexpr (offer_type::any) {
             detail::round_offer first; // a name clash among the tools shows here, not in a run
             offered_.current(pipeline_, tools_, first);
@@ -263,21 +265,6 @@ private:
         if (disabled_tool_names_.empty()) return *all;
         return detail::without_disabled(*all, own_generation_, disabled_tool_names_, round.enabled);
     }
-
-    // A bounded pool for the tool calls of a round (made when first needed).
-    class tool_pool {
-    public:
-        explicit tool_pool(std::size_t threads) : threads_(std::max<std::size_t>(threads, 1)) {}
-        boost::asio::thread_pool& get() {
-            std::call_once(once_, [this] { pool_.emplace(threads_); });
-            return *pool_;
-        }
-
-    private:
-        std::size_t threads_;
-        std::once_flag once_;
-        std::optional<boost::asio::thread_pool> pool_;
-    };
 
     // The runs of `run` and `invoke` (`checkpoint`: each tool result is saved as it completes).
     run_result run_from(state_type& state, agent_input input, const run_config& config, bool checkpoint) {
@@ -726,7 +713,7 @@ private:
     Pipeline pipeline_;
     agent_options options_;
     [[no_unique_address]] std::conditional_t<offer_type::any, offer_type, std::monostate> offered_;
-    std::unique_ptr<tool_pool> pool_;
+    std::unique_ptr<detail::tool_pool> pool_;
     std::function<std::optional<state_type>(std::string_view)> load_;
     std::function<void(std::string_view, const state_type&)> save_;
     std::function<void(std::string_view, const message&)> save_result_;

@@ -3,6 +3,7 @@
 
 // The inputs and outputs of one agent run.
 
+#include <agentware/detail/config.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/model/chat_model.hpp>
 #include <agentware/model/event_sink.hpp>
@@ -121,12 +122,16 @@ struct agent_input {
     std::vector<message> messages;
 
     agent_input() = default;
-    agent_input(std::string text) { messages.push_back(human_message(std::move(text))); } // NOLINT: implicit
-    agent_input(const char* text) : agent_input(std::string(text)) {}                     // NOLINT
-    agent_input(message m) { messages.push_back(std::move(m)); }                          // NOLINT
-    agent_input(std::vector<message> ms) : messages(std::move(ms)) {}                     // NOLINT
+    AGENTWARE_DECL agent_input(std::string text);                     // NOLINT: implicit
+    AGENTWARE_DECL agent_input(const char* text);                     // NOLINT: implicit
+    agent_input(message m) { messages.push_back(std::move(m)); }      // NOLINT
+    agent_input(std::vector<message> ms) : messages(std::move(ms)) {} // NOLINT
 };
 
 } // namespace agentware
+
+#if defined(AGENTWARE_HEADER_ONLY)
+#include <agentware/agent/impl/run.ipp>
+#endif
 
 #endif

@@ -2,6 +2,7 @@
 #define AGENTWARE_MESSAGE_MESSAGE_HPP
 // The message type shared by the agent state, the model clients and the tools.
 
+#include <agentware/detail/config.hpp>
 #include <agentware/message/content.hpp>
 #include <agentware/message/detail/role_extras.hpp>
 #include <agentware/message/provider_metadata.hpp>
@@ -68,12 +69,12 @@ struct message {
     boost::json::object metadata;      ///< everything else: provider extras (refusal, ...), middleware stamps
 
     message() = default;
-    message(const message&) = default;
+    AGENTWARE_DECL message(const message&);
     message(message&& o) noexcept : message(std::move(o), nullptr) {}
     /// Moves `o` and names the result `id` (the agent names a message where it
     /// keeps it, so the id is neither assigned nor moved afterwards).
     message(message&& o, const detail::message_id_chars& id) noexcept : message(std::move(o), &id) {}
-    message& operator=(const message&) = default;
+    AGENTWARE_DECL message& operator=(const message&);
     message& operator=(message&&) = default;
 
     /// The text blocks concatenated (images are skipped).
@@ -225,5 +226,9 @@ inline message remove_message(std::string id) {
 inline message remove_all_messages() { return remove_message(std::string(remove_all_id)); }
 
 } // namespace agentware
+
+#if defined(AGENTWARE_HEADER_ONLY)
+#include <agentware/message/impl/message.ipp>
+#endif
 
 #endif

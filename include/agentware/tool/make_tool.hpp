@@ -2,11 +2,11 @@
 #define AGENTWARE_TOOL_MAKE_TOOL_HPP
 
 #include <agentware/core/type_list.hpp>
+#include <agentware/detail/config.hpp>
 #include <agentware/tool/detail/tool_callable.hpp>
 #include <agentware/tool/tool.hpp>
 #include <agentware/tool/typed_tool.hpp>
 
-#include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
 #include <concepts>
@@ -55,14 +55,7 @@ private:
 };
 
 namespace detail {
-inline boost::json::object parse_parameters(std::string_view json) {
-    boost::system::error_code ec;
-    boost::json::value v = boost::json::parse(json, ec);
-    if (ec || !v.is_object())
-        throw std::invalid_argument("agentware::make_tool: the parameters must be a JSON Schema object" +
-                                    (ec ? ": " + ec.message() : std::string{}));
-    return std::move(v.as_object());
-}
+AGENTWARE_DECL boost::json::object parse_parameters(std::string_view json);
 } // namespace detail
 
 /// Makes a tool from a name, a description, the JSON Schema of its arguments and a callable.
@@ -113,5 +106,9 @@ void make_tool(std::string, std::string, F&&) {
 }
 
 } // namespace agentware
+
+#if defined(AGENTWARE_HEADER_ONLY)
+#include <agentware/tool/impl/make_tool.ipp>
+#endif
 
 #endif

@@ -5,6 +5,7 @@
 // a runtime, returning content and optionally a state update or an end of the run.
 
 #include <agentware/core/fields.hpp>
+#include <agentware/detail/config.hpp>
 #include <agentware/message/content.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/model/chat_model.hpp>
@@ -148,12 +149,14 @@ public:
     virtual const tool_schema& schema() const = 0;
     virtual tool_output call(const boost::json::object& args, const tool_runtime& rt) = 0;
     virtual bool is_async() const noexcept { return false; }
-    virtual boost::asio::awaitable<tool_output> async_call(const boost::json::object& args,
-                                                           const tool_runtime& rt) {
-        return detail::call_as_awaitable(*this, args, rt);
-    }
+    AGENTWARE_DECL virtual boost::asio::awaitable<tool_output> async_call(const boost::json::object& args,
+                                                                          const tool_runtime& rt);
 };
 
 } // namespace agentware
+
+#if defined(AGENTWARE_HEADER_ONLY)
+#include <agentware/tool/impl/tool.ipp>
+#endif
 
 #endif

@@ -2,6 +2,7 @@
 #define AGENTWARE_TOOL_TOOL_SET_HPP
 
 #include <agentware/detail/blocking_runner.hpp>
+#include <agentware/detail/config.hpp>
 #include <agentware/tool/schema_validation.hpp>
 #include <agentware/tool/tool.hpp>
 
@@ -66,45 +67,18 @@ public:
     tool_set& add(T t) {
         return add(share_tool(std::move(t)));
     }
-    tool_set& add(std::shared_ptr<tool_interface> t) {
-        if (!t) throw std::invalid_argument("agentware::tool_set: null tool");
-        const std::string& name = t->schema().name;
-        if (name.empty()) throw std::invalid_argument("agentware::tool_set: a tool has an empty name");
-        if (find(name))
-            throw std::invalid_argument("agentware::tool_set: two tools are named \"" + name + "\"");
-        schemas_.push_back(t->schema());
-        indexes_.emplace_back(t->schema().parameters); // the tool's own schema: it lives as long as the tool
-        tools_.push_back(std::move(t));
-        return *this;
-    }
+    AGENTWARE_DECL tool_set& add(std::shared_ptr<tool_interface> t);
     /// Removes the tool of that name; false when there is none.
-    bool remove(std::string_view name) {
-        for (std::size_t i = 0; i < tools_.size(); ++i)
-            if (schemas_[i].name == name) {
-                tools_.erase(tools_.begin() + static_cast<std::ptrdiff_t>(i));
-                schemas_.erase(schemas_.begin() + static_cast<std::ptrdiff_t>(i));
-                indexes_.erase(indexes_.begin() + static_cast<std::ptrdiff_t>(i));
-                return true;
-            }
-        return false;
-    }
+    AGENTWARE_DECL bool remove(std::string_view name);
 
     /// The tool of that name, or nullptr. Linear: agents have tens of tools, not thousands.
-    tool_interface* find(std::string_view name) const noexcept {
-        for (std::size_t i = 0; i < schemas_.size(); ++i)
-            if (schemas_[i].name == name) return tools_[i].get();
-        return nullptr;
-    }
+    AGENTWARE_DECL tool_interface* find(std::string_view name) const noexcept;
 
     const std::vector<tool_schema>& schemas() const noexcept { return schemas_; }
 
     /// The index of `t`'s argument schema, built when `t` was added; nullptr
     /// for a tool not in this set.
-    const detail::schema_index* schema_index_of(const tool_interface* t) const noexcept {
-        for (std::size_t i = 0; i < tools_.size(); ++i)
-            if (tools_[i].get() == t) return &indexes_[i];
-        return nullptr;
-    }
+    AGENTWARE_DECL const detail::schema_index* schema_index_of(const tool_interface* t) const noexcept;
     std::size_t size() const noexcept { return tools_.size(); }
     /// The tools, in the order they were added (shared pointers, to add them to another set).
     auto begin() const noexcept { return tools_.begin(); }
@@ -112,14 +86,7 @@ public:
     bool empty() const noexcept { return tools_.empty(); }
 
     /// "a, b, c": for messages that tell the model what exists.
-    std::string names() const {
-        std::string out;
-        for (const auto& s : schemas_) {
-            if (!out.empty()) out += ", ";
-            out += s.name;
-        }
-        return out;
-    }
+    AGENTWARE_DECL std::string names() const;
 
 private:
     std::vector<std::shared_ptr<tool_interface>> tools_; // shared: copies of an agent share its tools
@@ -128,5 +95,9 @@ private:
 };
 
 } // namespace agentware
+
+#if defined(AGENTWARE_HEADER_ONLY)
+#include <agentware/tool/impl/tool_set.ipp>
+#endif
 
 #endif

@@ -10,6 +10,7 @@
 #include <agentware/agent/run.hpp>
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/jump.hpp>
+#include <agentware/detail/config.hpp>
 #include <agentware/detail/format.hpp>
 #include <agentware/message/add_messages.hpp>
 #include <agentware/message/id.hpp>
@@ -63,34 +64,14 @@ construct_from(Make) -> construct_from<Make>;
 /// Appends a message the agent made or received. A message without an id gets
 /// a fresh one and is appended without a search; one that brings its own id
 /// goes through the add_messages rule (it may replace an earlier one).
-inline void append_message(std::vector<message>& messages, message&& m) {
-    if (m.id.empty()) {
-        // Named as it is moved in, so the id is built once, where it is kept.
-        message_id_chars id;
-        next_message_id(id.chars);
-        messages.emplace_back(std::move(m), id);
-    } else {
-        std::vector<message> one;
-        one.push_back(std::move(m));
-        add_messages(messages, std::move(one));
-    }
-}
+AGENTWARE_DECL void append_message(std::vector<message>& messages, message&& m);
 
 /// Makes the model's answer fit the history: an ai message whose tool calls
 /// all have ids, so that their results can answer them. A call the model sent
 /// without one is labelled by where it stands, `call_{index}_{position}`
 /// (`call_{index}_invalid_{position}` for an invalid call), `index` being the
 /// message's place in the history: the same run gives the same ids.
-inline void normalize_ai(message& ai, std::size_t index) {
-    ai.type = role::ai;
-    for (std::size_t k = 0; k < ai.tool_calls.size(); ++k)
-        if (ai.tool_calls[k].id.empty()) ai.tool_calls[k].id = detail::format("call_{}_{}", index, k);
-    if (!ai.invalid_tool_calls().empty()) {
-        auto& invalid = ai.edit_invalid_tool_calls();
-        for (std::size_t k = 0; k < invalid.size(); ++k)
-            if (invalid[k].id.empty()) invalid[k].id = detail::format("call_{}_invalid_{}", index, k);
-    }
-}
+AGENTWARE_DECL void normalize_ai(message& ai, std::size_t index);
 
 /// Index of the last ai message, searching back only over the latest
 /// non-ai messages; npos when there is none.
@@ -100,12 +81,8 @@ inline std::size_t last_ai_index(const std::vector<message>& messages) noexcept 
     return static_cast<std::size_t>(-1);
 }
 
-inline bool answered_after(const std::vector<message>& messages, std::size_t ai,
-                           std::string_view call_id) noexcept {
-    for (std::size_t i = ai + 1; i < messages.size(); ++i)
-        if (messages[i].is_tool() && messages[i].tool_call_id() == call_id) return true;
-    return false;
-}
+AGENTWARE_DECL bool answered_after(const std::vector<message>& messages, std::size_t ai,
+                                   std::string_view call_id) noexcept;
 
 /// One tool call of a round: the request the chain receives, then either its
 /// result or, when the chain threw, why.
@@ -130,16 +107,9 @@ struct enabled_offer {
     std::shared_ptr<const tool_set> tools;
 };
 
-inline const tool_set& without_disabled(const tool_set& all, std::uint64_t own_generation,
-                                        const std::vector<std::string>& disabled, enabled_offer& held) {
-    if (held.tools && held.from == &all && held.own_generation == own_generation && held.disabled == disabled)
-        return *held.tools;
-    auto out = std::make_shared<tool_set>(all);
-    for (const auto& name : disabled)
-        out->remove(name);
-    held = enabled_offer{&all, own_generation, disabled, std::move(out)};
-    return *held.tools;
-}
+AGENTWARE_DECL const tool_set& without_disabled(const tool_set& all, std::uint64_t own_generation,
+                                                const std::vector<std::string>& disabled,
+                                                enabled_offer& held);
 
 /// One round's tool calls, in call order. The agent keeps one for a whole run,
 /// so rounds after the first allocate nothing for them.
@@ -180,50 +150,13 @@ void collect_tool_calls(State& state, const runtime& rt, const tool_set& tools, 
 
 /// Answers the calls whose arguments the model garbled with error tool
 /// messages, so that every call has an answer and the model can try again.
-inline void answer_invalid_calls(std::vector<message>& messages) {
-    const std::size_t ai = last_ai_index(messages);
-    if (ai == static_cast<std::size_t>(-1)) return;
-    // By index: appending may move the ai message.
-    for (std::size_t i = 0; i < messages[ai].invalid_tool_calls().size(); ++i) {
-        const invalid_tool_call& c = messages[ai].invalid_tool_calls()[i];
-        if (answered_after(messages, ai, c.id)) continue;
-        message answer =
-            tool_message(c.id, c.name,
-                         detail::format("Error: the arguments of this call to \"{}\" are not a valid JSON "
-                                        "object ({}). Call the tool again with a JSON object as arguments.",
-                                        c.name, c.error),
-                         tool_status::error);
-        append_message(messages, std::move(answer));
-    }
-}
+AGENTWARE_DECL void answer_invalid_calls(std::vector<message>& messages);
 
-inline bool wants_tools(const std::vector<message>& messages) {
-    std::size_t ai = last_ai_index(messages);
-    if (ai == static_cast<std::size_t>(-1)) return false;
-    const message& m = messages[ai];
-    for (const auto& c : m.tool_calls)
-        if (!answered_after(messages, ai, c.id)) return true;
-    for (const auto& c : m.invalid_tool_calls())
-        if (!answered_after(messages, ai, c.id)) return true;
-    return false;
-}
+AGENTWARE_DECL bool wants_tools(const std::vector<message>& messages);
 
-inline tool_response error_result(const tool_call& call, std::string text) {
-    return tool_response{tool_message(call.id, call.name, std::move(text), tool_status::error), {}, false};
-}
+AGENTWARE_DECL tool_response error_result(const tool_call& call, std::string text);
 
-inline tool_response to_result(const tool_call& call, tool_output&& out) {
-    tool_response r; // built in place: a message is large to move
-    r.msg.type = role::tool;
-    r.msg.set_tool_call_id(call.id);
-    r.msg.name = call.name;
-    r.msg.content = std::move(out.content);
-    r.msg.status = out.status;
-    if (!out.metadata.empty()) r.msg.metadata = std::move(out.metadata);
-    if (!out.update.empty()) r.update = std::move(out.update); // most tools change nothing else
-    r.end_run = out.end_run;
-    return r;
-}
+AGENTWARE_DECL tool_response to_result(const tool_call& call, tool_output&& out);
 
 /// The answer to a call that cannot run: an unknown tool, or arguments that
 /// fail its schema. Empty when the call may run.
@@ -279,15 +212,7 @@ boost::asio::awaitable<tool_response> async_call_tool(const tool_request<State>&
 }
 
 /// The message of an exception, whatever its type.
-inline std::string describe(std::exception_ptr e) {
-    try {
-        std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-        return x.what();
-    } catch (...) {
-        return "unknown error";
-    }
-}
+AGENTWARE_DECL std::string describe(std::exception_ptr e);
 
 /// Folds one round's tool results into the state, in call order. A call whose
 /// chain threw gets an error tool message, so the history never has a call
@@ -444,13 +369,12 @@ interrupt_point take_interrupts(State& state, const boost::json::value& value, b
     return at;
 }
 
-inline std::string recursion_message(std::size_t limit) {
-    return detail::format(
-        "the run reached its recursion limit of {} rounds before the model gave a final answer; "
-        "every message so far is kept (raise run_config::recursion_limit to allow more rounds)",
-        limit);
-}
+AGENTWARE_DECL std::string recursion_message(std::size_t limit);
 
 } // namespace agentware::detail
+
+#if defined(AGENTWARE_HEADER_ONLY)
+#include <agentware/agent/detail/impl/loop_steps.ipp>
+#endif
 
 #endif

@@ -14,7 +14,10 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +27,326 @@
 namespace agentware {
 
 namespace detail {
+
+// Reading schemas and values: shared by the validator, the schema index and
+// typed tools' argument readers.
+
+std::optional<json_number> as_number(const boost::json::value& v) noexcept {
+    if (const auto* p = v.if_int64()) return json_number{json_number::kind::int64, *p, 0, 0};
+    if (const auto* p = v.if_uint64()) return json_number{json_number::kind::uint64, 0, *p, 0};
+    if (const auto* p = v.if_double()) return json_number{json_number::kind::real, 0, 0, *p};
+    return std::nullopt;
+}
+
+int compare_numbers(const json_number& a, const json_number& b) noexcept {
+    using kind = json_number::kind;
+    if (a.k != kind::real && b.k != kind::real) {
+        const bool a_neg = a.k == kind::int64 && a.i < 0;
+        const bool b_neg = b.k == kind::int64 && b.i < 0;
+        if (a_neg != b_neg) return a_neg ? -1 : 1;
+        if (a_neg) return a.i < b.i ? -1 : (a.i > b.i ? 1 : 0);
+        const std::uint64_t x = a.k == kind::int64 ? static_cast<std::uint64_t>(a.i) : a.u;
+        const std::uint64_t y = b.k == kind::int64 ? static_cast<std::uint64_t>(b.i) : b.u;
+        return x < y ? -1 : (x > y ? 1 : 0);
+    }
+    const long double x = a.as_long_double();
+    const long double y = b.as_long_double();
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+bool is_json_integer(const boost::json::value& v) noexcept {
+    if (v.is_int64() || v.is_uint64()) return true;
+    if (const auto* d = v.if_double()) return std::isfinite(*d) && std::trunc(*d) == *d;
+    return false;
+}
+
+std::optional<std::uint64_t> as_count(const boost::json::value& v) noexcept {
+    if (const auto* p = v.if_int64())
+        return *p >= 0 ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*p)) : std::nullopt;
+    if (const auto* p = v.if_uint64()) return *p;
+    if (const auto* p = v.if_double())
+        if (std::isfinite(*p) && *p >= 0 && *p < 1.8e19 && std::trunc(*p) == *p)
+            return static_cast<std::uint64_t>(*p);
+    return std::nullopt;
+}
+
+std::string format_number(const boost::json::value& v) {
+    if (const auto* p = v.if_int64()) return std::to_string(*p);
+    if (const auto* p = v.if_uint64()) return std::to_string(*p);
+    if (const auto* p = v.if_double()) {
+        char buf[64];
+        const auto res = std::to_chars(buf, buf + sizeof buf, *p);
+        if (res.ec == std::errc()) return std::string(buf, res.ptr);
+    }
+    return "?";
+}
+
+std::size_t utf8_length(std::string_view s) noexcept {
+    std::size_t n = 0;
+    for (char c : s)
+        if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
+    return n;
+}
+
+std::string plural(std::uint64_t n, std::string_view one, std::string_view many) {
+    std::string out = std::to_string(n);
+    out += ' ';
+    out += n == 1 ? one : many;
+    return out;
+}
+
+std::string render_value(const boost::json::value& v) {
+    if (const auto* s = v.if_string()) return quoted_excerpt(*s, schema_excerpt_bytes);
+    if (v.is_number()) return format_number(v);
+    if (const auto* b = v.if_bool()) return *b ? "true" : "false";
+    if (v.is_null()) return "null";
+    return excerpt(boost::json::serialize(v), schema_excerpt_bytes);
+}
+
+std::string describe_value(const boost::json::value& v) {
+    if (const auto* s = v.if_string()) return "string " + quoted_excerpt(*s, schema_excerpt_bytes);
+    if (is_json_integer(v) && !v.is_double()) return "integer " + format_number(v);
+    if (v.is_number()) return "number " + format_number(v);
+    if (const auto* b = v.if_bool()) return *b ? "boolean true" : "boolean false";
+    if (v.is_null()) return "null";
+    if (const auto* a = v.if_array()) return "array of " + plural(a->size(), "item", "items");
+    if (const auto* o = v.if_object())
+        return o->empty() ? "empty object" : "object with " + plural(o->size(), "key", "keys");
+    return "value";
+}
+
+bool json_equal(const boost::json::value& a, const boost::json::value& b, int depth) noexcept {
+    if (depth > max_schema_depth) return false;
+    const auto na = as_number(a);
+    const auto nb = as_number(b);
+    if (na || nb) return na && nb && compare_numbers(*na, *nb) == 0;
+    if (a.kind() != b.kind()) return false;
+    if (const auto* s = a.if_string()) return *s == b.get_string();
+    if (const auto* x = a.if_bool()) return *x == b.get_bool();
+    if (a.is_null()) return true;
+    if (const auto* x = a.if_array()) {
+        const auto& y = b.get_array();
+        if (x->size() != y.size()) return false;
+        for (std::size_t i = 0; i < x->size(); ++i)
+            if (!json_equal((*x)[i], y[i], depth + 1)) return false;
+        return true;
+    }
+    const auto& x = a.get_object();
+    const auto& y = b.get_object();
+    if (x.size() != y.size()) return false;
+    for (const auto& entry : x) {
+        const auto* other = y.if_contains(entry.key());
+        if (!other || !json_equal(entry.value(), *other, depth + 1)) return false;
+    }
+    return true;
+}
+
+schema_type schema_type_named(std::string_view name) noexcept {
+    if (name == "object") return schema_type::object;
+    if (name == "array") return schema_type::array;
+    if (name == "string") return schema_type::string;
+    if (name == "integer") return schema_type::integer;
+    if (name == "number") return schema_type::number;
+    if (name == "boolean") return schema_type::boolean;
+    if (name == "null") return schema_type::null;
+    return schema_type::none;
+}
+
+std::string_view type_phrase(schema_type t) noexcept {
+    switch (t) {
+    case schema_type::none:
+        return {};
+    case schema_type::object:
+        return "an object";
+    case schema_type::array:
+        return "an array";
+    case schema_type::string:
+        return "a string";
+    case schema_type::integer:
+        return "an integer";
+    case schema_type::number:
+        return "a number";
+    case schema_type::boolean:
+        return "a boolean";
+    case schema_type::null:
+        return "null";
+    }
+    return {};
+}
+
+bool has_type(const boost::json::value& v, schema_type t) noexcept {
+    switch (t) {
+    case schema_type::none:
+        return false;
+    case schema_type::object:
+        return v.is_object();
+    case schema_type::array:
+        return v.is_array();
+    case schema_type::string:
+        return v.is_string();
+    case schema_type::integer:
+        return is_json_integer(v);
+    case schema_type::number:
+        return v.is_number();
+    case schema_type::boolean:
+        return v.is_bool();
+    case schema_type::null:
+        return v.is_null();
+    }
+    return false;
+}
+
+std::string join_alternatives(const std::vector<std::string_view>& phrases, std::string_view last_sep) {
+    std::string out;
+    for (std::size_t i = 0; i < phrases.size(); ++i) {
+        if (i > 0) out += i + 1 == phrases.size() ? last_sep : std::string_view(", ");
+        out += phrases[i];
+    }
+    return out;
+}
+
+schema_keywords::schema_keywords(const boost::json::object& schema) noexcept {
+    for (const auto& entry : schema)
+        if (const value** slot = find(entry.key())) *slot = &entry.value();
+    if (const auto* name = type ? type->if_string() : nullptr) one_type = schema_type_named(*name);
+}
+
+auto schema_keywords::find(std::string_view key) noexcept -> const value** {
+    struct keyword {
+        std::string_view name;
+        const value* schema_keywords::*slot;
+    };
+    static constexpr keyword known[] = {
+        {"type", &schema_keywords::type},
+        {"properties", &schema_keywords::properties},
+        {"required", &schema_keywords::required},
+        {"additionalProperties", &schema_keywords::additional_properties},
+        {"items", &schema_keywords::items},
+        {"enum", &schema_keywords::enum_values},
+        {"const", &schema_keywords::const_value},
+        {"nullable", &schema_keywords::nullable},
+        {"minimum", &schema_keywords::minimum},
+        {"maximum", &schema_keywords::maximum},
+        {"exclusiveMinimum", &schema_keywords::exclusive_minimum},
+        {"exclusiveMaximum", &schema_keywords::exclusive_maximum},
+        {"minLength", &schema_keywords::min_length},
+        {"maxLength", &schema_keywords::max_length},
+        {"minItems", &schema_keywords::min_items},
+        {"maxItems", &schema_keywords::max_items},
+        {"prefixItems", &schema_keywords::prefix_items},
+        {"patternProperties", &schema_keywords::pattern_properties},
+        {"allOf", &schema_keywords::all_of},
+        {"anyOf", &schema_keywords::any_of},
+        {"oneOf", &schema_keywords::one_of},
+    };
+    for (const keyword& k : known)
+        if (k.name == key) return &(this->*k.slot);
+    return nullptr;
+}
+
+std::optional<flat_object_schema> flat_object_schema::of(const schema_keywords& root) {
+    if (root.type && root.one_type != schema_type::object) return std::nullopt;
+    if (root.enum_values || root.const_value || root.all_of || root.any_of || root.one_of ||
+        root.pattern_properties)
+        return std::nullopt;
+    flat_object_schema flat;
+    if (const auto* extra = root.additional_properties) {
+        if (!extra->is_bool()) return std::nullopt;
+        flat.extra_allowed_ = extra->get_bool();
+    }
+    if (const auto* props_value = root.properties) {
+        const auto* props = props_value->if_object();
+        if (!props) return std::nullopt;
+        for (const auto& entry : *props) {
+            auto type = property_type(entry.value());
+            if (!type) return std::nullopt;
+            flat.properties_.push_back({entry.key(), *type, false});
+        }
+    }
+    if (const auto* req_value = root.required) {
+        const auto* req = req_value->if_array();
+        if (!req) return std::nullopt;
+        for (const auto& name : *req) {
+            const auto* key = name.if_string();
+            property* p = key ? flat.find(*key) : nullptr;
+            if (!p) return std::nullopt; // required but not a property: rare, left to the full check
+            if (!p->required) ++flat.required_count_;
+            p->required = true;
+        }
+    }
+    return flat;
+}
+
+bool flat_object_schema::accepts(const boost::json::object& args) const noexcept {
+    std::size_t required_seen = 0;
+    for (const auto& entry : args) {
+        const property* p = find(entry.key());
+        if (!p) {
+            if (!extra_allowed_) return false;
+            continue;
+        }
+        if (p->type != schema_type::none && !has_type(entry.value(), p->type)) return false;
+        required_seen += p->required ? 1 : 0;
+    }
+    return required_seen == required_count_;
+}
+
+std::optional<schema_type> flat_object_schema::property_type(const boost::json::value& schema) {
+    if (const auto* b = schema.if_bool()) return *b ? std::optional(schema_type::none) : std::nullopt;
+    const auto* node = schema.if_object();
+    if (!node) return schema_type::none; // malformed: no constraint
+    schema_keywords kw(*node);
+    const schema_type type = kw.one_type;
+    if (kw.type && type == schema_type::none) return std::nullopt; // a list of types, or an unknown name
+    kw.type = nullptr;
+    kw.nullable = nullptr; // only ever widens the type, and a mismatch goes to the full check anyway
+    kw.one_type = schema_type::none;
+    if (!(kw == schema_keywords{})) return std::nullopt;
+    return type;
+}
+
+auto flat_object_schema::find(std::string_view key) const noexcept -> const property* {
+    for (const property& p : properties_)
+        if (p.name == key) return &p;
+    return nullptr;
+}
+
+schema_index::schema_index(const boost::json::object& root) : root_(&root) {
+    add(root, 0);
+    flat_ = flat_object_schema::of(nodes_.front().keywords);
+    std::sort(nodes_.begin(), nodes_.end(),
+              [](const node& a, const node& b) { return std::less<>()(a.schema, b.schema); });
+}
+
+const schema_keywords* schema_index::find(const boost::json::object& schema) const noexcept {
+    auto it = std::lower_bound(nodes_.begin(), nodes_.end(), &schema,
+                               [](const node& n, const auto* p) { return std::less<>()(n.schema, p); });
+    return it != nodes_.end() && it->schema == &schema ? &it->keywords : nullptr;
+}
+
+void schema_index::add(const boost::json::object& schema, int depth) {
+    if (depth > max_schema_depth) return;
+    const schema_keywords kw(schema);
+    nodes_.push_back({&schema, kw});
+    const auto sub = [&](const boost::json::value* v) {
+        if (v && v->is_object()) add(v->get_object(), depth + 1);
+    };
+    const auto each = [&](const boost::json::value* v) {
+        if (const auto* list = v ? v->if_array() : nullptr)
+            for (const auto& item : *list)
+                sub(&item);
+    };
+    if (const auto* props = kw.properties ? kw.properties->if_object() : nullptr)
+        for (const auto& entry : *props)
+            sub(&entry.value());
+    sub(kw.additional_properties);
+    sub(kw.items);
+    each(kw.items);
+    each(kw.prefix_items);
+    each(kw.all_of);
+    each(kw.any_of);
+    each(kw.one_of);
+}
 
 /// Walks a schema and a value side by side, collecting readable problems.
 class argument_validator {

@@ -8,6 +8,7 @@
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/coroutine_hooks.hpp>
+#include <agentware/model/any_chat_model.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -16,6 +17,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <concepts>
 #include <cstddef>
 #include <exception>
 #include <optional>
@@ -189,24 +191,29 @@ private:
 
     // A chain of node hooks with at least one coroutine among them: each step
     // runs in order, a coroutine hook awaited on this executor, until one jumps.
+    // (Not a coroutine itself: the chain's frame is the only one.)
     template <class Hook>
     static boost::asio::awaitable<hook_result> node_hooks(agent_type& self, state_type& state, runtime& rt) {
-        co_return co_await node_chain<Hook>(self, state, rt, Pipeline::template node_order<Hook>());
+        return node_chain<Hook>(self, state, rt, Pipeline::template node_order<Hook>());
     }
 
+    // A plain step runs in the chain's frame; only a coroutine step costs a
+    // coroutine of its own.
     template <class Hook, std::size_t... Is>
     static boost::asio::awaitable<hook_result> node_chain(agent_type& self, state_type& state, runtime& rt,
                                                           std::index_sequence<Is...>) {
         hook_result out;
         bool stop = false;
-        (co_await node_step<Hook, Is>(self, state, rt, out, stop), ...);
+        ((Pipeline::template step_awaits<Hook, Is, state_type, runtime> && !stop
+              ? co_await awaited_step<Hook, Is>(self, state, rt, out, stop)
+              : plain_step<Hook, Is>(self, state, rt, out, stop)),
+         ...);
         co_return out;
     }
 
     template <class Hook, std::size_t I>
-    static boost::asio::awaitable<void> node_step(agent_type& self, state_type& state, runtime& rt,
-                                                  hook_result& out, bool& stop) {
-        if (stop) co_return;
+    static boost::asio::awaitable<void> awaited_step(agent_type& self, state_type& state, runtime& rt,
+                                                     hook_result& out, bool& stop) {
         if constexpr (Pipeline::template step_awaits<Hook, I, state_type, runtime>) {
             auto started = self.pipeline_.template start_node_step<Hook, I>(state, rt);
             if (!started) co_return;
@@ -215,9 +222,13 @@ private:
                 co_await std::move(*started);
             else
                 stop = record_node_value(co_await std::move(*started), out);
-        } else {
-            stop = self.pipeline_.template node_step<Hook, I>(state, rt, out);
         }
+    }
+
+    template <class Hook, std::size_t I>
+    static void plain_step(agent_type& self, state_type& state, runtime& rt, hook_result& out, bool& stop) {
+        if constexpr (!Pipeline::template step_awaits<Hook, I, state_type, runtime>)
+            if (!stop) stop = self.pipeline_.template node_step<Hook, I>(state, rt, out);
     }
 
     static boost::asio::awaitable<loop_step> model_round(agent_type& self, state_type& state, runtime& rt,
@@ -246,10 +257,15 @@ private:
     }
 
     static boost::asio::awaitable<model_response> call_model(agent_type& self, chat_request request) {
-        if constexpr (async_chat_model<Model>)
+        if constexpr (async_chat_model<Model>) {
+            // A blocking model behind a type-erased one is called here, as
+            // its async_invoke would call it, without a coroutine of its own.
+            if constexpr (std::same_as<Model, any_chat_model>)
+                if (!self.model_.is_async()) co_return self.model_.invoke(request);
             co_return co_await self.model_.async_invoke(request);
-        else
+        } else {
             co_return self.model_.invoke(request);
+        }
     }
 
     // A coroutine, not a lambda: its parameters live in its own frame.

@@ -197,38 +197,41 @@ private:
         return node_chain<Hook>(self, state, rt, Pipeline::template node_order<Hook>());
     }
 
-    // A plain step runs in the chain's frame; only a coroutine step costs a
-    // coroutine of its own.
     template <class Hook, std::size_t... Is>
     static boost::asio::awaitable<hook_result> node_chain(agent_type& self, state_type& state, runtime& rt,
                                                           std::index_sequence<Is...>) {
         hook_result out;
         bool stop = false;
-        ((Pipeline::template step_awaits<Hook, Is, state_type, runtime> && !stop
-              ? co_await awaited_step<Hook, Is>(self, state, rt, out, stop)
-              : plain_step<Hook, Is>(self, state, rt, out, stop)),
-         ...);
+        (co_await node_step<Hook, Is>(self, state, rt, out, stop), ...);
         co_return out;
+    }
+
+    // A plain step runs at once, in the chain's frame, and gives what
+    // co_await takes without suspending (a question on the coroutine's
+    // cancellation setting, which only reads a flag); only a coroutine
+    // step costs a coroutine of its own. (No co_await in a conditional
+    // expression: g++ 12 miscompiles some.)
+    template <class Hook, std::size_t I>
+    static auto node_step(agent_type& self, state_type& state, runtime& rt, hook_result& out, bool& stop) {
+        if constexpr (Pipeline::template step_awaits<Hook, I, state_type, runtime>) {
+            return awaited_step<Hook, I>(self, state, rt, out, stop);
+        } else {
+            if (!stop) stop = self.pipeline_.template node_step<Hook, I>(state, rt, out);
+            return boost::asio::this_coro::throw_if_cancelled();
+        }
     }
 
     template <class Hook, std::size_t I>
     static boost::asio::awaitable<void> awaited_step(agent_type& self, state_type& state, runtime& rt,
                                                      hook_result& out, bool& stop) {
-        if constexpr (Pipeline::template step_awaits<Hook, I, state_type, runtime>) {
-            auto started = self.pipeline_.template start_node_step<Hook, I>(state, rt);
-            if (!started) co_return;
-            using value_t = node_hook_value_t<typename decltype(started)::value_type>;
-            if constexpr (std::is_void_v<value_t>)
-                co_await std::move(*started);
-            else
-                stop = record_node_value(co_await std::move(*started), out);
-        }
-    }
-
-    template <class Hook, std::size_t I>
-    static void plain_step(agent_type& self, state_type& state, runtime& rt, hook_result& out, bool& stop) {
-        if constexpr (!Pipeline::template step_awaits<Hook, I, state_type, runtime>)
-            if (!stop) stop = self.pipeline_.template node_step<Hook, I>(state, rt, out);
+        if (stop) co_return;
+        auto started = self.pipeline_.template start_node_step<Hook, I>(state, rt);
+        if (!started) co_return;
+        using value_t = node_hook_value_t<typename decltype(started)::value_type>;
+        if constexpr (std::is_void_v<value_t>)
+            co_await std::move(*started);
+        else
+            stop = record_node_value(co_await std::move(*started), out);
     }
 
     static boost::asio::awaitable<loop_step> model_round(agent_type& self, state_type& state, runtime& rt,

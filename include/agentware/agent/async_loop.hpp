@@ -11,11 +11,15 @@
 #include <agentware/model/any_chat_model.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <concepts>
 #include <cstddef>
@@ -202,7 +206,9 @@ private:
                                                           std::index_sequence<Is...>) {
         hook_result out;
         bool stop = false;
-        (co_await node_step<Hook, Is>(self, state, rt, out, stop), ...);
+        const auto cancellation = co_await boost::asio::this_coro::cancellation_state;
+        const bool throws = co_await boost::asio::this_coro::throw_if_cancelled();
+        (co_await node_step<Hook, Is>(self, state, rt, out, stop, cancellation, throws), ...);
         co_return out;
     }
 
@@ -210,12 +216,16 @@ private:
     // co_await takes without suspending (a question on the coroutine's
     // cancellation setting, which only reads a flag); only a coroutine
     // step costs a coroutine of its own. (No co_await in a conditional
-    // expression: g++ 12 miscompiles some.)
+    // expression: g++ 12 miscompiles some.) A cancelled run stops before a
+    // plain step as co_await stops it before a coroutine one.
     template <class Hook, std::size_t I>
-    static auto node_step(agent_type& self, state_type& state, runtime& rt, hook_result& out, bool& stop) {
+    static auto node_step(agent_type& self, state_type& state, runtime& rt, hook_result& out, bool& stop,
+                          const boost::asio::cancellation_state& cancellation, bool throws) {
         if constexpr (Pipeline::template step_awaits<Hook, I, state_type, runtime>) {
             return awaited_step<Hook, I>(self, state, rt, out, stop);
         } else {
+            if (throws && cancellation.cancelled() != boost::asio::cancellation_type::none)
+                throw boost::system::system_error(boost::asio::error::operation_aborted, "co_await");
             if (!stop) stop = self.pipeline_.template node_step<Hook, I>(state, rt, out);
             return boost::asio::this_coro::throw_if_cancelled();
         }

@@ -8,14 +8,20 @@
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/coroutine_hooks.hpp>
+#include <agentware/model/any_chat_model.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
 
+#include <concepts>
 #include <cstddef>
 #include <exception>
 #include <optional>
@@ -189,9 +195,10 @@ private:
 
     // A chain of node hooks with at least one coroutine among them: each step
     // runs in order, a coroutine hook awaited on this executor, until one jumps.
+    // (Not a coroutine itself: the chain's frame is the only one.)
     template <class Hook>
     static boost::asio::awaitable<hook_result> node_hooks(agent_type& self, state_type& state, runtime& rt) {
-        co_return co_await node_chain<Hook>(self, state, rt, Pipeline::template node_order<Hook>());
+        return node_chain<Hook>(self, state, rt, Pipeline::template node_order<Hook>());
     }
 
     template <class Hook, std::size_t... Is>
@@ -199,25 +206,42 @@ private:
                                                           std::index_sequence<Is...>) {
         hook_result out;
         bool stop = false;
-        (co_await node_step<Hook, Is>(self, state, rt, out, stop), ...);
+        const auto cancellation = co_await boost::asio::this_coro::cancellation_state;
+        const bool throws = co_await boost::asio::this_coro::throw_if_cancelled();
+        (co_await node_step<Hook, Is>(self, state, rt, out, stop, cancellation, throws), ...);
         co_return out;
     }
 
+    // A plain step runs at once, in the chain's frame, and gives what
+    // co_await takes without suspending (a question on the coroutine's
+    // cancellation setting, which only reads a flag); only a coroutine
+    // step costs a coroutine of its own. (No co_await in a conditional
+    // expression: g++ 12 miscompiles some.) A cancelled run stops before a
+    // plain step as co_await stops it before a coroutine one.
     template <class Hook, std::size_t I>
-    static boost::asio::awaitable<void> node_step(agent_type& self, state_type& state, runtime& rt,
-                                                  hook_result& out, bool& stop) {
-        if (stop) co_return;
+    static auto node_step(agent_type& self, state_type& state, runtime& rt, hook_result& out, bool& stop,
+                          const boost::asio::cancellation_state& cancellation, bool throws) {
         if constexpr (Pipeline::template step_awaits<Hook, I, state_type, runtime>) {
-            auto started = self.pipeline_.template start_node_step<Hook, I>(state, rt);
-            if (!started) co_return;
-            using value_t = node_hook_value_t<typename decltype(started)::value_type>;
-            if constexpr (std::is_void_v<value_t>)
-                co_await std::move(*started);
-            else
-                stop = record_node_value(co_await std::move(*started), out);
+            return awaited_step<Hook, I>(self, state, rt, out, stop);
         } else {
-            stop = self.pipeline_.template node_step<Hook, I>(state, rt, out);
+            if (throws && cancellation.cancelled() != boost::asio::cancellation_type::none)
+                throw boost::system::system_error(boost::asio::error::operation_aborted, "co_await");
+            if (!stop) stop = self.pipeline_.template node_step<Hook, I>(state, rt, out);
+            return boost::asio::this_coro::throw_if_cancelled();
         }
+    }
+
+    template <class Hook, std::size_t I>
+    static boost::asio::awaitable<void> awaited_step(agent_type& self, state_type& state, runtime& rt,
+                                                     hook_result& out, bool& stop) {
+        if (stop) co_return;
+        auto started = self.pipeline_.template start_node_step<Hook, I>(state, rt);
+        if (!started) co_return;
+        using value_t = node_hook_value_t<typename decltype(started)::value_type>;
+        if constexpr (std::is_void_v<value_t>)
+            co_await std::move(*started);
+        else
+            stop = record_node_value(co_await std::move(*started), out);
     }
 
     static boost::asio::awaitable<loop_step> model_round(agent_type& self, state_type& state, runtime& rt,
@@ -246,10 +270,15 @@ private:
     }
 
     static boost::asio::awaitable<model_response> call_model(agent_type& self, chat_request request) {
-        if constexpr (async_chat_model<Model>)
+        if constexpr (async_chat_model<Model>) {
+            // A blocking model behind a type-erased one is called here, as
+            // its async_invoke would call it, without a coroutine of its own.
+            if constexpr (std::same_as<Model, any_chat_model>)
+                if (!self.model_.is_async()) co_return self.model_.invoke(request);
             co_return co_await self.model_.async_invoke(request);
-        else
+        } else {
             co_return self.model_.invoke(request);
+        }
     }
 
     // A coroutine, not a lambda: its parameters live in its own frame.

@@ -34,6 +34,10 @@ public:
     }
     /// Cancels the calls in flight, when the model supports it.
     void cancel() { self_->cancel(); }
+    /// Whether the held model has an async_invoke of its own. The agent's
+    /// coroutine loop calls invoke directly when it has not, sparing the
+    /// coroutine that async_invoke would wrap it in.
+    bool is_async() const noexcept { return self_->is_async(); }
 
     const model_info& info() const noexcept { return info_; }
     explicit operator bool() const noexcept { return self_ != nullptr; }
@@ -51,6 +55,7 @@ private:
         virtual model_response invoke(const chat_request&) = 0;
         virtual boost::asio::awaitable<model_response> async_invoke(const chat_request&) = 0;
         virtual void cancel() = 0;
+        virtual bool is_async() const noexcept = 0;
     };
 
     template <class M>
@@ -66,6 +71,7 @@ private:
         void cancel() override {
             if constexpr (requires { model.cancel(); }) model.cancel();
         }
+        bool is_async() const noexcept override { return async_chat_model<M>; }
         boost::asio::awaitable<model_response> blocking(const chat_request& r) { co_return model.invoke(r); }
         M model;
     };

@@ -208,7 +208,7 @@ subagent_runner make_deerflow_subagent_runner(const boost::json::value& config,
                                               subagent_skills parent_skills = {}) {
     auto settings = std::make_shared<const subagent_chain_settings>(config);
     auto skills = std::make_shared<const subagent_skills>(std::move(parent_skills));
-    return [settings = std::move(settings), skills = std::move(skills)](subagent_run run) {
+    return [settings = std::move(settings), skills = std::move(skills)](subagent_run&& run) {
         detail::add_subagent_skills_block(run.input, *skills, run.type);
         return detail::run_subagent(
             [settings, skills](const subagent_type& type) {

@@ -286,7 +286,7 @@ subagent_runner make_subagent_runner(Factory make) {
     // lambda type of the user's main file.
     std::function<std::invoke_result_t<Factory&>()> erased(std::move(make));
     return
-        [make = std::move(erased)](subagent_run run) { return detail::run_subagent(make, std::move(run)); };
+        [make = std::move(erased)](subagent_run&& run) { return detail::run_subagent(make, std::move(run)); };
 }
 
 /// The parent's state fields the subagents share (the sandbox and the thread's
@@ -470,13 +470,35 @@ public:
                                                    {"task_id", task.task_id},
                                                    {"description", task.description},
                                                    {"model_name", out.model_name}});
-        auto ex = co_await boost::asio::this_coro::executor;
+        std::exception_ptr failure;
+        const auto cancellation = co_await boost::asio::this_coro::cancellation_state;
+        if (cancellation.cancelled() == boost::asio::cancellation_type::none) {
+            // Supervised in this coroutine (sparing a co_spawn): the parent's cancellation
+            // state, not cancelled yet, serves as a fresh one would. Supervising turns
+            // throw_if_cancelled off; the parent's setting is given back after.
+            const bool throws = co_await boost::asio::this_coro::throw_if_cancelled();
+            try {
+                out = co_await supervise(shared_from_this(), run, task, parent, out.model_name);
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            co_await boost::asio::this_coro::throw_if_cancelled(throws);
+        } else {
+            // A coroutine of its own, whose cancellation state is the delegation's: only a
+            // cancellation that comes later reaches it. It works on this frame's run,
+            // task and parent: this frame waits for it to end.
+            auto ex = co_await boost::asio::this_coro::executor;
+            try {
+                out = co_await boost::asio::co_spawn(
+                    ex, supervise(shared_from_this(), run, task, parent, out.model_name),
+                    boost::asio::use_awaitable);
+            } catch (...) {
+                failure = std::current_exception();
+            }
+        }
+        if (!failure) co_return out;
         try {
-            // A coroutine of its own: its cancellation state is the delegation's. It
-            // works on this frame's run, task and parent: this frame waits for it to end.
-            out = co_await boost::asio::co_spawn(
-                ex, supervise(shared_from_this(), run, task, parent, out.model_name),
-                boost::asio::use_awaitable);
+            std::rethrow_exception(failure);
         } catch (const boost::system::system_error& e) {
             // The parent was cancelled before the delegation could start.
             if (e.code() != boost::asio::error::operation_aborted) throw;

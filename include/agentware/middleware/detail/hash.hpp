@@ -26,11 +26,10 @@ inline std::uint64_t fnv1a_64(std::string_view data) noexcept {
 
 inline std::string to_hex(const unsigned char* bytes, std::size_t n) {
     static constexpr char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(2 * n);
+    std::string out(2 * n, '0'); // sized once: written in place, without a capacity check per digit
     for (std::size_t i = 0; i < n; ++i) {
-        out += digits[bytes[i] >> 4];
-        out += digits[bytes[i] & 0xF];
+        out[2 * i] = digits[bytes[i] >> 4];
+        out[2 * i + 1] = digits[bytes[i] & 0xF];
     }
     return out;
 }
@@ -105,13 +104,13 @@ inline std::string sha256_hex(std::string_view data) {
     std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                           0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
-    const std::size_t whole = data.size() / 64 * 64;
+    const std::size_t rest = data.size() % 64; // (so named, g++ sees that it is under 64)
+    const std::size_t whole = data.size() - rest;
     for (std::size_t at = 0; at < whole; at += 64)
         sha256_detail::compress(h, bytes + at);
 
     // The rest, the 0x80 marker, zero padding and the 64-bit bit length: one block or two.
     unsigned char tail[128] = {};
-    const std::size_t rest = data.size() - whole;
     for (std::size_t i = 0; i < rest; ++i)
         tail[i] = bytes[whole + i];
     tail[rest] = 0x80;

@@ -19,9 +19,11 @@
 #include <agentware/agent/detail/impl/loop_steps.ipp>
 #include <agentware/agent/detail/impl/tool_pool.ipp>
 #include <agentware/agent/impl/run.ipp>
+#include <agentware/detail/impl/blocking_runner.ipp>
 #include <agentware/mcp/impl/client.ipp>
 #include <agentware/message/impl/add_messages.ipp>
 #include <agentware/message/impl/id.ipp>
+#include <agentware/message/impl/json.ipp>
 #include <agentware/message/impl/message.ipp>
 #include <agentware/middleware/impl/sandbox_tools.ipp>
 #include <agentware/middleware/impl/web_tools.ipp>
@@ -29,6 +31,7 @@
 #include <agentware/model/impl/http_chat_client.ipp>
 #include <agentware/model/impl/http_transport.ipp>
 #include <agentware/model/impl/model_factory.ipp>
+#include <agentware/model/impl/model_ref.ipp>
 #include <agentware/model/impl/openai_chat_model.ipp>
 #include <agentware/model/impl/openai_moderation_client.ipp>
 #include <agentware/model/impl/scripted_model.ipp>

@@ -24,9 +24,7 @@
 #include <agentware/state/basic_state.hpp>
 #include <agentware/tool/tool_set.hpp>
 
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
+#include <agentware/detail/awaitable_fwd.hpp>
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
 
@@ -34,12 +32,10 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
-#include <latch>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -102,7 +98,7 @@ private:
 /// different threads of execution): it holds no per-run data. Middlewares are
 /// shared by those runs, so keep per-run data in the state or the runtime.
 template <chat_model Model, class Pipeline = pipeline<>>
-class agent {
+class agent : private detail::loop_base {
 public:
     using model_type = Model;
     using pipeline_type = Pipeline;
@@ -230,24 +226,24 @@ public:
     /// `async_call`; blocking tools run on the agent's pool while the coroutine
     /// waits. So a few threads can keep thousands of runs waiting. Defined in
     /// <agentware/agent/async_loop.hpp>, which a file that calls it includes.
-    boost::asio::awaitable<run_result> async_run(state_type& state, agent_input input,
-                                                 run_config config = {}) {
+    detail::awaitable_in<run_result, Model> async_run(state_type& state, agent_input input,
+                                                      run_config config = {}) {
         return detail::async_loop<agent>::run(*this, state, std::move(input), std::move(config));
     }
 
     /// `invoke` as a coroutine (<agentware/agent/async_loop.hpp>).
-    boost::asio::awaitable<invoke_result<state_type>> async_invoke(agent_input input,
-                                                                   run_config config = {}) {
+    detail::awaitable_in<invoke_result<state_type>, Model> async_invoke(agent_input input,
+                                                                        run_config config = {}) {
         return detail::async_loop<agent>::invoke(*this, std::move(input), std::move(config));
     }
 
     /// `run(state, resume)` as a coroutine (<agentware/agent/async_loop.hpp>).
-    boost::asio::awaitable<run_result> async_run(state_type& state, resume r, run_config config = {}) {
+    detail::awaitable_in<run_result, Model> async_run(state_type& state, resume r, run_config config = {}) {
         return detail::async_loop<agent>::resume_run(*this, state, std::move(r), std::move(config));
     }
 
     /// `invoke(resume)` as a coroutine (<agentware/agent/async_loop.hpp>).
-    boost::asio::awaitable<invoke_result<state_type>> async_invoke(resume r, run_config config = {}) {
+    detail::awaitable_in<invoke_result<state_type>, Model> async_invoke(resume r, run_config config = {}) {
         return detail::async_loop<agent>::resume_invoke(*this, std::move(r), std::move(config));
     }
 
@@ -269,7 +265,7 @@ private:
     // The runs of `run` and `invoke` (`checkpoint`: each tool result is saved as it completes).
     run_result run_from(state_type& state, agent_input input, const run_config& config, bool checkpoint) {
         run_result result;
-        if (detail::has_pending_interrupt(state)) {
+        if (detail::has_pending_interrupt(state.unknown_fields)) {
             result.reason = stop_reason::error;
             result.error = waiting_text(config);
             return result;
@@ -286,7 +282,7 @@ private:
         boost::json::value record;
         detail::interrupt_point at{};
         try {
-            at = detail::take_interrupts(state, r.value, answers, record);
+            at = detail::take_interrupts(state.unknown_fields, r.value, answers, record);
         } catch (...) {
             fail(result, std::current_exception());
             return result;
@@ -379,7 +375,7 @@ private:
             return step;
         }
         case detail::interrupt_point::after_model: {
-            auto step = after_answer(state, node_hooks<hooks::after_model_t>(state, rt), result);
+            auto step = after_answer(state.messages, node_hooks<hooks::after_model_t>(state, rt), result);
             end_hook_resume(rt);
             return step;
         }
@@ -389,35 +385,6 @@ private:
             return detail::loop_step::tools;
         }
         return detail::loop_step::model;
-    }
-
-    static void resume_with(runtime& rt, detail::interrupt_point at, const boost::json::object& answers) {
-        rt.tool_resumes = &answers;
-        if (at != detail::interrupt_point::tools)
-            if (const auto* a = answers.if_contains(detail::to_string(at))) rt.resumes.values = a->if_array();
-    }
-    // The interrupted step is over: later interrupts pause the run again.
-    // The interrupted hook chain is over; the answers of the round's tool calls
-    // stay until their step (an after_model pause may hold calls that also paused).
-    static void end_hook_resume(runtime& rt) noexcept { rt.resumes = detail::resume_cursor{}; }
-    static void end_resume(runtime& rt) noexcept {
-        rt.resumes = detail::resume_cursor{};
-        rt.tool_resumes = nullptr;
-    }
-    static detail::interrupt_point step_point(detail::loop_step step) noexcept {
-        return step == detail::loop_step::tools ? detail::interrupt_point::tools
-                                                : detail::interrupt_point::before_model;
-    }
-    // A model round that paused after its model call paused in after_model
-    // (or in its model call, which runs again on resume with the round).
-    static detail::interrupt_point refine_point(detail::interrupt_point at, const runtime& rt,
-                                                const run_result& result) noexcept {
-        if (at == detail::interrupt_point::before_model && rt.round > 0 && result.rounds == rt.round)
-            return detail::interrupt_point::after_model;
-        return at;
-    }
-    static bool run_others_first(detail::interrupt_point at, const agentware::interrupt& i) noexcept {
-        return at == detail::interrupt_point::after_model && !i.held_calls.empty();
     }
 
     // The end of a run, paused or not: a paused run records its interrupts in
@@ -434,7 +401,8 @@ private:
         }
         if (!result.interrupts.empty() && result.reason != stop_reason::error) {
             result.reason = stop_reason::interrupted;
-            detail::record_interrupts(state, at, result.interrupts, rt.tool_resumes, rt.resumes.values);
+            detail::record_interrupts(state.unknown_fields, at, result.interrupts, rt.tool_resumes,
+                                      rt.resumes.values);
             result.context = std::move(rt.context);
             return;
         }
@@ -447,11 +415,6 @@ private:
         finish(state, rt, result);
     }
 
-    std::string waiting_text(const run_config& config) const {
-        return "thread \"" + config.thread_id +
-               "\" has a paused run (stop_reason::interrupted) waiting for its answer: continue it with "
-               "invoke(agentware::resume{value}, config) before sending new input";
-    }
     bool can_resume(const run_config& config, run_result& out) const {
         if (load_) return true;
         out.reason = stop_reason::error;
@@ -463,19 +426,6 @@ private:
     // The before_agent hooks, and where the loop starts.
     detail::loop_step first_step(state_type& state, runtime& rt, run_result& result) {
         return start_at(node_hooks<hooks::before_agent_t>(state, rt), result);
-    }
-    static detail::loop_step start_at(hook_result j, run_result& result) {
-        detail::loop_step step = detail::loop_step::model;
-        if (j) step = detail::step_after_jump(*j);
-        if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
-        return step;
-    }
-
-    static void fail(run_result& result, std::exception_ptr e) {
-        if (result.reason == stop_reason::error) return; // keep the first failure
-        result.reason = stop_reason::error;
-        result.exception = e;
-        result.error = detail::describe(e);
     }
 
     void finish(state_type& state, runtime& rt, run_result& result) {
@@ -521,13 +471,6 @@ private:
         }
     }
 
-    void notify(const run_config& config, std::string_view node, const runtime& rt, const state_type& state,
-                std::size_t first) {
-        if (config.on_update)
-            config.on_update(
-                agent_update{node, rt.round, std::span<const message>(state.messages).subspan(first)});
-    }
-
     model_request<state_type> make_request(state_type& state, runtime& rt, const run_config& config,
                                            const tool_set& offered) {
         model_request<state_type> req;
@@ -548,35 +491,12 @@ private:
         if (!count_round(rt, config, result)) return detail::loop_step::end;
         return round_jump(node_hooks<hooks::before_model_t>(state, rt), result);
     }
-    // False when the round limit is reached (the run ends with that error).
-    static bool count_round(runtime& rt, const run_config& config, run_result& result) {
-        if (rt.stop.stop_requested()) {
-            result.reason = stop_reason::error;
-            result.error = "the run was stopped (run_config::stop) before its next model call";
-            return false;
-        }
-        if (rt.round >= config.recursion_limit) {
-            result.reason = stop_reason::recursion_limit;
-            result.error = detail::recursion_message(config.recursion_limit);
-            return false;
-        }
-        ++rt.round;
-        return true;
-    }
-    static std::optional<detail::loop_step> round_jump(hook_result j, run_result& result) {
-        if (j) {
-            auto step = detail::step_after_jump(*j);
-            if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
-            return step;
-        }
-        return std::nullopt;
-    }
 
     // After the model call: record the answer, run after_model, decide.
     detail::loop_step leave_round(state_type& state, runtime& rt, const run_config& config,
                                   run_result& result, model_response&& response) {
         record_answer(state, rt, config, result, std::move(response));
-        return after_answer(state, node_hooks<hooks::after_model_t>(state, rt), result);
+        return after_answer(state.messages, node_hooks<hooks::after_model_t>(state, rt), result);
     }
     void record_answer(state_type& state, runtime& rt, const run_config& config, run_result& result,
                        model_response&& response) {
@@ -585,17 +505,7 @@ private:
         std::size_t first = state.messages.size();
         detail::normalize_ai(response.ai, first);
         detail::append_message(state.messages, std::move(response.ai));
-        notify(config, "model", rt, state, first);
-    }
-    static detail::loop_step after_answer(state_type& state, hook_result j, run_result& result) {
-        if (j) {
-            auto step = detail::step_after_jump(*j);
-            if (step == detail::loop_step::end) result.reason = stop_reason::ended_by_hook;
-            return step;
-        }
-        if (detail::wants_tools(state.messages)) return detail::loop_step::tools;
-        result.reason = stop_reason::finished;
-        return detail::loop_step::end;
+        notify(config, "model", rt, state.messages, first);
     }
 
     detail::loop_step model_round(state_type& state, runtime& rt, const run_config& config,
@@ -637,7 +547,7 @@ private:
                                   std::size_t first) {
         bool ended = false;
         std::exception_ptr failure = detail::merge_tool_results(state, round, ended, result.interrupts);
-        notify(config, "tools", rt, state, first);
+        notify(config, "tools", rt, state.messages, first);
         if (failure) std::rethrow_exception(failure);
         if (!result.interrupts.empty()) return detail::loop_step::end; // paused: see conclude
         if (ended) {
@@ -670,14 +580,8 @@ private:
                 run_one(slot);
         } else if (calls.size() > 1) {
             // The first call runs here; the others on the pool, side by side.
-            std::latch done(static_cast<std::ptrdiff_t>(calls.size() - 1));
-            for (std::size_t i = 1; i < calls.size(); ++i)
-                boost::asio::post(pool_->get(), [&, i] {
-                    run_one(calls[i]);
-                    done.count_down();
-                });
-            run_one(calls[0]);
-            done.wait();
+            auto run_at = [&](std::size_t i) { run_one(calls[i]); };
+            pool_->run_side_by_side(calls.size(), run_at);
         } else if (calls.size() == 1) {
             run_one(calls[0]);
         }

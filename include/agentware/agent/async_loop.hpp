@@ -18,6 +18,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -39,7 +40,7 @@ struct async_loop<agent<Model, Pipeline>> {
     static boost::asio::awaitable<run_result> run(agent_type& self, state_type& state, agent_input input,
                                                   run_config config, bool checkpoint = false) {
         run_result result;
-        if (has_pending_interrupt(state)) {
+        if (has_pending_interrupt(state.unknown_fields)) {
             result.reason = stop_reason::error;
             result.error = self.waiting_text(config);
             co_return result;
@@ -57,7 +58,7 @@ struct async_loop<agent<Model, Pipeline>> {
         boost::json::value record;
         interrupt_point at{};
         try {
-            at = take_interrupts(state, r.value, answers, record);
+            at = take_interrupts(state.unknown_fields, r.value, answers, record);
         } catch (...) {
             agent_type::fail(result, std::current_exception());
             co_return result;
@@ -177,10 +178,10 @@ private:
         case interrupt_point::after_model:
             if constexpr (agent_type::template awaits<hooks::after_model_t>)
                 step = agent_type::after_answer(
-                    state, co_await node_hooks<hooks::after_model_t>(self, state, rt), result);
+                    state.messages, co_await node_hooks<hooks::after_model_t>(self, state, rt), result);
             else
                 step = agent_type::after_answer(
-                    state, self.template node_hooks<hooks::after_model_t>(state, rt), result);
+                    state.messages, self.template node_hooks<hooks::after_model_t>(state, rt), result);
             agent_type::end_hook_resume(rt);
             break;
         case interrupt_point::before_model:
@@ -263,7 +264,7 @@ private:
         if constexpr (agent_type::template awaits<hooks::after_model_t>) {
             self.record_answer(state, rt, config, result, std::move(response));
             co_return agent_type::after_answer(
-                state, co_await node_hooks<hooks::after_model_t>(self, state, rt), result);
+                state.messages, co_await node_hooks<hooks::after_model_t>(self, state, rt), result);
         } else {
             co_return self.leave_round(state, rt, config, result, std::move(response));
         }

@@ -3,7 +3,7 @@
 
 // Telling an awaitable from a plain value, for code that serves both loops.
 
-#include <boost/asio/awaitable.hpp>
+#include <agentware/detail/awaitable_fwd.hpp>
 
 #include <type_traits>
 

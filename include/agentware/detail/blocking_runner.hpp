@@ -1,16 +1,20 @@
 #ifndef AGENTWARE_DETAIL_BLOCKING_RUNNER_HPP
 #define AGENTWARE_DETAIL_BLOCKING_RUNNER_HPP
 
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
+#include <agentware/detail/config.hpp>
 
-#include <future>
+#include <agentware/detail/awaitable_fwd.hpp>
+
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+namespace boost::asio {
+class io_context;
+}
 
 namespace agentware::detail {
 
@@ -23,40 +27,44 @@ namespace agentware::detail {
 /// as long as the runner. So what a call leaves bound to its executor, such as
 /// a kept-alive connection in a pool keyed by executor, still works in the
 /// next call instead of pointing at a destroyed context.
+///
+/// The io_context and co_spawn stay in the implementation file: every tool
+/// set names this class, and most programs never run it.
 class blocking_runner {
 public:
-    blocking_runner() = default;
+    AGENTWARE_DECL blocking_runner();
+    AGENTWARE_DECL ~blocking_runner();
     blocking_runner(const blocking_runner&) = delete;
     blocking_runner& operator=(const blocking_runner&) = delete;
 
     template <class T>
-    T run(boost::asio::awaitable<T> call) {
-        std::unique_ptr<boost::asio::io_context> io = take();
-        io->restart();
-        std::future<T> result = boost::asio::co_spawn(*io, std::move(call), boost::asio::use_future);
-        io->run();
-        give(std::move(io));
-        return result.get(); // the call's value, or what it threw
+    T run(detail::awaitable<T> call) {
+        if constexpr (std::is_void_v<T>) {
+            run_to_end(std::move(call));
+        } else {
+            std::optional<T> value;
+            run_to_end(keep(std::move(call), value));
+            return std::move(*value);
+        }
     }
 
 private:
-    std::unique_ptr<boost::asio::io_context> take() {
-        std::lock_guard lock(mutex_);
-        if (contexts_.empty()) return std::make_unique<boost::asio::io_context>(1);
-        std::unique_ptr<boost::asio::io_context> io = std::move(contexts_.back());
-        contexts_.pop_back();
-        return io;
+    template <class T, class Void = void> // Void: see model_ref::async_invoke_as
+    static detail::awaitable<Void> keep(detail::awaitable<T> call, std::optional<T>& value) {
+        value.emplace(co_await std::move(call));
     }
 
-    void give(std::unique_ptr<boost::asio::io_context> io) {
-        std::lock_guard lock(mutex_);
-        contexts_.push_back(std::move(io));
-    }
+    /// Runs `call` on a context of its own until it ends; rethrows what it threw.
+    AGENTWARE_DECL void run_to_end(detail::awaitable<void> call);
 
     std::mutex mutex_;
     std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
 };
 
 } // namespace agentware::detail
+
+#if defined(AGENTWARE_HEADER_ONLY)
+#include <agentware/detail/impl/blocking_runner.ipp>
+#endif
 
 #endif

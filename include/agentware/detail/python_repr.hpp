@@ -7,7 +7,7 @@
 
 #include <agentware/detail/format.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <string>
 #include <string_view>

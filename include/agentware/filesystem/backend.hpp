@@ -19,7 +19,7 @@
 #include <boost/json/object.hpp>
 
 #include <fmt/chrono.h>
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <chrono>

@@ -17,7 +17,7 @@
 #include <agentware/filesystem/detail/glob.hpp>
 #include <agentware/middleware/detail/process.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 #include <fmt/std.h>
 
 #include <algorithm>

@@ -11,7 +11,7 @@
 #include <agentware/detail/format.hpp>
 #include <agentware/detail/python_repr.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <optional>
 #include <string>

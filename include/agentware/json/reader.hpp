@@ -18,7 +18,7 @@
 #include <boost/json/value.hpp>
 #include <boost/json/value_to.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <chrono>
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <agentware/memory/messages.hpp>
 #include <agentware/memory/storage.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>

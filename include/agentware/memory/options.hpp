@@ -13,7 +13,7 @@
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <cmath>
 #include <cstddef>

@@ -21,8 +21,10 @@
 #include <agentware/middleware/detail/user_data_paths.hpp>
 
 #include <boost/json.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <array>

@@ -15,8 +15,10 @@
 #include <agentware/model/chat_model.hpp>
 
 #include <boost/json.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/stream_parser.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>

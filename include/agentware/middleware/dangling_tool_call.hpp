@@ -19,7 +19,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <cstddef>
 #include <deque>

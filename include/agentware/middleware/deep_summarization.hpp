@@ -16,7 +16,7 @@
 #include <agentware/model/any_chat_model.hpp>
 
 #include <fmt/chrono.h>
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <chrono>
 #include <cstddef>

@@ -37,7 +37,7 @@
 #include <boost/json/value_to.hpp>
 
 #include <fmt/chrono.h>
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <chrono>
 #include <memory>

@@ -40,7 +40,7 @@
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <array>

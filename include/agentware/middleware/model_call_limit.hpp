@@ -22,7 +22,7 @@
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <cstddef>
 #include <optional>

@@ -12,7 +12,7 @@
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <optional>
 #include <string>

@@ -18,7 +18,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value_from.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <cstddef>
 #include <fstream>

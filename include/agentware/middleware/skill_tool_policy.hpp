@@ -17,7 +17,7 @@
 #include <agentware/skills/catalog.hpp>
 #include <agentware/skills/context.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <memory>

@@ -18,6 +18,8 @@
 #include <agentware/skills/catalog.hpp>
 #include <agentware/skills/context.hpp>
 
+#include <boost/json/value_from.hpp>
+
 #include <chrono>
 #include <concepts>
 #include <functional>

@@ -16,7 +16,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value_from.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <chrono>
 #include <cstddef>

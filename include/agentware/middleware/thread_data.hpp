@@ -15,7 +15,7 @@
 #include <agentware/middleware/fields.hpp>
 
 #include <fmt/chrono.h>
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <chrono>
 #include <filesystem>

@@ -26,7 +26,7 @@
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <cstddef>
 #include <map>

@@ -23,7 +23,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <cctype>

@@ -21,7 +21,7 @@
 
 #include <boost/json/object.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <array>
 #include <cstdint>

@@ -5,7 +5,7 @@
 
 #include <agentware/model/chat_model.hpp>
 
-#include <boost/asio/awaitable.hpp>
+#include <agentware/detail/awaitable_fwd.hpp>
 
 #include <concepts>
 
@@ -17,7 +17,7 @@ namespace agentware {
 /// per-operation cancellation of the awaiting coroutine cancels the call.
 template <class M>
 concept async_chat_model = requires(M& m, const chat_request& r) {
-    { m.async_invoke(r) } -> std::same_as<boost::asio::awaitable<model_response>>;
+    { m.async_invoke(r) } -> std::same_as<detail::awaitable<model_response>>;
 };
 
 } // namespace agentware

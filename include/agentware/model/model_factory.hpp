@@ -14,7 +14,7 @@
 #include <agentware/model/openai_chat_model.hpp>
 
 #include <boost/json/value.hpp>
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <cstdint>
 #include <cstdlib>

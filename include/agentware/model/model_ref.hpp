@@ -4,10 +4,11 @@
 // A reference to a chat model of any type, for code that calls a model it
 // does not own: the hooks of a run reach the run's model through it.
 
+#include <agentware/detail/config.hpp>
 #include <agentware/model/async_chat_model.hpp>
 #include <agentware/model/chat_model.hpp>
 
-#include <boost/asio/awaitable.hpp>
+#include <agentware/detail/awaitable_fwd.hpp>
 
 #include <memory>
 #include <type_traits>
@@ -28,15 +29,14 @@ public:
 
     template <class M>
         requires chat_model<M> && (!std::is_same_v<std::remove_cvref_t<M>, model_ref>)
-    explicit model_ref(M& model) noexcept
-        : self_(std::addressof(model)), invoke_(&invoke_as<M>), async_invoke_(&async_invoke_as<M>) {}
+    explicit model_ref(M& model) noexcept : self_(std::addressof(model)), invoke_(&invoke_as<M>) {
+        if constexpr (async_chat_model<M>) async_invoke_ = &async_invoke_as<M>;
+    }
 
     /// Calls the model; the caller must know `*this` refers to one.
     model_response invoke(const chat_request& request) const { return invoke_(self_, request); }
     /// Calls the model from a coroutine; keep `request` alive until the await completes.
-    boost::asio::awaitable<model_response> async_invoke(const chat_request& request) const {
-        return async_invoke_(self_, request);
-    }
+    AGENTWARE_DECL detail::awaitable<model_response> async_invoke(const chat_request& request) const;
 
     /// True when it refers to a model.
     explicit operator bool() const noexcept { return self_ != nullptr; }
@@ -46,25 +46,30 @@ private:
     static model_response invoke_as(void* self, const chat_request& request) {
         return static_cast<M*>(self)->invoke(request);
     }
-    template <class M>
-    static boost::asio::awaitable<model_response> async_invoke_as(void* self, const chat_request& request) {
-        if constexpr (async_chat_model<M>)
-            return static_cast<M*>(self)->async_invoke(request);
-        else
-            return blocking_as<M>(self, request);
+    // `Response` is model_response, a parameter so that the awaitable's
+    // definition is needed only where a model's coroutine is referred to.
+    template <class M, class Response = model_response>
+    static detail::awaitable<Response> async_invoke_as(void* self, const chat_request& request) {
+        return static_cast<M*>(self)->async_invoke(request);
     }
-    template <class M>
-    static boost::asio::awaitable<model_response> blocking_as(void* self, const chat_request& request) {
-        co_return static_cast<M*>(self)->invoke(request);
-    }
+    // A blocking model in a coroutine: one coroutine for every model type,
+    // compiled once with AGENTWARE_SEPARATE_COMPILATION, so that making a
+    // reference to a blocking model compiles no coroutine.
+    AGENTWARE_DECL static detail::awaitable<model_response> invoke_in_coroutine(model_ref self,
+                                                                                const chat_request& request);
 
     void* self_ = nullptr;
     model_response (*invoke_)(void*, const chat_request&) = nullptr;
-    boost::asio::awaitable<model_response> (*async_invoke_)(void*, const chat_request&) = nullptr;
+    detail::awaitable<model_response> (*async_invoke_)(void*,
+                                                       const chat_request&) = nullptr; // null: blocking
 };
 
-static_assert(chat_model<model_ref> && async_chat_model<model_ref>);
+static_assert(chat_model<model_ref>);
 
 } // namespace agentware
+
+#if defined(AGENTWARE_HEADER_ONLY)
+#include <agentware/model/impl/model_ref.ipp>
+#endif
 
 #endif

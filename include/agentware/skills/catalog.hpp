@@ -22,7 +22,7 @@
 #include <boost/json/value.hpp>
 #include <boost/json/value_from.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <charconv>

@@ -27,7 +27,7 @@
 
 #include <boost/json/value.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <filesystem>

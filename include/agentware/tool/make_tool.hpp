@@ -43,7 +43,7 @@ public:
 
     // `args` and `rt` outlive the await (see `async_tool`), and so does the
     // tool, which the tool set keeps: the callable's captures stay valid.
-    boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt)
+    detail::awaitable_in<tool_output, F> async_call(const boost::json::object& args, const tool_runtime& rt)
         requires asynchronous
     {
         return detail::await_tool_output(nullptr, invoker::invoke(fn_, args, rt));

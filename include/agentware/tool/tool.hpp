@@ -14,7 +14,7 @@
 #include <agentware/state/update.hpp>
 #include <agentware/tool/interrupt.hpp>
 
-#include <boost/asio/awaitable.hpp>
+#include <agentware/detail/awaitable_fwd.hpp>
 #include <boost/json/object.hpp>
 
 #include <concepts>
@@ -113,7 +113,7 @@ concept blocking_tool = requires(T& t, const T& ct, const boost::json::object& a
 template <class T>
 concept async_tool = requires(T& t, const T& ct, const boost::json::object& args, const tool_runtime& rt) {
     { ct.schema() } -> std::convertible_to<const tool_schema&>;
-    { t.async_call(args, rt) } -> std::same_as<boost::asio::awaitable<tool_output>>;
+    { t.async_call(args, rt) } -> std::same_as<detail::awaitable<tool_output>>;
 };
 
 /// A tool is either (a tool with both is taken as asynchronous in the
@@ -129,9 +129,9 @@ namespace detail {
 /// a type in an unnamed namespace draws a warning from GCC), but a template:
 /// g++ 12 emits a non-template inline coroutine in every file that includes
 /// its header, and a template only where a tool is made.
-template <class Tool>
-boost::asio::awaitable<tool_output> call_as_awaitable(Tool& t, const boost::json::object& args,
-                                                      const tool_runtime& rt) {
+template <class Tool, class Output = tool_output> // a parameter: see model_ref::async_invoke_as
+detail::awaitable<Output> call_as_awaitable(Tool& t, const boost::json::object& args,
+                                            const tool_runtime& rt) {
     co_return t.call(args, rt);
 }
 } // namespace detail
@@ -149,8 +149,8 @@ public:
     virtual const tool_schema& schema() const = 0;
     virtual tool_output call(const boost::json::object& args, const tool_runtime& rt) = 0;
     virtual bool is_async() const noexcept { return false; }
-    AGENTWARE_DECL virtual boost::asio::awaitable<tool_output> async_call(const boost::json::object& args,
-                                                                          const tool_runtime& rt);
+    AGENTWARE_DECL virtual detail::awaitable<tool_output> async_call(const boost::json::object& args,
+                                                                     const tool_runtime& rt);
 };
 
 } // namespace agentware

@@ -19,30 +19,44 @@ namespace agentware {
 
 namespace detail {
 
+/// A blocking tool as the agent stores it (its `async_call` is
+/// tool_interface's: `call` on the awaiting thread).
 template <class T>
 class tool_adapter final : public tool_interface {
 public:
     explicit tool_adapter(T t) : tool_(std::move(t)) {}
     const tool_schema& schema() const override { return tool_.schema(); }
-    bool is_async() const noexcept override { return async_tool<T>; }
+    tool_output call(const boost::json::object& args, const tool_runtime& rt) override {
+        return tool_.call(args, rt);
+    }
+
+private:
+    T tool_;
+};
+
+/// An asynchronous tool as the agent stores it. A class of its own, so that a
+/// program with blocking tools only never compiles a coroutine's awaitable.
+template <class T>
+class async_tool_adapter final : public tool_interface {
+public:
+    explicit async_tool_adapter(T t) : tool_(std::move(t)) {}
+    const tool_schema& schema() const override { return tool_.schema(); }
+    bool is_async() const noexcept override { return true; }
     tool_output call(const boost::json::object& args, const tool_runtime& rt) override {
         if constexpr (blocking_tool<T>)
             return tool_.call(args, rt);
         else
             return runner_.run(tool_.async_call(args, rt));
     }
-    boost::asio::awaitable<tool_output> async_call(const boost::json::object& args,
-                                                   const tool_runtime& rt) override {
-        if constexpr (async_tool<T>)
-            return tool_.async_call(args, rt);
-        else
-            return tool_interface::async_call(args, rt);
+    detail::awaitable_in<tool_output, T> async_call(const boost::json::object& args,
+                                                    const tool_runtime& rt) override {
+        return tool_.async_call(args, rt);
     }
 
 private:
     // How the blocking loop calls an asynchronous tool. Declared first, so
     // that the tool (and any connection it keeps) goes before the contexts.
-    [[no_unique_address]] std::conditional_t<async_tool<T>, blocking_runner, std::monostate> runner_;
+    [[no_unique_address]] std::conditional_t<blocking_tool<T>, std::monostate, blocking_runner> runner_;
     T tool_;
 };
 
@@ -51,7 +65,8 @@ private:
 /// Any tool in the type-erased form that tool sets and middlewares hand around.
 template <tool T>
 std::shared_ptr<tool_interface> share_tool(T t) {
-    return std::make_shared<detail::tool_adapter<T>>(std::move(t));
+    using adapter = std::conditional_t<async_tool<T>, detail::async_tool_adapter<T>, detail::tool_adapter<T>>;
+    return std::make_shared<adapter>(std::move(t));
 }
 
 /// The tools an agent offers the model, by unique name.

@@ -52,7 +52,7 @@ public:
 
     // The converted arguments live on the heap until the call completes: the
     // callable may take them by reference and keep them across its awaits.
-    boost::asio::awaitable<tool_output> async_call(const boost::json::object& args, const tool_runtime& rt)
+    detail::awaitable_in<tool_output, F> async_call(const boost::json::object& args, const tool_runtime& rt)
         requires asynchronous
     {
         auto converted = std::make_shared<Args>();

@@ -18,10 +18,10 @@
 #include <agentware/tool/schema_validation.hpp>
 #include <agentware/tool/tool_set.hpp>
 
-#include <boost/asio/awaitable.hpp>
+#include <agentware/detail/awaitable_fwd.hpp>
 #include <boost/json/serialize.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -204,8 +204,8 @@ tool_response call_tool(const tool_request<State>& r, bool validate) {
 
 /// The same, awaiting the tool's `async_call` on the caller's executor. The
 /// caller keeps `r` alive until the await completes.
-template <class State>
-boost::asio::awaitable<tool_response> async_call_tool(const tool_request<State>& r, bool validate) {
+template <class State, class Response = tool_response> // Response: see model_ref::async_invoke_as
+detail::awaitable<Response> async_call_tool(const tool_request<State>& r, bool validate) {
     if (auto refused = refuse_call(r, validate)) co_return std::move(*refused);
     const tool_runtime trt = runtime_for(r);
     co_return to_result(*r.call, co_await r.tool->async_call(r.call->args, trt));
@@ -291,85 +291,63 @@ inline constexpr std::string_view interrupt_key = "__interrupt__";
 /// by id) and `hook_answered` (the pausing hook's): the resume values the
 /// interrupted step received before it paused again (kept so that its next
 /// resume gives them again, in order), or null.
-template <class State>
-void record_interrupts(State& state, interrupt_point at, const std::vector<interrupt_info>& pending,
-                       const boost::json::object* answered, const boost::json::array* hook_answered) {
-    boost::json::object rec;
-    rec["at"] = to_string(at);
-    boost::json::array list;
-    boost::json::object kept;
-    for (const interrupt_info& i : pending) {
-        list.push_back(boost::json::object{{"id", i.id}, {"value", i.value}});
-        if (at != interrupt_point::tools && i.id == to_string(at)) {
-            if (hook_answered != nullptr)
-                kept[i.id] = *hook_answered; // the hook paused again in its resumed step
-        } else if (answered != nullptr) {
-            if (const auto* a = answered->if_contains(i.id)) kept[i.id] = *a;
-        }
-    }
-    rec["interrupts"] = std::move(list);
-    rec["answered"] = std::move(kept);
-    state.unknown_fields[interrupt_key] = std::move(rec);
-}
+AGENTWARE_DECL void record_interrupts(boost::json::object& unknown_fields, interrupt_point at,
+                                      const std::vector<interrupt_info>& pending,
+                                      const boost::json::object* answered,
+                                      const boost::json::array* hook_answered);
 
-template <class State>
-bool has_pending_interrupt(const State& state) noexcept {
-    return state.unknown_fields.contains(interrupt_key);
-}
+/// True when the state (its `unknown_fields`) holds a paused run's interrupts.
+AGENTWARE_DECL bool has_pending_interrupt(const boost::json::object& unknown_fields) noexcept;
 
 /// Takes the pending interrupts out of the state for a resumed run: fills
 /// `answers` (interrupt id -> the resume values for it, in order) and
 /// returns where the run continues. Throws std::invalid_argument (state
 /// untouched) when the thread is not paused or `value` does not answer every
 /// pending interrupt.
-template <class State>
-interrupt_point take_interrupts(State& state, const boost::json::value& value, boost::json::object& answers,
-                                boost::json::value& record) {
-    const auto* rec = state.unknown_fields.if_contains(interrupt_key);
-    if (rec == nullptr || !rec->is_object())
-        throw std::invalid_argument("there is no interrupted run to resume on this thread: resume{...} "
-                                    "continues a run that stopped with stop_reason::interrupted");
-    const auto& o = rec->get_object();
-    interrupt_point at = interrupt_point::tools;
-    if (const auto* a = o.if_contains("at"); a && a->is_string()) {
-        for (auto p : {interrupt_point::before_agent, interrupt_point::before_model,
-                       interrupt_point::after_model, interrupt_point::tools})
-            if (a->get_string() == to_string(p)) at = p;
-    }
-    if (const auto* a = o.if_contains("answered"); a && a->is_object()) answers = a->get_object();
-    std::vector<std::string> ids;
-    if (const auto* l = o.if_contains("interrupts"); l && l->is_array())
-        for (const auto& i : l->get_array())
-            if (const auto* io = i.if_object())
-                if (const auto* id = io->if_contains("id"); id && id->is_string())
-                    ids.emplace_back(id->get_string());
-    boost::json::object single;
-    const boost::json::object* by_id = value.if_object();
-    if (ids.size() == 1) {
-        single[ids[0]] = value; // one interrupt: the value is its answer
-        by_id = &single;
-    }
-    std::string missing;
-    for (const auto& id : ids)
-        if (by_id == nullptr || !by_id->contains(id)) missing += (missing.empty() ? "" : ", ") + id;
-    if (!missing.empty())
-        throw std::invalid_argument(
-            detail::format("the run waits for {} interrupts: resume with an object that has a value for each "
-                           "interrupt id (missing: {})",
-                           ids.size(), missing));
-    for (const auto& id : ids) {
-        boost::json::array all;
-        if (const auto* before = answers.if_contains(id); before && before->is_array())
-            all = before->get_array();
-        all.push_back(by_id->at(id));
-        answers[id] = std::move(all);
-    }
-    record = *rec;
-    state.unknown_fields.erase(interrupt_key);
-    return at;
-}
+AGENTWARE_DECL interrupt_point take_interrupts(boost::json::object& unknown_fields,
+                                               const boost::json::value& value, boost::json::object& answers,
+                                               boost::json::value& record);
 
 AGENTWARE_DECL std::string recursion_message(std::size_t limit);
+
+/// The loop's rules that do not depend on the agent's type: a base of every
+/// agent, compiled once with AGENTWARE_SEPARATE_COMPILATION instead of once
+/// per agent type.
+class loop_base {
+protected:
+    // A resumed run: the answers its tool calls and its interrupted hook read.
+    AGENTWARE_DECL static void resume_with(runtime& rt, interrupt_point at,
+                                           const boost::json::object& answers);
+    // The interrupted hook chain is over; the answers of the round's tool calls
+    // stay until their step (an after_model pause may hold calls that also paused).
+    AGENTWARE_DECL static void end_hook_resume(runtime& rt) noexcept;
+    // The interrupted step is over: later interrupts pause the run again.
+    AGENTWARE_DECL static void end_resume(runtime& rt) noexcept;
+    AGENTWARE_DECL static interrupt_point step_point(loop_step step) noexcept;
+    // A model round that paused after its model call paused in after_model
+    // (or in its model call, which runs again on resume with the round).
+    AGENTWARE_DECL static interrupt_point refine_point(interrupt_point at, const runtime& rt,
+                                                       const run_result& result) noexcept;
+    AGENTWARE_DECL static bool run_others_first(interrupt_point at, const agentware::interrupt& i) noexcept;
+
+    AGENTWARE_DECL static std::string waiting_text(const run_config& config);
+
+    // Where the loop starts after the before_agent hooks.
+    AGENTWARE_DECL static loop_step start_at(hook_result j, run_result& result);
+    // Records a failure; the first one is kept.
+    AGENTWARE_DECL static void fail(run_result& result, std::exception_ptr e);
+
+    AGENTWARE_DECL static void notify(const run_config& config, std::string_view node, const runtime& rt,
+                                      const std::vector<message>& messages, std::size_t first);
+
+    // False when the round limit is reached (the run ends with that error).
+    AGENTWARE_DECL static bool count_round(runtime& rt, const run_config& config, run_result& result);
+    // The step the before_model hooks jump to, if any.
+    AGENTWARE_DECL static std::optional<loop_step> round_jump(hook_result j, run_result& result);
+    // After the model's answer and the after_model hooks: the next step.
+    AGENTWARE_DECL static loop_step after_answer(const std::vector<message>& messages, hook_result j,
+                                                 run_result& result);
+};
 
 } // namespace agentware::detail
 

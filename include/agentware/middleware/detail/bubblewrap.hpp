@@ -24,7 +24,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <atomic>
 #include <chrono>

@@ -10,7 +10,7 @@
 
 #include <boost/json/value.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <initializer_list>
 #include <optional>

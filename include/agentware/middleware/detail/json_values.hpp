@@ -12,7 +12,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <string>

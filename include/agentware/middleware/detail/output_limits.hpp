@@ -4,7 +4,7 @@
 // Bounds on what tools hand back to the model. Limits count characters (code
 // points), as DeerFlow's do, and cuts never split a UTF-8 sequence.
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <agentware/message/detail/text.hpp>
 #include <cstddef>

@@ -9,7 +9,7 @@
 
 #include <agentware/detail/format.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <cerrno>
 #include <chrono>

@@ -20,7 +20,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <chrono>
 #include <cmath>

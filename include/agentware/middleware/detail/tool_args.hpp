@@ -9,7 +9,7 @@
 
 #include <boost/json/object.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <charconv>

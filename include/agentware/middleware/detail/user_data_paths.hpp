@@ -13,7 +13,7 @@
 
 #include <boost/json/object.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <array>

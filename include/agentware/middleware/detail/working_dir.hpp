@@ -14,7 +14,7 @@
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <cstdlib>
 #include <filesystem>

@@ -13,9 +13,10 @@
 #include <agentware/model/error.hpp>
 #include <agentware/model/http_transport.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/this_coro.hpp>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <optional>

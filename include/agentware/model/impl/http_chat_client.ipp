@@ -4,6 +4,8 @@
 #include <agentware/model/detail/client_core.hpp>
 #include <agentware/model/http_chat_client.hpp>
 
+#include <boost/asio/awaitable.hpp>
+
 namespace agentware {
 
 model_response http_chat_client::invoke(const chat_request& request) {

@@ -4,6 +4,7 @@
 #include <agentware/model/detail/client_core.hpp>
 #include <agentware/model/openai_moderation_client.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <memory>

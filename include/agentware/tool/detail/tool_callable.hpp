@@ -36,9 +36,9 @@ tool_output to_tool_output(R&& r) {
 // coroutine frame holds a user's type (GCC warns when it is in an unnamed
 // namespace). `keep_alive` holds what the call may refer to (a typed tool's
 // converted arguments); it is the first parameter, so the last destroyed.
-template <class R>
-boost::asio::awaitable<tool_output> await_tool_output([[maybe_unused]] std::shared_ptr<const void> keep_alive,
-                                                      boost::asio::awaitable<R> call) {
+template <class R, class Output = tool_output> // Output: see model_ref::async_invoke_as
+detail::awaitable<Output> await_tool_output([[maybe_unused]] std::shared_ptr<const void> keep_alive,
+                                            detail::awaitable<R> call) {
     static_assert(!std::is_void_v<R>,
                   "agentware::make_tool: an asynchronous tool's callable must return an awaitable "
                   "of tool_output, a string or a boost::json::value, not awaitable<void>");
@@ -48,7 +48,7 @@ boost::asio::awaitable<tool_output> await_tool_output([[maybe_unused]] std::shar
 /// An answer known before any await (a refused call). A template, so that
 /// only the translation units that use it emit the coroutine.
 template <class T>
-boost::asio::awaitable<T> ready_awaitable(T value) {
+detail::awaitable<T> ready_awaitable(T value) {
     co_return value;
 }
 

@@ -7,12 +7,14 @@
 
 #include <agentware/tool/tool.hpp>
 
+#include <boost/asio/awaitable.hpp>
+
 namespace agentware {
 
 // Out of line: with separate compilation, the coroutine that runs a blocking
 // tool for the asynchronous loop (and tool_interface's vtable) is compiled once.
-boost::asio::awaitable<tool_output> tool_interface::async_call(const boost::json::object& args,
-                                                               const tool_runtime& rt) {
+detail::awaitable<tool_output> tool_interface::async_call(const boost::json::object& args,
+                                                          const tool_runtime& rt) {
     return detail::call_as_awaitable(*this, args, rt);
 }
 

@@ -9,9 +9,11 @@
 // AGENTWARE_SEPARATE_COMPILATION defined in every translation unit, it also
 // compiles agentware's own non-template code: the HTTP transport and model
 // clients, the model factory, the MCP client, schema validation, the
-// sandbox tools and the web tools, and what every agent uses: the message
-// list's merge rule and ids, copies of a message, tool sets, the loop's
-// non-template steps and its tool threads, and the scripted model.
+// sandbox tools and the web tools, and what every agent uses: messages'
+// JSON forms, the message list's merge rule and ids, copies of a message,
+// tool sets, the loop's non-template steps and its tool threads, the
+// coroutine that runs blocking code from asynchronous code and back, and
+// the scripted model.
 
 #include <boost/json/src.hpp>
 

@@ -14,4 +14,18 @@
 #define AGENTWARE_HEADER_ONLY 1
 #endif
 
+// A function that is, or starts, a coroutine: compiled once with separate
+// compilation, and a template header-only, because g++ 12 emits a
+// non-template inline coroutine (and the coroutines such a function
+// instantiates) in every file that includes it, called or not.
+// AGENTWARE_CORO_DECL goes before the declaration, AGENTWARE_CORO_DEF before
+// the definition in the .ipp file.
+#if defined(AGENTWARE_SEPARATE_COMPILATION)
+#define AGENTWARE_CORO_DECL
+#define AGENTWARE_CORO_DEF
+#else
+#define AGENTWARE_CORO_DECL template <class = void>
+#define AGENTWARE_CORO_DEF template <class>
+#endif
+
 #endif

@@ -19,6 +19,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
 #include <boost/json/value.hpp>
+#include <boost/json/value_from.hpp> // what the conversions below are for
+#include <boost/json/value_to.hpp>
 
 #include <array>
 #include <cstddef>

@@ -36,7 +36,8 @@ public:
     /// Calls the model; the caller must know `*this` refers to one.
     model_response invoke(const chat_request& request) const { return invoke_(self_, request); }
     /// Calls the model from a coroutine; keep `request` alive until the await completes.
-    AGENTWARE_DECL detail::awaitable<model_response> async_invoke(const chat_request& request) const;
+    AGENTWARE_CORO_DECL AGENTWARE_DECL detail::awaitable<model_response>
+    async_invoke(const chat_request& request) const;
 
     /// True when it refers to a model.
     explicit operator bool() const noexcept { return self_ != nullptr; }
@@ -55,8 +56,8 @@ private:
     // A blocking model in a coroutine: one coroutine for every model type,
     // compiled once with AGENTWARE_SEPARATE_COMPILATION, so that making a
     // reference to a blocking model compiles no coroutine.
-    AGENTWARE_DECL static detail::awaitable<model_response> invoke_in_coroutine(model_ref self,
-                                                                                const chat_request& request);
+    AGENTWARE_CORO_DECL AGENTWARE_DECL static detail::awaitable<model_response>
+    invoke_in_coroutine(model_ref self, const chat_request& request);
 
     void* self_ = nullptr;
     model_response (*invoke_)(void*, const chat_request&) = nullptr;

@@ -14,7 +14,7 @@ namespace agentware::detail {
 blocking_runner::blocking_runner() = default;
 blocking_runner::~blocking_runner() = default;
 
-void blocking_runner::run_to_end(boost::asio::awaitable<void> call) {
+AGENTWARE_CORO_DEF void blocking_runner::run_to_end(boost::asio::awaitable<void> call) {
     std::unique_ptr<boost::asio::io_context> io;
     {
         std::lock_guard lock(mutex_);

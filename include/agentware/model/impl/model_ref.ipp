@@ -9,14 +9,15 @@ namespace agentware {
 
 static_assert(async_chat_model<model_ref>);
 
-detail::awaitable<model_response> model_ref::async_invoke(const chat_request& request) const {
+AGENTWARE_CORO_DEF detail::awaitable<model_response>
+model_ref::async_invoke(const chat_request& request) const {
     if (async_invoke_ == nullptr) return invoke_in_coroutine(*this, request);
     return async_invoke_(self_, request);
 }
 
 // `self` by value: the reference outlives the caller's copy of it.
-detail::awaitable<model_response> model_ref::invoke_in_coroutine(model_ref self,
-                                                                 const chat_request& request) {
+AGENTWARE_CORO_DEF detail::awaitable<model_response>
+model_ref::invoke_in_coroutine(model_ref self, const chat_request& request) {
     co_return self.invoke(request);
 }
 

@@ -4,11 +4,13 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 
+#include <exception>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -33,13 +35,45 @@ public:
     T run(boost::asio::awaitable<T> call) {
         std::unique_ptr<boost::asio::io_context> io = take();
         io->restart();
-        std::future<T> result = boost::asio::co_spawn(*io, std::move(call), boost::asio::use_future);
-        io->run();
-        give(std::move(io));
-        return result.get(); // the call's value, or what it threw
+        // The call ends on this thread, inside run(): its value and what it threw are
+        // kept here (a std::future's shared state and its once-only setting cost an
+        // allocation and a few hundred instructions per call).
+        std::exception_ptr failure;
+        bool ended = false;
+        if constexpr (std::is_void_v<T>) {
+            boost::asio::co_spawn(*io, std::move(call), [&](std::exception_ptr e) {
+                failure = std::move(e);
+                ended = true;
+            });
+            io->run();
+            finish(std::move(io), ended, failure);
+        } else {
+            std::optional<T> value;
+            boost::asio::co_spawn(*io, std::move(call), [&](std::exception_ptr e, T v) {
+                failure = std::move(e);
+                if (!failure) value.emplace(std::move(v));
+                ended = true;
+            });
+            io->run();
+            finish(std::move(io), ended, failure);
+            return std::move(*value);
+        }
     }
 
 private:
+    // Gives the context back for the next call and throws what the call threw. A call
+    // that did not end (its context was stopped, or it waits on nothing the context
+    // tracks) goes with its context, so that it never calls back into the finished
+    // run(), and is reported as a broken promise (a std::future waited for it forever).
+    void finish(std::unique_ptr<boost::asio::io_context> io, bool ended, const std::exception_ptr& failure) {
+        if (!ended) {
+            io.reset();
+            throw std::future_error(std::future_errc::broken_promise);
+        }
+        give(std::move(io));
+        if (failure) std::rethrow_exception(failure);
+    }
+
     std::unique_ptr<boost::asio::io_context> take() {
         std::lock_guard lock(mutex_);
         if (contexts_.empty()) return std::make_unique<boost::asio::io_context>(1);

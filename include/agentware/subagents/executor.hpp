@@ -47,6 +47,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -141,19 +142,32 @@ inline std::string format_subagent_result_message(const subagent_result& r) {
 
 /// The task tool message's metadata (DeerFlow's make_subagent_additional_kwargs).
 inline boost::json::object subagent_additional_kwargs(const subagent_result& r) {
+    // Built with emplace into tables sized once (no lookup before each insertion,
+    // no growth); the keys are distinct.
     boost::json::object o(6);
-    o["subagent_status"] = to_string(r.status);
+    // A text within the brief's bound is put in as it is, without a copy on the way.
+    const auto brief = [&o](std::string_view key, const std::string& text) {
+        constexpr std::size_t bound = 2000;
+        if (text.size() <= bound)
+            o.emplace(key, std::string_view(text));
+        else
+            o.emplace(key, detail::bounded_brief(text, bound));
+    };
+    o.emplace("subagent_status", to_string(r.status));
     if (r.status == subagent_status::completed) {
-        o["subagent_result_brief"] = detail::bounded_brief(r.result, 2000);
-        o["subagent_result_sha256"] = detail::sha256_hex(r.result);
+        brief("subagent_result_brief", r.result);
+        const std::array<char, 64> sha256 = detail::sha256_hex_digits(r.result);
+        o.emplace("subagent_result_sha256", std::string_view(sha256.data(), sha256.size()));
     } else if (!r.error.empty()) {
-        o["subagent_error"] = detail::bounded_brief(r.error, 2000);
+        brief("subagent_error", r.error);
     }
-    if (!r.stop_reason.empty()) o["subagent_stop_reason"] = r.stop_reason;
-    if (!r.model_name.empty()) o["subagent_model_name"] = r.model_name;
-    o["subagent_token_usage"] = boost::json::object{{"input_tokens", r.usage.input_tokens},
-                                                    {"output_tokens", r.usage.output_tokens},
-                                                    {"total_tokens", r.usage.total_tokens}};
+    if (!r.stop_reason.empty()) o.emplace("subagent_stop_reason", r.stop_reason);
+    if (!r.model_name.empty()) o.emplace("subagent_model_name", r.model_name);
+    boost::json::object usage(3);
+    usage.emplace("input_tokens", r.usage.input_tokens);
+    usage.emplace("output_tokens", r.usage.output_tokens);
+    usage.emplace("total_tokens", r.usage.total_tokens);
+    o.emplace("subagent_token_usage", std::move(usage));
     return o;
 }
 
@@ -458,9 +472,17 @@ public:
                                        fmt::join(registry_.available(), ", "));
             co_return out;
         }
-        subagent_run run;
+        // Made with its type: a default one's lists, overwritten by a copy, cost allocations.
+        subagent_run run{.task_id = {},
+                         .type = *type,
+                         .model = {},
+                         .tools = {},
+                         .input = {},
+                         .config = {},
+                         .sandbox = {},
+                         .thread_data = {}};
         try {
-            prepare(run, task, parent, *type, out.model_name);
+            prepare(run, task, parent, out.model_name);
         } catch (const std::exception& e) {
             out.error = e.what();
             co_return out;
@@ -514,8 +536,11 @@ public:
     }
 
 private:
-    void prepare(subagent_run& run, const subagent_task& task, const subagent_parent& parent,
-                 const subagent_type& type, std::string& model_name) const {
+    // Fills in `run`, made with its type, for the task. Takes the task's prompt (the
+    // run's input keeps it; nothing reads it after).
+    void prepare(subagent_run& run, subagent_task& task, const subagent_parent& parent,
+                 std::string& model_name) const {
+        const subagent_type& type = run.type;
         run.task_id = task.task_id;
         if (type.model.empty() || type.model == "inherit") {
             if (!parent.model)
@@ -536,18 +561,26 @@ private:
         run.tools = subagent_tools(tools_, type);
         run.input.reserve(2);
         run.input.push_back(system_message(type.system_prompt));
-        run.input.push_back(human_message(task.prompt));
+        run.input.push_back(human_message(std::move(task.prompt)));
         run.config.thread_id = parent.thread_id;
         run.config.run_id = parent.run_id;
         run.config.recursion_limit = type.max_turns;
-        for (std::string_view key : {"thread_id", "user_id", "user_role", "oauth_provider", "oauth_id",
-                                     "is_internal", "authz_attributes", "channel_user_id", "agent_name"})
-            if (const auto* v = parent.context.if_contains(key)) run.config.context[key] = *v;
+        // The identity fields passed on, and the two the subagent's context adds: its
+        // table is sized once (growing it from empty reallocated it twice).
+        static constexpr std::string_view passed_on[] = {"thread_id",        "user_id",         "user_role",
+                                                         "oauth_provider",   "oauth_id",        "is_internal",
+                                                         "authz_attributes", "channel_user_id", "agent_name"};
+        const boost::json::value* found[std::size(passed_on)];
+        std::size_t passed = 2;
+        for (std::size_t i = 0; i < std::size(passed_on); ++i)
+            passed += (found[i] = parent.context.if_contains(passed_on[i])) != nullptr;
+        run.config.context.reserve(run.config.context.size() + passed);
+        for (std::size_t i = 0; i < std::size(passed_on); ++i)
+            if (found[i]) run.config.context[passed_on[i]] = *found[i];
         run.config.context["run_id"] = parent.run_id;
         run.config.context["is_subagent"] = true;
         run.sandbox = parent.sandbox;
         run.thread_data = parent.thread_data;
-        run.type = type;
     }
 
     // What a delegation's coroutine, its runner's completion, the stop
@@ -594,12 +627,6 @@ private:
         return detail::run_subagent([] { return pipeline<subagent_shared_fields>{}; }, std::move(run));
     }
 
-    template <class = void>
-    static boost::asio::awaitable<bool> parent_cancelled() {
-        const auto state = co_await boost::asio::this_coro::cancellation_state;
-        co_return state.cancelled() != boost::asio::cancellation_type::none;
-    }
-
     // Waits for a slot, then runs the agent against its timeout, the parent's
     // stop and the parent's cancellation, and classifies what it left.
     template <class = void>
@@ -608,6 +635,12 @@ private:
               const subagent_parent& parent, const std::string& model_name) {
         co_await boost::asio::this_coro::throw_if_cancelled(false);
         auto ex = co_await boost::asio::this_coro::executor;
+        // Read where it is needed (a handle on this coroutine's state, not a copy of it):
+        // a coroutine that only read it would cost a frame each time.
+        const auto cancellation = co_await boost::asio::this_coro::cancellation_state;
+        const auto parent_cancelled = [&cancellation] {
+            return cancellation.cancelled() != boost::asio::cancellation_type::none;
+        };
         const std::size_t max_turns = run.type.max_turns;
         const auto timeout = run.type.timeout;
 
@@ -616,20 +649,28 @@ private:
         const bool streamed = parent.events.shows_subagent(run.type.name);
         if (streamed) forward_stream(parent, task.task_id, run);
         // Each step the subagent takes is reported as it happens (when its stream is shown).
-        std::size_t captured = 0;
-        token_usage usage;
-        run.config.on_update = [&](const agent_update& u) {
+        // The callback reaches what it reads through one pointer, which std::function keeps
+        // in place (a lambda holding six references would be allocated).
+        struct progress {
+            const subagent_parent& parent;
+            const subagent_task& task;
+            const std::string& model_name;
+            bool streamed;
+            std::size_t captured = 0;
+            token_usage usage;
+        } steps_taken{parent, task, model_name, streamed, 0, {}};
+        run.config.on_update = [p = &steps_taken](const agent_update& u) {
             for (const message& m : u.messages) {
-                if (m.is_ai()) usage += m.provider.usage();
-                ++captured;
-                if (streamed)
-                    parent.events.emit(boost::json::object{{"type", "task_running"},
-                                                           {"task_id", task.task_id},
-                                                           {"message", boost::json::value_from(m)},
-                                                           {"message_index", captured},
-                                                           {"total_messages", captured},
-                                                           {"usage", usage_json(usage)},
-                                                           {"model_name", model_name}});
+                if (m.is_ai()) p->usage += m.provider.usage();
+                ++p->captured;
+                if (p->streamed)
+                    p->parent.events.emit(boost::json::object{{"type", "task_running"},
+                                                              {"task_id", p->task.task_id},
+                                                              {"message", boost::json::value_from(m)},
+                                                              {"message_index", p->captured},
+                                                              {"total_messages", p->captured},
+                                                              {"usage", usage_json(p->usage)},
+                                                              {"model_name", p->model_name}});
             }
         };
 
@@ -656,7 +697,7 @@ private:
                 if (s) s->release();
             }
         } guard{slot ? &self->slots_ : nullptr};
-        if (slot && !parent.stop.stop_requested() && !co_await parent_cancelled()) {
+        if (slot && !parent.stop.stop_requested() && !parent_cancelled()) {
             ran = true;
             // The deadline starts now; the timer is only waited on (which is
             // what costs) when the runner has not ended at once.
@@ -679,13 +720,14 @@ private:
                                                         r->outcome = std::move(o);
                                                         r->timer.cancel();
                                                     }));
-            // A runner that never waited has ended by now: no timer is armed for it.
-            co_await boost::asio::post(ex, boost::asio::use_awaitable);
+            // A runner that never waited has ended by the next turn of the executor (or
+            // already, when co_spawn ran it at once): no timer is armed for it.
+            if (!r->done) co_await boost::asio::post(ex, boost::asio::use_awaitable);
             if (!r->done) {
                 boost::system::error_code ec;
                 bool waited = false;
                 // (A cancellation that came during the yield would not reach a wait started now.)
-                if (!r->stopped && !r->clock_fired && !co_await parent_cancelled()) {
+                if (!r->stopped && !r->clock_fired && !parent_cancelled()) {
                     co_await r->timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
                     waited = true;
                 }
@@ -700,7 +742,7 @@ private:
                 }
             }
         }
-        const bool cancelled = !ran || r->stopped || co_await parent_cancelled();
+        const bool cancelled = !ran || r->stopped || parent_cancelled();
 
         if (timed_out) {
             out.status = subagent_status::timed_out;
@@ -718,7 +760,7 @@ private:
                 out.messages = steps(r->outcome.messages);
             }
         }
-        if (out.usage.empty()) out.usage = usage;
+        if (out.usage.empty()) out.usage = steps_taken.usage;
         if (!parent.events) co_return out;
         boost::json::object event{{"task_id", task.task_id}};
         switch (out.status) {

@@ -7,7 +7,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <exception>
-#include <stdexcept>
+#include <future>
 
 namespace agentware::detail {
 
@@ -32,14 +32,18 @@ AGENTWARE_CORO_DEF void blocking_runner::run_to_end(boost::asio::awaitable<void>
         ended = true;
     });
     io->run();
+    if (!ended) {
+        // It waits on nothing its context tracks, or its context was stopped: it goes
+        // with its context, so that it never calls back into this finished call, and is
+        // reported as a std::future would report it.
+        io.reset();
+        throw std::future_error(std::future_errc::broken_promise);
+    }
     {
         std::lock_guard lock(mutex_);
         contexts_.push_back(std::move(io));
     }
     if (failure) std::rethrow_exception(failure); // what the call threw
-    if (!ended)
-        throw std::logic_error(
-            "agentware: a coroutine run from blocking code waited for work that never came");
 }
 
 } // namespace agentware::detail

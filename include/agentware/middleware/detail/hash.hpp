@@ -24,13 +24,18 @@ inline std::uint64_t fnv1a_64(std::string_view data) noexcept {
     return h;
 }
 
-inline std::string to_hex(const unsigned char* bytes, std::size_t n) {
+/// The lowercase hex digits of `n` bytes, into `out` (2 * n characters).
+inline void write_hex(const unsigned char* bytes, std::size_t n, char* out) noexcept {
     static constexpr char digits[] = "0123456789abcdef";
-    std::string out(2 * n, '0'); // sized once: written in place, without a capacity check per digit
     for (std::size_t i = 0; i < n; ++i) {
         out[2 * i] = digits[bytes[i] >> 4];
         out[2 * i + 1] = digits[bytes[i] & 0xF];
     }
+}
+
+inline std::string to_hex(const unsigned char* bytes, std::size_t n) {
+    std::string out(2 * n, '0'); // sized once: written in place, without a capacity check per digit
+    write_hex(bytes, n, out.data());
     return out;
 }
 
@@ -58,6 +63,19 @@ inline constexpr std::uint32_t k[64] = {
 
 constexpr std::uint32_t rotr(std::uint32_t x, int n) noexcept { return (x >> n) | (x << (32 - n)); }
 
+// One round, given the eight working variables in this round's order. Only two of
+// them change (d and h), so eight rounds in a row that name the variables in turn
+// leave every one in its place: no moving them along each round (a fifth fewer
+// instructions). Ch and Maj in their three- and four-operation forms.
+inline void compress_round(const std::uint32_t (&w)[64], int i, std::uint32_t a, std::uint32_t b,
+                           std::uint32_t c, std::uint32_t& d, std::uint32_t e, std::uint32_t f,
+                           std::uint32_t g, std::uint32_t& h) noexcept {
+    const std::uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + (g ^ (e & (f ^ g))) + k[i] + w[i];
+    const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) | (c & (a | b)));
+    d += t1;
+    h = t1 + t2;
+}
+
 // One 64-byte block into the running digest `h`.
 inline void compress(std::uint32_t (&h)[8], const unsigned char* block) noexcept {
     std::uint32_t w[64];
@@ -71,20 +89,15 @@ inline void compress(std::uint32_t (&h)[8], const unsigned char* block) noexcept
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
     std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-    for (int i = 0; i < 64; ++i) {
-        const std::uint32_t s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-        const std::uint32_t ch = (e & f) ^ (~e & g);
-        const std::uint32_t t1 = hh + s1 + ch + k[i] + w[i];
-        const std::uint32_t s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-        const std::uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
-        hh = g;
-        g = f;
-        f = e;
-        e = d + t1;
-        d = c;
-        c = b;
-        b = a;
-        a = t1 + s0 + maj;
+    for (int i = 0; i < 64; i += 8) {
+        compress_round(w, i + 0, a, b, c, d, e, f, g, hh);
+        compress_round(w, i + 1, hh, a, b, c, d, e, f, g);
+        compress_round(w, i + 2, g, hh, a, b, c, d, e, f);
+        compress_round(w, i + 3, f, g, hh, a, b, c, d, e);
+        compress_round(w, i + 4, e, f, g, hh, a, b, c, d);
+        compress_round(w, i + 5, d, e, f, g, hh, a, b, c);
+        compress_round(w, i + 6, c, d, e, f, g, hh, a, b);
+        compress_round(w, i + 7, b, c, d, e, f, g, hh, a);
     }
     h[0] += a;
     h[1] += b;
@@ -98,9 +111,10 @@ inline void compress(std::uint32_t (&h)[8], const unsigned char* block) noexcept
 
 } // namespace sha256_detail
 
-/// SHA-256 of `data`, as 64 lowercase hex digits. The whole blocks are read
-/// in place; only the tail (with the padding) is copied, to the stack.
-inline std::string sha256_hex(std::string_view data) {
+/// SHA-256 of `data`, as 64 lowercase hex digits, without an allocation (for a
+/// caller that copies them on). The whole blocks are read in place; only the
+/// tail (with the padding) is copied, to the stack.
+inline std::array<char, 64> sha256_hex_digits(std::string_view data) noexcept {
     std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                           0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
@@ -126,7 +140,15 @@ inline std::string sha256_hex(std::string_view data) {
     for (int i = 0; i < 8; ++i)
         for (int j = 0; j < 4; ++j)
             digest[4 * i + j] = static_cast<unsigned char>((h[i] >> (24 - 8 * j)) & 0xFF);
-    return to_hex(digest, 32);
+    std::array<char, 64> hex;
+    write_hex(digest, 32, hex.data());
+    return hex;
+}
+
+/// SHA-256 of `data`, as 64 lowercase hex digits.
+inline std::string sha256_hex(std::string_view data) {
+    const std::array<char, 64> hex = sha256_hex_digits(data);
+    return std::string(hex.data(), hex.size());
 }
 
 } // namespace agentware::detail

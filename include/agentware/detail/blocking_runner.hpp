@@ -55,7 +55,7 @@ private:
     }
 
     /// Runs `call` on a context of its own until it ends; rethrows what it threw.
-    AGENTWARE_DECL void run_to_end(detail::awaitable<void> call);
+    AGENTWARE_CORO_DECL AGENTWARE_DECL void run_to_end(detail::awaitable<void> call);
 
     std::mutex mutex_;
     std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;

@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 
 extern char** environ; // NOLINT
 
@@ -1291,7 +1292,9 @@ struct client_state : std::enable_shared_from_this<client_state> {
                                                          " within " + std::to_string(ctx.timeout.count()) +
                                                          " ms; the request was cancelled");
         }
-        if (p.deferred) std::rethrow_exception(p.deferred);
+        // Taken out, so that the caller's thread holds the exception's last
+        // reference: the reader thread that caught it may drop the request.
+        if (p.deferred) std::rethrow_exception(std::exchange(p.deferred, nullptr));
         if (p.error) throw *p.error;
         return std::move(p.result);
     }

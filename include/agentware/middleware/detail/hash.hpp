@@ -10,8 +10,20 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
+
+// SHA-256 runs on the x86 SHA extensions where the processor has them (checked
+// once, at run time): a file's digest in read_before_write, a delegation's
+// result digest. <cpuid.h> is small; the intrinsics headers are not, so the
+// few instructions are called through the compilers' builtins.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define AGENTWARE_SHA256_X86 1
+#include <cpuid.h>
+#else
+#define AGENTWARE_SHA256_X86 0
+#endif
 
 namespace agentware::detail {
 
@@ -109,6 +121,78 @@ inline void compress(std::uint32_t (&h)[8], const unsigned char* block) noexcept
     h[7] += hh;
 }
 
+#if AGENTWARE_SHA256_X86
+// Four rounds per two `sha256rnds2`, the schedule by `sha256msg1`/`sha256msg2`.
+// The instructions keep the eight working variables as two vectors, ABEF and
+// CDGH (A in the highest lane).
+using u32x4 = int __attribute__((vector_size(16))); // what the builtins take
+using u8x16 = char __attribute__((vector_size(16)));
+
+/// The processor has the SHA extensions (and the SSSE3 and SSE4.1 shuffles
+/// the compiler may use around them).
+inline bool has_sha_extensions() noexcept {
+    static const bool has = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        if (__get_cpuid(1, &a, &b, &c, &d) == 0 || (c & bit_SSSE3) == 0 || (c & bit_SSE4_1) == 0)
+            return false;
+        return __get_cpuid_count(7, 0, &a, &b, &c, &d) != 0 && (b & bit_SHA) != 0;
+    }();
+    return has;
+}
+
+__attribute__((target("sha,ssse3,sse4.1"))) inline u32x4 load_be_words(const unsigned char* p) noexcept {
+    u8x16 bytes;
+    std::memcpy(&bytes, p, 16);
+    bytes = __builtin_shufflevector(bytes, bytes, 3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
+    u32x4 words;
+    std::memcpy(&words, &bytes, 16);
+    return words;
+}
+
+__attribute__((target("sha,ssse3,sse4.1"))) inline void
+compress_blocks_sha_extensions(std::uint32_t (&h)[8], const unsigned char* p, std::size_t blocks) noexcept {
+    u32x4 abcd, efgh;
+    std::memcpy(&abcd, h, 16);
+    std::memcpy(&efgh, h + 4, 16);
+    u32x4 abef = __builtin_shufflevector(abcd, efgh, 5, 4, 1, 0);
+    u32x4 cdgh = __builtin_shufflevector(abcd, efgh, 7, 6, 3, 2);
+    for (; blocks != 0; --blocks, p += 64) {
+        const u32x4 abef_before = abef, cdgh_before = cdgh;
+        u32x4 w[4] = {load_be_words(p), load_be_words(p + 16), load_be_words(p + 32), load_be_words(p + 48)};
+        for (int g = 0; g < 16; ++g) { // four rounds each
+            u32x4& wg = w[g % 4];
+            if (g >= 4) {
+                const u32x4& w1 = w[(g + 3) % 4]; // the previous group's words
+                const u32x4& w2 = w[(g + 2) % 4];
+                wg = __builtin_ia32_sha256msg2(__builtin_ia32_sha256msg1(wg, w[(g + 1) % 4]) +
+                                                   __builtin_shufflevector(w2, w1, 1, 2, 3, 4),
+                                               w1);
+            }
+            u32x4 kg;
+            std::memcpy(&kg, k + 4 * g, 16);
+            const u32x4 wk = wg + kg;
+            cdgh = __builtin_ia32_sha256rnds2(cdgh, abef, wk);
+            abef = __builtin_ia32_sha256rnds2(abef, cdgh, __builtin_shufflevector(wk, wk, 2, 3, 0, 1));
+        }
+        abef += abef_before;
+        cdgh += cdgh_before;
+    }
+    abcd = __builtin_shufflevector(abef, cdgh, 3, 2, 7, 6);
+    efgh = __builtin_shufflevector(abef, cdgh, 1, 0, 5, 4);
+    std::memcpy(h, &abcd, 16);
+    std::memcpy(h + 4, &efgh, 16);
+}
+#endif
+
+/// `blocks` 64-byte blocks from `p` into the running digest `h`.
+inline void compress_blocks(std::uint32_t (&h)[8], const unsigned char* p, std::size_t blocks) noexcept {
+#if AGENTWARE_SHA256_X86
+    if (has_sha_extensions()) return compress_blocks_sha_extensions(h, p, blocks);
+#endif
+    for (; blocks != 0; --blocks, p += 64)
+        compress(h, p);
+}
+
 } // namespace sha256_detail
 
 /// SHA-256 of `data`, as 64 lowercase hex digits, without an allocation (for a
@@ -120,8 +204,7 @@ inline std::array<char, 64> sha256_hex_digits(std::string_view data) noexcept {
     const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
     const std::size_t rest = data.size() % 64; // (so named, g++ sees that it is under 64)
     const std::size_t whole = data.size() - rest;
-    for (std::size_t at = 0; at < whole; at += 64)
-        sha256_detail::compress(h, bytes + at);
+    sha256_detail::compress_blocks(h, bytes, whole / 64);
 
     // The rest, the 0x80 marker, zero padding and the 64-bit bit length: one block or two.
     unsigned char tail[128] = {};
@@ -133,8 +216,7 @@ inline std::array<char, 64> sha256_hex_digits(std::string_view data) noexcept {
     for (int i = 0; i < 8; ++i)
         tail[tail_size - 1 - static_cast<std::size_t>(i)] =
             static_cast<unsigned char>((bit_len >> (8 * i)) & 0xFF);
-    sha256_detail::compress(h, tail);
-    if (tail_size == 128) sha256_detail::compress(h, tail + 64);
+    sha256_detail::compress_blocks(h, tail, tail_size / 64);
 
     unsigned char digest[32];
     for (int i = 0; i < 8; ++i)

@@ -16,7 +16,9 @@
 //                     (tool_interface::call, which keeps its io_context);
 //   task_tool_async   the task tool as async_run calls it, on the run's io_context;
 //   task_tool_async_listened  the same with a listener on the run's events
-//                     (task_started, task_running per step, task_completed).
+//                     (task_started, task_running per step, task_completed);
+//   noop_tool_blocking, noop_tool_async  a tool that answers at once, called
+//                     as the task tool is: what those calls cost any tool.
 // Ratios to plain_round are computed from the CPU-time medians (see
 // docs/benchmarks.md).
 //
@@ -61,6 +63,19 @@ any_chat_model answering_model() {
     o.record_requests = false;
     o.cycle = true;
     return any_chat_model(scripted_model({ai_message("done")}, o));
+}
+
+// What a delegation's model factory hands out: a handle on a client made once,
+// as `model_named` does with a provider's client (a scripted model copied per
+// delegation would add its script's copies to what is measured).
+struct shared_model {
+    std::shared_ptr<any_chat_model> client;
+    model_response invoke(const chat_request& r) { return client->invoke(r); }
+};
+
+any_chat_model answering_model_handle() {
+    static const auto client = std::make_shared<any_chat_model>(answering_model());
+    return any_chat_model(shared_model{client});
 }
 
 const boost::json::value deerflow_config = boost::json::parse(
@@ -118,7 +133,7 @@ void fresh_agent_round(benchmark::State& st, subagent_runner runner) {
         subagent_run run;
         run.task_id = "call_1";
         run.type = type;
-        run.model = answering_model();
+        run.model = answering_model_handle();
         run.input = {system_message("You are a subagent."), human_message("Find it.")};
         run.config.recursion_limit = type.max_turns;
         subagent_run_outcome out = run_on(io, runner(std::move(run)));
@@ -129,7 +144,7 @@ void fresh_agent_round(benchmark::State& st, subagent_runner runner) {
 std::shared_ptr<tool_interface> task_tool_with(subagent_runner runner) {
     subagent_executor_options o;
     o.config.agents["general-purpose"].model = "sub";
-    o.model_named = [](std::string_view) { return answering_model(); };
+    o.model_named = [](std::string_view) { return answering_model_handle(); };
     o.runner = std::move(runner);
     return make_task_tool(std::make_shared<subagent_executor>(std::move(o)));
 }
@@ -137,8 +152,20 @@ std::shared_ptr<tool_interface> task_tool_with(subagent_runner runner) {
 const boost::json::object task_args{
     {"description", "look"}, {"prompt", "Find it."}, {"subagent_type", "general-purpose"}};
 
-void task_tool_blocking(benchmark::State& st, subagent_runner runner) {
-    auto tool = task_tool_with(std::move(runner));
+// An asynchronous tool that answers at once: measured through the same calls as
+// the task tool, it is what any tool call costs there (the coroutine, the
+// io_context's run, the blocking runner), which is not the delegation's.
+struct noop_tool {
+    const tool_schema& schema() const {
+        static const tool_schema s{"noop", "Answers at once.", boost::json::object{}};
+        return s;
+    }
+    boost::asio::awaitable<tool_output> async_call(const boost::json::object&, const tool_runtime&) {
+        co_return tool_output("Task Succeeded. Result: done");
+    }
+};
+
+void task_tool_blocking(benchmark::State& st, std::shared_ptr<tool_interface> tool) {
     const boost::json::object context;
     for (auto _ : st) {
         tool_runtime rt;
@@ -151,8 +178,11 @@ void task_tool_blocking(benchmark::State& st, subagent_runner runner) {
     }
 }
 
-void task_tool_async(benchmark::State& st, subagent_runner runner, bool listened) {
-    auto tool = task_tool_with(std::move(runner));
+void task_tool_blocking(benchmark::State& st, subagent_runner runner) {
+    task_tool_blocking(st, task_tool_with(std::move(runner)));
+}
+
+void task_tool_async(benchmark::State& st, std::shared_ptr<tool_interface> tool, bool listened) {
     const boost::json::object context;
     std::size_t events = 0;
     const event_sink::listener listener = [&events](const boost::json::object&) { ++events; };
@@ -169,6 +199,13 @@ void task_tool_async(benchmark::State& st, subagent_runner runner, bool listened
     }
     benchmark::DoNotOptimize(events);
 }
+
+void task_tool_async(benchmark::State& st, subagent_runner runner, bool listened) {
+    task_tool_async(st, task_tool_with(std::move(runner)), listened);
+}
+
+void BM_noop_tool_blocking(benchmark::State& st) { task_tool_blocking(st, share_tool(noop_tool{})); }
+void BM_noop_tool_async(benchmark::State& st) { task_tool_async(st, share_tool(noop_tool{}), false); }
 
 void BM_plain_round_bare(benchmark::State& st) {
     plain_round<pipeline<subagent_shared_fields>>(st, [] { return pipeline<subagent_shared_fields>{}; });
@@ -263,6 +300,8 @@ void BM_concurrent_delegations(benchmark::State& st) {
 
 } // namespace
 
+BENCHMARK(BM_noop_tool_blocking);
+BENCHMARK(BM_noop_tool_async);
 BENCHMARK(BM_plain_round_bare);
 BENCHMARK(BM_plain_round_async_bare);
 BENCHMARK(BM_fresh_agent_round_bare);

@@ -294,9 +294,16 @@ private:
 
     runtime start(state_type& state, agent_input input, const run_config& config, run_result& result,
                   bool checkpoint) {
-        runtime rt{config.thread_id,  config.run_id.empty() ? make_message_id() : config.run_id,
-                   config.context,    0,
-                   model_ref(model_), event_sink(&config.stream.on_event, &config.subagent_streams),
+        return start(state, std::move(input), config, config.context, result, checkpoint);
+    }
+
+    // `context` is the run's context: config.context, copied or moved (the
+    // coroutine loop's config is its own; nothing reads its context after).
+    runtime start(state_type& state, agent_input input, const run_config& config, boost::json::object context,
+                  run_result& result, bool checkpoint) {
+        runtime rt{config.thread_id,   config.run_id.empty() ? make_message_id() : config.run_id,
+                   std::move(context), 0,
+                   model_ref(model_),  event_sink(&config.stream.on_event, &config.subagent_streams),
                    config.stop};
         rt.checkpoint_results = checkpoint && static_cast<bool>(save_result_);
         result.first_new_message = state.messages.size();

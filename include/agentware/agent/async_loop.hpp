@@ -45,7 +45,8 @@ struct async_loop<agent<Model, Pipeline>> {
             result.error = self.waiting_text(config);
             co_return result;
         }
-        runtime rt = self.start(state, std::move(input), config, result, checkpoint);
+        runtime rt =
+            self.start(state, std::move(input), config, std::move(config.context), result, checkpoint);
         co_await drive(self, state, rt, config, result, std::nullopt, nullptr);
         co_return result;
     }

@@ -82,13 +82,7 @@ public:
 
     safety_finish_reason() : safety_finish_reason(safety_finish_reason_options{}) {}
     explicit safety_finish_reason(safety_finish_reason_options o) : options_(std::move(o)) {
-        // Made once: a subagent's chain makes this middleware at every delegation.
-        static const std::vector<safety_detector> all = builtin_safety_detectors();
-        if (options_.detectors.empty()) {
-            for (const auto& d : all)
-                detectors_.push_back(&d);
-            return;
-        }
+        const auto& all = builtin();
         for (const auto& name : options_.detectors) {
             auto it = std::find_if(all.begin(), all.end(), [&](const auto& d) { return d.name == name; });
             if (it == all.end())
@@ -96,7 +90,7 @@ public:
                     "unknown detector \"{}\" (known: openai_content_filter, anthropic_refusal, "
                     "gemini_safety)",
                     name));
-            detectors_.push_back(&*it);
+            chosen_.push_back(&*it);
         }
     }
 
@@ -104,10 +98,17 @@ public:
 
     /// The detector that recognises `finish_reason`, if any.
     const safety_detector* detect(std::string_view finish_reason) const {
-        for (const safety_detector* d : detectors_)
-            if (std::find(d->reason_values.begin(), d->reason_values.end(), finish_reason) !=
-                d->reason_values.end())
-                return d;
+        const auto recognises = [finish_reason](const safety_detector& d) {
+            return std::find(d.reason_values.begin(), d.reason_values.end(), finish_reason) !=
+                   d.reason_values.end();
+        };
+        if (options_.detectors.empty()) {
+            for (const safety_detector& d : builtin())
+                if (recognises(d)) return &d;
+            return nullptr;
+        }
+        for (const safety_detector* d : chosen_)
+            if (recognises(*d)) return d;
         return nullptr;
     }
 
@@ -144,8 +145,15 @@ public:
     }
 
 private:
+    // Made once: a subagent's chain makes this middleware at every delegation,
+    // and with the default options (all of them) it allocates nothing.
+    static const std::vector<safety_detector>& builtin() {
+        static const std::vector<safety_detector> all = builtin_safety_detectors();
+        return all;
+    }
+
     safety_finish_reason_options options_;
-    std::vector<const safety_detector*> detectors_; // into builtin_safety_detectors(), made once
+    std::vector<const safety_detector*> chosen_; // into builtin(), when options name some
 };
 
 inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,

@@ -500,7 +500,7 @@ public:
             // throw_if_cancelled off; the parent's setting is given back after.
             const bool throws = co_await boost::asio::this_coro::throw_if_cancelled();
             try {
-                out = co_await supervise(shared_from_this(), run, task, parent, out.model_name);
+                co_await supervise(shared_from_this(), run, task, parent, out);
             } catch (...) {
                 failure = std::current_exception();
             }
@@ -511,9 +511,8 @@ public:
             // task and parent: this frame waits for it to end.
             auto ex = co_await boost::asio::this_coro::executor;
             try {
-                out = co_await boost::asio::co_spawn(
-                    ex, supervise(shared_from_this(), run, task, parent, out.model_name),
-                    boost::asio::use_awaitable);
+                co_await boost::asio::co_spawn(ex, supervise(shared_from_this(), run, task, parent, out),
+                                               boost::asio::use_awaitable);
             } catch (...) {
                 failure = std::current_exception();
             }
@@ -628,11 +627,13 @@ private:
     }
 
     // Waits for a slot, then runs the agent against its timeout, the parent's
-    // stop and the parent's cancellation, and classifies what it left.
+    // stop and the parent's cancellation, and classifies what it left into
+    // `out` (the delegation's result, its model name set; written in place, as
+    // a result returned would be moved through each frame on its way).
     template <class = void>
-    static boost::asio::awaitable<subagent_result>
-    supervise(std::shared_ptr<subagent_executor> self, subagent_run& run, const subagent_task& task,
-              const subagent_parent& parent, const std::string& model_name) {
+    static boost::asio::awaitable<void> supervise(std::shared_ptr<subagent_executor> self, subagent_run& run,
+                                                  const subagent_task& task, const subagent_parent& parent,
+                                                  subagent_result& out) {
         co_await boost::asio::this_coro::throw_if_cancelled(false);
         auto ex = co_await boost::asio::this_coro::executor;
         // Read where it is needed (a handle on this coroutine's state, not a copy of it):
@@ -644,8 +645,7 @@ private:
         const std::size_t max_turns = run.type.max_turns;
         const auto timeout = run.type.timeout;
 
-        subagent_result out;
-        out.model_name = model_name;
+        const std::string& model_name = out.model_name;
         const bool streamed = parent.events.shows_subagent(run.type.name);
         if (streamed) forward_stream(parent, task.task_id, run);
         // Each step the subagent takes is reported as it happens (when its stream is shown).
@@ -761,7 +761,7 @@ private:
             }
         }
         if (out.usage.empty()) out.usage = steps_taken.usage;
-        if (!parent.events) co_return out;
+        if (!parent.events) co_return;
         boost::json::object event{{"task_id", task.task_id}};
         switch (out.status) {
         case subagent_status::completed:
@@ -785,7 +785,7 @@ private:
         event["usage"] = usage_json(out.usage);
         event["model_name"] = model_name;
         parent.events.emit(event);
-        co_return out;
+        co_return;
     }
 
     static boost::json::object usage_json(const token_usage& u) {
@@ -803,7 +803,7 @@ private:
     }
 
     // DeerFlow's completion rules (reference §5.12).
-    static void classify(subagent_run_outcome o, std::size_t max_turns, subagent_result& out) {
+    static void classify(subagent_run_outcome&& o, std::size_t max_turns, subagent_result& out) {
         out.usage = o.result.usage;
         out.messages = steps(o.messages);
         std::string guard;

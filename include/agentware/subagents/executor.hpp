@@ -31,7 +31,9 @@
 #include <agentware/subagents/config.hpp>
 #include <agentware/tool/tool.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -586,16 +588,48 @@ private:
     // callback and the clock share. All of it is touched on the delegation's
     // executor only (the others post there).
     struct race {
-        explicit race(const boost::asio::any_io_executor& ex)
-            : timer(ex, boost::asio::steady_timer::time_point::max()) {}
-        boost::asio::steady_timer timer; ///< the timeout, and how the others wake the coroutine
+        explicit race(boost::asio::any_io_executor ex) : executor(std::move(ex)) {}
+        boost::asio::any_io_executor executor;
+        /// The timeout, and how the others wake the coroutine: made only for a runner
+        /// that waits (a timer costs its service's lookup, and the first one on an
+        /// io_context adds the reactor to every later turn of its queue).
+        std::optional<boost::asio::steady_timer> timer;
+        /// The coroutine, waiting for the completion of a runner whose body has
+        /// ended (co_spawn hands the result over a turn later): resumed by it.
+        std::optional<boost::asio::any_completion_handler<void()>> completion_waiter;
         boost::asio::cancellation_signal stop_runner;
-        bool done = false;        ///< the runner ended
+        bool body_ended = false;  ///< the runner's coroutine returned
+        bool done = false;        ///< the runner's completion came
         bool stopped = false;     ///< the parent asked to stop
         bool clock_fired = false; ///< the clock passed the deadline
         std::exception_ptr failure;
         subagent_run_outcome outcome;
+
+        void wake() {
+            if (timer) timer->cancel();
+        }
     };
+
+    // Drops the waiting coroutine if the runner's thread of execution is
+    // destroyed without completing (its io_context gone): the race holds the
+    // coroutine, whose frame holds the race.
+    struct completion_guard {
+        std::shared_ptr<race> r;
+        explicit completion_guard(std::shared_ptr<race> rr) noexcept : r(std::move(rr)) {}
+        completion_guard(completion_guard&&) noexcept = default;
+        completion_guard& operator=(completion_guard&&) = delete;
+        ~completion_guard() {
+            if (r && !r->done) r->completion_waiter.reset();
+        }
+    };
+
+    // The runner, noting when its body has ended.
+    static boost::asio::awaitable<subagent_run_outcome>
+    noting_end(std::shared_ptr<race> r, boost::asio::awaitable<subagent_run_outcome> run) {
+        subagent_run_outcome outcome = co_await std::move(run);
+        r->body_ended = true;
+        co_return outcome;
+    }
 
     // The delegation's own streams on the parent's channel, namespaced by its
     // task id: its tokens, its reasoning and its chain's custom events.
@@ -676,9 +710,9 @@ private:
 
         auto r = std::make_shared<race>(ex);
         std::stop_callback on_stop(parent.stop, [r] {
-            boost::asio::post(r->timer.get_executor(), [r] {
+            boost::asio::post(r->executor, [r] {
                 r->stopped = true;
-                r->timer.cancel();
+                r->wake();
             });
         });
         bool timed_out = false;
@@ -699,44 +733,57 @@ private:
         } guard{slot ? &self->slots_ : nullptr};
         if (slot && !parent.stop.stop_requested() && !parent_cancelled()) {
             ran = true;
-            // The deadline starts now; the timer is only waited on (which is
-            // what costs) when the runner has not ended at once.
+            // The deadline starts now; a timer is made and waited on (which is what
+            // costs) only when the runner waits.
+            const auto deadline_at = std::chrono::steady_clock::now() + timeout;
             std::shared_ptr<void> deadline;
             if (self->clock_)
                 deadline = self->clock_->call_after(timeout, [r] {
-                    boost::asio::post(r->timer.get_executor(), [r] {
+                    boost::asio::post(r->executor, [r] {
                         r->clock_fired = true;
-                        r->timer.cancel();
+                        r->wake();
                     });
                 });
-            else
-                r->timer.expires_after(timeout);
             boost::asio::co_spawn(
-                ex, self->run_agent(std::move(run)),
-                boost::asio::bind_cancellation_slot(r->stop_runner.slot(),
-                                                    [r](std::exception_ptr e, subagent_run_outcome o) {
-                                                        r->done = true;
-                                                        r->failure = std::move(e);
-                                                        r->outcome = std::move(o);
-                                                        r->timer.cancel();
-                                                    }));
-            // A runner that never waited has ended by the next turn of the executor (or
-            // already, when co_spawn ran it at once): no timer is armed for it.
-            if (!r->done) co_await boost::asio::post(ex, boost::asio::use_awaitable);
+                ex, noting_end(r, self->run_agent(std::move(run))),
+                boost::asio::bind_cancellation_slot(
+                    r->stop_runner.slot(),
+                    [guard = completion_guard(r)](std::exception_ptr e, subagent_run_outcome o) {
+                        race& rr = *guard.r;
+                        rr.done = true;
+                        rr.failure = std::move(e);
+                        rr.outcome = std::move(o);
+                        if (rr.completion_waiter) {
+                            auto resume = std::move(*rr.completion_waiter);
+                            rr.completion_waiter.reset();
+                            std::move(resume)(); // on this executor: the coroutine goes on from here
+                        } else {
+                            rr.wake();
+                        }
+                    }));
+            if (!r->done && r->body_ended) {
+                // The runner ended without waiting (co_spawn ran it at once): its
+                // result comes on the next turn, which resumes this coroutine.
+                co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void()>(
+                    [r](auto handler) { r->completion_waiter.emplace(std::move(handler)); },
+                    boost::asio::use_awaitable);
+            }
             if (!r->done) {
+                r->timer.emplace(ex,
+                                 self->clock_ ? boost::asio::steady_timer::time_point::max() : deadline_at);
                 boost::system::error_code ec;
                 bool waited = false;
-                // (A cancellation that came during the yield would not reach a wait started now.)
                 if (!r->stopped && !r->clock_fired && !parent_cancelled()) {
-                    co_await r->timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+                    co_await r->timer->async_wait(
+                        boost::asio::redirect_error(boost::asio::use_awaitable, ec));
                     waited = true;
                 }
                 if (!r->done) {
                     timed_out = r->clock_fired || (waited && !ec);
                     r->stop_runner.emit(boost::asio::cancellation_type::terminal);
                     while (!r->done) { // its thread of execution ends before the delegation does
-                        r->timer.expires_at(boost::asio::steady_timer::time_point::max());
-                        co_await r->timer.async_wait(
+                        r->timer->expires_at(boost::asio::steady_timer::time_point::max());
+                        co_await r->timer->async_wait(
                             boost::asio::redirect_error(boost::asio::use_awaitable, ec));
                     }
                 }

@@ -388,6 +388,16 @@ TEST_CASE("a subagent that never answers is stopped at its timeout", "[subagent]
     CHECK(ex->waiting() == 0);
 }
 
+TEST_CASE("a subagent whose timeout is beyond the clock's range runs to its end", "[subagent][async]") {
+    // 10^12 seconds: in the clock's nanoseconds the deadline would overflow; it saturates.
+    slow_model slow{20ms};
+    auto ex = executor_with(any_chat_model(slow),
+                            R"({"agents": {"general-purpose": {"model": "sub", "timeout_seconds": 1e12}}})");
+    const auto r = execute(*ex, {"c", "d", "p", "general-purpose"});
+    CHECK(format_subagent_result_message(r) == "Task Succeeded. Result: done");
+    CHECK(*slow.peak == 1); // the runner waited: the timer's path
+}
+
 TEST_CASE("subagents stop when the parent run is stopped or cancelled", "[subagent][async]") {
     slow_model hang;
     auto ex = executor_with(any_chat_model(hang), sub_model_config);

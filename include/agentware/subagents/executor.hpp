@@ -623,6 +623,15 @@ private:
         }
     };
 
+    // `d` from now; a timeout beyond the clock's range (a configured "never")
+    // saturates, as Asio's expires_after does.
+    static std::chrono::steady_clock::time_point deadline_after(std::chrono::milliseconds d) {
+        const auto now = std::chrono::steady_clock::now();
+        const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::time_point::max() - now);
+        return d >= room ? std::chrono::steady_clock::time_point::max() : now + d;
+    }
+
     // The runner, noting when its body has ended.
     static boost::asio::awaitable<subagent_run_outcome>
     noting_end(std::shared_ptr<race> r, boost::asio::awaitable<subagent_run_outcome> run) {
@@ -735,7 +744,7 @@ private:
             ran = true;
             // The deadline starts now; a timer is made and waited on (which is what
             // costs) only when the runner waits.
-            const auto deadline_at = std::chrono::steady_clock::now() + timeout;
+            const auto deadline_at = deadline_after(timeout);
             std::shared_ptr<void> deadline;
             if (self->clock_)
                 deadline = self->clock_->call_after(timeout, [r] {

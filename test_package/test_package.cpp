@@ -1,7 +1,8 @@
 // Builds against the installed package and runs what a user's first program
 // does: a pipeline, a message, a tool, and an agent with the scripted model.
-// It includes everything (<agentware.hpp>: Beast, OpenSSL, fmt), so it proves
-// the package's usage requirements, not only the core's.
+// It includes the umbrella (<agentware.hpp>: Boost.JSON, Asio, fmt), so it
+// proves the package's usage requirements, not only the core's; https.cpp
+// proves the https component's (Beast, OpenSSL).
 #include <agentware.hpp>
 #include <agentware/src.hpp> // Boost.JSON's implementation, in one file of the program
 

@@ -20,7 +20,8 @@
 // Memory is counted by replacing the global operator new: `bytes` is sizeof
 // plus the chunks glibc hands out for what the message keeps (usable size and
 // its 8-byte header: what the heap really spends), `blocks` the allocations it
-// keeps, `allocs` the allocations a load makes per message. Counting is off
+// keeps, `allocs` the allocations made on the way (parsing or building the
+// message, or a load), per message. Counting is off
 // while times are measured.
 #include <agentware/agent/detail/loop_steps.hpp>
 #include <agentware/message/json.hpp>
@@ -197,6 +198,7 @@ void report(benchmark::State& state, const heap_counter& kept, std::int64_t mess
     state.counters["bytes"] =
         per(kept.bytes) + (l == layout::typed ? sizeof(message) : sizeof(message_before));
     state.counters["blocks"] = per(kept.blocks);
+    state.counters["allocs"] = per(kept.calls); // made on the way, kept or not
 }
 
 void BM_parsed_answer(benchmark::State& state, layout l) {

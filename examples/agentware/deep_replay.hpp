@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_EXAMPLES_DEEP_REPLAY_HPP
-#define AGENTWARE_EXAMPLES_DEEP_REPLAY_HPP
+#ifndef AGENTWARE_EXAMPLES_AGENTWARE_DEEP_REPLAY_HPP
+#define AGENTWARE_EXAMPLES_AGENTWARE_DEEP_REPLAY_HPP
 
 // The replay's deep-agent mode (`"agent": "deep"`): the chain make_deep_agent
 // builds, around the scripted model. The scenario chooses the backend

@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_EXAMPLES_REPLAY_COMMAND_HPP
-#define AGENTWARE_EXAMPLES_REPLAY_COMMAND_HPP
+#ifndef AGENTWARE_EXAMPLES_AGENTWARE_REPLAY_COMMAND_HPP
+#define AGENTWARE_EXAMPLES_AGENTWARE_REPLAY_COMMAND_HPP
 
 // `agentware replay [--check] [--base-dir DIR] SCENARIO.json`: runs a scenario
 // (docs/replay.md) and prints the output JSON. Exit 0: ran (and every

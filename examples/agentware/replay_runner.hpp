@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_EXAMPLES_REPLAY_RUNNER_HPP
-#define AGENTWARE_EXAMPLES_REPLAY_RUNNER_HPP
+#ifndef AGENTWARE_EXAMPLES_AGENTWARE_REPLAY_RUNNER_HPP
+#define AGENTWARE_EXAMPLES_AGENTWARE_REPLAY_RUNNER_HPP
 
 // Runs a scenario through an agent with the lead agent's chain built as
 // make_lead_agent builds it (make_lead_chain): the scenario's `features` are

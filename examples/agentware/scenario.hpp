@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_EXAMPLES_SCENARIO_HPP
-#define AGENTWARE_EXAMPLES_SCENARIO_HPP
+#ifndef AGENTWARE_EXAMPLES_AGENTWARE_SCENARIO_HPP
+#define AGENTWARE_EXAMPLES_AGENTWARE_SCENARIO_HPP
 
 // A replay scenario: which middlewares are on, the thread's starting files,
 // and turns of user input with the ai messages the scripted model answers.

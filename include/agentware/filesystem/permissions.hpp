@@ -8,6 +8,7 @@
 // and grep (whose results are filtered too); writing covers write_file,
 // edit_file, delete and mkdir.
 
+#include <agentware/detail/format.hpp>
 #include <agentware/filesystem/detail/glob.hpp>
 #include <agentware/json/reader.hpp>
 
@@ -16,6 +17,7 @@
 #include <boost/json/value.hpp>
 #include <boost/json/value_to.hpp>
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,31 +46,30 @@ struct fs_permission {
                                  {"mode", p.mode == fs_permission_mode::allow ? "allow" : "deny"}};
     }
     friend fs_permission tag_invoke(boost::json::value_to_tag<fs_permission>, const boost::json::value& jv) {
-        json_reader r(jv, "permissions[]");
+        // Paths relative to this rule: whoever reads the list puts
+        // "permissions[i]" in front.
+        json_reader r(jv);
         std::vector<std::string> ops;
         std::string mode = "allow";
         fs_permission p;
         r.read("operations", ops).read("paths", p.paths).read("mode", mode).reject_unknown_keys();
-        for (const auto& op : ops) {
-            if (op == "read")
-                p.operations.push_back(fs_operation::read);
-            else if (op == "write")
-                p.operations.push_back(fs_operation::write);
-            else
-                throw std::invalid_argument(
-                    "permissions[].operations: expected \"read\" or \"write\", got \"" + op + "\"");
-        }
-        if (mode == "allow")
-            p.mode = fs_permission_mode::allow;
-        else if (mode == "deny")
-            p.mode = fs_permission_mode::deny;
-        else
-            throw std::invalid_argument("permissions[].mode: expected \"allow\" or \"deny\", got \"" + mode +
-                                        "\" (\"interrupt\" needs the human_in_the_loop middleware)");
-        for (const auto& path : p.paths)
+        for (std::size_t i = 0; i < ops.size(); ++i)
+            p.operations.push_back(json_choose(
+                detail::json_path(r.path_of("operations"), detail::format("[{}]", i)), ops[i],
+                {json_choice_of<fs_operation>{"read", fs_operation::read}, {"write", fs_operation::write}}));
+        if (mode == "interrupt")
+            throw json_error(r.path_of("mode"),
+                             "\"interrupt\" needs the human_in_the_loop middleware (expected "
+                             "\"allow\" or \"deny\")");
+        p.mode = json_choose(r.path_of("mode"), mode,
+                             {json_choice_of<fs_permission_mode>{"allow", fs_permission_mode::allow},
+                              {"deny", fs_permission_mode::deny}});
+        for (std::size_t i = 0; i < p.paths.size(); ++i) {
+            const std::string& path = p.paths[i];
             if (!path.starts_with('/') || path.find("..") != std::string::npos || path.starts_with('~'))
-                throw std::invalid_argument("permissions[].paths: \"" + path +
-                                            "\" must start with / and hold no .. or ~");
+                throw json_error(detail::json_path(r.path_of("paths"), detail::format("[{}]", i)),
+                                 "\"" + path + "\" must start with / and hold no .. or ~");
+        }
         return p;
     }
 };

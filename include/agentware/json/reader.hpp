@@ -25,6 +25,8 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -169,6 +171,62 @@ T json_read_as(const boost::json::value& v, std::string_view path) {
     }
 }
 
+/// One of a setting's accepted names and what it means (e.g. `{"deny", mode::deny}`).
+template <class T>
+using json_choice_of = std::pair<std::string_view, T>;
+
+namespace detail {
+
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`: the names a choice accepts.
+template <class Names, class NameOf>
+std::string json_choice_list(const Names& names, NameOf name_of) {
+    std::string out;
+    std::size_t i = 0;
+    const std::size_t n = std::size(names);
+    for (const auto& c : names) {
+        out += i == 0 ? "\"" : i + 1 == n ? " or \"" : ", \"";
+        out += name_of(c);
+        out += '"';
+        ++i;
+    }
+    return out;
+}
+
+template <class Choices>
+auto json_choose_from(std::string_view path, std::string_view text, const Choices& choices) {
+    for (const auto& [name, value] : choices)
+        if (name == text) return value;
+    throw json_error(std::string(path),
+                     detail::format("expected {}, got \"{}\"",
+                                    json_choice_list(choices, [](const auto& c) { return c.first; }), text));
+}
+
+} // namespace detail
+
+/// What `text`, the string at `path`, names among `choices`; any other text is
+/// a json_error listing them: `expected "allow", "ask" or "deny", got "x"`.
+template <class T>
+T json_choose(std::string_view path, std::string_view text,
+              std::initializer_list<json_choice_of<T>> choices) {
+    return detail::json_choose_from(path, text, choices);
+}
+template <class T>
+T json_choose(std::string_view path, std::string_view text, const std::vector<json_choice_of<T>>& choices) {
+    return detail::json_choose_from(path, text, choices);
+}
+
+/// Checks that `text`, the string at `path`, is one of `names` (a setting kept
+/// as its name).
+inline void json_check_choice(std::string_view path, std::string_view text,
+                              std::initializer_list<std::string_view> names) {
+    for (std::string_view name : names)
+        if (name == text) return;
+    throw json_error(std::string(path),
+                     detail::format("expected {}, got \"{}\"",
+                                    detail::json_choice_list(names, [](std::string_view c) { return c; }),
+                                    text));
+}
+
 /// Reads the keys of one JSON object. Every key a member function names
 /// counts as known; reject_unknown_keys() then refuses the rest, listing the
 /// known ones. A null value counts as absent (YAML's `key: null` = the
@@ -226,6 +284,15 @@ public:
     T required(std::string_view key) {
         if (const auto* v = find(key)) return json_read_as<T>(*v, path_of(key));
         throw json_error(path_of(key), "missing");
+    }
+
+    /// Sets `into` from the string at `key`, one of `choices`, when there is a
+    /// value; any other string is an error that lists the names.
+    template <class T>
+    json_reader& choice(std::string_view key, T& into, std::initializer_list<json_choice_of<T>> choices) {
+        if (const auto* v = find(key))
+            into = json_choose(path_of(key), json_read_as<std::string>(*v, path_of(key)), choices);
+        return *this;
     }
 
     /// A reader of the object at `key` (empty when the key is absent or null).

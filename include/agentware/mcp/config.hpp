@@ -102,15 +102,14 @@ inline server_config read_server_config(std::string name, const boost::json::val
     else
         r.skip("transport");
     if (!type) type = r.contains("url") ? "http" : "stdio";
-    if (*type == "stdio")
-        c.type = transport_type::stdio;
-    else if (*type == "http" || *type == "streamable_http" || *type == "streamable-http")
-        c.type = transport_type::http;
-    else if (*type == "sse")
+    if (*type == "sse")
         throw json_error(r.path_of("type"), "the legacy HTTP+SSE transport is not supported; use \"http\" "
                                             "(Streamable HTTP)");
-    else
-        throw json_error(r.path_of("type"), "expected \"stdio\" or \"http\", got \"" + *type + "\"");
+    c.type = json_choose(r.path_of("type"), *type,
+                         {json_choice_of<transport_type>{"stdio", transport_type::stdio},
+                          {"http", transport_type::http},
+                          {"streamable_http", transport_type::http},
+                          {"streamable-http", transport_type::http}});
     r.read("command", c.command).read("args", c.args).read("env", c.env).read("cwd", c.cwd);
     r.read("url", c.url).read("headers", c.headers).read("description", c.description);
     r.read("tool_name_prefix", c.tool_name_prefix);

@@ -242,10 +242,7 @@ inline memory_backend_options tag_invoke(boost::json::value_to_tag<memory_backen
     detail::check_memory_range(r, "max_injection_tokens", double(b.max_injection_tokens), 100, 8000);
     detail::check_memory_range(r, "fact_confidence_threshold", b.fact_confidence_threshold, 0, 1);
     detail::check_memory_range(r, "between_items_seconds", b.between_items_seconds, 0, 60);
-    if (b.fact_eviction_policy != "confidence" && b.fact_eviction_policy != "hybrid-v1")
-        throw json_error(
-            r.path_of("fact_eviction_policy"),
-            detail::format("expected \"confidence\" or \"hybrid-v1\", got \"{}\"", b.fact_eviction_policy));
+    json_check_choice(r.path_of("fact_eviction_policy"), b.fact_eviction_policy, {"confidence", "hybrid-v1"});
     detail::check_memory_range(r, "eviction_confidence_weight", b.eviction_confidence_weight, 0, 1);
     detail::check_memory_range(r, "eviction_confirmation_weight", b.eviction_confirmation_weight, 0, 1);
     detail::check_memory_range(r, "eviction_access_weight", b.eviction_access_weight, 0, 1);
@@ -265,9 +262,7 @@ inline memory_backend_options tag_invoke(boost::json::value_to_tag<memory_backen
                                b.eviction_correction_reserved_fraction, 0, 1);
     detail::check_memory_range(r, "eviction_correction_reserved_max",
                                double(b.eviction_correction_reserved_max), 0, 100);
-    if (b.token_counting != "tiktoken" && b.token_counting != "char")
-        throw json_error(r.path_of("token_counting"),
-                         detail::format("expected \"tiktoken\" or \"char\", got \"{}\"", b.token_counting));
+    json_check_choice(r.path_of("token_counting"), b.token_counting, {"tiktoken", "char"});
     return b;
 }
 
@@ -290,12 +285,8 @@ inline memory_options tag_invoke(boost::json::value_to_tag<memory_options>, cons
         .read("injection_enabled", o.injection_enabled)
         .read("shutdown_flush_timeout_seconds", o.shutdown_flush_timeout_seconds)
         .read("manager_class", o.manager_class);
-    if (o.mode != "middleware" && o.mode != "tool")
-        throw json_error(r.path_of("mode"),
-                         detail::format("expected \"middleware\" or \"tool\", got \"{}\"", o.mode));
-    if (o.manager_class != "deermem" && o.manager_class != "noop")
-        throw json_error(r.path_of("manager_class"),
-                         detail::format("unknown manager \"{}\" (known: deermem, noop)", o.manager_class));
+    json_check_choice(r.path_of("mode"), o.mode, {"middleware", "tool"});
+    json_check_choice(r.path_of("manager_class"), o.manager_class, {"deermem", "noop"});
     if (o.shutdown_flush_timeout_seconds < 0)
         throw json_error(r.path_of("shutdown_flush_timeout_seconds"), "expected a non-negative number");
     // Legacy spelling: backend keys at the top level, merged under backend_config.

@@ -164,8 +164,8 @@ inline clear_tool_uses_edit tag_invoke(boost::json::value_to_tag<clear_tool_uses
                                        const boost::json::value& jv) {
     json_reader r(jv);
     clear_tool_uses_edit e;
-    if (auto type = r.optional<std::string>("type"); type && *type != "clear_tool_uses")
-        throw json_error(r.path_of("type"), "expected \"clear_tool_uses\", got \"" + *type + "\"");
+    if (auto type = r.optional<std::string>("type"))
+        json_check_choice(r.path_of("type"), *type, {"clear_tool_uses"});
     r.read("trigger", e.trigger)
         .read("clear_at_least", e.clear_at_least)
         .read("keep", e.keep)
@@ -188,9 +188,7 @@ inline context_editing_options tag_invoke(boost::json::value_to_tag<context_edit
     json_reader r(jv, std::string(context_editing_options::config_section));
     context_editing_options o;
     r.read("edits", o.edits).read("token_count_method", o.token_count_method).reject_unknown_keys();
-    if (o.token_count_method != "approximate" && o.token_count_method != "model")
-        throw json_error(r.path_of("token_count_method"),
-                         "expected \"approximate\" or \"model\", got \"" + o.token_count_method + "\"");
+    json_check_choice(r.path_of("token_count_method"), o.token_count_method, {"approximate", "model"});
     return o;
 }
 

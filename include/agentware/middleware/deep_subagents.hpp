@@ -25,6 +25,7 @@
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/patch_tool_calls.hpp>
 #include <agentware/model/any_chat_model.hpp>
+#include <agentware/state/basic_state.hpp>
 #include <agentware/subagents/config.hpp>
 #include <agentware/subagents/executor.hpp>
 #include <agentware/tool/tool.hpp>
@@ -215,7 +216,7 @@ boost::json::object deep_state_json(const basic_state<type_list<Fs...>>& s) {
     for (const auto& kv : s.unknown_fields)
         if (!deep_excluded_key(kv.key())) o.emplace(kv.key(), kv.value());
     ((deep_excluded_key(Fs::name) ? void()
-                                  : void(o[Fs::name] = boost::json::value_from(s.template get<Fs>()))),
+                                  : void(o[Fs::name] = boost::json::value_from(agentware::get<Fs>(s)))),
      ...);
     return o;
 }

@@ -213,11 +213,10 @@ private:
         if (const auto* s = m.metadata.if_contains("subagent_status"); s && s->is_string())
             return std::string(s->get_string());
         std::string text = m.text();
-        auto starts = [&](std::string_view p) { return text.rfind(p, 0) == 0; };
-        if (starts("Task Succeeded")) return "completed";
-        if (starts("Task cancelled")) return "cancelled";
-        if (starts("Task timed out")) return "timed_out";
-        if (starts("Task polling timed out")) return "polling_timed_out";
+        if (text.starts_with("Task Succeeded")) return "completed";
+        if (text.starts_with("Task cancelled")) return "cancelled";
+        if (text.starts_with("Task timed out")) return "timed_out";
+        if (text.starts_with("Task polling timed out")) return "polling_timed_out";
         return "failed";
     }
 

@@ -121,25 +121,18 @@ inline filesystem_options tag_invoke(boost::json::value_to_tag<filesystem_option
         o.tool_token_limit_before_evict.reset();
     if (const auto* v = r.object().if_contains("human_message_token_limit_before_evict"); v && v->is_null())
         o.human_message_token_limit_before_evict.reset();
-    std::string format = "current";
     r.read("tool_token_limit_before_evict", o.tool_token_limit_before_evict)
         .read("human_message_token_limit_before_evict", o.human_message_token_limit_before_evict)
         .read("max_execute_timeout", o.max_execute_timeout)
         .read("grep_max_count", o.grep_max_count)
         .read("allowed_prefixes", o.allowed_prefixes)
         .read("permissions", o.permissions)
-        .read("read_file_format", format)
+        .choice("read_file_format", o.read_file_format,
+                {{"current", line_number_format::current}, {"cat", line_number_format::cat}})
         .read("system_prompt", o.system_prompt)
         .read("custom_tool_descriptions", o.custom_tool_descriptions)
         .read("tools", o.tools)
         .reject_unknown_keys();
-    if (format == "current")
-        o.read_file_format = line_number_format::current;
-    else if (format == "cat")
-        o.read_file_format = line_number_format::cat;
-    else
-        throw json_error(r.path_of("read_file_format"),
-                         "expected \"current\" or \"cat\", got \"" + format + "\"");
     r.validate(o);
     return o;
 }

@@ -380,20 +380,11 @@ inline pii_rule tag_invoke(boost::json::value_to_tag<pii_rule>, const boost::jso
     json_reader r(jv);
     pii_rule rule;
     rule.type = r.required<std::string>("pii_type");
-    if (auto s = r.optional<std::string>("strategy")) {
-        if (*s == "block")
-            rule.strategy = pii_strategy::block;
-        else if (*s == "redact")
-            rule.strategy = pii_strategy::redact;
-        else if (*s == "mask")
-            rule.strategy = pii_strategy::mask;
-        else if (*s == "hash")
-            rule.strategy = pii_strategy::hash;
-        else
-            throw json_error(
-                r.path_of("strategy"),
-                detail::format("expected one of \"block\", \"redact\", \"mask\", \"hash\", got \"{}\"", *s));
-    }
+    r.choice("strategy", rule.strategy,
+             {{"block", pii_strategy::block},
+              {"redact", pii_strategy::redact},
+              {"mask", pii_strategy::mask},
+              {"hash", pii_strategy::hash}});
     r.read("detector", rule.pattern)
         .read("apply_to_input", rule.apply_to_input)
         .read("apply_to_output", rule.apply_to_output)

@@ -443,11 +443,6 @@ inline shell_lex lex_shell(std::string_view s) {
     return out;
 }
 
-/// Whether `w` starts with `x` (inline: the checks below compare with literals).
-inline bool has_prefix(std::string_view w, std::string_view x) noexcept {
-    return w.size() >= x.size() && std::memcmp(w.data(), x.data(), x.size()) == 0;
-}
-
 inline std::string_view base_name(std::string_view w) {
     const auto slash = w.rfind('/');
     return slash == std::string_view::npos ? w : w.substr(slash + 1);
@@ -638,20 +633,20 @@ inline bool is_protected_write_target(std::string_view p) {
     if (p[0] == '/' && p.size() > 1) {
         switch (p[1]) {
         case 'e':
-            if (has_prefix(p, "/etc/") || p == "/etc") return true;
+            if (p.starts_with("/etc/") || p == "/etc") return true;
             break;
         case 'u':
-            if (has_prefix(p, "/usr/bin/") || has_prefix(p, "/usr/sbin/") || has_prefix(p, "/usr/lib/"))
+            if (p.starts_with("/usr/bin/") || p.starts_with("/usr/sbin/") || p.starts_with("/usr/lib/"))
                 return true;
             break;
         case 'b':
-            if (has_prefix(p, "/bin/") || has_prefix(p, "/boot/")) return true;
+            if (p.starts_with("/bin/") || p.starts_with("/boot/")) return true;
             break;
         case 's':
-            if (has_prefix(p, "/sbin/")) return true;
+            if (p.starts_with("/sbin/")) return true;
             break;
         case 'd':
-            if (has_prefix(p, "/dev/sd") || has_prefix(p, "/dev/nvme") || has_prefix(p, "/dev/mem"))
+            if (p.starts_with("/dev/sd") || p.starts_with("/dev/nvme") || p.starts_with("/dev/mem"))
                 return true;
             break;
         default:
@@ -663,7 +658,7 @@ inline bool is_protected_write_target(std::string_view p) {
     const std::string_view b = base_name(p);
     if (b.empty() || b[0] != '.') return false; // every rc file's name starts with '.'
     return one_of(b, rc) &&
-           (p[0] == '~' || p[0] == '/' || has_prefix(p, "$HOME") || has_prefix(p, "${HOME}") || p == b);
+           (p[0] == '~' || p[0] == '/' || p.starts_with("$HOME") || p.starts_with("${HOME}") || p == b);
 }
 
 inline bool rm_is_recursive_forced(const shell_segment& sg, std::size_t cmd) {
@@ -705,12 +700,12 @@ inline raw_text_classes find_raw_text_classes(std::string_view s) noexcept {
     for (std::size_t p = next('/', 0); p < n; p = next('/', p + 1)) {
         const std::string_view rest = s.substr(p);
         if (rest.size() >= 9 && rest[1] == 'd' &&
-            (has_prefix(rest, "/dev/tcp/") || has_prefix(rest, "/dev/udp/"))) {
+            (rest.starts_with("/dev/tcp/") || rest.starts_with("/dev/udp/"))) {
             found.dev_tcp = true;
             return found; // the first class checked: nothing else matters
         }
         if (!found.proc_environ && p >= proc_from && rest.size() >= 6 && rest[1] == 'p' &&
-            has_prefix(rest, "/proc/")) {
+            rest.starts_with("/proc/")) {
             proc_from = p + 6;
             const std::size_t slash = s.find('/', p + 6);
             if (slash != std::string_view::npos && slash < p + 40 && s.substr(slash, 8) == "/environ")
@@ -719,7 +714,7 @@ inline raw_text_classes find_raw_text_classes(std::string_view s) noexcept {
     }
     constexpr std::string_view ld = "LD_PRELOAD";
     for (std::size_t e = next('=', 0); e < n; e = next('=', e + 1))
-        if (e >= ld.size() && std::memcmp(base + e - ld.size(), ld.data(), ld.size()) == 0) {
+        if (std::string_view(base, e).ends_with(ld)) {
             found.ld_preload = true;
             break;
         }
@@ -780,14 +775,14 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
         for (const auto& t : sg.write_targets)
             if (is_protected_write_target(t)) return block(violation, "system_write");
         for (const auto& a : sg.assignments)
-            if (has_prefix(a, "LD_PRELOAD=")) return block(violation, "ld_preload");
+            if (a.starts_with("LD_PRELOAD=")) return block(violation, "ld_preload");
         // The first word's roles, looked up once: they settle the command word and sudo for most segments.
         const std::string_view first = sg.words.empty() ? std::string_view() : base_name(sg.words[0]);
         const std::uint32_t first_roles = roles_of(first);
         const std::size_t ci = command_index(sg, first_roles);
         if (ci >= sg.words.size()) {
             for (const auto& a : sg.assignments)
-                if (has_prefix(a, "PATH=") && !medium.rule.size())
+                if (a.starts_with("PATH=") && !medium.rule.size())
                     medium = {command_risk::warn, {}, "path_change"};
             continue;
         }
@@ -830,13 +825,13 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
                 if (is_system_path(sg.words[k])) return block(violation, "rm_rf_root");
         if (roles & role_dd)
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
-                if (has_prefix(sg.words[k], "if=")) return block(violation, "dd");
-        if ((roles & role_mkfs) || has_prefix(cmd, "mkfs.")) return block(violation, "mkfs");
+                if (sg.words[k].starts_with("if=")) return block(violation, "dd");
+        if ((roles & role_mkfs) || cmd.starts_with("mkfs.")) return block(violation, "mkfs");
         if (sg.piped_from && (roles & (role_shell | role_interpreter)) && i > 0) {
             // `| sh`, `| python3`: whatever came before is run as code.
             bool script_arg = false;
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
-                if (!has_prefix(sg.words[k], "-")) script_arg = true;
+                if (!sg.words[k].starts_with("-")) script_arg = true;
             if (!script_arg || (roles & role_shell)) return block(violation, "pipe_to_shell");
         }
         if ((roles & role_base64) && i + 1 < segs.size() && segs[i + 1].piped_from)
@@ -845,7 +840,7 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
                     return block(violation, "base64_pipe");
         if (roles & role_copier)
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
-                if (k + 1 == sg.words.size() && !has_prefix(sg.words[k], "-") &&
+                if (k + 1 == sg.words.size() && !sg.words[k].starts_with("-") &&
                     is_protected_write_target(sg.words[k]))
                     return block(violation, "system_write");
         if (roles & role_tee)
@@ -869,11 +864,11 @@ inline command_verdict classify_command(std::string_view command, std::size_t ma
             medium = {command_risk::warn, {}, "package_install"};
         } else if (roles & role_export) {
             for (std::size_t k = ci + 1; k < sg.words.size(); ++k)
-                if (has_prefix(sg.words[k], "PATH=")) medium = {command_risk::warn, {}, "path_change"};
+                if (sg.words[k].starts_with("PATH=")) medium = {command_risk::warn, {}, "path_change"};
         }
         if (medium.rule.empty())
             for (const auto& a : sg.assignments)
-                if (has_prefix(a, "PATH=")) medium = {command_risk::warn, {}, "path_change"};
+                if (a.starts_with("PATH=")) medium = {command_risk::warn, {}, "path_change"};
     }
     return medium;
 }

@@ -12,6 +12,7 @@
 #include <agentware/middleware/delegations.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
+#include <agentware/state/basic_state.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value_from.hpp>
@@ -96,7 +97,7 @@ struct subagent_limit {
             for (const auto& c : ai->tool_calls)
                 if (is_task(c)) now.insert(c.id);
             used = std::max(used,
-                            count_run_delegations(state.template get<delegations_field>(), rt.run_id, now));
+                            count_run_delegations(agentware::get<delegations_field>(state), rt.run_id, now));
         }
         const std::size_t remaining = used >= max_total ? 0 : max_total - used;
         const std::size_t allowed = std::min(max_concurrent, remaining);

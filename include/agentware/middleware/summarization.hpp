@@ -565,16 +565,10 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
 inline context_size tag_invoke(boost::json::value_to_tag<context_size>, const boost::json::value& jv) {
     json_reader r(jv);
     context_size c;
-    std::string type = r.required<std::string>("type");
-    if (type == "fraction")
-        c.type = context_size::kind::fraction;
-    else if (type == "tokens")
-        c.type = context_size::kind::tokens;
-    else if (type == "messages")
-        c.type = context_size::kind::messages;
-    else
-        throw json_error(r.path_of("type"),
-                         "expected \"fraction\", \"tokens\" or \"messages\", got \"" + type + "\"");
+    c.type = json_choose(r.path_of("type"), r.required<std::string>("type"),
+                         {json_choice_of<context_size::kind>{"fraction", context_size::kind::fraction},
+                          {"tokens", context_size::kind::tokens},
+                          {"messages", context_size::kind::messages}});
     c.value = r.required<double>("value");
     if (c.value < 0 || (c.type == context_size::kind::fraction && c.value > 1))
         throw json_error(r.path_of("value"), c.type == context_size::kind::fraction

@@ -192,10 +192,10 @@ struct tool_policy {
 namespace detail {
 
 inline tool_approval_mode approval_mode_of(std::string_view s, const std::string& path) {
-    if (s == "allow") return tool_approval_mode::allow;
-    if (s == "ask") return tool_approval_mode::ask;
-    if (s == "deny") return tool_approval_mode::deny;
-    throw json_error(path, "expected \"allow\", \"ask\" or \"deny\", got \"" + std::string(s) + "\"");
+    return json_choose(path, s,
+                       {json_choice_of<tool_approval_mode>{"allow", tool_approval_mode::allow},
+                        {"ask", tool_approval_mode::ask},
+                        {"deny", tool_approval_mode::deny}});
 }
 
 } // namespace detail
@@ -220,23 +220,16 @@ inline tool_policy tag_invoke(boost::json::value_to_tag<tool_policy>, const boos
     tool_policy p;
     std::vector<std::string> mw, tools;
     std::map<std::string, std::string> approvals;
-    std::string sandbox = "off";
     r.read("disabled_middleware", mw)
         .read("disabled_tools", tools)
         .read("approvals", approvals)
-        .read("sandbox", sandbox)
+        .choice("sandbox", p.sandbox, {{"off", sandbox_mode::off}, {"container", sandbox_mode::container}})
         .read("sandbox_image", p.sandbox_image)
         .reject_unknown_keys();
     p.disabled_middleware.insert(mw.begin(), mw.end());
     p.disabled_tools.insert(tools.begin(), tools.end());
     for (const auto& [tool, mode] : approvals)
         p.approvals[tool] = detail::approval_mode_of(mode, detail::json_path(r.path_of("approvals"), tool));
-    if (sandbox == "off")
-        p.sandbox = sandbox_mode::off;
-    else if (sandbox == "container")
-        p.sandbox = sandbox_mode::container;
-    else
-        throw json_error(r.path_of("sandbox"), "expected \"off\" or \"container\", got \"" + sandbox + "\"");
     return p;
 }
 

@@ -112,7 +112,7 @@ inline std::string_view trim(std::string_view s) noexcept {
     return s;
 }
 
-inline char ascii_lower(char c) noexcept {
+constexpr char ascii_lower(char c) noexcept {
     return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
 

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace agentware {
 
@@ -40,27 +41,15 @@ constexpr std::string_view to_string(exit_behavior b) noexcept {
 
 namespace detail {
 
-inline std::optional<exit_behavior> exit_behavior_from(std::string_view s) noexcept {
-    if (s == "end") return exit_behavior::end;
-    if (s == "error") return exit_behavior::error;
-    if (s == "continue") return exit_behavior::continue_;
-    return std::nullopt;
-}
-
 /// Reads `key` as one of `allowed` (absent: `into` unchanged).
 inline void read_exit_behavior(json_reader& r, std::string_view key, exit_behavior& into,
                                std::initializer_list<exit_behavior> allowed) {
     auto s = r.optional<std::string>(key);
     if (!s) return;
-    auto b = exit_behavior_from(*s);
-    bool ok = false;
-    std::string names;
-    for (auto a : allowed) {
-        ok = ok || (b && *b == a);
-        names += detail::format("{}\"{}\"", names.empty() ? "" : ", ", to_string(a));
-    }
-    if (!ok) throw json_error(r.path_of(key), detail::format("expected one of {}, got \"{}\"", names, *s));
-    into = *b;
+    std::vector<json_choice_of<exit_behavior>> choices;
+    for (auto a : allowed)
+        choices.emplace_back(to_string(a), a);
+    into = json_choose(r.path_of(key), *s, choices);
 }
 
 } // namespace detail

@@ -8,6 +8,8 @@
 // runs of white space collapsed. A tolerant scanner, not a parser: broken
 // markup yields text, never an error.
 
+#include <agentware/message/detail/text.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -90,12 +92,10 @@ inline std::size_t decode_html_reference(std::string_view s, std::size_t i, std:
 
 namespace html {
 
-inline char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
-
 inline bool iequals(std::string_view a, std::string_view b) noexcept {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)
-        if (lower(a[i]) != lower(b[i])) return false;
+        if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
     return true;
 }
 
@@ -290,7 +290,7 @@ inline std::string html_to_text(std::string_view page, std::string* title = null
         } else if (html::iequals(name, "li")) {
             sink.line_break();
             if (!closing) sink.append_raw("- ");
-        } else if (name.size() == 2 && html::lower(name[0]) == 'h' && name[1] >= '1' && name[1] <= '6') {
+        } else if (name.size() == 2 && ascii_lower(name[0]) == 'h' && name[1] >= '1' && name[1] <= '6') {
             sink.line_break(true);
             if (!closing) sink.append_raw(std::string(static_cast<std::size_t>(name[1] - '0'), '#') + " ");
         } else if (html::iequals(name, "pre")) {

@@ -22,6 +22,8 @@
 // in that span is escaped. Bytes of 0x80 and above count as word characters
 // (Python's `\b` treats non-ASCII letters as such).
 
+#include <agentware/message/detail/text.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -86,7 +88,6 @@ inline constexpr std::string_view user_input_end_defused = "[END USER INPUT]";
 
 namespace untrusted_detail {
 
-constexpr char ascii_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 // Python's `\s` on ASCII: the usual blanks and the separators 0x1c-0x1f.
 constexpr bool is_blank(char c) noexcept {
     return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');

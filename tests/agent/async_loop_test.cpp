@@ -1,7 +1,9 @@
+// agent/async_loop.hpp: the coroutine loop (async_invoke), its concurrency on one thread,
+// asynchronous tools, and coroutine node hooks beside plain ones in both loops.
+#include <agentware/agent/async_loop.hpp>
+
 #include "run_async.hpp"
 #include "support.hpp"
-
-#include <agentware/agent/async_loop.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -134,3 +134,27 @@ TEST_CASE("disabled_tool_names keeps a tool out of the schema, whoever brings it
     REQUIRE(async.ok());
     CHECK(offered(model, 3) == strings{"ping", "shout"});
 }
+
+namespace {
+struct brings_a_tool {
+    void before_model(auto&) {}
+    std::vector<std::shared_ptr<tool_interface>> tools() const {
+        auto t =
+            make_tool("from_middleware", "Offered by a middleware.", boost::json::object{},
+                      [](const boost::json::object&) { return std::string("hello from the middleware"); });
+        return {share_tool(std::move(t))};
+    }
+};
+} // namespace
+
+TEST_CASE("a middleware's tools are offered with the agent's own", "[agent][hooks][tools]") {
+    scripted_model model({test::calls({test::call("c1", "from_middleware")}), ai_message("ok")});
+    auto a = make_agent(model, tool_set(test::echo_tool()), brings_a_tool{});
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    CHECK(model.requests().at(0).tool_names == strings{"echo", "from_middleware"});
+    CHECK(r.state.messages[2].text() == "hello from the middleware");
+
+    agent<scripted_model, pipeline<std::optional<brings_a_tool>>> off(scripted_model({ai_message("x")}));
+    CHECK(off.tools().names() == "");
+}

@@ -1,5 +1,7 @@
-// HTTPS against a local TLS server with a throw-away certificate: certificate
-// verification, SNI, and keep-alive over TLS.
+// model/http_transport.hpp: HTTPS against a local TLS server with a throw-away certificate
+// (certificate verification, SNI, keep-alive over TLS), and the parts of a URL.
+
+#include <agentware/model/http_transport.hpp>
 
 #include <agentware/model/openai_chat_model.hpp>
 
@@ -94,4 +96,18 @@ TEST_CASE("https: an untrusted certificate fails the handshake; verification can
     openai_chat_model model(insecure);
     server.push(scripted_response::json(openai_plain_answer));
     CHECK(model.invoke(transport_hello()).ai.text() == "Hello! How can I help?");
+}
+
+TEST_CASE("urls: parts, default ports, IPv6, paths", "[transport]") {
+    const auto u = detail::parse_url("https://api.openai.com/v1/");
+    CHECK(u.host == "api.openai.com");
+    CHECK(u.port == "443");
+    CHECK(u.path == "/v1");
+    CHECK(u.authority() == "api.openai.com");
+    const auto l = detail::parse_url("http://[::1]:8080");
+    CHECK(l.host == "::1");
+    CHECK(l.port == "8080");
+    CHECK(l.authority() == "[::1]:8080");
+    CHECK_THROWS_AS(detail::parse_url("localhost:8080"), model_error);
+    CHECK_THROWS_AS(detail::parse_url("http://:80"), model_error);
 }

@@ -1,11 +1,11 @@
-// Models from configuration, the type-erased model, and token counting.
+// model/model_factory.hpp: models from configuration, built by name, and its errors.
 
 #include <agentware/model/model_factory.hpp>
-#include <agentware/model/token_counter.hpp>
 
 #include "../support/anthropic_fixtures.hpp"
 #include "../support/openai_fixtures.hpp"
 #include "../support/scripted_http_server.hpp"
+#include "support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -22,6 +22,7 @@
 namespace json = boost::json;
 using namespace agentware;
 using namespace agentware::test;
+using model_test::ask;
 
 namespace {
 
@@ -35,19 +36,6 @@ std::string configuration_error(auto&& f) {
     FAIL("no configuration error");
     return {};
 }
-
-struct echo_model {
-    model_response invoke(const chat_request& r) {
-        return {ai_message("echo: " + r.messages.back().text()), {1, 2, 3}};
-    }
-};
-
-chat_request ask(std::string text) {
-    chat_request r;
-    r.messages = cow_vector<message>(std::vector<message>{human_message(std::move(text))});
-    return r;
-}
-
 } // namespace
 
 TEST_CASE("factory: models from JSON, built by name, talking to their servers", "[factory]") {
@@ -177,46 +165,4 @@ TEST_CASE("factory: with no configuration, the environment names one model", "[f
     CHECK(create_chat_model("qwen2.5:7b").info().provider == "openai");
     ::unsetenv("AGENTWARE_MODEL");
     ::unsetenv("OPENAI_BASE_URL");
-}
-
-TEST_CASE("any_chat_model: wraps a blocking-only model for the async loop too", "[any_chat_model]") {
-    any_chat_model m(echo_model{}, model_info{"echo", "test", "echo-1"});
-    CHECK(m.invoke(ask("x")).ai.text() == "echo: x");
-    CHECK(m.info().name == "echo");
-    CHECK(m.target<echo_model>() != nullptr);
-    CHECK(m.target<openai_chat_model>() == nullptr);
-    m.cancel(); // no cancel(): nothing happens
-
-    boost::asio::io_context io;
-    std::string got;
-    const chat_request r = ask("y");
-    boost::asio::co_spawn(io, m.async_invoke(r),
-                          [&](std::exception_ptr, model_response resp) { got = resp.ai.text(); });
-    io.run();
-    CHECK(got == "echo: y");
-}
-
-TEST_CASE("token counter: estimates, and the provider's usage where reported", "[tokens]") {
-    const token_counter counter;
-    CHECK(counter.estimate("") == 0);
-    CHECK(counter.estimate("abcd") == 1);
-    CHECK(counter.estimate("abcde") == 2);
-    CHECK(counter.estimate(human_message(std::string(400, 'x'))) == 103);
-    CHECK(counter.estimate(human_message({image_block("https://x/y.png")})) == 3 + 765);
-
-    std::vector<message> history{system_message(std::string(40, 's')), human_message(std::string(80, 'h'))};
-    const std::uint64_t estimated = counter.count(history);
-    CHECK(estimated == (3 + 10) + (3 + 20));
-
-    message answer = ai_message(std::string(40, 'a'));
-    answer.provider.set_usage(token_usage{1000, 50, 1050});
-    history.push_back(answer);
-    history.push_back(human_message(std::string(8, 'q')));
-    CHECK(counter.count(history) == 1050 + 3 + 2);
-    CHECK(count_tokens(history) == counter.count(history));
-    CHECK(token_counter::reported_tokens(answer) == std::optional<std::uint64_t>(1050));
-    CHECK_FALSE(token_counter::reported_tokens(history[1]));
-
-    token_counter dense(token_estimate_options{2.0, 0, 100});
-    CHECK(dense.estimate(human_message("abcd")) == 2);
 }

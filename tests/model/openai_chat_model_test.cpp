@@ -614,39 +614,3 @@ TEST_CASE("openai client: HTTPS goes through HTTPS_PROXY with CONNECT", "[client
     CHECK_FALSE(detail::no_proxy_covers("example.com", "badexample.com"));
     CHECK(detail::no_proxy_covers("*", "anything"));
 }
-
-TEST_CASE("retry policy: backoff grows, is capped and jittered; Retry-After forms", "[retry]") {
-    retry_policy p;
-    p.initial_backoff = 100ms;
-    p.max_backoff = 1000ms;
-    p.jitter = 0.5;
-    std::minstd_rand rng(1);
-    for (int i = 0; i < 50; ++i) {
-        const auto d0 = p.backoff(0, rng), d3 = p.backoff(3, rng), d9 = p.backoff(9, rng);
-        CHECK((d0 >= 50ms && d0 <= 100ms));
-        CHECK((d3 >= 400ms && d3 <= 800ms));
-        CHECK((d9 >= 500ms && d9 <= 1000ms));
-    }
-    CHECK(detail::parse_retry_after("2") == std::chrono::milliseconds(2000));
-    CHECK(detail::parse_retry_after(" 0.25 ") == std::chrono::milliseconds(250));
-    CHECK(detail::parse_retry_after("0") == std::chrono::milliseconds(0));
-    CHECK(detail::parse_retry_after("150", true) == std::chrono::milliseconds(150));
-    CHECK(detail::parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") ==
-          std::chrono::milliseconds(0)); // in the past
-    CHECK_FALSE(detail::parse_retry_after("soon"));
-    CHECK_FALSE(detail::parse_retry_after("-1"));
-}
-
-TEST_CASE("urls: parts, default ports, IPv6, paths", "[transport]") {
-    const auto u = detail::parse_url("https://api.openai.com/v1/");
-    CHECK(u.host == "api.openai.com");
-    CHECK(u.port == "443");
-    CHECK(u.path == "/v1");
-    CHECK(u.authority() == "api.openai.com");
-    const auto l = detail::parse_url("http://[::1]:8080");
-    CHECK(l.host == "::1");
-    CHECK(l.port == "8080");
-    CHECK(l.authority() == "[::1]:8080");
-    CHECK_THROWS_AS(detail::parse_url("localhost:8080"), model_error);
-    CHECK_THROWS_AS(detail::parse_url("http://:80"), model_error);
-}

@@ -1,7 +1,9 @@
-// Interrupt and resume in both agent loops: hooks and tools pause a run, the
-// checkpointer keeps it, `resume{value}` continues it where it stopped.
-#include "run_async.hpp"
-#include "support.hpp"
+// tool/interrupt.hpp: interrupt and resume in both agent loops: hooks and tools pause a run,
+// the checkpointer keeps it, `resume{value}` continues it where it stopped.
+#include <agentware/tool/interrupt.hpp>
+
+#include "../agent/run_async.hpp"
+#include "../agent/support.hpp"
 
 #include <agentware/agent/async_loop.hpp>
 

@@ -1,12 +1,20 @@
+// The agent (agent/agent.hpp) and its blocking loop: rounds of model and tools, errors, the
+// hooks in order across rounds and their jumps, and threads of conversation kept by a checkpointer.
+#include <agentware/agent/agent.hpp>
+
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
+#include <random>
 #include <stdexcept>
+#include <thread>
 
 using namespace agentware;
 using strings = std::vector<std::string>;
@@ -185,4 +193,185 @@ TEST_CASE("on_update receives each step as it happens", "[agent][loop]") {
     auto r = a.invoke("go", cfg);
     REQUIRE(r.ok());
     CHECK(steps == strings{"model#1:1", "tools#1:1", "model#2:1"});
+}
+
+namespace {
+
+struct trace_field {
+    static constexpr std::string_view name = "trace";
+    using value_type = std::vector<std::string>;
+};
+
+// Records every node hook; jumps when told to.
+template <char Name>
+struct tracer {
+    using state_fields = fields<trace_field>;
+    std::optional<jump_to> before_model_jump, after_model_jump, before_agent_jump;
+    int before_model_jumps_left = 1, after_model_jumps_left = 1;
+
+    static void log(auto& s, const char* hook) {
+        get<trace_field>(s).push_back(std::string(1, Name) + "." + hook);
+    }
+    hook_result before_agent(auto& s, runtime&) {
+        log(s, "before_agent");
+        return before_agent_jump;
+    }
+    hook_result before_model(auto& s, runtime&) {
+        log(s, "before_model");
+        if (before_model_jump && before_model_jumps_left-- > 0) return before_model_jump;
+        return {};
+    }
+    hook_result after_model(auto& s, runtime&) {
+        log(s, "after_model");
+        if (after_model_jump && after_model_jumps_left-- > 0) return after_model_jump;
+        return {};
+    }
+    void after_agent(auto& s, runtime&) { log(s, "after_agent"); }
+};
+
+} // namespace
+
+TEST_CASE("hooks run in order across the rounds of a run", "[agent][hooks]") {
+    scripted_model model({test::calls({test::call("c1", "echo", R"({"text":"x"})")}), ai_message("done")});
+    auto a = make_agent(model, tool_set(test::echo_tool()), tracer<'a'>{}, tracer<'b'>{});
+    auto r = a.invoke("go");
+    REQUIRE(r.ok());
+    CHECK(r.state.get<trace_field>() ==
+          strings{"a.before_agent", "b.before_agent",                                   // once
+                  "a.before_model", "b.before_model", "b.after_model", "a.after_model", // round 1
+                  "a.before_model", "b.before_model", "b.after_model", "a.after_model", // round 2
+                  "b.after_agent", "a.after_agent"});                                   // once
+}
+
+TEST_CASE("a jump to end from before_model skips the model but still runs after_agent",
+          "[agent][hooks][jump]") {
+    scripted_model model({ai_message("never")});
+    tracer<'a'> a_mw;
+    a_mw.before_model_jump = jump_to::end;
+    auto a = make_agent(model, tool_set{}, a_mw, tracer<'b'>{});
+    auto r = a.invoke("go");
+    CHECK(r.reason == stop_reason::ended_by_hook);
+    CHECK(model.calls() == 0);
+    CHECK(r.state.get<trace_field>() ==
+          strings{"a.before_agent", "b.before_agent", "a.before_model", "b.after_agent", "a.after_agent"});
+}
+
+TEST_CASE("a jump to model from after_model goes back through before_model", "[agent][hooks][jump]") {
+    scripted_model model({ai_message("first try"), ai_message("second try")});
+    tracer<'b'> b_mw;
+    b_mw.after_model_jump = jump_to::model;
+    auto a = make_agent(model, tool_set{}, tracer<'a'>{}, b_mw);
+    auto r = a.invoke("go");
+    REQUIRE(r.reason == stop_reason::finished);
+    CHECK(model.calls() == 2);
+    CHECK(r.answer() == "second try");
+    CHECK(r.state.get<trace_field>() == strings{"a.before_agent", "b.before_agent", "a.before_model",
+                                                "b.before_model",
+                                                "b.after_model", // b jumped: a.after_model skipped
+                                                "a.before_model", "b.before_model", "b.after_model",
+                                                "a.after_model", "b.after_agent", "a.after_agent"});
+}
+
+TEST_CASE("a jump to end from before_agent skips the loop", "[agent][hooks][jump]") {
+    scripted_model model({ai_message("never")});
+    tracer<'a'> a_mw;
+    a_mw.before_agent_jump = jump_to::end;
+    auto a = make_agent(model, tool_set{}, a_mw);
+    auto r = a.invoke("go");
+    CHECK(r.reason == stop_reason::ended_by_hook);
+    CHECK(model.calls() == 0);
+    CHECK(r.state.get<trace_field>() == strings{"a.before_agent", "a.after_agent"});
+}
+
+TEST_CASE("invoking the same thread again continues its conversation", "[agent][threads]") {
+    scripted_model model(
+        {ai_message("first answer"), ai_message("second answer"), ai_message("other thread")});
+    auto a = make_agent(model, tool_set{});
+    memory_checkpointer store;
+    a.use_checkpointer(store);
+    run_config t1;
+    t1.thread_id = "t1";
+    run_config t2;
+    t2.thread_id = "t2";
+    REQUIRE(a.invoke("one", t1).ok());
+    auto again = a.invoke("two", t1);
+    REQUIRE(again.ok());
+    CHECK(test::roles(again.state.messages) == strings{"human", "ai", "human", "ai"});
+    CHECK(again.first_new_message == 2);
+    CHECK(again.new_messages().size() == 2);
+    auto other = a.invoke("three", t2);
+    CHECK(test::roles(other.state.messages) == strings{"human", "ai"});
+    auto reqs = model.requests();
+    REQUIRE(reqs.size() == 3);
+    CHECK(reqs[1].messages.size() == 3);
+    CHECK(reqs[2].messages.size() == 1);
+    CHECK(store.list() == strings{"t1", "t2"});
+}
+
+TEST_CASE("a directory checkpointer lets a new agent continue a thread", "[agent][threads]") {
+    auto dir = std::filesystem::temp_directory_path() /
+               ("agentware-threads-" + std::to_string(std::random_device{}()));
+    {
+        auto a = make_agent(scripted_model({ai_message("remembered")}), tool_set{});
+        a.use_checkpointer(file_checkpointer(dir));
+        run_config cfg;
+        cfg.thread_id = "conversation-1";
+        REQUIRE(a.invoke("remember this", cfg).ok());
+    }
+    scripted_model model({ai_message("yes")});
+    auto b = make_agent(model, tool_set{});
+    b.use_checkpointer(file_checkpointer(dir));
+    run_config cfg;
+    cfg.thread_id = "conversation-1";
+    auto r = b.invoke("do you remember?", cfg);
+    REQUIRE(r.ok());
+    CHECK(test::roles(r.state.messages) == strings{"human", "ai", "human", "ai"});
+    CHECK(r.state.messages[1].text() == "remembered");
+    CHECK(model.requests().at(0).messages.size() == 3);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a bad thread id is an error result, not a crash", "[agent][threads][errors]") {
+    auto a = make_agent(scripted_model({ai_message("x")}), tool_set{});
+    a.use_checkpointer(memory_checkpointer{});
+    run_config cfg;
+    cfg.thread_id = "../../etc";
+    auto r = a.invoke("hi", cfg);
+    CHECK(r.reason == stop_reason::error);
+    CHECK_THAT(r.error, Catch::Contains("invalid thread id"));
+}
+
+namespace {
+// Answers from the conversation alone, so concurrent runs cannot take each other's answers.
+struct call_then_answer_model {
+    model_response invoke(const chat_request& r) {
+        if (r.messages.back().is_tool()) return {ai_message("ok"), {}};
+        return {test::calls({test::call("", "echo", R"({"text":"x"})")}), {}};
+    }
+};
+} // namespace
+
+TEST_CASE("one agent serves concurrent runs on different threads", "[agent][threads][concurrency]") {
+    call_then_answer_model model;
+    auto a = make_agent(model, tool_set(test::echo_tool()));
+    memory_checkpointer store;
+    a.use_checkpointer(store);
+    constexpr int workers = 6, turns = 10;
+    std::vector<std::thread> threads;
+    std::vector<int> good(workers, 0);
+    for (int w = 0; w < workers; ++w)
+        threads.emplace_back([&, w] {
+            run_config cfg;
+            cfg.thread_id = "worker-" + std::to_string(w);
+            for (int t = 0; t < turns; ++t)
+                if (a.invoke("turn " + std::to_string(t), cfg).ok()) ++good[static_cast<std::size_t>(w)];
+        });
+    for (auto& t : threads)
+        t.join();
+    for (int w = 0; w < workers; ++w) {
+        CHECK(good[static_cast<std::size_t>(w)] == turns);
+        auto saved = store.load("worker-" + std::to_string(w));
+        REQUIRE(saved);
+        CHECK(saved->at("messages").as_array().size() == turns * 4);
+    }
 }

@@ -1,4 +1,8 @@
-#include "support.hpp"
+// state/basic_state.hpp: fields reached by type, updates merged by each field's rule, the JSON form,
+// and the fields a tool reads through its runtime.
+#include <agentware/state/basic_state.hpp>
+
+#include "../agent/support.hpp"
 
 #include <catch2/catch.hpp>
 

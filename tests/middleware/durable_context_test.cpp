@@ -1,12 +1,14 @@
-// durable_context: the delegation ledger (capture, merge rule, run tags), the
-// projection into requests, and subagent_limit counting from the ledger.
-#include "../agent/support.hpp"
+// durable_context: the delegation ledger's capture and run tags, the projection
+// into requests (skills included), its caps.
+#include <agentware/middleware/durable_context.hpp>
+
+#include "../skills/support.hpp"
+#include "delegations_support.hpp"
 
 #include <agentware/agent/agent.hpp>
-#include <agentware/json/reader.hpp>
-#include <agentware/middleware/durable_context.hpp>
-#include <agentware/middleware/subagent_limit.hpp>
+#include <agentware/middleware/skills.hpp>
 #include <agentware/model/scripted_model.hpp>
+#include <agentware/skills/skills.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -22,65 +24,7 @@
 using namespace agentware;
 using strings = std::vector<std::string>;
 
-namespace {
-
-tool_call task_call(std::string id, std::string description, std::string type = "general-purpose") {
-    tool_call c;
-    c.id = std::move(id);
-    c.name = "task";
-    c.args = boost::json::object{{"description", description}, {"prompt", "do it"}, {"subagent_type", type}};
-    return c;
-}
-
-delegation_entry entry(std::string id, std::string status, std::string run = "r1") {
-    delegation_entry e;
-    e.id = std::move(id);
-    e.status = std::move(status);
-    e.run_id = std::move(run);
-    e.created_at = "2026-11-23T09:00:00Z";
-    return e;
-}
-
-// The task tool: answers as DeerFlow's does.
-auto fake_task_tool() {
-    return make_tool(
-        "task", "Delegates.",
-        R"({"type":"object","properties":{"description":{"type":"string"},"prompt":{"type":"string"},)"
-        R"("subagent_type":{"type":"string"}},"required":["description","prompt","subagent_type"]})",
-        [](const boost::json::object& args) {
-            return "Task Succeeded. Result: did " + std::string(args.at("description").as_string());
-        });
-}
-
-} // namespace
-
-TEST_CASE("the delegations field folds updates in by id; terminal statuses stay; 50 kept",
-          "[middleware][durable_context]") {
-    std::vector<delegation_entry> ledger{entry("a", "in_progress"), entry("b", "completed")};
-    auto newer = entry("a", "completed", "");
-    newer.created_at = "later";
-    newer.result_brief = "done";
-    delegations_field::merge(ledger, {newer, entry("b", "in_progress"), entry("c", "in_progress")});
-    REQUIRE(ledger.size() == 3);
-    CHECK(ledger[0].status == "completed");
-    CHECK(ledger[0].created_at == "2026-11-23T09:00:00Z"); // the original stamp
-    CHECK(ledger[0].run_id == "r1");                       // kept when the update has none
-    CHECK(ledger[1].status == "completed");                // not overwritten by in_progress
-    std::vector<delegation_entry> many;
-    for (int i = 0; i < 60; ++i)
-        many.push_back(entry("t" + std::to_string(i), "in_progress"));
-    delegations_field::merge(ledger, std::move(many));
-    CHECK(ledger.size() == 50);
-    CHECK(ledger.back().id == "t59");
-    CHECK(count_run_delegations(ledger, "r1") == 50);
-    CHECK(count_run_delegations(ledger, "r2") == 0);
-    // The JSON form reads back.
-    auto back = boost::json::value_to<std::vector<delegation_entry>>(boost::json::value_from(ledger));
-    CHECK(back == ledger);
-    CHECK_THROWS_AS(
-        json_read_as<delegation_entry>(boost::json::parse(R"({"status": "x"})"), "delegations[0]"),
-        json_error);
-}
+using namespace delegations_test;
 
 TEST_CASE("durable_context records a run's delegations and projects the summary and the ledger",
           "[middleware][durable_context]") {
@@ -169,35 +113,25 @@ TEST_CASE("durable_context caps the projected summary and ledger", "[middleware]
     CHECK(text.find("job 0") == std::string::npos);                                   // past the cap
 }
 
-TEST_CASE("subagent_limit counts a run's delegations from the ledger, which survives summarization",
-          "[middleware][durable_context][subagent_limit]") {
-    subagent_limit_options lo;
-    lo.max_total_per_run = 2;
-    // The ledger says this run already delegated twice (their calls are gone from the history).
-    scripted_model model({test::calls({task_call("t3", "third")}), ai_message("fine")});
-    auto a = make_agent(model, tool_set(fake_task_tool()), durable_context{}, subagent_limit(lo));
+TEST_CASE("durable_context lists the skills of skill_context when the state has the field", "[skills]") {
+    scripted_model model(
+        {test::calls(
+             {test::call("r1", "read_file",
+                         R"({"description":"load","path":"/mnt/skills/public/deep-research/SKILL.md"})")}),
+         ai_message("done")});
+    auto read_file = make_tool("read_file", "Reads a file.", R"({"type":"object"})",
+                               [](const boost::json::object&) { return std::string("sandbox file"); });
+    auto a = make_agent(model, tool_set(read_file), durable_context{}, skills(skillstest::fixture_options()));
     decltype(a)::state_type state;
-    get<delegations_field>(state) = {entry("t1", "completed", "run-9"), entry("t2", "completed", "run-9"),
-                                     entry("old", "completed", "run-1")};
-    run_config cfg;
-    cfg.run_id = "run-9";
-    auto r = a.run(state, "more", cfg);
-    REQUIRE(r.ok());
-    CHECK(r.context.at("stop_reason") == "subagent_limit_capped");
-    const message* answer = nullptr;
-    for (const auto& m : state.messages)
-        if (m.is_ai()) {
-            answer = &m;
-            break;
-        }
-    REQUIRE(answer);
-    CHECK(answer->tool_calls.empty());
-    // Another run starts with its own budget.
-    scripted_model model2({test::calls({task_call("t4", "fourth")}), ai_message("fine")});
-    a.model() = model2;
-    cfg.run_id = "run-10";
-    auto r2 = a.run(state, "again", cfg);
-    REQUIRE(r2.ok());
-    CHECK_FALSE(r2.context.contains("stop_reason"));
-    CHECK(count_run_delegations(get<delegations_field>(state), "run-10") == 1);
+    REQUIRE(a.run(state, "research this").ok());
+    auto requests = model.requests();
+    REQUIRE(requests.size() == 2);
+    CHECK(requests[0].messages.size() == 1); // nothing to project yet
+    const std::string data = requests[1].messages[1].text();
+    CHECK(data ==
+          "<durable_context_data>\n## Active skills (loaded earlier - re-read the file before applying its "
+          "instructions)\n- deep-research: Research a question in depth &lt;with sources&gt; &amp; cite each "
+          "claim. -> /mnt/skills/public/deep-research/SKILL.md\n</durable_context_data>");
+    // Without the field (no skills middleware), the projection is as before.
+    CHECK(durable_context{}.project("", {}).empty());
 }

@@ -1,11 +1,19 @@
 // DeerFlow's shared state fields: merge rules and JSON form.
+#include <agentware/middleware/fields.hpp>
+
 #include "deerflow_support.hpp"
+#include "options_support.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <boost/json/value_from.hpp>
+#include <boost/json/value_to.hpp>
 
 using namespace agentware;
 using dftest::fs::path;
 namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace options_test;
 
 TEST_CASE("sandbox merge keeps, takes, accepts equal ids and rejects a conflict", "[middleware][fields]") {
     sandbox_field::value_type cur;
@@ -119,4 +127,17 @@ TEST_CASE("the shared fields round-trip through JSON, unset ones as null", "[mid
     CHECK(first == "/mnt/user-data/workspace/z.png");
     CHECK_THROWS_AS(boost::json::value_to<dftest::full_state>(boost::json::parse(R"({"sandbox":"x"})")),
                     state_error);
+}
+
+TEST_CASE("state fields read their JSON with paths in errors", "[options][json_reader]") {
+    const thread_paths p{"/w", "/u", "/o"};
+    CHECK(json::value_to<thread_paths>(json::value_from(p)) == p);
+    CHECK(read_error<thread_paths>(R"({"workspace_path": 1})") ==
+          "thread_data.workspace_path: expected a string, got 1");
+    CHECK(read_error<sandbox_state>(R"({"sandbox_id": "a", "id": 2})")
+              .starts_with("sandbox.id: unknown key (known: sandbox_id)"));
+    CHECK(read_error<viewed_image_map>(R"({"/mnt/a.png": {"size": "big"}})") ==
+          R"(viewed_images./mnt/a.png.size: expected an integer, got "big")");
+    const viewed_image_map images{{"/mnt/a.png", viewed_image{"image/png", 3, "/host/a.png"}}};
+    CHECK(json::value_to<viewed_image_map>(json::value_from(images)) == images);
 }

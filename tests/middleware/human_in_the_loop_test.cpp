@@ -1,12 +1,11 @@
-// human_in_the_loop, tool_approval and ask_user: review requests, decisions,
-// the count check, what the model sees after a reject, both loops, and the
-// JSON options form.
+// human_in_the_loop: review requests, decisions, the count check, what the
+// model sees after a reject, both loops, and the JSON options form.
+#include <agentware/middleware/human_in_the_loop.hpp>
+
 #include "../agent/run_async.hpp"
-#include "../agent/support.hpp"
+#include "human_in_the_loop_support.hpp"
 
 #include <agentware/middleware/ask_user.hpp>
-#include <agentware/middleware/human_in_the_loop.hpp>
-#include <agentware/middleware/tool_approval.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
 
 #include <catch2/catch.hpp>
@@ -14,42 +13,13 @@
 #include <boost/json/parse.hpp>
 
 #include <atomic>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 
 using namespace agentware;
 using strings = std::vector<std::string>;
 
 namespace hitl_test {
-
-struct counter {
-    std::mutex m;
-    std::map<std::string, int> runs;
-    std::map<std::string, std::string> args;
-    void count(std::string_view id, const boost::json::object& a) {
-        std::lock_guard lock(m);
-        ++runs[std::string(id)];
-        args[std::string(id)] = boost::json::serialize(a);
-    }
-    int of(const std::string& id) {
-        std::lock_guard lock(m);
-        return runs[id];
-    }
-};
-
-inline auto file_tool(std::string name, std::shared_ptr<counter> c) {
-    return make_tool(std::move(name), "A file tool.", boost::json::object{},
-                     [c](const boost::json::object& args, const tool_runtime& rt) {
-                         c->count(rt.tool_call_id, args);
-                         return std::string("ok");
-                     });
-}
-
-inline tool_set files(std::shared_ptr<counter> c) {
-    return tool_set(file_tool("write_file", c), file_tool("read_file", c), file_tool("delete", c));
-}
 
 inline human_in_the_loop_options write_and_delete() {
     human_in_the_loop_options o;
@@ -58,16 +28,6 @@ inline human_in_the_loop_options write_and_delete() {
     del.allowed_decisions = {"approve", "reject"};
     o.interrupt_on["delete"] = del;
     return o;
-}
-
-inline const message* answer_to(const std::vector<message>& ms, std::string_view id) {
-    for (const auto& m : ms)
-        if (m.is_tool() && m.tool_call_id() == id) return &m;
-    return nullptr;
-}
-
-inline boost::json::value decisions(std::string_view json) {
-    return boost::json::parse(std::string(R"({"decisions":)") + std::string(json) + "}");
 }
 
 } // namespace hitl_test
@@ -269,66 +229,4 @@ TEST_CASE("human_in_the_loop: an error-handling middleware does not swallow the 
     auto done = a.invoke(resume{boost::json::parse(R"({"answer":"/b.txt"})")});
     REQUIRE(done.reason == stop_reason::finished);
     CHECK(hitl_test::answer_to(done.state.messages, "q1")->text() == "/b.txt");
-}
-
-TEST_CASE("ask_user with an in-process handler waits for the answer without pausing",
-          "[middleware][ask_user]") {
-    scripted_model model(
-        {test::calls({test::call("q1", "ask_user", R"({"question":"Color?"})")}), ai_message("blue it is")});
-    ask_user_options o;
-    o.handler = [](std::string_view q) { return "answer to " + std::string(q) + ": blue"; };
-    auto a = make_agent(model, tool_set{}, ask_user(o));
-    auto r = a.invoke("go");
-    REQUIRE(r.reason == stop_reason::finished);
-    CHECK(hitl_test::answer_to(r.state.messages, "q1")->text() == "answer to Color?: blue");
-}
-
-TEST_CASE("tool_approval answers in process, or pauses when it must ask",
-          "[middleware][tool_approval][async]") {
-    auto c = std::make_shared<hitl_test::counter>();
-    auto decide = [](const tool_call& call) {
-        if (call.name == "read_file") return tool_approval_decision::approve;
-        if (call.name == "delete") return tool_approval_decision::deny;
-        return tool_approval_decision::ask_user;
-    };
-    SECTION("approve, deny, and a confirmation asked in process") {
-        scripted_model model({test::calls({test::call("r1", "read_file"), test::call("d1", "delete"),
-                                           test::call("w1", "write_file"), test::call("w2", "write_file")}),
-                              ai_message("ok")});
-        tool_approval_options o;
-        o.handler = decide;
-        o.confirm = [](const tool_call& call) { return call.id == "w1"; };
-        auto a = make_agent(model, hitl_test::files(c), tool_approval(o));
-        auto r = a.invoke("go");
-        REQUIRE(r.reason == stop_reason::finished);
-        CHECK(c->of("r1") == 1);
-        CHECK(c->of("d1") == 0);
-        CHECK(c->of("w1") == 1);
-        CHECK(c->of("w2") == 0);
-        CHECK(hitl_test::answer_to(r.state.messages, "d1")->text() ==
-              "User rejected the tool call for `delete` with id d1");
-        CHECK(hitl_test::answer_to(r.state.messages, "d1")->status == tool_status::error);
-    }
-    SECTION("without a confirmation, ask_user pauses; the others run once") {
-        for (bool coroutine : {false, true}) {
-            auto c2 = std::make_shared<hitl_test::counter>();
-            scripted_model model(
-                {test::calls({test::call("r1", "read_file"), test::call("w1", "write_file")}),
-                 ai_message("ok")});
-            auto a = make_agent(model, hitl_test::files(c2), tool_approval(decide));
-            a.use_checkpointer(memory_checkpointer{});
-            auto r = coroutine ? test::run_async(a, "go") : a.invoke("go");
-            REQUIRE(r.reason == stop_reason::interrupted);
-            CHECK(r.interrupts[0].id == "w1");
-            CHECK(r.interrupts[0].value.at("review_configs").at(0).at("allowed_decisions") ==
-                  boost::json::parse(R"(["approve","reject"])"));
-            CHECK(c2->of("r1") == 1);
-            auto done = coroutine
-                            ? test::resume_async(a, resume{hitl_test::decisions(R"([{"type":"approve"}])")})
-                            : a.invoke(resume{hitl_test::decisions(R"([{"type":"approve"}])")});
-            REQUIRE(done.reason == stop_reason::finished);
-            CHECK(c2->of("r1") == 1);
-            CHECK(c2->of("w1") == 1);
-        }
-    }
 }

@@ -1,7 +1,8 @@
 // The middlewares' options in JSON: each converts to JSON and back unchanged,
-// refuses an unknown key and a value of the wrong type naming its path, and
-// the DeerFlow preset builds its chain from those forms.
-#include <agentware/json/reader.hpp>
+// and refuses an unknown key and a value of the wrong type naming its path.
+// (Each case covers several middlewares of DeerFlow's chain, hence no header's name.)
+#include "options_support.hpp"
+
 #include <agentware/presets/deerflow.hpp>
 
 #include <boost/json/parse.hpp>
@@ -15,19 +16,9 @@
 
 using namespace agentware;
 namespace json = boost::json;
+using namespace options_test;
 
 namespace {
-
-// The message of the json_error that reading `text` as T throws ("" when none).
-template <class T>
-std::string read_error(std::string_view text) {
-    try {
-        (void)json::value_to<T>(json::parse(text));
-    } catch (const json_error& e) {
-        return e.what();
-    }
-    return {};
-}
 
 // value_from then value_to gives the options back; an unknown key and a value
 // of the wrong type each give a message that starts with its path.
@@ -175,72 +166,6 @@ TEST_CASE("options: loop_detection in JSON, validated", "[options]") {
           "loop_detection: hard_limit must be greater than or equal to warn_threshold");
 }
 
-TEST_CASE("json_reader: null is the default, paths name indexes, json_error moves inside a parent",
-          "[options][json_reader]") {
-    const json::value jv = json::parse(R"({"n": null, "list": [1, 2, "3"], "limit": 300000})");
-    json_reader r(jv, "root");
-    int n = 5;
-    r.read("n", n);
-    CHECK(n == 5);
-    CHECK_FALSE(r.optional<int>("absent"));
-    try {
-        (void)r.required<std::vector<int>>("list");
-        FAIL("no error");
-    } catch (const json_error& e) {
-        CHECK(e.path() == "root.list[2]");
-        CHECK(e.problem() == R"(expected an integer, got "3")");
-        CHECK(std::string(e.within("config").what()) ==
-              R"(config.root.list[2]: expected an integer, got "3")");
-    }
-    CHECK_THROWS_WITH(r.required<std::uint16_t>("limit"),
-                      "root.limit: expected an integer of at most 65535, got 300000");
-    CHECK_NOTHROW(r.reject_unknown_keys()); // every key was named, even when read twice or absent
-
-    json_reader partial(jv, "root");
-    (void)partial.optional<int>("n");
-    (void)partial.optional<int>("n");
-    (void)partial.optional<int>("absent");
-    CHECK_THROWS_WITH(partial.reject_unknown_keys(), "root.list: unknown key (known: n, absent)");
-}
-
-TEST_CASE("deerflow preset: sections switch middlewares on and configure them", "[options][preset]") {
-    auto chain = make_deerflow_pipeline(json::parse(R"({
-        "thread_data": {"lazy_init": false},
-        "sandbox": true,
-        "uploads": false,
-        "guardrails": {"fail_closed": false,
-                       "provider": {"use": "deerflow.guardrails.builtin:AllowlistProvider",
-                                    "config": {"denied_tools": ["bash"]}}},
-        "subagents": {"max_total_per_run": 4},
-        "loop_detection": {"enabled": false, "warn_threshold": 3},
-        "clarification": {"enabled": true}
-    })"));
-    REQUIRE(chain.get<thread_data>());
-    CHECK_FALSE(chain.get<thread_data>()->options.lazy_init);
-    CHECK(chain.get<sandbox>());
-    CHECK_FALSE(chain.get<uploads>());
-    CHECK_FALSE(chain.get<dangling_tool_call>());
-    REQUIRE(chain.get<guardrail<allowlist_provider>>());
-    CHECK_FALSE(chain.get<guardrail<allowlist_provider>>()->options.fail_closed);
-    CHECK(chain.get<guardrail<allowlist_provider>>()->provider.denied_tools ==
-          std::vector<std::string>{"bash"});
-    REQUIRE(chain.get<subagent_limit>());
-    CHECK(chain.get<subagent_limit>()->options().max_total_per_run == 4);
-    CHECK_FALSE(chain.get<loop_detection>());
-    CHECK(chain.get<clarification>());
-
-    // true: on with the defaults (the allowlist then allows every tool).
-    auto defaults = make_deerflow_pipeline(json::parse(R"({"guardrails": true, "loop_detection": true})"));
-    REQUIRE(defaults.get<guardrail<allowlist_provider>>());
-    CHECK(defaults.get<guardrail<allowlist_provider>>()->provider == allowlist_provider{});
-    CHECK(defaults.get<guardrail<allowlist_provider>>()->options == guardrail_options{});
-    REQUIRE(defaults.get<loop_detection>());
-
-    auto none = make_deerflow_pipeline(json::object{});
-    CHECK_FALSE(none.get<thread_data>());
-    CHECK_FALSE(none.get<clarification>());
-}
-
 TEST_CASE("options: summarization, durable_context, todo and title in JSON", "[options]") {
     summarization_options su;
     su.trigger = {{context_size::kind::tokens, 32000}, {context_size::kind::messages, 50}};
@@ -261,41 +186,4 @@ TEST_CASE("options: summarization, durable_context, todo and title in JSON", "[o
     ti.max_chars = 80;
     ti.model_name = "fast";
     check_json_form(ti, "max_words", R"("x")", "an integer");
-}
-
-TEST_CASE("deerflow preset: a bad section, key or value is named", "[options][preset]") {
-    auto error = [](std::string_view text) {
-        try {
-            (void)make_deerflow_pipeline(json::parse(text));
-        } catch (const json_error& e) {
-            return std::string(e.what());
-        }
-        return std::string();
-    };
-    CHECK(error(R"({"time_travel": true})")
-              .starts_with("time_travel: unknown key (known: input_sanitization, tool_output, "
-                           "tool_result_sanitization, thread_data, "));
-    CHECK(error(R"({"loop_detection": {"warn_threshold": "x"}})") ==
-          R"(loop_detection.warn_threshold: expected an integer, got "x")");
-    CHECK(error(R"({"sandbox": {"bash_timout": 5}})").starts_with("sandbox.bash_timout: unknown key"));
-    CHECK(error(R"({"sandbox": 1})") == "sandbox: expected true, false or an object of settings, got 1");
-    CHECK(error(R"({"clarification": {"enabled": "yes"}})") ==
-          R"(clarification.enabled: expected true or false, got "yes")");
-    CHECK(error(R"({"guardrails": {"provider": {"use": "acme:Policy"}}})")
-              .starts_with(R"(guardrails.provider.use: unknown provider "acme:Policy")"));
-    CHECK(error(R"({"guardrails": {"provider": {"config": {"allowed_tools": "ls"}}}})") ==
-          R"(guardrails.provider.config.allowed_tools: expected an array, got "ls")");
-}
-
-TEST_CASE("state fields read their JSON with paths in errors", "[options][json_reader]") {
-    const thread_paths p{"/w", "/u", "/o"};
-    CHECK(json::value_to<thread_paths>(json::value_from(p)) == p);
-    CHECK(read_error<thread_paths>(R"({"workspace_path": 1})") ==
-          "thread_data.workspace_path: expected a string, got 1");
-    CHECK(read_error<sandbox_state>(R"({"sandbox_id": "a", "id": 2})")
-              .starts_with("sandbox.id: unknown key (known: sandbox_id)"));
-    CHECK(read_error<viewed_image_map>(R"({"/mnt/a.png": {"size": "big"}})") ==
-          R"(viewed_images./mnt/a.png.size: expected an integer, got "big")");
-    const viewed_image_map images{{"/mnt/a.png", viewed_image{"image/png", 3, "/host/a.png"}}};
-    CHECK(json::value_to<viewed_image_map>(json::value_from(images)) == images);
 }

@@ -1,12 +1,11 @@
-// Skills: SKILL.md front matter, the public and custom roots, enabled state
-// from the extensions config, the <skill_system> prompt block, the
-// read-only /mnt/skills paths (disabled skills refused with DeerFlow's text,
-// hostile paths refused), glob and grep there, skill_context recording, and
-// the skill tool policy (allowed-tools of the loaded skills).
+// The skills middleware: the read-only /mnt/skills paths (disabled skills
+// refused with DeerFlow's text, hostile paths refused), glob and grep there,
+// skill_context recording.
+#include <agentware/middleware/skills.hpp>
+
+#include "../skills/support.hpp"
 #include "deerflow_support.hpp"
 
-#include <agentware/middleware/durable_context.hpp>
-#include <agentware/middleware/skill_tool_policy.hpp>
 #include <agentware/skills/skills.hpp>
 
 #include <catch2/catch.hpp>
@@ -21,19 +20,6 @@ using namespace agentware;
 namespace skillstest {
 
 namespace fs = std::filesystem;
-
-inline skills_options fixture_options() {
-    skills_options o;
-    o.path = std::string(AGENTWARE_TEST_DATA_DIR) + "/skills";
-    return o;
-}
-
-inline std::vector<std::string> names(const skill_catalog& c) {
-    std::vector<std::string> out;
-    for (const auto& s : c.skills)
-        out.push_back(s.name + (s.enabled ? "" : " (off)"));
-    return out;
-}
 
 // One wrap_tool_call with a `next` that plays the sandbox's tool.
 inline tool_response call(skills& mw, std::string name, std::string args_json, bool* ran = nullptr) {
@@ -51,137 +37,6 @@ inline std::string text(skills& mw, std::string name, std::string args_json) {
 }
 
 } // namespace skillstest
-
-TEST_CASE("SKILL.md front matter: name, description, license, allowed tools, body", "[skills]") {
-    auto s = parse_skill_md("---\nname: pdf\ndescription: Fill PDF forms.\nlicense: Apache-2.0\n"
-                            "allowed-tools: [read_file, bash]\nversion: 2\n---\n# PDF\nStep one.\n");
-    CHECK(s.name == "pdf");
-    CHECK(s.description == "Fill PDF forms.");
-    CHECK(s.license == "Apache-2.0");
-    REQUIRE(s.allowed_tools);
-    CHECK(*s.allowed_tools == std::vector<std::string>{"read_file", "bash"});
-    CHECK(s.instructions == "# PDF\nStep one.\n");
-    auto none = parse_skill_md("---\nname: a\ndescription: b\nallowed-tools: []\n---");
-    REQUIRE(none.allowed_tools);
-    CHECK(none.allowed_tools->empty());
-    CHECK(none.instructions.empty());
-    CHECK_FALSE(parse_skill_md("---\nname: a\ndescription: b\n---\n").allowed_tools);
-    // $NAME in a skill stays text: a skill cannot pull the environment into the prompt.
-    CHECK(parse_skill_md("---\nname: a\ndescription: $HOME\n---\n").description == "$HOME");
-}
-
-TEST_CASE("bad SKILL.md front matter is an error that says what is wrong", "[skills]") {
-    auto error = [](std::string_view text) {
-        try {
-            parse_skill_md(text, "public/x/SKILL.md");
-        } catch (const skill_error& e) {
-            return std::string(e.what());
-        }
-        return std::string();
-    };
-    CHECK(error("# no front matter\n") ==
-          "public/x/SKILL.md: no front matter (a first line ---, YAML, then a line ---)");
-    CHECK(error("---\nname: a\ndescription: b\n") ==
-          "public/x/SKILL.md: the front matter has no closing line ---");
-    CHECK(error("---\ndescription: b\n---\n") ==
-          "public/x/SKILL.md: front matter: `name` is missing or empty");
-    CHECK(error("---\nname: '  '\ndescription: b\n---\n") ==
-          "public/x/SKILL.md: front matter: `name` is missing or empty");
-    CHECK(error("---\nname: a\n---\n") ==
-          "public/x/SKILL.md: front matter: `description` is missing or empty");
-    CHECK(error("---\nname: 3\ndescription: b\n---\n") ==
-          "public/x/SKILL.md: front matter.name: expected a string, got 3");
-    CHECK(error("---\nname: a\ndescription: b\nallowed-tools: bash\n---\n") ==
-          "public/x/SKILL.md: front matter.allowed-tools: expected an array, got \"bash\"");
-    CHECK(error("---\nname: a\ndescription: b\nallowed-tools: [1]\n---\n") ==
-          "public/x/SKILL.md: front matter.allowed-tools[0]: expected a string, got 1");
-    CHECK(error("---\n- a\n- b\n---\n") ==
-          "public/x/SKILL.md: the front matter must be a mapping of keys, got [\"a\",\"b\"]");
-    CHECK(error("---\n---\n").find("the front matter must be a mapping") != std::string::npos);
-    const std::string malformed = error("---\nname: [a\ndescription: b\n---\n");
-    CHECK(malformed.starts_with("public/x/SKILL.md:"));
-    CHECK(malformed.find("end of sequence flow") != std::string::npos);
-}
-
-TEST_CASE(
-    "the catalog: public then custom skills, bad folders as warnings, states from the extensions config",
-    "[skills]") {
-    auto catalog = load_skills(skillstest::fixture_options());
-    CHECK(skillstest::names(catalog) ==
-          std::vector<std::string>{"data-analysis", "deep-research", "my-notes"});
-    REQUIRE(catalog.warnings.size() == 1);
-    CHECK(catalog.warnings[0] == "public/broken/SKILL.md: the front matter has no closing line ---; skipped");
-    CHECK(catalog.skills[2].category == skill_category::custom_skill);
-    CHECK(catalog.skills[0].description == "Analyse tabular data\nwith pandas.");
-
-    auto states = read_skill_states(boost::json::parse(
-        R"({"mcpServers": {}, "skills": {"data-analysis": {"enabled": false}, "my-notes": {"enabled": true}}})"));
-    auto switched = load_skills(skillstest::fixture_options(), states);
-    CHECK(skillstest::names(switched) ==
-          std::vector<std::string>{"data-analysis (off)", "deep-research", "my-notes"});
-
-    // The extensions config's bad values name their path.
-    CHECK_THROWS_WITH(read_skill_states(boost::json::parse(R"({"skills": {"x": {"enabled": "no"}}})")),
-                      "skills.x.enabled: expected true or false, got \"no\"");
-    CHECK_THROWS_WITH(read_skill_states(boost::json::parse(R"({"skills": {"x": {"enable": false}}})")),
-                      Catch::Matchers::StartsWith("skills.x.enable: unknown key"));
-    CHECK(read_skill_states(boost::json::parse(R"({"mcpServers": {}})")).empty());
-
-    // A custom root elsewhere; missing roots are no error.
-    auto o = skillstest::fixture_options();
-    o.custom_path = o.path + "/nowhere";
-    CHECK(skillstest::names(load_skills(o)) == std::vector<std::string>{"data-analysis", "deep-research"});
-    o.path = "/nonexistent/agentware/skills";
-    CHECK(load_skills(o).skills.empty());
-}
-
-TEST_CASE("the skills options read DeerFlow's skills section; bad values name their path", "[skills]") {
-    auto o = boost::json::value_to<skills_options>(
-        boost::json::parse(R"({"path": "/srv/skills", "container_path": "/mnt/skills"})"));
-    CHECK(o.path == "/srv/skills");
-    CHECK(boost::json::value_to<skills_options>(boost::json::value_from(o)) == o);
-    CHECK_THROWS_WITH(boost::json::value_to<skills_options>(boost::json::parse(R"({"paths": "x"})")),
-                      Catch::Matchers::StartsWith("skills.paths: unknown key (known: path, container_path"));
-    CHECK_THROWS_WITH(
-        boost::json::value_to<skills_options>(boost::json::parse(R"({"container_path": "mnt"})")),
-        "skills: container_path: an absolute path without a trailing / is expected, got \"mnt\"");
-    CHECK_THROWS_WITH(boost::json::value_to<skills_options>(boost::json::parse(R"({"path": 3})")),
-                      "skills.path: expected a string, got 3");
-}
-
-TEST_CASE("the prompt block lists the enabled skills, escaped, and names the disabled ones", "[skills]") {
-    auto catalog = load_skills(skillstest::fixture_options(), skill_states{{"data-analysis", false}});
-    const std::string block = skills_prompt_section(catalog);
-    INFO(block);
-    CHECK(block.starts_with("<skill_system>\n"));
-    CHECK(block.ends_with("</skill_system>"));
-    CHECK(block.find("**Progressive Loading Pattern:**") != std::string::npos);
-    CHECK(block.find("**Skills are located at:** /mnt/skills\n") != std::string::npos);
-    CHECK(block.find(
-              "<available_skills>\n    <skill>\n        <name>deep-research</name>\n"
-              "        <description>Research a question in depth &lt;with sources&gt; &amp; cite each "
-              "claim. [built-in]</description>\n"
-              "        <location>/mnt/skills/public/deep-research/SKILL.md</location>\n    </skill>\n") !=
-          std::string::npos);
-    CHECK(block.find("<description>$HOME stays text in a skill [custom, editable]</description>") !=
-          std::string::npos);
-    CHECK(block.find("<location>/mnt/skills/custom/my-notes/SKILL.md</location>") != std::string::npos);
-    CHECK(block.find("<disabled_skills>\nThese skills are INSTALLED but DISABLED. You MUST NOT read") !=
-          std::string::npos);
-    CHECK(block.find("- data-analysis\n</disabled_skills>") != std::string::npos);
-    CHECK(block.find("<name>data-analysis</name>") == std::string::npos);
-
-    // A subagent's skills list narrows it; nothing to show is an empty block.
-    const std::string narrowed =
-        skills_prompt_section(catalog, "/mnt/skills", std::vector<std::string>{"my-notes"});
-    CHECK(narrowed.find("deep-research") == std::string::npos);
-    CHECK(narrowed.find("my-notes") != std::string::npos);
-    CHECK(skills_prompt_section(catalog, "/mnt/skills", std::vector<std::string>{}).empty());
-    CHECK(skills_prompt_section(skill_catalog{}).empty());
-    // The same catalog gives the same block (the system prompt stays cacheable).
-    CHECK(skills(skillstest::fixture_options(), skill_states{{"data-analysis", false}}).prompt_section() ==
-          block);
-}
 
 TEST_CASE("read_file and ls under /mnt/skills read the skill folders; a SKILL.md read lands in skill_context",
           "[skills]") {
@@ -331,46 +186,6 @@ TEST_CASE("in an agent, a SKILL.md read through read_file is recorded in skill_c
     CHECK(ctx[1].name == "deep-research");
 }
 
-TEST_CASE("skill_context keeps the last 8 skills, a re-read moved to the end, descriptions normalised",
-          "[skills]") {
-    skill_context_field::value_type ctx;
-    for (int i = 0; i < 10; ++i)
-        skill_context_field::merge(ctx, {skill_entry{"s" + std::to_string(i), "/p/" + std::to_string(i),
-                                                     "  many\n\n spaces\t here ", "t"}});
-    REQUIRE(ctx.size() == 8);
-    CHECK(ctx.front().name == "s2");
-    CHECK(ctx.back().description == "many spaces here");
-    skill_context_field::merge(ctx, {skill_entry{"s3", "/p/3", std::string(600, 'x'), "t2"}});
-    REQUIRE(ctx.size() == 8);
-    CHECK(ctx.back().path == "/p/3");
-    CHECK(ctx.back().description.size() == 500);
-    CHECK(ctx[0].name == "s2");
-    CHECK(ctx[1].name == "s4");
-}
-
-TEST_CASE("durable_context lists the skills of skill_context when the state has the field", "[skills]") {
-    scripted_model model(
-        {test::calls(
-             {test::call("r1", "read_file",
-                         R"({"description":"load","path":"/mnt/skills/public/deep-research/SKILL.md"})")}),
-         ai_message("done")});
-    auto read_file = make_tool("read_file", "Reads a file.", R"({"type":"object"})",
-                               [](const boost::json::object&) { return std::string("sandbox file"); });
-    auto a = make_agent(model, tool_set(read_file), durable_context{}, skills(skillstest::fixture_options()));
-    decltype(a)::state_type state;
-    REQUIRE(a.run(state, "research this").ok());
-    auto requests = model.requests();
-    REQUIRE(requests.size() == 2);
-    CHECK(requests[0].messages.size() == 1); // nothing to project yet
-    const std::string data = requests[1].messages[1].text();
-    CHECK(data ==
-          "<durable_context_data>\n## Active skills (loaded earlier - re-read the file before applying its "
-          "instructions)\n- deep-research: Research a question in depth &lt;with sources&gt; &amp; cite each "
-          "claim. -> /mnt/skills/public/deep-research/SKILL.md\n</durable_context_data>");
-    // Without the field (no skills middleware), the projection is as before.
-    CHECK(durable_context{}.project("", {}).empty());
-}
-
 TEST_CASE("glob and grep under /mnt/skills are answered from the skills' folders", "[skills]") {
     skills mw(skillstest::fixture_options(), skill_states{{"data-analysis", false}});
     bool ran = false;
@@ -417,89 +232,4 @@ TEST_CASE("glob and grep under /mnt/skills are answered from the skills' folders
     ran = false;
     skillstest::call(mw, "grep", R"({"pattern":"x","path":"/mnt/user-data/workspace"})", &ran);
     CHECK(ran);
-}
-
-namespace skillstest {
-
-using policy_state = basic_state<type_list<skill_context_field>>;
-
-inline policy_state loaded(std::vector<std::string> paths) {
-    policy_state s;
-    for (auto& p : paths)
-        get<skill_context_field>(s).push_back(skill_entry{"x", std::move(p), "", ""});
-    return s;
-}
-
-inline std::string policy_call(skill_tool_policy& p, const policy_state& s, std::string name, bool* ran) {
-    runtime rt;
-    tool_request<policy_state> req{tool_call{"c1", name, {}}, nullptr, &s, &rt};
-    return p
-        .wrap_tool_call(req,
-                        [&](auto& r) {
-                            *ran = true;
-                            return tool_response{tool_message(r.call->id, r.call->name, "ran"), {}, false};
-                        })
-        .msg.text();
-}
-
-} // namespace skillstest
-
-TEST_CASE("skill_tool_policy: the loaded skills' allowed-tools limit the tools", "[skills]") {
-    auto catalog = std::make_shared<const skill_catalog>(load_skills(skillstest::fixture_options()));
-    skill_tool_policy policy(catalog);
-    bool ran = false;
-    // Nothing loaded: no restriction.
-    const auto none = skillstest::loaded({});
-    CHECK_FALSE(policy.allowed_tools(none));
-    CHECK(skillstest::policy_call(policy, none, "bash", &ran) == "ran");
-    CHECK(ran);
-    // deep-research declares [web_search, read_file]: bash is refused with DeerFlow's text, before the tool
-    // runs.
-    const auto research = skillstest::loaded({"/mnt/skills/public/deep-research/SKILL.md"});
-    ran = false;
-    CHECK(skillstest::policy_call(policy, research, "bash", &ran) ==
-          "Error: Tool 'bash' is not allowed by the active skill policy.");
-    CHECK_FALSE(ran);
-    CHECK(skillstest::policy_call(policy, research, "web_search", &ran) == "ran");
-    // read_file, describe_skill, review_skill_package and tool_search stay; task does not.
-    CHECK(*policy.allowed_tools(research) == std::set<std::string, std::less<>>{"describe_skill", "read_file",
-                                                                                "review_skill_package",
-                                                                                "tool_search", "web_search"});
-    // my-notes declares [] (no tools of its own); the union with deep-research's list.
-    const auto both = skillstest::loaded(
-        {"/mnt/skills/public/deep-research/SKILL.md", "/mnt/skills/custom/my-notes/SKILL.md"});
-    CHECK(policy.allowed_tools(both)->contains("web_search"));
-    const auto notes = skillstest::loaded({"/mnt/skills/custom/my-notes/SKILL.md"});
-    CHECK_FALSE(policy.allowed_tools(notes)->contains("web_search"));
-    // A skill without the key (data-analysis) restricts nothing on its own...
-    const auto analysis = skillstest::loaded({"/mnt/skills/public/data-analysis/SKILL.md"});
-    CHECK_FALSE(policy.allowed_tools(analysis));
-    // ...and adds nothing when another declares a list.
-    const auto mixed = skillstest::loaded(
-        {"/mnt/skills/public/data-analysis/SKILL.md", "/mnt/skills/custom/my-notes/SKILL.md"});
-    CHECK_FALSE(policy.allowed_tools(mixed)->contains("bash"));
-    // A loaded path that names no usable skill fails closed: only the always-allowed tools.
-    const auto unknown = skillstest::loaded({"/mnt/skills/public/gone/SKILL.md"});
-    CHECK(policy.allowed_tools(unknown)->size() == 4);
-    CHECK(skillstest::policy_call(policy, unknown, "web_search", &ran) ==
-          "Error: Tool 'web_search' is not allowed by the active skill policy.");
-    // A subagent limited to other skills: deep-research does not count.
-    skill_tool_policy limited(catalog, "/mnt/skills", std::vector<std::string>{"my-notes"});
-    CHECK(limited.allowed_tools(research)->size() == 4);
-
-    // The model is offered only the allowed tools.
-    runtime rt;
-    auto state = research;
-    model_request<skillstest::policy_state> req;
-    req.state = &state;
-    req.rt = &rt;
-    req.tools = std::vector<tool_schema>{tool_schema{"bash", "", {}}, tool_schema{"read_file", "", {}},
-                                         tool_schema{"web_search", "", {}}};
-    std::vector<std::string> offered;
-    policy.wrap_model_call(req, [&](auto& r) {
-        for (const auto& t : r.tools.get())
-            offered.push_back(t.name);
-        return model_response{ai_message("ok"), {}};
-    });
-    CHECK(offered == std::vector<std::string>{"read_file", "web_search"});
 }

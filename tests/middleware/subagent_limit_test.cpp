@@ -1,8 +1,11 @@
 // subagent_limit: excess task calls are taken from the model's answer, alone,
-// in an agent and under concurrency.
-#include "after_model_bench.hpp"
-
+// in an agent and under concurrency; a run's count read from the delegation ledger.
 #include <agentware/middleware/subagent_limit.hpp>
+
+#include "after_model_bench.hpp"
+#include "delegations_support.hpp"
+
+#include <agentware/middleware/durable_context.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -14,6 +17,7 @@ using strings = std::vector<std::string>;
 using test::bench;
 using test::plain_state;
 using test::task;
+using namespace delegations_test;
 
 TEST_CASE("subagent_limit keeps the first three task calls of an answer, silently",
           "[middleware][subagent_limit]") {
@@ -135,4 +139,37 @@ TEST_CASE("concurrent runs share one subagent_limit safely", "[middleware][subag
     for (auto& t : workers)
         t.join();
     CHECK(kept == 8 * 6);
+}
+
+TEST_CASE("subagent_limit counts a run's delegations from the ledger, which survives summarization",
+          "[middleware][durable_context][subagent_limit]") {
+    subagent_limit_options lo;
+    lo.max_total_per_run = 2;
+    // The ledger says this run already delegated twice (their calls are gone from the history).
+    scripted_model model({test::calls({task_call("t3", "third")}), ai_message("fine")});
+    auto a = make_agent(model, tool_set(fake_task_tool()), durable_context{}, subagent_limit(lo));
+    decltype(a)::state_type state;
+    get<delegations_field>(state) = {entry("t1", "completed", "run-9"), entry("t2", "completed", "run-9"),
+                                     entry("old", "completed", "run-1")};
+    run_config cfg;
+    cfg.run_id = "run-9";
+    auto r = a.run(state, "more", cfg);
+    REQUIRE(r.ok());
+    CHECK(r.context.at("stop_reason") == "subagent_limit_capped");
+    const message* answer = nullptr;
+    for (const auto& m : state.messages)
+        if (m.is_ai()) {
+            answer = &m;
+            break;
+        }
+    REQUIRE(answer);
+    CHECK(answer->tool_calls.empty());
+    // Another run starts with its own budget.
+    scripted_model model2({test::calls({task_call("t4", "fourth")}), ai_message("fine")});
+    a.model() = model2;
+    cfg.run_id = "run-10";
+    auto r2 = a.run(state, "again", cfg);
+    REQUIRE(r2.ok());
+    CHECK_FALSE(r2.context.contains("stop_reason"));
+    CHECK(count_run_delegations(get<delegations_field>(state), "run-10") == 1);
 }

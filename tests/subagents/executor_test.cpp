@@ -1,4 +1,8 @@
-#include "run_async.hpp"
+// The subagent executor and its task tool: result texts, delegations (fresh agent,
+// caps, failures, timeouts, cancellation, concurrency), events and per-subagent streams.
+#include <agentware/subagents/executor.hpp>
+
+#include "../agent/run_async.hpp"
 #include "support.hpp"
 
 #include <agentware/agent/async_loop.hpp>
@@ -6,7 +10,6 @@
 #include <agentware/middleware/subagent_limit.hpp>
 #include <agentware/presets/lead_agent.hpp>
 #include <agentware/subagents/chain.hpp>
-#include <agentware/subagents/executor.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -32,7 +35,6 @@
 
 namespace subagent_test {
 
-namespace asio = boost::asio;
 using namespace agentware;
 using namespace std::chrono_literals;
 
@@ -84,10 +86,6 @@ struct slow_model {
     }
 };
 
-inline subagents_options options_from(std::string_view json) {
-    return boost::json::value_to<subagents_options>(boost::json::parse(json));
-}
-
 // An executor whose types use the model named "sub" (the parent's is "inherit").
 inline std::shared_ptr<subagent_executor>
 executor_with(any_chat_model sub, std::string_view config_json = "{}", tool_set tools = {}) {
@@ -98,25 +96,10 @@ executor_with(any_chat_model sub, std::string_view config_json = "{}", tool_set 
     return std::make_shared<subagent_executor>(std::move(o));
 }
 
-inline const char* sub_model_config = R"({"agents": {"general-purpose": {"model": "sub"}}})";
-
 inline message task_call(std::string id, std::string type = "general-purpose",
                          std::string prompt = "Find it.") {
     boost::json::object args{{"description", "look around"}, {"prompt", prompt}, {"subagent_type", type}};
     return ai_message("", {tool_call{std::move(id), "task", std::move(args)}});
-}
-
-// Runs one delegation directly on an io_context of its own.
-inline subagent_result execute(subagent_executor& ex, subagent_task task, subagent_parent parent = {}) {
-    asio::io_context io;
-    std::optional<subagent_result> out;
-    asio::co_spawn(io, ex.execute(std::move(task), std::move(parent)),
-                   [&](std::exception_ptr e, subagent_result r) {
-                       if (e) std::rethrow_exception(e);
-                       out = std::move(r);
-                   });
-    io.run();
-    return std::move(*out);
 }
 
 // The test cases are in the namespace too: the binary is a unity build.
@@ -172,87 +155,6 @@ TEST_CASE("subagent result texts match DeerFlow's", "[subagent]") {
     CHECK(kw.at("subagent_status") == "failed");
     CHECK(kw.at("subagent_error") == "bad");
     CHECK_FALSE(kw.contains("subagent_result_brief"));
-}
-
-TEST_CASE("subagent types: built-ins, custom types and the override precedence", "[subagent]") {
-    auto o = options_from(R"({
-        "timeout_seconds": 600, "max_turns": 40, "max_total_per_run": 5,
-        "agents": {"bash": {"timeout_seconds": 30}, "researcher": {"max_turns": 7, "model": "big"}},
-        "custom_agents": {"researcher": {"description": "Reads.", "system_prompt": "Read.", "tools": ["read_file"],
-                                         "timeout_seconds": 120}}
-    })");
-    subagent_registry reg(o, /*allow_bash=*/true);
-    CHECK(reg.available() == std::vector<std::string>{"general-purpose", "bash", "researcher"});
-
-    auto gp = reg.resolve("general-purpose");
-    REQUIRE(gp);
-    CHECK(gp->timeout == 600s); // global, built-ins only
-    CHECK(gp->max_turns == 40);
-    CHECK(gp->model == "inherit");
-    CHECK(gp->disallowed_tools == std::vector<std::string>{"task", "ask_clarification", "present_files"});
-    auto bash = reg.resolve("bash");
-    CHECK(bash->timeout == 30s); // per-agent override wins over global
-    CHECK(bash->max_turns == 40);
-    CHECK(*bash->tools == std::vector<std::string>{"bash", "ls", "read_file", "write_file", "str_replace"});
-    auto custom = reg.resolve("researcher");
-    CHECK(custom->timeout == 120s); // its own; the global applies to built-ins only
-    CHECK(custom->max_turns == 7);  // per-agent override
-    CHECK(custom->model == "big");
-    CHECK_FALSE(reg.resolve("nobody"));
-
-    // Without bash (the default), `bash` is hidden and refused.
-    subagent_registry no_bash(o);
-    CHECK(no_bash.available() == std::vector<std::string>{"general-purpose", "researcher"});
-    CHECK(no_bash.refused("bash"));
-
-    // Defaults: DeerFlow's.
-    subagent_registry defaults;
-    CHECK(defaults.resolve("general-purpose")->timeout == 1800s);
-    CHECK(defaults.resolve("general-purpose")->max_turns == 150);
-    CHECK(defaults.options().max_concurrent == 3);
-    subagents_options with_custom = options_from(R"({"custom_agents": {"x": {}}})");
-    CHECK(subagent_registry(with_custom).resolve("x")->max_turns == 50);
-    CHECK(subagent_registry(with_custom).resolve("x")->timeout == 900s);
-
-    // Tools: allowlist, then denylist, in the given order.
-    tool_set all;
-    for (const char* n : {"bash", "read_file", "task", "ls", "web_search"})
-        all.add(make_tool(n, "t", boost::json::object{},
-                          [](const boost::json::object&) { return std::string(); }));
-    CHECK(subagent_tools(all, *bash).names() == "bash, read_file, ls");
-    CHECK(subagent_tools(all, *gp).names() == "bash, read_file, ls, web_search");
-
-    // The section round-trips, and shares its keys with subagent_limit.
-    CHECK(boost::json::value_to<subagents_options>(boost::json::value_from(o)) == o);
-    auto limits = boost::json::value_to<subagent_limit_options>(boost::json::parse(
-        R"({"max_total_per_run": 5, "timeout_seconds": 600, "custom_agents": {}, "agents": {}})"));
-    CHECK(limits.max_total_per_run == 5);
-}
-
-TEST_CASE("subagent configuration errors name the key's path", "[subagent]") {
-    auto error_of = [](std::string_view json) {
-        try {
-            (void)options_from(json);
-        } catch (const json_error& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
-    CHECK_THAT(error_of(R"({"timeout_seconds": "x"})"),
-               Catch::StartsWith("subagents.timeout_seconds: expected a non-negative number"));
-    CHECK_THAT(error_of(R"({"bogus": 1})"), Catch::StartsWith("subagents.bogus: unknown key"));
-    CHECK_THAT(error_of(R"({"custom_agents": {"r": {"max_turn": 3}}})"),
-               Catch::StartsWith("subagents.custom_agents.r.max_turn: unknown key"));
-    CHECK_THAT(error_of(R"({"custom_agents": {"r": {"tools": "bash"}}})"),
-               Catch::StartsWith("subagents.custom_agents.r.tools: expected an array"));
-    CHECK_THAT(error_of(R"({"agents": {"bash": {"max_turns": -1}}})"),
-               Catch::StartsWith("subagents.agents.bash.max_turns: expected a non-negative integer"));
-    CHECK_THAT(error_of(R"({"agents": {"bash": {"model": 3}}})"),
-               Catch::StartsWith("subagents.agents.bash.model: expected a string"));
-    CHECK_THAT(error_of(R"({"max_concurrent": 0})"),
-               Catch::StartsWith("subagents.max_concurrent: must be at least 1"));
-    CHECK_THAT(error_of(R"({"token_budget": {"enabled": true, "max_tokenz": 5}})"),
-               Catch::StartsWith("subagents.token_budget.max_tokenz: unknown key"));
 }
 
 TEST_CASE("the task tool refuses an unknown type and the bash type without bash", "[subagent]") {
@@ -540,147 +442,6 @@ TEST_CASE("subagent_limit counts the delegations the task tool records", "[subag
     CHECK(get<delegations_field>(r.state).size() == 1);
     CHECK(sub.calls() == 1);
     CHECK(r.context.at("stop_reason") == "subagent_limit_capped");
-}
-
-TEST_CASE("DeerFlow's subagent chain runs each delegation with fresh guards", "[subagent]") {
-    auto again =
-        make_tool("again", "t", boost::json::object{}, [](const boost::json::object&) { return "ok"; });
-    scripted_model sub({test::calls({test::call("a", "again")}, "still looking")}, {.cycle = true});
-    subagent_executor_options o;
-    o.config = options_from(sub_model_config);
-    o.tools = tool_set(again);
-    o.model_named = [sub](std::string_view) { return any_chat_model(sub); };
-    o.runner = make_deerflow_subagent_runner(boost::json::parse(R"({
-        "loop_detection": {"warn_threshold": 2, "hard_limit": 3},
-        "tool_error_handling": true, "durable_context": true, "system_message_coalescing": true,
-        "memory": true, "title": true
-    })"));
-    auto ex = std::make_shared<subagent_executor>(std::move(o));
-    for (int i = 0; i < 2; ++i) { // the second delegation starts afresh: capped after as many rounds
-        const std::size_t before = sub.calls();
-        auto r = execute(*ex, {fmt::format("c{}", i), "d", "p", "general-purpose"});
-        CHECK(r.status == subagent_status::completed);
-        CHECK(r.stop_reason == "loop_capped");
-        CHECK_THAT(
-            format_subagent_result_message(r),
-            Catch::StartsWith("Task Succeeded (capped: repeated tool-call loop). Result: still looking"));
-        CHECK(sub.calls() - before == 3);
-    }
-    // The subagent chain: DeerFlow's order, the guards engaged by their sections, the budget on by default.
-    auto chain = make_subagent_pipeline(boost::json::parse(R"({"loop_detection": true})"));
-    CHECK(chain.enabled<loop_detection>());
-    CHECK(chain.enabled<token_budget>());
-    CHECK(chain.get<token_budget>()->options().max_tokens == 2000000);
-    // Its order (summarization before durable_context, as in the lead's chain: docs/lead_agent.md).
-    auto full = make_subagent_pipeline(boost::json::parse(R"({
-        "system_message_coalescing": true, "durable_context": true, "summarization": true,
-        "safety_finish_reason": true, "loop_detection": true, "tool_error_handling": true
-    })"));
-    CHECK(engaged_middleware_names(full) ==
-          std::vector<std::string>{"subagent_shared_fields", "tool_error_handling", "loop_detection",
-                                   "token_budget", "safety_finish_reason", "summarization", "durable_context",
-                                   "system_message_coalescing"});
-    subagent_type off;
-    off.token_budget = boost::json::object{{"enabled", false}};
-    CHECK_FALSE(make_subagent_pipeline(boost::json::object{}, off).enabled<token_budget>());
-    CHECK_THROWS_WITH(
-        make_deerflow_subagent_runner(boost::json::parse(R"({"loop_detection": {"bogus": 1}})")),
-        Catch::StartsWith("loop_detection.bogus: unknown key"));
-}
-
-// Two skills of the test data: deep-research (allowed-tools: web_search, read_file) and data-analysis,
-// given allowed-tools calc here.
-inline subagent_skills two_skills() {
-    auto catalog = std::make_shared<skill_catalog>();
-    skill research;
-    research.name = "deep-research";
-    research.description = "Research with sources.";
-    research.allowed_tools = std::vector<std::string>{"web_search", "read_file"};
-    research.directory = std::string(AGENTWARE_TEST_DATA_DIR) + "/skills/public/deep-research";
-    skill analysis;
-    analysis.name = "data-analysis";
-    analysis.description = "Analyse tabular data.";
-    analysis.allowed_tools = std::vector<std::string>{"calc"};
-    analysis.directory = std::string(AGENTWARE_TEST_DATA_DIR) + "/skills/public/data-analysis";
-    catalog->skills = {research, analysis};
-    return subagent_skills{catalog, skills_options{}};
-}
-
-// The text of the tool message answering `call_id` in a request's messages.
-inline std::string tool_answer(const recorded_request& r, std::string_view call_id) {
-    for (const auto& m : r.messages)
-        if (m.is_tool() && m.tool_call_id() == call_id) return m.text();
-    return "(none)";
-}
-
-TEST_CASE("a subagent sees its type's skills, and only their allowed-tools count", "[subagent][skills]") {
-    auto tool = [](std::string name) {
-        return make_tool(std::move(name), "t", boost::json::object{},
-                         [](const boost::json::object&) { return "ok"; });
-    };
-    const char* config = R"({"agents": {"general-purpose": {"model": "sub"}},
-        "custom_agents": {"analyst": {"description": "Analyses.", "system_prompt": "Analyse the data.",
-                                      "skills": ["data-analysis"], "model": "sub"}}})";
-    // Each delegation: load a skill, call both tools, answer.
-    auto delegate = [&](std::string type, std::string skill_folder) {
-        scripted_model sub(
-            {test::calls({test::call("r", "read_file",
-                                     R"({"path": "/mnt/skills/public/)" + skill_folder + R"(/SKILL.md"})")}),
-             test::calls({test::call("w", "web_search"), test::call("c", "calc")}), ai_message("done")});
-        subagent_executor_options o;
-        o.config = options_from(config);
-        o.tools = tool_set(tool("web_search"), tool("calc"));
-        o.model_named = [sub](std::string_view) { return any_chat_model(sub); };
-        o.runner = make_deerflow_subagent_runner(boost::json::object{}, two_skills());
-        auto ex = std::make_shared<subagent_executor>(std::move(o));
-        auto r = execute(*ex, {"t1", "d", "Work.", std::move(type)});
-        CHECK(r.status == subagent_status::completed);
-        auto requests = sub.requests();
-        REQUIRE(requests.size() == 3);
-        return requests;
-    };
-
-    // The analyst's prompt: its own, then the skills block with data-analysis alone.
-    auto requests = delegate("analyst", "data-analysis");
-    const auto& system = requests[0].messages.front();
-    REQUIRE(system.is_system());
-    CHECK(system.text().starts_with("Analyse the data.\n\n<skill_system>\n"));
-    CHECK(system.text().find("<location>/mnt/skills/public/data-analysis/SKILL.md</location>") !=
-          std::string::npos);
-    CHECK(system.text().find("deep-research") == std::string::npos);
-    // Before a skill is loaded every tool is offered; after, only what data-analysis allows.
-    CHECK(requests[0].tool_names == std::vector<std::string>{"web_search", "calc"});
-    CHECK(tool_answer(requests[1], "r").starts_with("---\nname: data-analysis"));
-    CHECK(requests[2].tool_names == std::vector<std::string>{"calc"});
-    CHECK(tool_answer(requests[2], "w") ==
-          "Error: Tool 'web_search' is not allowed by the active skill policy.");
-    CHECK(tool_answer(requests[2], "c") == "ok");
-
-    // A skill the type does not name grants nothing: its allowed-tools are refused (the policy fails closed).
-    requests = delegate("analyst", "deep-research");
-    CHECK(tool_answer(requests[1], "r").starts_with("---\nname: deep-research"));
-    CHECK(requests[2].tool_names.empty());
-    CHECK(tool_answer(requests[2], "w") ==
-          "Error: Tool 'web_search' is not allowed by the active skill policy.");
-    CHECK(tool_answer(requests[2], "c") == "Error: Tool 'calc' is not allowed by the active skill policy.");
-
-    // A type that names no skills inherits the parent's: both in its prompt, and deep-research's tools.
-    requests = delegate("general-purpose", "deep-research");
-    const std::string gp = requests[0].messages.front().text();
-    CHECK(gp.find("/mnt/skills/public/data-analysis/SKILL.md") != std::string::npos);
-    CHECK(gp.find("/mnt/skills/public/deep-research/SKILL.md") != std::string::npos);
-    CHECK(requests[2].tool_names == std::vector<std::string>{"web_search"});
-    CHECK(tool_answer(requests[2], "w") == "ok");
-
-    // The chain: the skills slots after tool_error_handling (reference §4.3), only with a catalog.
-    subagent_type analyst;
-    analyst.skills = std::vector<std::string>{"data-analysis"};
-    auto chain =
-        make_subagent_pipeline(boost::json::parse(R"({"tool_error_handling": true})"), analyst, two_skills());
-    CHECK(engaged_middleware_names(chain) == std::vector<std::string>{"subagent_shared_fields",
-                                                                      "tool_error_handling", "skills",
-                                                                      "skill_tool_policy", "token_budget"});
-    CHECK_FALSE(make_subagent_pipeline(boost::json::object{}, analyst).enabled<skills>());
 }
 
 struct announcer {

@@ -1,7 +1,9 @@
 // The isolated sandbox (sandbox {use: isolated}): bash under bubblewrap.
 // Each test tries to escape from inside bash. They skip, saying why, only when
 // bwrap cannot create namespaces on this machine.
-#include "deerflow_support.hpp"
+#include <agentware/middleware/detail/bubblewrap.hpp>
+
+#include "../deerflow_support.hpp"
 
 #include <agentware/presets/deerflow.hpp>
 #include <agentware/presets/lead_agent.hpp>

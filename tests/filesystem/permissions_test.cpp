@@ -7,6 +7,9 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value_to.hpp>
+
+#include <string>
+#include <string_view>
 #include <vector>
 
 using namespace agentware;
@@ -29,4 +32,30 @@ TEST_CASE("permissions: the first matching rule decides, results are filtered", 
     CHECK(b.text("grep", R"({"pattern": "k"})") == "/open.txt");
     CHECK_THROWS(boost::json::value_to<fs_permission>(
         boost::json::parse(R"({"operations": ["read"], "paths": ["/a"], "mode": "interrupt"})")));
+}
+
+TEST_CASE("a filesystem permission rule's errors name the rule, the key and the item",
+          "[json_reader][options]") {
+    const auto error_of = [](std::string_view text) -> std::string {
+        try {
+            (void)boost::json::value_to<agentware::filesystem_options>(boost::json::parse(text));
+        } catch (const agentware::json_error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    CHECK(error_of(R"({"permissions": [{"operations": ["read"], "paths": ["/a"]},
+                                         {"operations": ["read"], "paths": ["/b"], "mode": "maybe"}]})") ==
+          "filesystem.permissions[1].mode: expected \"allow\" or \"deny\", got \"maybe\"");
+    CHECK(error_of(R"({"permissions": [{"operations": ["read", "exec"], "paths": ["/a"]}]})") ==
+          "filesystem.permissions[0].operations[1]: expected \"read\" or \"write\", got \"exec\"");
+    CHECK(error_of(R"({"permissions": [{"operations": ["read"], "paths": ["/a", "rel/b"]}]})") ==
+          "filesystem.permissions[0].paths[1]: \"rel/b\" must start with / and hold no .. or ~");
+    CHECK(error_of(R"({"permissions": [{"operations": ["read"], "paths": ["/a"], "mode": "interrupt"}]})") ==
+          "filesystem.permissions[0].mode: \"interrupt\" needs the human_in_the_loop middleware (expected "
+          "\"allow\" or \"deny\")");
+    CHECK(error_of(R"({"permissions": [{"operations": ["read"], "paths": ["/a"], "mod": "deny"}]})") ==
+          "filesystem.permissions[0].mod: unknown key (known: operations, paths, mode)");
+    CHECK(error_of(R"({"permissions": [{"operations": ["write"], "paths": ["/a"], "mode": "deny"}]})") ==
+          "no error");
 }

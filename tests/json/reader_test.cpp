@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace agentware;
@@ -39,4 +40,37 @@ TEST_CASE("json_reader: null is the default, paths name indexes, json_error move
     (void)partial.optional<int>("n");
     (void)partial.optional<int>("absent");
     CHECK_THROWS_WITH(partial.reject_unknown_keys(), "root.list: unknown key (known: n, absent)");
+}
+
+namespace {
+enum class reader_test_tone { plain, formal, curt };
+} // namespace
+
+TEST_CASE("json_reader::choice reads one of the names; any other is an error that lists them",
+          "[json_reader][options]") {
+    const auto read_tone = [](std::string_view text) {
+        const boost::json::value jv = boost::json::parse(text);
+        json_reader r(jv, "greeter");
+        reader_test_tone t = reader_test_tone::plain;
+        r.choice("tone", t,
+                 {{"plain", reader_test_tone::plain},
+                  {"formal", reader_test_tone::formal},
+                  {"curt", reader_test_tone::curt}})
+            .reject_unknown_keys();
+        return t;
+    };
+    CHECK(read_tone(R"({"tone": "formal"})") == reader_test_tone::formal);
+    CHECK(read_tone(R"({})") == reader_test_tone::plain);             // absent: the default stays
+    CHECK(read_tone(R"({"tone": null})") == reader_test_tone::plain); // null counts as absent
+    CHECK_THROWS_WITH(read_tone(R"({"tone": "loud"})"),
+                      "greeter.tone: expected \"plain\", \"formal\" or \"curt\", got \"loud\"");
+    CHECK_THROWS_WITH(read_tone(R"({"tone": 3})"), "greeter.tone: expected a string, got 3");
+    CHECK_THROWS_AS(read_tone(R"({"tone": "loud"})"), json_error);
+
+    CHECK(agentware::json_choose("k", "b", {agentware::json_choice_of<int>{"a", 1}, {"b", 2}}) == 2);
+    CHECK_THROWS_WITH(agentware::json_choose("k", "c", {agentware::json_choice_of<int>{"a", 1}, {"b", 2}}),
+                      "k: expected \"a\" or \"b\", got \"c\"");
+    CHECK_NOTHROW(agentware::json_check_choice("k", "only", {"only"}));
+    CHECK_THROWS_WITH(agentware::json_check_choice("k", "other", {"only"}),
+                      "k: expected \"only\", got \"other\"");
 }

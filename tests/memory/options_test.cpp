@@ -1,6 +1,7 @@
 // The `memory:` section in JSON, the eviction settings included; bad keys and values named.
 #include <agentware/memory/options.hpp>
 
+#include "../support/json_errors.hpp"
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
@@ -26,14 +27,7 @@ TEST_CASE("the memory section reads from JSON and names a bad key", "[memory]") 
     CHECK(o.backend_config.debounce_seconds == 5);
     CHECK(o.backend_config.max_facts == 50);
     CHECK(read(R"({"max_facts": 20})").backend_config.max_facts == 20); // legacy top-level key
-    auto error = [&](std::string_view text) {
-        try {
-            read(text);
-        } catch (const json_error& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
+    const auto error = test_support::read_error<memory_options>;
     CHECK(error(R"({"backend_config": {"max_facts": 5}})") ==
           "memory.backend_config.max_facts: expected a value from 10 to 500, got 5");
     CHECK(error(R"({"backend_config": {"debounce_seconds": "x"}})") ==
@@ -50,14 +44,7 @@ TEST_CASE("the eviction settings read from JSON and a bad one names its key", "[
     auto read = [](std::string_view text) {
         return boost::json::value_to<memory_options>(boost::json::parse(text));
     };
-    auto error = [&](std::string_view text) {
-        try {
-            read(text);
-        } catch (const json_error& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
+    const auto error = test_support::read_error<memory_options>;
     const auto o =
         read(R"({"backend_config": {"fact_eviction_policy": "hybrid-v1", "fact_eviction_shadow_enabled": true,
         "eviction_confidence_weight": 0.5, "eviction_confirmation_weight": 0.3, "eviction_access_weight": 0.2,

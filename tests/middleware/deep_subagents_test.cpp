@@ -3,6 +3,8 @@
 
 #include <agentware/middleware/detail/json_values.hpp>
 
+#include "../support/json_errors.hpp"
+
 #include <agentware/middleware/deep_subagents.hpp>
 #include <agentware/middleware/filesystem.hpp>
 #include <agentware/middleware/todo.hpp>
@@ -25,15 +27,6 @@ inline message task_call(std::string id, std::string type, std::string descripti
 }
 
 inline const tool_schema& task_schema(const deep_subagents& m) { return m.tools().at(0)->schema(); }
-
-inline std::string error_of(std::string_view json) {
-    try {
-        (void)boost::json::value_to<deep_subagents_options>(boost::json::parse(json));
-    } catch (const json_error& e) {
-        return e.what();
-    }
-    return "no error";
-}
 
 } // namespace deep_subagents_test
 
@@ -207,14 +200,18 @@ TEST_CASE("deep_subagents options from JSON", "[middleware][deep_subagents][opti
     CHECK(again.subagents[0].description == "Reviews.");
     CHECK(again.max_concurrent == 2);
 
-    CHECK_THAT(error_of(R"({"bogus": 1})"), Catch::StartsWith("deep_subagents.bogus: unknown key"));
-    CHECK_THAT(error_of(R"({"subagents": [{"name": "a"}]})"), Catch::Contains("description"));
-    CHECK_THAT(error_of(R"({"subagents": [{"name": "a", "description": "d", "tool": []}]})"),
+    CHECK_THAT(test_support::read_error<deep_subagents_options>(R"({"bogus": 1})"),
+               Catch::StartsWith("deep_subagents.bogus: unknown key"));
+    CHECK_THAT(test_support::read_error<deep_subagents_options>(R"({"subagents": [{"name": "a"}]})"),
+               Catch::Contains("description"));
+    CHECK_THAT(test_support::read_error<deep_subagents_options>(
+                   R"({"subagents": [{"name": "a", "description": "d", "tool": []}]})"),
                Catch::Contains("tool: unknown key"));
-    CHECK_THAT(error_of(R"({"max_concurrent": 0})"),
+    CHECK_THAT(test_support::read_error<deep_subagents_options>(R"({"max_concurrent": 0})"),
                Catch::StartsWith("deep_subagents.max_concurrent: must be at least 1"));
     CHECK_THAT(
-        error_of(R"({"subagents": [{"name": "a", "description": "d"}, {"name": "a", "description": "e"}]})"),
+        test_support::read_error<deep_subagents_options>(
+            R"({"subagents": [{"name": "a", "description": "d"}, {"name": "a", "description": "e"}]})"),
         Catch::Contains("two subagents are named \"a\""));
 }
 

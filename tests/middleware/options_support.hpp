@@ -3,7 +3,7 @@
 
 // Helpers for the tests of JSON forms (the middlewares' options, the state fields).
 
-#include <agentware/json/reader.hpp>
+#include "../support/json_errors.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value_to.hpp>
@@ -15,16 +15,7 @@ namespace options_test {
 
 using namespace agentware;
 
-// The message of the json_error that reading `text` as T throws ("" when none).
-template <class T>
-inline std::string read_error(std::string_view text) {
-    try {
-        (void)boost::json::value_to<T>(boost::json::parse(text));
-    } catch (const json_error& e) {
-        return e.what();
-    }
-    return {};
-}
+using test_support::read_error;
 
 } // namespace options_test
 

@@ -1,6 +1,8 @@
 // make_deep_agent: the deep chain, its summarization, the tool policy applied, the options.
 #include <agentware/presets/deep_agent.hpp>
 
+#include "../support/json_errors.hpp"
+
 #include "../agent/support.hpp"
 
 #include <agentware/middleware/detail/json_values.hpp>
@@ -28,15 +30,6 @@ namespace deep_agent_test {
 using namespace agentware;
 
 inline std::vector<std::string> tool_names(const recorded_request& r) { return r.tool_names; }
-
-inline std::string deep_error(std::string_view json) {
-    try {
-        (void)boost::json::value_to<deep_agent_options>(boost::json::parse(json));
-    } catch (const json_error& e) {
-        return e.what();
-    }
-    return "no error";
-}
 
 struct deep_agent_test_marker {
     std::shared_ptr<int> calls = std::make_shared<int>(0);
@@ -290,14 +283,17 @@ TEST_CASE("deep agent options from JSON", "[deep_agent][options]") {
                     .summarization);
     CHECK(boost::json::value_to<deep_agent_options>(boost::json::parse(R"({"conversation_history_dir": ""})"))
               .conversation_history_dir.empty());
-    CHECK_THAT(deep_error(R"({"summarization": {"keep": {"type": "turns", "value": 1}}})"),
+    CHECK_THAT(test_support::read_error<deep_agent_options>(
+                   R"({"summarization": {"keep": {"type": "turns", "value": 1}}})"),
                Catch::StartsWith("deep_agent.summarization.keep.type"));
 
-    CHECK_THAT(deep_error(R"({"bogus": 1})"), Catch::StartsWith("deep_agent.bogus: unknown key"));
-    CHECK_THAT(deep_error(R"({"filesystem": {"grep_max_cnt": 1}})"),
+    CHECK_THAT(test_support::read_error<deep_agent_options>(R"({"bogus": 1})"),
+               Catch::StartsWith("deep_agent.bogus: unknown key"));
+    CHECK_THAT(test_support::read_error<deep_agent_options>(R"({"filesystem": {"grep_max_cnt": 1}})"),
                Catch::StartsWith("deep_agent.filesystem.grep_max_cnt: unknown key"));
-    CHECK_THAT(deep_error(R"({"policy": {"sandbox": 3}})"), Catch::StartsWith("deep_agent.policy.sandbox"));
-    CHECK_THAT(deep_error(R"({"subagents": {"max_turns": 0}})"),
+    CHECK_THAT(test_support::read_error<deep_agent_options>(R"({"policy": {"sandbox": 3}})"),
+               Catch::StartsWith("deep_agent.policy.sandbox"));
+    CHECK_THAT(test_support::read_error<deep_agent_options>(R"({"subagents": {"max_turns": 0}})"),
                Catch::StartsWith("deep_agent.subagents.max_turns: must be at least 1"));
 }
 

@@ -1,6 +1,8 @@
 // The tool policy: expanded against the capability catalog, and its JSON form.
 #include <agentware/presets/tool_policy.hpp>
 
+#include "../support/json_errors.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <boost/json/parse.hpp>
@@ -10,22 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace tool_policy_test {
-
 using namespace agentware;
-
-inline std::string policy_error(std::string_view json) {
-    try {
-        (void)boost::json::value_to<tool_policy>(boost::json::parse(json));
-    } catch (const json_error& e) {
-        return e.what();
-    }
-    return "no error";
-}
-
-} // namespace tool_policy_test
-
-using namespace tool_policy_test;
 
 TEST_CASE("a tool policy expands against the catalog", "[deep_agent][tool_policy]") {
     tool_policy p;
@@ -99,11 +86,12 @@ TEST_CASE("a tool policy in JSON", "[deep_agent][tool_policy][options]") {
     CHECK(p.sandbox_image == "alpine:3");
     CHECK(boost::json::value_to<tool_policy>(boost::json::value_from(p)) == p);
 
-    CHECK_THAT(policy_error(R"({"approval": {}})"), Catch::StartsWith("policy.approval: unknown key"));
-    CHECK_THAT(policy_error(R"({"approvals": {"shell": "maybe"}})"),
+    CHECK_THAT(test_support::read_error<tool_policy>(R"({"approval": {}})"),
+               Catch::StartsWith("policy.approval: unknown key"));
+    CHECK_THAT(test_support::read_error<tool_policy>(R"({"approvals": {"shell": "maybe"}})"),
                Catch::StartsWith("policy.approvals.shell: expected \"allow\", \"ask\" or \"deny\""));
-    CHECK_THAT(policy_error(R"({"sandbox": "docker"})"),
+    CHECK_THAT(test_support::read_error<tool_policy>(R"({"sandbox": "docker"})"),
                Catch::StartsWith("policy.sandbox: expected \"off\" or \"container\""));
-    CHECK_THAT(policy_error(R"({"disabled_tools": "delete"})"),
+    CHECK_THAT(test_support::read_error<tool_policy>(R"({"disabled_tools": "delete"})"),
                Catch::StartsWith("policy.disabled_tools: expected an array"));
 }

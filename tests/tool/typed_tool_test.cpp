@@ -1,9 +1,11 @@
-// Typed tools: the JSON Schema generated from a described struct, the
-// conversion of arguments into it, and both through agent rounds in the
-// blocking and the coroutine loop.
+// Typed tools (tool/typed_tool.hpp): a callable taking a described struct,
+// through agent rounds in the blocking and the coroutine loop. (The schema
+// and the conversion have test files of their own.)
+#include <agentware/tool/typed_tool.hpp>
 
 #include "../agent/run_async.hpp"
 #include "../agent/support.hpp"
+#include "typed_support.hpp"
 
 #include <agentware/agent/async_loop.hpp>
 
@@ -18,8 +20,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/describe/class.hpp>
-#include <boost/describe/enum.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -33,86 +33,10 @@
 namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace agentware;
+using typed::parse;
 using strings = std::vector<std::string>;
 
-// At namespace scope: BOOST_DESCRIBE_* must follow the type in its own namespace.
-namespace typed {
-
-enum class unit { celsius, fahrenheit };
-BOOST_DESCRIBE_ENUM(unit, celsius, fahrenheit)
-
-struct point {
-    double x = 0;
-    double y = 0;
-};
-BOOST_DESCRIBE_STRUCT(point, (), (x, y))
-
-struct every_kind {
-    bool flag;
-    int count;
-    std::uint16_t small;
-    double ratio;
-    std::string name;
-    std::optional<int> limit;
-    std::vector<std::string> tags;
-    point origin;
-    unit units;
-    std::vector<point> path;
-    json::value anything;
-    json::object extra;
-    json::array raw;
-};
-BOOST_DESCRIBE_STRUCT(every_kind, (),
-                      (flag, count, small, ratio, name, limit, tags, origin, units, path, anything, extra,
-                       raw))
-
-struct add_args {
-    int a = 0;
-    int b = 0;
-    static constexpr member_description descriptions[] = {{"a", "The first addend."},
-                                                          {"b", "The second addend."}};
-};
-BOOST_DESCRIBE_STRUCT(add_args, (), (a, b))
-
-struct all_optional {
-    std::optional<std::string> query;
-    std::optional<std::vector<unit>> units;
-};
-BOOST_DESCRIBE_STRUCT(all_optional, (), (query, units))
-
-struct nap_args {
-    int ms = 0;
-    std::string note;
-};
-BOOST_DESCRIBE_STRUCT(nap_args, (), (ms, note))
-
-struct base_args {
-    std::string id;
-};
-BOOST_DESCRIBE_STRUCT(base_args, (), (id))
-struct derived_args : base_args {
-    bool force = false;
-};
-BOOST_DESCRIBE_STRUCT(derived_args, (base_args), (force))
-
-// Its schema would be infinite: refused at compile time.
-struct tree {
-    std::string name;
-    std::vector<tree> children;
-};
-BOOST_DESCRIBE_STRUCT(tree, (), (name, children))
-
-} // namespace typed
-
 namespace {
-
-json::value parse(std::string_view text) { return json::parse(text); }
-
-template <class T>
-std::string problems(std::string_view args) {
-    T out{};
-    return read_arguments(json::parse(args).as_object(), out).value_or("");
-}
 
 double product(typed::point p) { return p.x * p.y; }
 
@@ -133,152 +57,6 @@ auto nap_tool() {
 }
 
 } // namespace
-
-TEST_CASE("the schema of each kind of member", "[tool][typed]") {
-    const json::object schema = json_schema_of<typed::every_kind>();
-    const json::value point =
-        parse(R"({"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},
-                                        "required":["x","y"],"additionalProperties":false})");
-    const auto& props = schema.at("properties").as_object();
-    CHECK(schema.at("type") == "object");
-    CHECK(schema.at("additionalProperties") == false);
-    CHECK(props.at("flag") == parse(R"({"type":"boolean"})"));
-    CHECK(props.at("count") == parse(R"({"type":"integer"})"));
-    CHECK(props.at("small") == parse(R"({"type":"integer","minimum":0})"));
-    CHECK(props.at("ratio") == parse(R"({"type":"number"})"));
-    CHECK(props.at("name") == parse(R"({"type":"string"})"));
-    CHECK(props.at("limit") == parse(R"({"type":"integer"})")); // optional: same schema, not required
-    CHECK(props.at("tags") == parse(R"({"type":"array","items":{"type":"string"}})"));
-    CHECK(props.at("origin") == point);
-    CHECK(props.at("units") == parse(R"({"type":"string","enum":["celsius","fahrenheit"]})"));
-    CHECK(props.at("path") == json::value{{"type", "array"}, {"items", point}});
-    CHECK(props.at("anything") == json::object{});
-    CHECK(props.at("extra") == parse(R"({"type":"object"})"));
-    CHECK(props.at("raw") == parse(R"({"type":"array"})"));
-    // Members in declaration order; every one required but the optional one.
-    CHECK(schema.at("required") == parse(R"(["flag","count","small","ratio","name","tags","origin","units",
-                                            "path","anything","extra","raw"])"));
-}
-
-TEST_CASE("member descriptions, structs without required members, inherited members", "[tool][typed]") {
-    CHECK(json_schema_of<typed::add_args>() == parse(R"({"type":"object","properties":{
-                      "a":{"type":"integer","description":"The first addend."},
-                      "b":{"type":"integer","description":"The second addend."}},
-                    "required":["a","b"],"additionalProperties":false})"));
-    // No "required" at all rather than an empty list.
-    CHECK(json_schema_of<typed::all_optional>() ==
-          parse(R"({"type":"object","properties":{"query":{"type":"string"},
-                    "units":{"type":"array","items":{"type":"string","enum":["celsius","fahrenheit"]}}},
-                    "additionalProperties":false})"));
-    const json::object derived = json_schema_of<typed::derived_args>();
-    CHECK(derived.at("required") == parse(R"(["id","force"])"));
-}
-
-TEST_CASE("what has no schema is known at compile time", "[tool][typed]") {
-    STATIC_REQUIRE(detail::has_json_schema<std::vector<typed::point>>());
-    STATIC_REQUIRE_FALSE(detail::has_json_schema<int*>());
-    STATIC_REQUIRE_FALSE(detail::has_json_schema<char>());
-    STATIC_REQUIRE_FALSE(detail::has_json_schema<std::vector<const char*>>());
-    STATIC_REQUIRE(arguments_struct<typed::add_args>);
-    STATIC_REQUIRE_FALSE(arguments_struct<json::object>);
-    STATIC_REQUIRE(detail::descriptions_name_members<typed::add_args>());
-    STATIC_REQUIRE(detail::members_hold<typed::tree, typed::tree>());
-    STATIC_REQUIRE_FALSE(detail::members_hold<typed::every_kind, typed::every_kind>());
-    STATIC_REQUIRE(detail::members_hold<typed::point, typed::every_kind>());
-}
-
-TEST_CASE("the generated schema drives the validator", "[tool][typed]") {
-    const json::object schema = json_schema_of<typed::every_kind>();
-    const detail::schema_index index(schema);
-    const json::object good = parse(R"({"flag":true,"count":-3,"small":7,"ratio":0.5,"name":"n","tags":["a"],
-                                        "origin":{"x":1,"y":2},"units":"celsius","path":[],"anything":null,
-                                        "extra":{},"raw":[1]})")
-                                  .as_object();
-    CHECK_FALSE(validate_arguments(schema, good, &index));
-    // An optional member is left out, not sent as null (the reader alone would take null as absent).
-    json::object with_null = good;
-    with_null["limit"] = nullptr;
-    CHECK(validate_arguments(schema, with_null, &index) ==
-          R"(argument "limit" must be an integer (got null))");
-    json::object bad = good;
-    bad["units"] = "kelvin";
-    bad["small"] = -1;
-    bad["typo"] = 1;
-    bad.erase("flag");
-    bad["origin"].as_object().erase("y");
-    const std::string problem = validate_arguments(schema, bad, &index).value_or("");
-    CHECK_THAT(problem, Catch::Contains("missing required argument \"flag\""));
-    CHECK_THAT(problem, Catch::Contains("missing required argument \"origin.y\""));
-    CHECK_THAT(problem, Catch::Contains("argument \"small\" must be"));
-    CHECK_THAT(problem, Catch::Contains("argument \"units\" must be one of"));
-    CHECK_THAT(problem, Catch::Contains("unexpected argument \"typo\""));
-}
-
-TEST_CASE("arguments are read into the struct", "[tool][typed]") {
-    typed::every_kind out{};
-    const auto problem = read_arguments(parse(R"({"flag":true,"count":-3,"small":7.0,"ratio":2,"name":"n",
-                                                  "limit":null,"tags":["a","b"],"origin":{"x":1,"y":2.5},
-                                                  "units":"fahrenheit","path":[{"x":0,"y":1}],
-                                                  "anything":[1,"two"],"extra":{"k":1},"raw":[true]})")
-                                            .as_object(),
-                                        out);
-    REQUIRE_FALSE(problem);
-    CHECK(out.flag);
-    CHECK(out.count == -3);
-    CHECK(out.small == 7); // 7.0 is an integer to JSON Schema, so to the reader
-    CHECK(out.ratio == 2.0);
-    CHECK(out.name == "n");
-    CHECK_FALSE(out.limit); // null reads as absent
-    CHECK(out.tags == strings{"a", "b"});
-    CHECK(out.origin.y == 2.5);
-    CHECK(out.units == typed::unit::fahrenheit);
-    REQUIRE(out.path.size() == 1);
-    CHECK(out.path[0].y == 1.0);
-    CHECK(out.anything == parse(R"([1,"two"])"));
-    CHECK(out.extra.at("k") == 1);
-    CHECK(out.raw == parse("[true]"));
-
-    typed::all_optional none{};
-    none.query = "stale";
-    CHECK_FALSE(read_arguments(json::object{}, none));
-    CHECK_FALSE(none.query); // absent: reset, whatever the struct held
-
-    typed::derived_args derived{};
-    CHECK_FALSE(read_arguments(parse(R"({"id":"x","force":true})").as_object(), derived));
-    CHECK(derived.id == "x");
-    CHECK(derived.force);
-}
-
-TEST_CASE("arguments that do not convert are named with their path", "[tool][typed]") {
-    CHECK(problems<typed::add_args>(R"({"a":"1","b":2})") ==
-          R"(argument "a" must be an integer (got string "1"))");
-    CHECK(problems<typed::add_args>(R"({"a":1})") == R"(missing required argument "b")");
-    CHECK(problems<typed::add_args>(R"({"a":1,"b":2,"c":3})") ==
-          R"(unexpected argument "c" (expected "a", "b"))");
-    CHECK(problems<typed::add_args>(R"({"a":1.5,"b":2})") ==
-          R"(argument "a" must be an integer (got number 1.5))");
-    CHECK(problems<typed::add_args>(R"({"a":4294967296,"b":2})") ==
-          R"(argument "a" must be an integer from -2147483648 to 2147483647 (got 4294967296))");
-    CHECK(problems<typed::every_kind>(R"({"flag":1,"count":0,"small":-1,"ratio":"x","name":null,"tags":[1],
-                                         "origin":[],"units":"kelvin","path":[{"x":1}],"anything":0,
-                                         "extra":[],"raw":{}})") ==
-          R"(argument "flag" must be a boolean (got integer 1); )"
-          R"(argument "small" must be an integer from 0 to 65535 (got -1); )"
-          R"(argument "ratio" must be a number (got string "x"); )"
-          R"(argument "name" must be a string (got null); )"
-          R"(argument "tags[0]" must be a string (got integer 1); )"
-          R"(argument "origin" must be an object (got array of 0 items); )"
-          R"(argument "units" must be one of "celsius", "fahrenheit" (got string "kelvin"); )"
-          R"(missing required argument "path[0].y"; )"
-          R"(argument "extra" must be an object (got array of 0 items); )"
-          R"(argument "raw" must be an array (got empty object))");
-    // As the validator does: ten problems listed, the rest counted.
-    std::string many = "{";
-    for (int i = 0; i < 13; ++i)
-        many += fmt::format(R"({}"k{}":0)", i ? "," : "", i);
-    many += R"(,"a":1,"b":2})";
-    CHECK_THAT(problems<typed::add_args>(many), Catch::EndsWith("; and 3 more problems"));
-}
 
 TEST_CASE("a typed tool in an agent round: converted arguments, and errors the model can read",
           "[tool][typed][agent]") {

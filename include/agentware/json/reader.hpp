@@ -192,13 +192,16 @@ std::string json_choice_list(const Names& names, NameOf name_of) {
     return out;
 }
 
+[[noreturn]] inline void throw_not_a_choice(std::string_view path, const std::string& names,
+                                            std::string_view text) {
+    throw json_error(std::string(path), detail::format("expected {}, got \"{}\"", names, text));
+}
+
 template <class Choices>
 auto json_choose_from(std::string_view path, std::string_view text, const Choices& choices) {
     for (const auto& [name, value] : choices)
         if (name == text) return value;
-    throw json_error(std::string(path),
-                     detail::format("expected {}, got \"{}\"",
-                                    json_choice_list(choices, [](const auto& c) { return c.first; }), text));
+    throw_not_a_choice(path, json_choice_list(choices, [](const auto& c) { return c.first; }), text);
 }
 
 } // namespace detail
@@ -221,10 +224,8 @@ inline void json_check_choice(std::string_view path, std::string_view text,
                               std::initializer_list<std::string_view> names) {
     for (std::string_view name : names)
         if (name == text) return;
-    throw json_error(std::string(path),
-                     detail::format("expected {}, got \"{}\"",
-                                    detail::json_choice_list(names, [](std::string_view c) { return c; }),
-                                    text));
+    detail::throw_not_a_choice(path, detail::json_choice_list(names, [](std::string_view c) { return c; }),
+                               text);
 }
 
 /// Reads the keys of one JSON object. Every key a member function names

@@ -13,6 +13,7 @@
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/middleware/detail/bubblewrap.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/presets/deerflow.hpp>
 #include <agentware/subagents/chain.hpp>
@@ -623,6 +624,11 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
     if (!setup.model_factory) throw lead_agent_error("make_lead_agent: the setup has no model factory");
     any_chat_model model = setup.model_factory(out.model.model.name, out.model.thinking_enabled);
     deerflow_pipeline chain = make_lead_chain(config, request, out.model.model, setup.skills);
+    // A sandbox that cannot isolate here is refused now, not at the first bash call.
+    if (const auto* s = chain.get<sandbox>(); s && s->options().isolated())
+        if (auto why = detail::bubblewrap_unavailable_cached(s->options().isolation))
+            throw lead_agent_error(
+                detail::format("sandbox.use: the isolated sandbox cannot run on this machine: {}", *why));
     const auto& obj = config.get_object();
     lead_tools tools = assemble_lead_tools(config, request, chain, setup, nullptr);
     // MCP tools (§6 step 5): after the configured tools and the built-ins; the subagents get them too.

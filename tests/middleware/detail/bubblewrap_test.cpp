@@ -11,11 +11,17 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include <arpa/inet.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace agentware;
 namespace fs = std::filesystem;
@@ -50,6 +56,118 @@ bool process_with_arg_exists(std::string_view arg) {
             return true;
     }
     return false;
+}
+
+// Tries, from inside the sandbox, every way out the kernel's own settings and
+// the host's processes offer. Each file is only opened for writing, never
+// written: a test must not change a host setting even when the sandbox fails.
+// Prints one line per success and, last, how many kernel settings it tried.
+std::string kernel_escape_script(const std::string& marker) {
+    return fmt::format(
+        R"(n=0
+while IFS= read -r -d '' f; do
+  n=$((n+1))
+  if {{ exec 3>>"$f"; }} 2>/dev/null; then echo "OPENED $f"; exec 3>&-; fi
+done < <(find /proc/sys /sys -type f -perm /222 -print0 2>/dev/null)
+for f in /proc/sysrq-trigger /proc/sys/kernel/core_pattern /proc/sys/kernel/modprobe /proc/sys/vm/drop_caches /proc/sys/kernel/hostname; do
+  [ -e "$f" ] || continue
+  if {{ exec 3>>"$f"; }} 2>/dev/null; then echo "OPENED $f"; exec 3>&-; fi
+done
+for p in /proc/self/root /proc/1/root; do
+  for d in "" /etc /usr /mnt/user-data /proc/sys/kernel; do
+    if {{ exec 3>>"$p$d/{0}"; }} 2>/dev/null; then echo "CREATED $p$d/{0}"; exec 3>&-; fi
+  done
+done
+mount -t tmpfs none /tmp 2>/dev/null && echo "MOUNTED tmpfs"
+mount -o remount,rw /usr 2>/dev/null && echo "REMOUNTED /usr"
+unshare --user true 2>/dev/null && echo "UNSHARED user"
+unshare --mount true 2>/dev/null && echo "UNSHARED mount"
+unshare --user --map-root-user --mount sh -c 'mount -t tmpfs none /usr' 2>/dev/null && echo "MOUNTED in a user namespace"
+hostname agentware-escape 2>/dev/null && echo "SET hostname"
+[ -e /proc/{1} ] && echo "SEES host process {1}"
+kill -0 {1} 2>/dev/null && echo "SIGNALS host process {1}"
+if command -v perl >/dev/null; then
+  perl -e 'exit(syscall($ARGV[0], 16, $ARGV[1], 0, 0) == 0 ? 0 : 1)' {2} {1} 2>/dev/null && echo "PTRACED host process {1}"
+fi
+echo "tried $n"
+)",
+        marker, ::getpid(), SYS_ptrace);
+}
+
+// What the host must still look like after the script ran.
+void check_host_untouched(const std::string& marker, const std::string& hostname_before) {
+    for (const fs::path& p : {fs::path("/") / marker, fs::path("/etc") / marker, fs::path("/usr") / marker})
+        CHECK_FALSE(fs::exists(p));
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    CHECK(std::string(name) == hostname_before);
+}
+
+// The script's verdict: no line but the count, and enough settings tried to
+// show /proc/sys was there to try.
+void check_no_escape(const std::string& out) {
+    INFO("inside the sandbox: " << out);
+    REQUIRE(out.starts_with("tried "));
+    CHECK(std::stoi(out.substr(6)) > 100);
+    CHECK(out.find('\n') == out.size() - 1);
+}
+
+std::string host_name() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    return name;
+}
+
+// Runs `command` in the isolated sandbox from a child process that has become
+// `uid`:`gid` (agentware started by a normal user); the thread's directories
+// are handed to that user first. Empty optional and a warning when bwrap
+// cannot make an unprivileged user namespace here.
+std::optional<std::string> run_as_user(dftest::sandbox_env& env, const std::string& command, uid_t uid,
+                                       gid_t gid) {
+    for (const fs::path& dir : {env.ws(), env.outputs(), env.uploads()})
+        fs::create_directories(dir);
+    for (auto& e : fs::recursive_directory_iterator(env.base.path))
+        ::lchown(e.path().c_str(), uid, gid);
+    ::chown(env.base.path.c_str(), uid, gid);
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::close(pipe_fds[0]);
+        std::string reply;
+        if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) {
+            reply = "UNAVAILABLE: could not become the user";
+        } else if (auto why = detail::bubblewrap_unavailable()) {
+            reply = "UNAVAILABLE: " + *why;
+        } else {
+            const auto r = detail::run_isolated(command, env.paths, isolation_options{},
+                                                std::chrono::seconds(60), 1 << 20);
+            reply = !r.failure.empty() ? "FAILED: " + r.failure
+                    : r.exit_code != 0 ? detail::format("EXIT {}: {}{}", r.exit_code, r.out.data, r.err.data)
+                                       : r.out.data;
+        }
+        std::size_t done = 0;
+        while (done < reply.size()) {
+            const ssize_t n = ::write(pipe_fds[1], reply.data() + done, reply.size() - done);
+            if (n <= 0) break;
+            done += static_cast<std::size_t>(n);
+        }
+        ::_exit(0);
+    }
+    ::close(pipe_fds[1]);
+    std::string reply;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;)
+        reply.append(buf, static_cast<std::size_t>(n));
+    ::close(pipe_fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (reply.starts_with("UNAVAILABLE: ")) {
+        WARN("skipped: the isolated sandbox cannot run as a normal user here: " << reply.substr(13));
+        return std::nullopt;
+    }
+    return reply;
 }
 
 } // namespace
@@ -181,6 +299,63 @@ TEST_CASE("limits: memory and time", "[middleware][isolated_sandbox]") {
     CHECK(bash(env, "sleep 30").find("Command timed out after 2 seconds") != std::string::npos);
 }
 
+TEST_CASE("escape: the kernel's settings and the host's processes are out of reach",
+          "[middleware][isolated_sandbox]") {
+    if (!isolation_works()) return;
+    dftest::sandbox_env env(isolated(std::chrono::seconds(60)));
+    const std::string marker = "agentware-kernel-escape-" + std::to_string(::getpid());
+    const std::string hostname_before = host_name();
+    check_no_escape(bash(env, kernel_escape_script(marker)));
+    check_host_untouched(marker, hostname_before);
+}
+
+TEST_CASE("escape: started by root, the command is an unprivileged user", "[middleware][isolated_sandbox]") {
+    if (!isolation_works()) return;
+    if (::geteuid() != 0) {
+        WARN("skipped: agentware is not running as root here (the normal user's case is the test above)");
+        return;
+    }
+    dftest::sandbox_env env(isolated());
+    // A file the agent's own tools wrote (as root) stays writable for bash.
+    dftest::write(env.ws() / "notes.txt", "by the agent\n");
+    // No groups, no capabilities (permitted, effective, inheritable, ambient).
+    CHECK(bash(env, "id -u; id -g; id -G; grep -c -E '^Cap(Inh|Prm|Eff|Amb):\\s+0+$' /proc/self/status; "
+                    "echo more >> notes.txt && cat notes.txt; touch made") ==
+          "65534\n65534\n65534\n4\nby the agent\nmore\n");
+    struct stat st {};
+    REQUIRE(::stat((env.ws() / "made").c_str(), &st) == 0);
+    CHECK(st.st_uid == 65534);
+    CHECK(st.st_gid == 65534);
+    // Another user, as configured.
+    sandbox_options o = isolated();
+    o.isolation.uid = 4321;
+    o.isolation.gid = 4322;
+    dftest::sandbox_env other(o);
+    CHECK(bash(other, "id -u; id -g") == "4321\n4322\n");
+}
+
+TEST_CASE("escape: started by a normal user, the same ways out are closed",
+          "[middleware][isolated_sandbox]") {
+    if (!isolation_works()) return;
+    if (::geteuid() != 0) {
+        WARN("skipped here: this test is already running as a normal user (see the test above)");
+        return;
+    }
+    dftest::sandbox_env env(isolated());
+    const std::string marker = "agentware-user-escape-" + std::to_string(::getpid());
+    const std::string hostname_before = host_name();
+    const auto out = run_as_user(env, kernel_escape_script(marker), 4242, 4242);
+    if (!out) return;
+    check_no_escape(*out);
+    check_host_untouched(marker, hostname_before);
+    // The command is that user on the host: what it makes belongs to 4242.
+    const auto made = run_as_user(env, "touch /mnt/user-data/workspace/made && id -u", 4242, 4242);
+    REQUIRE(made);
+    struct stat st {};
+    REQUIRE(::stat((env.ws() / "made").c_str(), &st) == 0);
+    CHECK(st.st_uid == 4242);
+}
+
 TEST_CASE("sandbox use: isolated from configuration, and bad values",
           "[middleware][isolated_sandbox][options]") {
     auto o = boost::json::value_to<sandbox_options>(
@@ -198,6 +373,14 @@ TEST_CASE("sandbox use: isolated from configuration, and bad values",
     CHECK_THROWS_WITH(
         boost::json::value_to<sandbox_options>(boost::json::parse(R"({"isolation":{"net":true}})")),
         Catch::Contains("sandbox.isolation.net"));
+    CHECK_THROWS_WITH(
+        boost::json::value_to<sandbox_options>(boost::json::parse(R"({"isolation":{"uid":0}})")),
+        Catch::Contains("sandbox.isolation.uid: must not be 0"));
+    CHECK_THROWS_WITH(
+        boost::json::value_to<sandbox_options>(boost::json::parse(R"({"isolation":{"gid":0}})")),
+        Catch::Contains("sandbox.isolation.gid: must not be 0"));
+    CHECK(boost::json::value_to<sandbox_options>(boost::json::parse(R"({"isolation":{"uid":1000}})"))
+              .isolation.uid == 1000);
     auto chain =
         make_deerflow_pipeline(boost::json::parse(R"({"thread_data":true,"sandbox":{"use":"isolated"}})"));
     REQUIRE(chain.get<sandbox>());
@@ -294,4 +477,22 @@ TEST_CASE("the bash subagent is hidden and refused when host bash is not allowed
           "sandbox.allow_host_bash: true only in a fully trusted local environment.");
     // The lead's model was asked twice (the delegation, then its answer); no subagent ran.
     CHECK(run.requests.size() == 2);
+}
+
+TEST_CASE("the lead agent refuses, at start, an isolated sandbox that cannot run here",
+          "[middleware][isolated_sandbox][lead_agent]") {
+    dftest::temp_dir base;
+    boost::json::object config =
+        boost::json::parse(R"({"models": [{"name": "m", "provider": "openai", "model": "x"}]})").as_object();
+    config["thread_data"] = boost::json::object{{"base_dir", base.path.string()}};
+    config["sandbox"] =
+        boost::json::parse(R"({"use": "isolated", "isolation": {"bwrap": "/nonexistent/bwrap"}})");
+    lead_agent_setup setup;
+    setup.model_factory = [](std::string_view, bool) { return any_chat_model(scripted_model({})); };
+    CHECK_THROWS_WITH(make_lead_agent(config, lead_agent_request{}, setup),
+                      Catch::Contains("sandbox.use: the isolated sandbox cannot run on this machine") &&
+                          Catch::Contains("/nonexistent/bwrap was not found"));
+    // The local sandbox needs nothing of the machine.
+    config["sandbox"] = boost::json::parse(R"({"use": "local"})");
+    CHECK_NOTHROW(make_lead_agent(config, lead_agent_request{}, setup));
 }

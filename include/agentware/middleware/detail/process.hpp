@@ -75,11 +75,14 @@ struct process_limits {
     std::uint64_t file_size_bytes = 0;     ///< RLIMIT_FSIZE
     std::uint64_t processes = 0;           ///< RLIMIT_NPROC (not enforced for root: use the cgroup)
     int cgroup_procs_fd = -1;
+    /// An open descriptor the program receives as descriptor 3 (-1 = none):
+    /// how bwrap is handed its seccomp filter.
+    int passed_fd = -1;
 };
 
 namespace process_detail {
 
-// Async-signal-safe: only setrlimit, getpid and write.
+// Async-signal-safe: only setrlimit, getpid, write, fcntl and dup2.
 inline void apply_limits_in_child(const process_limits& l) {
     auto set = [](int resource, std::uint64_t value) {
         if (value == 0) return;
@@ -100,6 +103,11 @@ inline void apply_limits_in_child(const process_limits& l) {
         for (int k = 0; k < n; ++k)
             text[k] = digits[n - 1 - k];
         if (::write(l.cgroup_procs_fd, text, static_cast<std::size_t>(n)) < 0) ::_exit(126);
+    }
+    if (l.passed_fd >= 0) {
+        // dup2 onto itself would keep close-on-exec set.
+        const int moved = l.passed_fd == 3 ? ::fcntl(3, F_SETFD, 0) : ::dup2(l.passed_fd, 3);
+        if (moved < 0) ::_exit(126);
     }
 }
 

@@ -443,13 +443,24 @@ inline int run_lead(const run_options& o) {
     }
 
     const boost::json::value config(sections);
+    // A scripted run's helpers answer from the script (memory's worker too:
+    // from the lead's script it would take the lead's answers).
+    std::optional<detail::helper_models> helpers;
+    if (script) {
+        helpers.emplace(script->helpers);
+        setup.attach_helpers = [&helpers, &script](deerflow_pipeline& chain) {
+            detail::attach_helper_models(chain, *helpers);
+            if (auto* m = chain.get<memory>()) {
+                const auto it = script->helpers.helper_models.find("memory");
+                auto worker = scripted_model::with_failures(
+                    it == script->helpers.helper_models.end() ? std::vector<scripted_step>{} : it->second);
+                m->manager()->set_model([worker](const chat_request& r) mutable { return worker.invoke(r); });
+            }
+        };
+    }
     lead_agent la = make_lead_agent(config, request, setup);
     for (const auto& w : la.warnings)
         std::fprintf(stderr, "agentware: warning: %s\n", w.c_str());
-    if (script) {
-        detail::helper_models helpers(script->helpers);
-        detail::attach_helper_models(la.agent->middleware(), helpers);
-    }
     std::filesystem::create_directories(o.threads_dir);
     la.agent->use_checkpointer(file_checkpointer(o.threads_dir));
 
@@ -512,6 +523,13 @@ inline int run_lead(const run_options& o) {
         }
     }
     if (mcp_kit) mcp_kit->close();
+    // The conversation's memory is extracted before the program ends (DeerFlow
+    // drains its queue on shutdown, within memory.shutdown_flush_timeout_seconds).
+    if (auto* m = la.agent->middleware().get<memory>(); m && !m->manager()->shutdown())
+        std::fprintf(stderr,
+                     "agentware: warning: memory: updates still pending after %.0f s "
+                     "(memory.shutdown_flush_timeout_seconds) were not saved\n",
+                     m->manager()->options().shutdown_flush_timeout_seconds);
     return status;
 }
 

@@ -52,6 +52,12 @@ struct moderation_options {
     std::string exit_behavior = "end"; ///< "end", "error" or "replace"
     /// Placeholders {categories}, {category_scores} (JSON), {original_content}. Empty: LangChain's text.
     std::string violation_message;
+    /// The endpoint the lead agent builds the check from (make_lead_agent):
+    /// its base URL ("/moderations" is appended) and the variable holding its
+    /// key (empty: a server that needs none). Code that calls set_check
+    /// ignores them.
+    std::string base_url = "https://api.openai.com/v1";
+    std::string api_key_env = "OPENAI_API_KEY";
     /// The endpoint call (code only): text -> result. Throws on failure (the run fails with it).
     std::function<moderation_result(const std::string& text, const std::string& model)> check;
 
@@ -64,7 +70,8 @@ struct moderation_options {
     friend bool operator==(const moderation_options& a, const moderation_options& b) {
         return a.model == b.model && a.check_input == b.check_input && a.check_output == b.check_output &&
                a.check_tool_results == b.check_tool_results && a.exit_behavior == b.exit_behavior &&
-               a.violation_message == b.violation_message;
+               a.violation_message == b.violation_message && a.base_url == b.base_url &&
+               a.api_key_env == b.api_key_env;
     }
 };
 
@@ -186,10 +193,13 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
                              {"check_output", o.check_output},
                              {"check_tool_results", o.check_tool_results},
                              {"exit_behavior", o.exit_behavior},
-                             {"violation_message", o.violation_message}};
+                             {"violation_message", o.violation_message},
+                             {"base_url", o.base_url},
+                             {"api_key_env", o.api_key_env}};
 }
 /// Reads langchain_openai's names (`model`, `check_input`, `check_output`,
-/// `check_tool_results`, `exit_behavior`, `violation_message`); the check is given in code.
+/// `check_tool_results`, `exit_behavior`, `violation_message`) and the endpoint
+/// (`base_url`, `api_key_env`) the lead agent builds the check from.
 inline moderation_options tag_invoke(boost::json::value_to_tag<moderation_options>,
                                      const boost::json::value& jv) {
     json_reader r(jv, std::string(moderation_options::config_section));
@@ -200,6 +210,8 @@ inline moderation_options tag_invoke(boost::json::value_to_tag<moderation_option
         .read("check_tool_results", o.check_tool_results)
         .read("exit_behavior", o.exit_behavior)
         .read("violation_message", o.violation_message)
+        .read("base_url", o.base_url)
+        .read("api_key_env", o.api_key_env)
         .reject_unknown_keys();
     r.validate(o);
     return o;

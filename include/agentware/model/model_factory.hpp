@@ -165,14 +165,43 @@ inline model_settings read_settings(const boost::json::value& v, std::string pat
     return s;
 }
 
-/// The provider a DeerFlow model entry's `use` (a LangChain class) talks to.
-inline std::string deerflow_model_provider(std::string_view use) {
-    const std::string_view cls = use.substr(use.find(':') == std::string_view::npos ? 0 : use.find(':') + 1);
-    if (use.starts_with("langchain_anthropic:") || cls.find("Anthropic") != std::string_view::npos ||
-        cls.find("Claude") != std::string_view::npos)
-        return "anthropic";
-    if (use.starts_with("langchain_deepseek:")) return "deepseek";
-    return "openai"; // ChatOpenAI, DeerFlow's patched OpenAI-compatible classes
+/// A model class DeerFlow's configuration names by `use`, and the endpoint
+/// agentware talks to for it. A class whose provider has no endpoint of its
+/// own that we know needs the entry's base URL: a key is never sent to a host
+/// the entry did not name.
+struct deerflow_model_class {
+    std::string_view use;
+    std::string_view provider;   ///< one of provider_presets
+    bool needs_base_url;         ///< no default endpoint: the entry must give one
+    std::string_view url_suffix; ///< appended to the entry's base URL when missing (Ollama's "/v1")
+};
+
+inline constexpr deerflow_model_class deerflow_model_classes[] = {
+    {"langchain_openai:ChatOpenAI", "openai", false, ""},
+    {"deerflow.models.patched_openai:PatchedChatOpenAI", "openai", false, ""},
+    {"langchain_anthropic:ChatAnthropic", "anthropic", false, ""},
+    {"deerflow.models.claude_provider:ClaudeChatModel", "anthropic", false, ""},
+    {"langchain_deepseek:ChatDeepSeek", "deepseek", false, ""},
+    {"deerflow.models.patched_deepseek:PatchedChatDeepSeek", "deepseek", false, ""},
+    {"langchain_ollama:ChatOllama", "ollama", false, "/v1"},
+    {"deerflow.models.vllm_provider:VllmChatModel", "vllm", false, ""},
+    {"deerflow.models.mindie_provider:MindIEChatModel", "openai", true, ""},
+    {"deerflow.models.patched_mimo:PatchedChatMiMo", "openai", true, ""},
+    {"deerflow.models.patched_minimax:PatchedChatMiniMax", "openai", true, ""},
+    {"deerflow.models.patched_stepfun:PatchedChatStepFun", "openai", true, ""},
+};
+
+inline const deerflow_model_class* find_deerflow_model_class(std::string_view use) {
+    for (const auto& c : deerflow_model_classes)
+        if (c.use == use) return &c;
+    return nullptr;
+}
+
+inline std::string deerflow_model_class_names() {
+    std::string out;
+    for (const auto& c : deerflow_model_classes)
+        out += (out.empty() ? "" : ", ") + std::string(c.use);
+    return out;
 }
 
 /// A model entry of DeerFlow's config.yaml (`use: langchain_openai:ChatOpenAI`,
@@ -186,12 +215,24 @@ inline model_config read_deerflow_model_config(const boost::json::value& v, cons
     if (c.info.name.empty()) throw json_error(r.path_of("name"), "missing");
     r.skip("display_name").skip("description").skip("context_window").skip("pricing");
     const std::string use = r.required<std::string>("use");
-    c.info.provider = deerflow_model_provider(use);
+    const deerflow_model_class* cls = find_deerflow_model_class(use);
+    if (cls == nullptr)
+        throw json_error(r.path_of("use"), detail::format("unknown model class \"{}\" (known: {})", use,
+                                                          deerflow_model_class_names()));
+    c.info.provider = std::string(cls->provider);
     c.info.model = r.optional<std::string>("model").value_or("");
     if (c.info.model.empty()) throw json_error(r.path_of("model"), "missing (the provider's model id)");
     r.read("supports_vision", c.info.supports_vision).read("supports_thinking", c.info.supports_thinking);
     for (std::string_view key : {"base_url", "api_base", "openai_api_base"})
         if (auto url = r.optional<std::string>(key)) c.base_url = *url;
+    if (cls->needs_base_url && c.base_url.empty())
+        throw json_error(r.path_of("base_url"),
+                         detail::format("missing ({} has no default endpoint; name its server)", use));
+    if (!cls->url_suffix.empty() && !c.base_url.empty()) {
+        while (c.base_url.ends_with('/'))
+            c.base_url.pop_back();
+        if (!c.base_url.ends_with(cls->url_suffix)) c.base_url += cls->url_suffix;
+    }
     if (auto key = r.optional<std::string>("api_key")) {
         c.api_key_env = "";
         if (!key->empty())

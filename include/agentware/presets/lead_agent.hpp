@@ -15,6 +15,7 @@
 #include <agentware/detail/format.hpp>
 #include <agentware/middleware/detail/bubblewrap.hpp>
 #include <agentware/model/any_chat_model.hpp>
+#include <agentware/model/openai_moderation_client.hpp>
 #include <agentware/presets/deerflow.hpp>
 #include <agentware/subagents/chain.hpp>
 #include <agentware/subagents/executor.hpp>
@@ -136,6 +137,12 @@ struct lead_agent_setup {
     /// Runs each delegation's agent; empty: DeerFlow's subagent chain
     /// (make_deerflow_subagent_runner) from the configuration.
     subagent_runner subagent_runner_override;
+    /// Gives the chain's helper middlewares (title, summarization, memory,
+    /// model_fallback, llm_tool_selector, tool_emulator, moderation) what they
+    /// call; empty: detail::wire_lead_helpers (the models their sections name,
+    /// made by model_factory, and moderation's endpoint). Scripted runs give
+    /// scripted helpers here.
+    std::function<void(deerflow_pipeline&)> attach_helpers;
 };
 
 /// A configuration that cannot make a lead agent (DeerFlow's ValueError).
@@ -612,6 +619,81 @@ struct lead_agent {
     }
 };
 
+namespace detail {
+
+// The configured models' names, as an error lists them.
+inline std::string lead_model_names(const std::vector<lead_model_entry>& models) {
+    std::string out;
+    for (const auto& m : models)
+        out += (out.empty() ? "" : ", ") + m.name;
+    return out;
+}
+
+/// Gives the chain's helper middlewares the models their sections name, made
+/// by the same factory as the lead's, and moderation its endpoint; a name
+/// that is not configured, or a section that cannot work without code, is a
+/// json_error naming its key now rather than a failure at the first run.
+/// What a caller already gave (a model, a check) is kept.
+inline void wire_lead_helpers(deerflow_pipeline& chain, const boost::json::object& config,
+                              const lead_model_factory& factory) {
+    const auto models = lead_models(config);
+    auto named = [&](const std::string& name, const std::string& path) {
+        if (std::none_of(models.begin(), models.end(), [&](const auto& m) { return m.name == name; }))
+            throw json_error(path, detail::format("no model named \"{}\" is configured (models: {})", name,
+                                                  lead_model_names(models)));
+        return factory(name, false);
+    };
+    if (auto* s = chain.get<summarization>(); s && !s->model && s->options().model_name)
+        s->model = named(*s->options().model_name, "summarization.model_name");
+    if (auto* t = chain.get<title>(); t && !t->model && t->options().model_name)
+        t->model = named(*t->options().model_name, "title.model_name");
+    if (auto* s = chain.get<llm_tool_selector>(); s && !s->model && s->options().model)
+        s->model = named(*s->options().model, "llm_tool_selector.model");
+    if (auto* e = chain.get<tool_emulator>(); e && !e->model && e->options().model)
+        e->model = named(*e->options().model, "tool_emulator.model");
+    if (auto* f = chain.get<model_fallback>(); f && f->models().empty()) {
+        std::vector<any_chat_model> fallbacks;
+        const auto& names = f->options().models;
+        for (std::size_t i = 0; i < names.size(); ++i)
+            fallbacks.push_back(named(names[i], detail::format("model_fallback.models[{}]", i)));
+        f->set_models(std::move(fallbacks));
+    }
+    // Memory's worker: backend_config.model naming a configured model, else the
+    // app's default model (the first configured), as DeerFlow's reference does.
+    if (auto* m = chain.get<memory>()) {
+        const boost::json::object& spec = m->manager()->options().backend_config.model;
+        const std::string path = "memory.backend_config.model";
+        std::optional<std::string> name;
+        for (const char* key : {"model_name", "name"})
+            if (const auto* v = spec.if_contains(key)) {
+                if (!v->is_string()) json_type_error(json_path(path, key), "a model name", *v);
+                name = std::string(v->get_string());
+            }
+        if (!name && !spec.empty())
+            throw json_error(path, "give model_name, one of the configured models (" +
+                                       lead_model_names(models) +
+                                       "): agentware makes helper models from models[] only");
+        if (name || !models.empty()) {
+            any_chat_model worker =
+                name ? named(*name, json_path(path, "model_name")) : factory(models.front().name, false);
+            m->manager()->set_model(
+                [worker](const chat_request& request) mutable { return worker.invoke(request); });
+        }
+    }
+    if (auto* m = chain.get<moderation>(); m && !m->options().check) {
+        openai_moderation_config endpoint;
+        endpoint.base_url = m->options().base_url;
+        endpoint.api_key_env = m->options().api_key_env;
+        try {
+            m->set_check(openai_moderation_client(std::move(endpoint)));
+        } catch (const std::exception& e) {
+            throw json_error("moderation", e.what());
+        }
+    }
+}
+
+} // namespace detail
+
 /// Builds the lead agent of one request from the configuration (an object of
 /// DeerFlow's sections: `models`, `tools`, `agent`, `subagents`, the chain's
 /// sections). Throws lead_agent_error when no model is configured, json_error
@@ -624,6 +706,10 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
     if (!setup.model_factory) throw lead_agent_error("make_lead_agent: the setup has no model factory");
     any_chat_model model = setup.model_factory(out.model.model.name, out.model.thinking_enabled);
     deerflow_pipeline chain = make_lead_chain(config, request, out.model.model, setup.skills);
+    if (setup.attach_helpers)
+        setup.attach_helpers(chain);
+    else
+        detail::wire_lead_helpers(chain, config.get_object(), setup.model_factory);
     // A sandbox that cannot isolate here is refused now, not at the first bash call.
     if (const auto* s = chain.get<sandbox>(); s && s->options().isolated())
         if (auto why = detail::bubblewrap_unavailable_cached(s->options().isolation))

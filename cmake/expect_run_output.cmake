@@ -2,7 +2,7 @@
 # WORKDIR (emptied first unless KEEP is set),
 # with INPUT as its standard input when given, and succeeds only if it exits
 # with STATUS (default 0), its output (stdout and stderr together) contains
-# every one of PATTERNS, and FILE (relative to WORKDIR) contains
+# every one of PATTERNS and none of ABSENT, and FILE (relative to WORKDIR) contains
 # every one of FILE_PATTERNS when those are given.
 if(NOT KEEP)
   file(REMOVE_RECURSE ${WORKDIR})
@@ -29,6 +29,12 @@ foreach(pattern IN LISTS PATTERNS)
   string(FIND "${out}" "${pattern}" pos)
   if(pos EQUAL -1)
     message(FATAL_ERROR "the output lacks \"${pattern}\":\n${out}")
+  endif()
+endforeach()
+foreach(pattern IN LISTS ABSENT)
+  string(FIND "${out}" "${pattern}" pos)
+  if(NOT pos EQUAL -1)
+    message(FATAL_ERROR "the output has \"${pattern}\":\n${out}")
   endif()
 endforeach()
 if(FILE)

@@ -16,6 +16,7 @@
 #include <agentware/config/yaml.hpp>
 #include <agentware/mcp/config.hpp>
 #include <agentware/mcp/tools.hpp>
+#include <agentware/middleware/deerflow_web_tools.hpp>
 #include <agentware/model/model_factory.hpp>
 #include <agentware/presets/lead_agent.hpp>
 #include <agentware/skills/skills.hpp>
@@ -68,6 +69,8 @@ options:
       --thinking        thinking on (the model must support it)
       --plan            plan mode (write_todos)
       --no-subagents    no `task` tool
+      --subagents WHICH whose streamed text is shown: all (default), none, or a
+                        comma list of subagent types (general-purpose,bash,...)
       --script FILE     offline: the model answers from FILE, {"model": [...],
                         "models": {"subagent:<task call id>": [...], "title": [...]}}
                         (the replay format's model lists)
@@ -84,12 +87,27 @@ struct run_options {
     bool thinking = false;
     bool plan = false;
     bool subagents = true;
+    agentware::subagent_stream_filter subagent_streams;
     std::vector<std::string> words;
 };
 
 struct run_usage_error {
     std::string what;
 };
+
+// --subagents: all, none, or the subagent types whose streams are shown.
+inline agentware::subagent_stream_filter parse_subagent_streams(std::string_view text) {
+    if (text == "all") return agentware::subagent_stream_filter::all();
+    if (text == "none") return agentware::subagent_stream_filter::none();
+    std::vector<std::string> types;
+    for (std::size_t at = 0; at <= text.size();) {
+        const auto comma = std::min(text.find(',', at), text.size());
+        if (comma == at) throw run_usage_error{fmt::format("--subagents: an empty name in \"{}\"", text)};
+        types.emplace_back(text.substr(at, comma - at));
+        at = comma + 1;
+    }
+    return agentware::subagent_stream_filter::only(std::move(types));
+}
 
 inline run_options parse_run_options(const std::vector<std::string>& args) {
     run_options o;
@@ -119,6 +137,8 @@ inline run_options parse_run_options(const std::vector<std::string>& args) {
             o.plan = true;
         else if (a == "--no-subagents")
             o.subagents = false;
+        else if (a == "--subagents")
+            o.subagent_streams = parse_subagent_streams(value());
         else if (a == "--") {
             o.words.insert(o.words.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
             break;
@@ -329,23 +349,37 @@ public:
             return v->is_string() ? std::string(v->get_string()) : boost::json::serialize(*v);
         };
         const std::string type = str("type");
+        const std::string task = str("task_id");
+        if (type == "subagent_token") {
+            stream_subagent(task, str("text"));
+            return;
+        }
+        if (type.starts_with("task_")) flush_subagent(task);
         if (type == "task_started")
-            line(fmt::format("  [subagent {}] started: {}", str("task_id"), str("description")));
+            line(fmt::format("  [subagent {}] started: {}", task, str("description")));
         else if (type == "task_running") {
+            // A step: its text was shown as it streamed; else it is shown here.
+            bool streamed = false;
+            {
+                std::lock_guard lock(mutex_);
+                streamed = std::exchange(subagents_[task].streamed, false);
+            }
             std::string what;
             if (const auto* m = e.if_contains("message"); m && m->is_object()) {
                 const auto& o = m->get_object();
-                if (const auto* c = o.if_contains("content"); c && c->is_string()) what = c->get_string();
+                if (const auto* c = o.if_contains("content"); c && c->is_string() && !streamed)
+                    what = c->get_string();
                 if (const auto* t = o.if_contains("tool_calls");
                     t && t->is_array() && !t->get_array().empty())
                     what += (what.empty() ? "" : " ") + std::string("(calls tools)");
             }
-            line(fmt::format("  [subagent {}] working: {}", str("task_id"), one_line(what, 120)));
+            if (!what.empty()) line(fmt::format("  [subagent {}] working: {}", task, one_line(what, 120)));
         } else if (type == "task_completed")
-            line(fmt::format("  [subagent {}] completed: {}", str("task_id"), one_line(str("result"), 160)));
+            line(fmt::format("  [subagent {}] completed: {}", task, one_line(str("result"), 160)));
         else if (type.starts_with("task_"))
-            line(fmt::format("  [subagent {}] {}: {}", str("task_id"), type.substr(5),
-                             one_line(str("error"), 160)));
+            line(fmt::format("  [subagent {}] {}: {}", task, type.substr(5), one_line(str("error"), 160)));
+        else if (type == "subagent_reasoning" || type == "subagent_event")
+            return; // its thinking, and its own chain's events: not shown
         else if (!type.empty())
             line(fmt::format("  [{}]", type));
     }
@@ -357,8 +391,42 @@ public:
     }
 
 private:
+    // A subagent's streamed text, shown a line at a time under its task id
+    // (delegations run side by side: their tokens interleave).
+    struct subagent_text {
+        std::string pending;   ///< the line not yet ended
+        bool streamed = false; ///< text arrived since its last step
+    };
+
+    void stream_subagent(const std::string& task, std::string_view text) {
+        std::vector<std::string> lines;
+        {
+            std::lock_guard lock(mutex_);
+            auto& s = subagents_[task];
+            s.streamed = s.streamed || !text.empty();
+            s.pending += text;
+            for (auto nl = s.pending.find('\n'); nl != std::string::npos; nl = s.pending.find('\n')) {
+                lines.push_back(s.pending.substr(0, nl));
+                s.pending.erase(0, nl + 1);
+            }
+        }
+        for (const auto& l : lines)
+            line(fmt::format("  [subagent {}] {}", task, l));
+    }
+    void flush_subagent(const std::string& task) {
+        std::string rest;
+        {
+            std::lock_guard lock(mutex_);
+            auto it = subagents_.find(task);
+            if (it == subagents_.end()) return;
+            rest = std::exchange(it->second.pending, {});
+        }
+        if (!rest.empty()) line(fmt::format("  [subagent {}] {}", task, rest));
+    }
+
     std::mutex mutex_;
     std::map<std::string, std::string> calls_;
+    std::map<std::string, subagent_text> subagents_;
     bool at_line_start_ = true;
 };
 
@@ -388,6 +456,7 @@ inline int run_lead(const run_options& o) {
     if (!o.script.empty()) script = detail::load_run_script(o.script);
 
     lead_agent_setup setup;
+    setup.tool_factories = deerflow_community_tools(); // the `use:` names of DeerFlow's web tools
     std::optional<model_registry> registry;
     if (script) {
         setup.model_factory = [lead = script->lead](std::string_view, bool) { return any_chat_model(lead); };
@@ -461,6 +530,7 @@ inline int run_lead(const run_options& o) {
     lead_agent la = make_lead_agent(config, request, setup);
     for (const auto& w : la.warnings)
         std::fprintf(stderr, "agentware: warning: %s\n", w.c_str());
+    std::fprintf(stderr, "agentware: tools: %s\n", fmt::format("{}", fmt::join(la.tool_names, ", ")).c_str());
     std::filesystem::create_directories(o.threads_dir);
     la.agent->use_checkpointer(file_checkpointer(o.threads_dir));
 
@@ -488,6 +558,7 @@ inline int run_lead(const run_options& o) {
             cfg.stream.on_text = [&](std::string_view d) { out.text(d); };
             cfg.stream.on_event = [&](const boost::json::object& e) { out.event(e); };
             cfg.on_update = [&](const agent_update& u) { out.update(u); };
+            cfg.subagent_streams = o.subagent_streams;
             cfg.stop = watch.begin([&] { la.agent->model().cancel(); });
             auto r = la.agent->invoke(agent_input(std::move(input)), la.config(std::move(cfg)));
             const bool stopped = watch.end();

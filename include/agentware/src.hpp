@@ -9,7 +9,7 @@
 // AGENTWARE_SEPARATE_COMPILATION defined in every translation unit, it also
 // compiles agentware's own non-template code: the HTTP transport and model
 // clients, the model factory, the MCP client, schema validation, the
-// sandbox tools and the web tools, and what every agent uses: messages'
+// sandbox tools and the web tools (DeerFlow's too), and what every agent uses: messages'
 // JSON forms, the message list's merge rule and ids, copies of a message,
 // tool sets, the loop's non-template steps and its tool threads, the
 // coroutine that runs blocking code from asynchronous code and back, and
@@ -27,6 +27,7 @@
 #include <agentware/message/impl/id.ipp>
 #include <agentware/message/impl/json.ipp>
 #include <agentware/message/impl/message.ipp>
+#include <agentware/middleware/impl/deerflow_web_tools.ipp>
 #include <agentware/middleware/impl/sandbox_tools.ipp>
 #include <agentware/middleware/impl/web_tools.ipp>
 #include <agentware/model/impl/anthropic_chat_model.ipp>

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <boost/json/parse.hpp>
+
 #include <cmath>
 #include <map>
 #include <optional>
@@ -158,6 +160,68 @@ TEST_CASE("every section agentware lists is one make_deerflow_pipeline reads", "
         boost::json::object config;
         config[section] = false;
         CHECK_NOTHROW(make_deerflow_pipeline(config));
+    }
+}
+
+TEST_CASE("keys DeerFlow defines and agentware does not implement: left out, named once in the warning",
+          "[config][yaml]") {
+    std::vector<std::string> warnings;
+    auto cfg = read_deerflow_config(yaml_to_json("log_level: info\n"
+                                                 "uploads:\n  max_files: 10\n  max_file_size: 52428800\n"
+                                                 "  max_files_per_context_section: 20\n"
+                                                 "sandbox:\n  use: local\n  image: deer:1\n  mounts: []\n"
+                                                 "memory:\n  enabled: false\n  backend_config:\n"
+                                                 "    storage_class: file\n    max_facts: 50\n"),
+                                    [&](std::string_view line) { warnings.emplace_back(line); });
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0] ==
+          "agentware: ignoring configuration sections agentware does not implement: log_level; "
+          "and keys agentware does not implement: uploads.max_files, uploads.max_file_size, "
+          "sandbox.image, sandbox.mounts, memory.backend_config.storage_class");
+    CHECK(cfg.ignored_keys == std::vector<std::string>{"uploads.max_files", "uploads.max_file_size",
+                                                       "sandbox.image", "sandbox.mounts",
+                                                       "memory.backend_config.storage_class"});
+    // What agentware implements stays, and the chain is made from it.
+    CHECK(cfg.sections.at("uploads") == boost::json::parse(R"({"max_files_per_context_section": 20})"));
+    CHECK(cfg.sections.at("memory").at_pointer("/backend_config/max_facts") == 50);
+    CHECK_NOTHROW(make_deerflow_pipeline(cfg.pipeline_sections()));
+
+    // Keys alone: the line names keys only; a file without any says nothing.
+    warnings.clear();
+    read_deerflow_config(yaml_to_json("uploads:\n  max_total_size: 1\n"),
+                         [&](std::string_view line) { warnings.emplace_back(line); });
+    CHECK(warnings ==
+          std::vector<std::string>{"agentware: ignoring configuration keys agentware does not implement: "
+                                   "uploads.max_total_size"});
+    warnings.clear();
+    read_deerflow_config(yaml_to_json("uploads:\n  discover_new_files: true\n"),
+                         [&](std::string_view line) { warnings.emplace_back(line); });
+    CHECK(warnings.empty());
+
+    // A key neither DeerFlow nor agentware knows is still an error naming its path.
+    const std::string typo = yamltest::error_of([] {
+        auto c = read_deerflow_config(yaml_to_json("uploads:\n  max_filez: 10\n"), [](std::string_view) {});
+        make_deerflow_pipeline(c.pipeline_sections());
+    });
+    CHECK(typo.starts_with("uploads.max_filez: unknown key (known: "));
+}
+
+TEST_CASE("every key agentware leaves out is one its readers would refuse", "[config][yaml]") {
+    // The list names only what agentware does not implement: read without the
+    // list, each key is an unknown key of its section.
+    for (std::string_view key : deerflow_unimplemented_keys) {
+        INFO(key);
+        boost::json::value config = boost::json::object{};
+        boost::json::value* at = &config;
+        std::string_view rest = key;
+        for (auto dot = rest.find('.'); dot != std::string_view::npos; dot = rest.find('.')) {
+            at = &at->as_object()[rest.substr(0, dot)];
+            if (!at->is_object()) *at = boost::json::object{};
+            rest.remove_prefix(dot + 1);
+        }
+        at->as_object()[rest] = "x";
+        const std::string e = yamltest::error_of([&] { make_deerflow_pipeline(config.as_object()); });
+        CHECK(e.starts_with(std::string(key) + ": unknown key"));
     }
 }
 

@@ -344,9 +344,8 @@ TEST_CASE("bash is refused unless host bash is allowed", "[middleware][sandbox][
     CHECK(
         env.text("bash", R"({"description":"d","command":"echo hi"})") ==
         "Error: Host bash execution is disabled for LocalSandboxProvider because it is not a secure sandbox "
-        "boundary. Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: "
-        "true only "
-        "in a fully trusted local environment.");
+        "boundary. Switch to the isolated sandbox (sandbox.use: isolated) for isolated bash access, or set "
+        "sandbox.allow_host_bash: true only in a fully trusted local environment.");
     std::vector<std::string> names;
     for (auto& t : sandbox().tools())
         names.push_back(t->schema().name);

@@ -4,6 +4,7 @@
 
 #include "lead_agent_support.hpp"
 
+#include <agentware/middleware/deerflow_web_tools.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/presets/deerflow_factory.hpp>
 #include <agentware/tool/make_tool.hpp>
@@ -427,6 +428,46 @@ TEST_CASE("lead agent: concurrent requests with different switches see their own
     CHECK(tools[1] == std::vector<std::string>{"task"});
     CHECK(chains[0] == std::vector<std::string>{"todo", "clarification"});
     CHECK(chains[1] == std::vector<std::string>{"subagent_limit", "clarification"});
+}
+
+TEST_CASE("lead agent: DeerFlow's community tools from their entries; an unknown use lists what is supported",
+          "[lead_agent]") {
+    auto config = boost::json::parse(two_models).as_object();
+    // The stock config.yaml's tools: the web tools, and the sandbox's by name.
+    config["tools"] = boost::json::parse(R"([
+        {"name": "web_search", "group": "web", "use": "deerflow.community.ddg_search.tools:web_search_tool",
+         "max_results": 5},
+        {"name": "web_fetch", "group": "web", "use": "deerflow.community.jina_ai.tools:web_fetch_tool", "timeout": 10},
+        {"name": "image_search", "group": "web", "use": "deerflow.community.image_search.tools:image_search_tool",
+         "max_results": 5},
+        {"name": "ls", "group": "file:read", "use": "deerflow.sandbox.tools:ls_tool"}
+    ])");
+    config["sandbox"] = boost::json::object{{"use", "deerflow.sandbox.local:LocalSandboxProvider"}};
+    scripted_factory f;
+    auto setup = setup_with(f);
+    setup.tool_factories = deerflow_community_tools();
+    lead_agent_request r;
+    auto lead = make_lead_agent(config, r, setup);
+    CHECK(lead.tool_names.at(0) == "web_search");
+    CHECK(lead.tool_names.at(1) == "web_fetch");
+    CHECK(lead.tool_names.at(2) == "image_search");
+    CHECK(std::find(lead.tool_names.begin(), lead.tool_names.end(), "ls") != lead.tool_names.end());
+
+    // The entry's settings reach the factory: a misspelt one is an error naming it.
+    config["tools"].as_array()[1].as_object()["timout"] = 10;
+    CHECK_THROWS_WITH(make_lead_agent(config, r, setup), Catch::StartsWith("tools[1].timout: unknown key"));
+    config["tools"].as_array()[1].as_object().erase("timout");
+
+    // A Python module agentware has no counterpart for: refused, with what is supported.
+    config["tools"].as_array()[0].as_object()["use"] = "deerflow.community.exa.tools:web_search_tool";
+    CHECK_THROWS_WITH(
+        make_lead_agent(config, r, setup),
+        Catch::StartsWith(
+            "tools[0].use: no tool is registered as \"deerflow.community.exa.tools:web_search_tool\" "
+            "(supported: deerflow.community.ddg_search.tools:web_search_tool, "
+            "deerflow.community.image_search.tools:image_search_tool, "
+            "deerflow.community.jina_ai.tools:web_fetch_tool, ") &&
+            Catch::Contains("read_file"));
 }
 
 } // namespace lead_agent_test

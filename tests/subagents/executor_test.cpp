@@ -166,9 +166,9 @@ TEST_CASE("the task tool refuses an unknown type and the bash type without bash"
     r = execute(*ex, {"c2", "d", "p", "bash"});
     CHECK(format_subagent_result_message(r) ==
           "Task failed. Error: Bash subagent is disabled for LocalSandboxProvider because host bash "
-          "execution is "
-          "not a secure sandbox boundary. Switch to AioSandboxProvider for isolated bash access, or set "
-          "sandbox.allow_host_bash: true only in a fully trusted local environment.");
+          "execution is not a secure sandbox boundary. Switch to the isolated sandbox (sandbox.use: "
+          "isolated) for isolated bash access, or set sandbox.allow_host_bash: true only in a fully trusted "
+          "local environment.");
 }
 
 TEST_CASE("a delegation runs a fresh agent that shares the sandbox but not the history", "[subagent]") {

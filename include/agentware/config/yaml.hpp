@@ -285,12 +285,37 @@ inline constexpr std::string_view deerflow_pipeline_config_sections[] = {"input_
 inline constexpr std::string_view deerflow_lead_config_sections[] = {"models", "tools", "tool_groups",
                                                                      "skills", "agent"};
 
+/// The keys DeerFlow defines inside the sections agentware reads that
+/// agentware has no feature for (DeerFlow's gateway, its container sandboxes,
+/// its document conversion, ...). They are left out with one warning, as
+/// whole sections are; any other unknown key stays an error naming its path,
+/// so a misspelt setting is still caught. A test checks that agentware's
+/// readers refuse each one (none is implemented).
+inline constexpr std::string_view deerflow_unimplemented_keys[] = {
+    // The gateway's upload limits and document conversion (uploads router).
+    "uploads.max_files", "uploads.max_file_count", "uploads.max_file_size", "uploads.max_single_file_size",
+    "uploads.max_total_size", "uploads.auto_convert_documents", "uploads.pdf_converter",
+    // The container and remote sandbox providers' settings, and host mounts
+    // (agentware's isolated sandbox is configured by its own keys).
+    "sandbox.image", "sandbox.port", "sandbox.replicas", "sandbox.overflow_policy", "sandbox.acquire_timeout",
+    "sandbox.burst_limit", "sandbox.container_prefix", "sandbox.idle_timeout",
+    "sandbox.health_check_skip_seconds", "sandbox.ownership", "sandbox.mounts", "sandbox.thread_data_mounts",
+    "sandbox.environment", "sandbox.provisioner_api_key",
+    // DeerMem's storage plumbing: pluggable storage classes, user scoping,
+    // the manifest, cross-process locks and the eviction audit log.
+    "memory.backend_config.storage_class", "memory.backend_config.strict_user_scope",
+    "memory.backend_config.manifest_filename", "memory.backend_config.file_lock_timeout_seconds",
+    "memory.backend_config.eviction_audit_max_entries"};
+
 /// A config.yaml as agentware reads it.
 struct deerflow_config {
     /// The sections agentware reads (as JSON), the others left out.
     boost::json::object sections;
     /// The top-level sections left out, in file order.
     std::vector<std::string> ignored;
+    /// The keys of deerflow_unimplemented_keys the file has (left out of
+    /// `sections`), in the list's order, each once.
+    std::vector<std::string> ignored_keys;
 
     /// The sections make_deerflow_pipeline takes (the lead agent's own left out).
     boost::json::object pipeline_sections() const {
@@ -303,8 +328,23 @@ struct deerflow_config {
     }
 };
 
+namespace detail {
+
+// Removes the key at `path` (dotted, under `v`); true when it was there.
+inline bool strip_config_key(boost::json::value& v, std::string_view path) {
+    auto* o = v.if_object();
+    if (!o) return false;
+    const auto dot = path.find('.');
+    if (dot == std::string_view::npos) return o->erase(path) > 0;
+    auto* child = o->if_contains(path.substr(0, dot));
+    return child && strip_config_key(*child, path.substr(dot + 1));
+}
+
+} // namespace detail
+
 /// Splits a configuration object into the sections agentware reads and the
-/// rest; `warn` gets one line naming the rest (nothing when there is none).
+/// rest, and leaves out the keys of deerflow_unimplemented_keys; `warn` gets
+/// one line naming what was left out (nothing when there is none).
 inline deerflow_config read_deerflow_config(const boost::json::value& config,
                                             const std::function<void(std::string_view)>& warn = {}) {
     deerflow_config out;
@@ -323,10 +363,20 @@ inline deerflow_config read_deerflow_config(const boost::json::value& config,
         else
             out.ignored.emplace_back(kv.key());
     }
-    if (!out.ignored.empty()) {
-        const std::string line =
-            detail::format("agentware: ignoring configuration sections agentware does not implement: {}",
-                           fmt::join(out.ignored, ", "));
+    for (std::string_view pattern : deerflow_unimplemented_keys) {
+        const auto dot = pattern.find('.');
+        auto* section = out.sections.if_contains(pattern.substr(0, dot));
+        if (section && detail::strip_config_key(*section, pattern.substr(dot + 1)))
+            out.ignored_keys.emplace_back(pattern);
+    }
+    if (!out.ignored.empty() || !out.ignored_keys.empty()) {
+        std::string line = "agentware: ignoring configuration ";
+        if (!out.ignored.empty())
+            line += detail::format("sections agentware does not implement: {}", fmt::join(out.ignored, ", "));
+        if (!out.ignored.empty() && !out.ignored_keys.empty()) line += "; and ";
+        if (!out.ignored_keys.empty())
+            line +=
+                detail::format("keys agentware does not implement: {}", fmt::join(out.ignored_keys, ", "));
         if (warn)
             warn(line);
         else

@@ -147,12 +147,13 @@ inline sandbox_options tag_invoke(boost::json::value_to_tag<sandbox_options>, co
 
 namespace detail {
 
+// DeerFlow's text, except that it names agentware's isolated sandbox where
+// DeerFlow names its AioSandboxProvider, which agentware does not have
+// (docs/middleware/sandbox.md).
 inline constexpr std::string_view text_host_bash_disabled =
     "Error: Host bash execution is disabled for LocalSandboxProvider because it is not a secure sandbox "
-    "boundary. "
-    "Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: true only in a "
-    "fully "
-    "trusted local environment.";
+    "boundary. Switch to the isolated sandbox (sandbox.use: isolated) for isolated bash access, or set "
+    "sandbox.allow_host_bash: true only in a fully trusted local environment.";
 
 inline constexpr std::string_view description_parameter =
     R"("description":{"type":"string","description":"Why you make this call, in a few words. ALWAYS PROVIDE THIS PARAMETER FIRST."})";

@@ -115,6 +115,14 @@ struct lead_agent_setup {
     /// Tools by `use` (DeerFlow's "module:attr") or, failing that, by name:
     /// the configuration's `tools` entries name them.
     std::map<std::string, std::shared_ptr<tool_interface>, std::less<>> tool_registry;
+    /// Tools made from their `tools:` entry (its settings, e.g. `max_results`),
+    /// by `use`; tried before tool_registry. DeerFlow's community web tools:
+    /// `deerflow_community_tools()` of <agentware/middleware/deerflow_web_tools.hpp>.
+    std::map<std::string,
+             std::function<std::shared_ptr<tool_interface>(const boost::json::object& entry,
+                                                           std::string_view path)>,
+             std::less<>>
+        tool_factories;
     /// The skills block of the system prompt, inserted as it is after the
     /// role. Empty: `skills_prompt_section(*skills, ...)` when `skills` is
     /// set, else no skills block.
@@ -430,6 +438,20 @@ struct lead_tools {
 
 namespace detail {
 
+// What a `tools:` entry may name: the factories' and the registry's `use`
+// names, and the tools the chain brings (DeerFlow's sandbox tools by name).
+inline std::string lead_supported_tools(const lead_tools& tools, const lead_agent_setup& setup) {
+    std::string out;
+    auto add = [&](std::string_view n) { out += (out.empty() ? "" : ", ") + std::string(n); };
+    for (const auto& kv : setup.tool_factories)
+        add(kv.first);
+    for (const auto& kv : setup.tool_registry)
+        add(kv.first);
+    for (const auto& n : tools.chain)
+        add(n);
+    return out.empty() ? std::string("none") : out;
+}
+
 inline bool lead_host_bash_allowed(const deerflow_pipeline& chain) {
     const auto* s = chain.get<sandbox>();
     return s && s->options().offers_bash(); // isolated, or host bash allowed (whatever `use` spells local as)
@@ -475,17 +497,24 @@ inline lead_tools assemble_lead_tools(const boost::json::value& config, const le
                                                  group) == profile.tool_groups->end())
                 continue;
             if (!host_bash && (group == "bash" || use == "deerflow.sandbox.tools:bash_tool")) continue;
-            auto it = setup.tool_registry.find(use);
-            if (it == setup.tool_registry.end()) it = setup.tool_registry.find(name);
-            if (it == setup.tool_registry.end()) {
+            std::shared_ptr<tool_interface> tool;
+            if (auto f = setup.tool_factories.find(use); !use.empty() && f != setup.tool_factories.end()) {
+                tool = f->second(*e, path);
+            } else if (auto it = setup.tool_registry.find(use); it != setup.tool_registry.end()) {
+                tool = it->second;
+            } else if (auto by_name = setup.tool_registry.find(name); by_name != setup.tool_registry.end()) {
+                tool = by_name->second;
+            } else {
                 if (seen(name)) continue; // brought by the chain (a sandbox tool)
                 throw json_error(detail::json_path(path, use.empty() ? "name" : "use"),
-                                 detail::format("no tool is registered as \"{}\"", use.empty() ? name : use));
+                                 detail::format("no tool is registered as \"{}\" (supported: {})",
+                                                use.empty() ? name : use,
+                                                detail::lead_supported_tools(out, setup)));
             }
-            if (!name.empty() && it->second->schema().name != name)
+            if (!name.empty() && tool->schema().name != name)
                 out.warnings.push_back(detail::format("{}: configured as \"{}\", the tool is named \"{}\"",
-                                                      path, name, it->second->schema().name));
-            add(it->second, "configured");
+                                                      path, name, tool->schema().name));
+            add(std::move(tool), "configured");
         }
     }
     if (task && request.subagent_enabled) add(std::move(task), "built-in");

@@ -115,11 +115,13 @@ inline constexpr std::string_view bash_prompt =
     "shell and the file tools. Run commands one step at a time, check their output, and end with a concise "
     "report of what you ran and what it printed that matters.";
 
-// Text kept for parity with DeerFlow (reference §5.12).
+// DeerFlow's text (reference §5.12), except that it names agentware's
+// isolated sandbox where DeerFlow names its AioSandboxProvider, which
+// agentware does not have (docs/subagents.md).
 inline constexpr std::string_view bash_subagent_disabled =
     "Bash subagent is disabled for LocalSandboxProvider because host bash execution is not a secure sandbox "
-    "boundary. Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: true "
-    "only in a fully trusted local environment.";
+    "boundary. Switch to the isolated sandbox (sandbox.use: isolated) for isolated bash access, or set "
+    "sandbox.allow_host_bash: true only in a fully trusted local environment.";
 
 inline subagent_type read_custom_subagent(const boost::json::value& jv, std::string path) {
     json_reader r(jv, std::move(path));

@@ -469,12 +469,12 @@ TEST_CASE("the bash subagent is hidden and refused when host bash is not allowed
         isolated_sandbox_test::run_bash_subagent(base.path, R"({"use": "local"})", "echo hi", false);
     CHECK(std::find(run.subagent_types.begin(), run.subagent_types.end(), "bash") ==
           run.subagent_types.end());
-    // Text kept for parity with DeerFlow (reference §5.12).
+    // DeerFlow's text, naming agentware's isolated sandbox (docs/subagents.md).
     CHECK(run.task_result ==
           "Task failed. Error: Bash subagent is disabled for LocalSandboxProvider because host bash "
-          "execution is "
-          "not a secure sandbox boundary. Switch to AioSandboxProvider for isolated bash access, or set "
-          "sandbox.allow_host_bash: true only in a fully trusted local environment.");
+          "execution is not a secure sandbox boundary. Switch to the isolated sandbox (sandbox.use: "
+          "isolated) for isolated bash access, or set sandbox.allow_host_bash: true only in a fully trusted "
+          "local environment.");
     // The lead's model was asked twice (the delegation, then its answer); no subagent ran.
     CHECK(run.requests.size() == 2);
 }

@@ -20,7 +20,8 @@ class AgentwareConan(ConanFile):
     # yaml-cpp; a program without them needs neither.
     options = {"with_https": [True, False], "with_yaml": [True, False]}
     default_options = {"with_https": True, "with_yaml": True}
-    exports_sources = "CMakeLists.txt", "LICENSE", "cmake/*", "include/*"
+    # What package() needs: the CMake project, its package config template, the headers.
+    exports_sources = "CMakeLists.txt", "LICENSE", "cmake/agentwareConfig.cmake.in", "include/*"
     no_copy_source = True
 
     def requirements(self):

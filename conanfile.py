@@ -3,6 +3,7 @@ import os
 from conan import ConanFile
 from conan.tools.build import check_min_cppstd
 from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
+from conan.tools.files import copy
 
 required_conan_version = ">=2.0"
 
@@ -19,7 +20,8 @@ class AgentwareConan(ConanFile):
     # yaml-cpp; a program without them needs neither.
     options = {"with_https": [True, False], "with_yaml": [True, False]}
     default_options = {"with_https": True, "with_yaml": True}
-    exports_sources = "CMakeLists.txt", "cmake/*", "include/*"
+    # What package() needs: the CMake project, its package config template, the headers.
+    exports_sources = "CMakeLists.txt", "LICENSE", "cmake/agentwareConfig.cmake.in", "include/*"
     no_copy_source = True
 
     def requirements(self):
@@ -49,6 +51,7 @@ class AgentwareConan(ConanFile):
         cmake.configure(variables={"AGENTWARE_BUILD_TESTS": "OFF", "AGENTWARE_BUILD_EXAMPLES": "OFF",
                                    "AGENTWARE_INSTALL": "ON"})
         cmake.install()
+        copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
 
     def package_id(self):
         # Header-only: one package for every configuration (with_https and
@@ -62,15 +65,22 @@ class AgentwareConan(ConanFile):
         # The components carry the CMake package's target names; the whole package is agentware::all.
         self.cpp_info.set_property("cmake_target_name", "agentware::all")
         # The CMake package's targets: agentware::agentware, the HTTP model
-        # clients' agentware::https (OpenSSL), and config.yaml's and the skills'
-        # agentware::yaml (yaml-cpp). (Separate compilation: define
-        # AGENTWARE_SEPARATE_COMPILATION in the consumer.)
+        # clients' agentware::https (OpenSSL), config.yaml's and the skills'
+        # agentware::yaml (yaml-cpp), and agentware::separate_compilation (the
+        # library compiled once, in the consumer's file that includes <agentware/src.hpp>).
         core = self.cpp_info.components["core"]
         core.set_property("cmake_target_name", "agentware::agentware")
         core.bindirs = []
         core.libdirs = []
         core.requires = ["boost::boost", "fmt::fmt"]
         core.system_libs = ["pthread"]
+        separate = self.cpp_info.components["separate_compilation"]
+        separate.set_property("cmake_target_name", "agentware::separate_compilation")
+        separate.bindirs = []
+        separate.libdirs = []
+        separate.includedirs = []
+        separate.defines = ["AGENTWARE_SEPARATE_COMPILATION"]
+        separate.requires = ["core"]
         if self.options.get_safe("with_https", True):
             https = self.cpp_info.components["https"]
             https.set_property("cmake_target_name", "agentware::https")
@@ -83,8 +93,11 @@ class AgentwareConan(ConanFile):
             yaml.bindirs = []
             yaml.libdirs = []
             yaml.requires = ["core", "yaml-cpp::yaml-cpp"]
-        # With platform-provided dependencies, let find_package load the
-        # package's own config, which finds Boost, fmt, OpenSSL and yaml-cpp itself.
+        # With platform-provided dependencies ([platform_requires] in the
+        # profile), which CMakeDeps generates nothing for, let find_package
+        # load the package's own config, which finds Boost, fmt, OpenSSL and
+        # yaml-cpp itself. The toolchain puts the components' builddirs (not
+        # the package's, once it has components) on CMAKE_PREFIX_PATH.
         if self.conf.get("user.agentware:use_installed_config", default=False, check_type=bool):
             self.cpp_info.set_property("cmake_find_mode", "none")
-            self.cpp_info.builddirs = [os.path.join("share", "agentware", "cmake")]
+            core.builddirs = [os.path.join("share", "agentware", "cmake")]

@@ -17,6 +17,7 @@ packages=(
   libbenchmark-dev               # Google Benchmark
   nodejs npm                     # the MCP reference servers mcp_test runs (tests/mcp)
   bubblewrap                     # the isolated sandbox (bash in namespaces, without Docker)
+  python3-venv                   # the virtual environment of CI's pinned Conan 2 (cmake/conan-test.sh)
 )
 
 missing=()

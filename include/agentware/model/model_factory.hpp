@@ -16,6 +16,7 @@
 #include <boost/json/value.hpp>
 #include <fmt/core.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -122,18 +123,27 @@ inline constexpr provider_preset provider_presets[] = {
     {"llama.cpp", "openai", "http://localhost:8080/v1", ""},
 };
 
-inline const provider_preset* find_preset(std::string_view name) {
-    for (const auto& p : provider_presets)
-        if (p.name == name) return &p;
+// The entry of a constant table whose `field` is `key` (null when none), and
+// the fields of all its entries as an error lists them ("a, b, c").
+template <class Entry, std::size_t N>
+const Entry* find_entry(const Entry (&table)[N], std::string_view Entry::*field, std::string_view key) {
+    for (const auto& e : table)
+        if (e.*field == key) return &e;
     return nullptr;
 }
-
-inline std::string preset_names() {
+template <class Entry, std::size_t N>
+std::string entry_names(const Entry (&table)[N], std::string_view Entry::*field) {
     std::string out;
-    for (const auto& p : provider_presets)
-        out += (out.empty() ? "" : ", ") + std::string(p.name);
+    for (const auto& e : table)
+        out += (out.empty() ? "" : ", ") + std::string(e.*field);
     return out;
 }
+
+inline const provider_preset* find_preset(std::string_view name) {
+    return find_entry(provider_presets, &provider_preset::name, name);
+}
+
+inline std::string preset_names() { return entry_names(provider_presets, &provider_preset::name); }
 
 [[noreturn]] inline void config_fail(std::string_view where, std::string_view why) {
     throw model_error(model_error_kind::configuration,
@@ -192,16 +202,11 @@ inline constexpr deerflow_model_class deerflow_model_classes[] = {
 };
 
 inline const deerflow_model_class* find_deerflow_model_class(std::string_view use) {
-    for (const auto& c : deerflow_model_classes)
-        if (c.use == use) return &c;
-    return nullptr;
+    return find_entry(deerflow_model_classes, &deerflow_model_class::use, use);
 }
 
 inline std::string deerflow_model_class_names() {
-    std::string out;
-    for (const auto& c : deerflow_model_classes)
-        out += (out.empty() ? "" : ", ") + std::string(c.use);
-    return out;
+    return entry_names(deerflow_model_classes, &deerflow_model_class::use);
 }
 
 /// A model entry of DeerFlow's config.yaml (`use: langchain_openai:ChatOpenAI`,

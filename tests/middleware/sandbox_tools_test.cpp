@@ -108,6 +108,17 @@ TEST_CASE("read_file and ls truncate long output with the reference's markers",
     CHECK(detail::utf8_chars(ls) <= 150);
 }
 
+TEST_CASE("write_file on a name the file system refuses gives the system's reason",
+          "[middleware][sandbox][files]") {
+    sandbox_env env;
+    const std::string path = "/mnt/user-data/workspace/" + std::string(300, 'n') + ".txt";
+    const std::string out =
+        env.call("write_file", boost::json::object{{"description", "d"}, {"path", path}, {"content", "x"}})
+            .text();
+    // DeerFlow's open() raises OSError (errno 36); its generic handler words it.
+    CHECK(out == "Error: Failed to write file '" + path + "': OSError: File name too long");
+}
+
 TEST_CASE("write_file refuses oversized single writes but not appends", "[middleware][sandbox][files]") {
     sandbox_env env;
     boost::json::object args{{"description", "d"},

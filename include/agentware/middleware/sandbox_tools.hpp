@@ -570,6 +570,11 @@ inline tool_output write_file_body(sandbox_tool_context& ctx, const boost::json:
                                            "docstring or issue #3189 for the rationale.",
                                            content->size(), max));
     auto r = resolve_model_path(*path, call.paths, path_access::write);
+    // The system's own refusal of the name (too long) is reported as the open()
+    // that DeerFlow's tool makes would report it, not as a denied permission.
+    if (r.os_error == ENAMETOOLONG)
+        return error_output(bounded_error(detail::format("Error: Failed to write file '{}': OSError: {}",
+                                                         *path, std::strerror(r.os_error))));
     if (!r.ok()) return refused(r, denied_write, *path);
     // A virtual path in the content is written as the host path it stands for;
     // one that climbs out of the thread's directories refuses the write.

@@ -211,6 +211,7 @@ inline std::filesystem::path virtual_to_host_path(std::string_view norm, const t
 struct resolved_path {
     std::filesystem::path host; ///< canonical host path (symlinks resolved), inside the thread's roots
     std::string error;          ///< the reason, without the "Error: " prefix; empty when resolved
+    int os_error = 0; ///< the system's errno when the system refused the path itself (a name too long)
 
     bool ok() const noexcept { return error.empty(); }
 };
@@ -276,7 +277,7 @@ inline resolved_path resolve_model_path(std::string_view path, const thread_path
 
     std::error_code ec;
     fs::path canonical = fs::weakly_canonical(host, ec);
-    if (ec) return {{}, detail::format("Invalid path {}: {}", path, ec.message())};
+    if (ec) return {{}, detail::format("Invalid path {}: {}", path, ec.message()), ec.value()};
     if (!inside_thread_roots(canonical, *td)) return {{}, std::string(text_path_traversal)};
     // weakly_canonical leaves a dangling symlink unresolved; creating a file
     // through it would write wherever it points.

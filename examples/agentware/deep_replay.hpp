@@ -89,6 +89,7 @@ inline void hide_file_times(boost::json::value& state) {
 
 /// Runs a scenario whose `agent` is "deep".
 inline replay_result run_deep_scenario(const scenario& sc, const replay_options& options = {}) {
+    seed_ids(detail::scenario_seed(sc));
     const bool temporary = options.base_dir.empty();
     const std::string base_dir = temporary ? detail::make_temp_dir() : options.base_dir;
     struct cleanup {
@@ -100,7 +101,16 @@ inline replay_result run_deep_scenario(const scenario& sc, const replay_options&
     } remove_later{temporary ? base_dir : std::string()};
     if (!sc.files.empty()) throw scenario_error("files: the deep agent's files are given as files_state");
 
-    auto a = make_deep_agent(scripted_model({}), tool_set{}, detail::make_deep_options(sc, base_dir));
+    deep_agent_options deep_options = detail::make_deep_options(sc, base_dir);
+    // Each delegation's model is the one the turn scripts for its task call
+    // (`"models": {"subagent:<call id>": [...]}`); a call without one fails as
+    // a model error does.
+    auto subagent_scripts = std::make_shared<detail::subagent_scripts>();
+    if (deep_options.subagents)
+        deep_options.subagents->model_for_run = [subagent_scripts](const subagent_run& run) {
+            return subagent_scripts->model_for(run.task_id);
+        };
+    auto a = make_deep_agent(scripted_model({}), tool_set{}, std::move(deep_options));
     // One call at a time: the order of a round's results is the same on every run.
     a.options().max_parallel_tools = 1;
     decltype(a)::state_type state;
@@ -118,9 +128,15 @@ inline replay_result run_deep_scenario(const scenario& sc, const replay_options&
     boost::json::array turns_out;
     for (std::size_t t = 0; t < sc.turns.size(); ++t) {
         const scenario_turn& turn = sc.turns[t];
-        if (!turn.helper_models.empty() || !turn.fail_next.empty())
-            throw scenario_error(
-                fmt::format("turns[{}]: models and fail_next are not used by the deep agent", t));
+        for (const auto& [role, steps] : turn.helper_models)
+            if (!role.starts_with("subagent:"))
+                throw scenario_error(
+                    fmt::format("turns[{}].models.{}: the deep agent's only helper models are its subagents' "
+                                "(subagent:<task call id>)",
+                                t, role));
+        if (!turn.fail_next.empty())
+            throw scenario_error(fmt::format("turns[{}]: fail_next is not used by the deep agent", t));
+        subagent_scripts->set(turn);
         scripted_model model = scripted_model::with_failures(turn.model);
         a.model() = model;
         run_config cfg;
@@ -151,6 +167,9 @@ inline replay_result run_deep_scenario(const scenario& sc, const replay_options&
             requests.push_back(detail::request_json(req));
         turn_out["requests"] = std::move(requests);
         if (model.remaining() > 0) turn_out["unused_model_messages"] = model.remaining();
+        boost::json::object subagent_models;
+        subagent_scripts->put_requests(subagent_models);
+        if (!subagent_models.empty()) turn_out["models"] = std::move(subagent_models);
         boost::json::value turn_value = std::move(turn_out);
         names.apply(turn_value);
 

@@ -10,6 +10,7 @@
 #include "scenario.hpp"
 
 #include <agentware/agent/agent.hpp>
+#include <agentware/middleware/detail/hash.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/presets/deerflow.hpp>
@@ -82,6 +83,10 @@ inline void put_interrupts(const run_result& r, boost::json::object& turn_out) {
     turn_out["interrupts"] = std::move(pending);
 }
 
+// The ids of a replay derive from the scenario (its thread id) and the order
+// they are made in, so the model reads the same names on every run.
+inline std::uint64_t scenario_seed(const scenario& sc) { return agentware::detail::fnv1a_64(sc.thread_id); }
+
 // Makes the output the same on every run.
 class stable_names {
 public:
@@ -90,6 +95,9 @@ public:
     void apply(boost::json::value& v) {
         if (auto* o = v.if_object()) {
             if (auto* id = o->if_contains("id"); id && id->is_string() && o->contains("role"))
+                *id = name_of(std::string(id->get_string()));
+            // An event's reference to a message (safety_termination's) names it as the message does.
+            if (auto* id = o->if_contains("message_id"); id && id->is_string())
                 *id = name_of(std::string(id->get_string()));
             if (auto* ts = o->if_contains("timestamp"); ts && ts->is_string()) *ts = "<timestamp>";
             for (auto& kv : *o)
@@ -265,9 +273,17 @@ public:
         if (d == delays_.end()) return any_chat_model(std::move(script));
         return any_chat_model(clocked_subagent_model{std::move(script), d->second, clock});
     }
-    std::map<std::string, scripted_model> used() const {
+    /// What each delegation's model was asked, and what it had left, by role.
+    void put_requests(boost::json::object& out) const {
         std::lock_guard lock(mutex_);
-        return scripts_;
+        for (const auto& [role, script] : scripts_) {
+            boost::json::array role_requests;
+            for (const auto& req : script.requests())
+                role_requests.push_back(request_json(req));
+            boost::json::object one{{"requests", std::move(role_requests)}};
+            if (script.remaining() > 0) one["unused_messages"] = script.remaining();
+            out[role] = std::move(one);
+        }
     }
     /// The subagents' timeouts run on this clock, which only the scripted delays move.
     const std::shared_ptr<manual_subagent_clock> clock = std::make_shared<manual_subagent_clock>();
@@ -353,6 +369,7 @@ struct replay_result {
 /// Runs every turn. Features that are malformed are a json_error; a model that
 /// runs out of scripted answers is a scenario_error.
 inline replay_result run_scenario(const scenario& sc, const replay_options& options = {}) {
+    seed_ids(detail::scenario_seed(sc));
     const bool temporary = options.base_dir.empty();
     const std::string base_dir = temporary ? detail::make_temp_dir() : options.base_dir;
     struct cleanup {
@@ -570,14 +587,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
             if (helper.remaining() > 0) one["unused_messages"] = helper.remaining();
             helper_out[role] = std::move(one);
         }
-        for (const auto& [role, script] : subagent_scripts->used()) {
-            boost::json::array role_requests;
-            for (const auto& req : script.requests())
-                role_requests.push_back(detail::request_json(req));
-            boost::json::object one{{"requests", std::move(role_requests)}};
-            if (script.remaining() > 0) one["unused_messages"] = script.remaining();
-            helper_out[role] = std::move(one);
-        }
+        subagent_scripts->put_requests(helper_out);
         if (!helper_out.empty()) turn_out["models"] = std::move(helper_out);
         if (memory_mgr) {
             // The debounce is not waited for: the queue is flushed after each turn.

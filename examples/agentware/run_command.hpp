@@ -596,11 +596,17 @@ inline int run_lead(const run_options& o) {
     if (mcp_kit) mcp_kit->close();
     // The conversation's memory is extracted before the program ends (DeerFlow
     // drains its queue on shutdown, within memory.shutdown_flush_timeout_seconds).
-    if (auto* m = la.agent->middleware().get<memory>(); m && !m->manager()->shutdown())
-        std::fprintf(stderr,
-                     "agentware: warning: memory: updates still pending after %.0f s "
-                     "(memory.shutdown_flush_timeout_seconds) were not saved\n",
-                     m->manager()->options().shutdown_flush_timeout_seconds);
+    // An update that failed (the model's error, an answer that is not memory's
+    // JSON) is said, not dropped in silence.
+    if (auto* m = la.agent->middleware().get<memory>()) {
+        if (!m->manager()->shutdown())
+            std::fprintf(stderr,
+                         "agentware: warning: memory: updates still pending after %g s "
+                         "(memory.shutdown_flush_timeout_seconds) were not saved\n",
+                         m->manager()->options().shutdown_flush_timeout_seconds);
+        for (const auto& failure : m->manager()->queue().take_failures())
+            std::fprintf(stderr, "agentware: warning: memory: update failed: %s\n", failure.c_str());
+    }
     return status;
 }
 

@@ -107,9 +107,10 @@ TEST_CASE("agentware run: memory is extracted before a one-shot run ends, and th
     scripted_http_server server;
     temp_folder dir;
     const fs::path memory_dir = dir.path / "memory";
-    write(dir.path / "config.yaml", model_entry(server) +
-                                        "memory:\n  enabled: true\n  backend_config:\n    storage_path: " +
-                                        memory_dir.string() + "\ndynamic_context: true\n");
+    // As a DeerFlow user enables it: no model of its own, no dynamic_context section.
+    write(dir.path / "config.yaml",
+          model_entry(server) +
+              "memory:\n  enabled: true\n  backend_config:\n    storage_path: " + memory_dir.string() + "\n");
     // Run 1: the lead's answer, then (at the end of the run) the memory model's.
     server.push(scripted_response::json(chat_answer("Nice to meet you, Ada.")));
     server.push(scripted_response::json(chat_answer(
@@ -126,13 +127,35 @@ TEST_CASE("agentware run: memory is extracted before a one-shot run ends, and th
     CHECK(read_tree(memory_dir).find("Writes C++ agent frameworks") != std::string::npos);
 
     // Run 2, a new thread: the lead's request carries the remembered fact.
+    const std::string nothing_new = chat_answer(R"({"user": {}, "history": {}, "newFacts": []})");
     server.push(scripted_response::json(chat_answer("Hello again.")));
+    server.push(scripted_response::json(nothing_new)); // run 2's own memory update
     const auto second =
         run_cli(dir.path, {"run", "--config", "config.yaml", "--threads-dir", "threads", "Hi"});
     INFO(second.output);
     REQUIRE(second.status == 0);
-    REQUIRE(server.request_count() >= 3);
+    REQUIRE(server.request_count() == 4);
     CHECK(server.requests()[2].body.find("Writes C++ agent frameworks") != std::string::npos);
+    CHECK(server.requests()[2].body.find("<memory>") != std::string::npos);
+    CHECK(server.requests()[0].body.find("<memory>") == std::string::npos); // nothing known in run 1
+
+    // `dynamic_context: false` says to show the model nothing: the fact stays on disk only.
+    write(dir.path / "config.yaml", model_entry(server) +
+                                        "memory:\n  enabled: true\n  backend_config:\n    storage_path: " +
+                                        memory_dir.string() + "\ndynamic_context: false\n");
+    server.push(scripted_response::json(chat_answer("Hello.")));
+    server.push(scripted_response::json(chat_answer("I cannot do that."))); // not memory's JSON
+    const auto third =
+        run_cli(dir.path, {"run", "--config", "config.yaml", "--threads-dir", "threads", "Hi there"});
+    INFO(third.output);
+    REQUIRE(third.status == 0);
+    REQUIRE(server.request_count() == 6);
+    CHECK(server.requests()[4].body.find("Writes C++ agent frameworks") == std::string::npos);
+    CHECK(server.requests()[4].body.find("<memory>") == std::string::npos);
+    // The update that failed is said, not dropped in silence.
+    CHECK(third.output.find("agentware: warning: memory: update failed: ") != std::string::npos);
+    CHECK(second.output.find("memory: update failed") == std::string::npos);
+    CHECK(read_tree(memory_dir).find("Writes C++ agent frameworks") != std::string::npos);
 }
 
 TEST_CASE("agentware run: a model class or a helper model that cannot be made is refused at start",
@@ -164,6 +187,8 @@ TEST_CASE("agentware run: a model class or a helper model that cannot be made is
              {"summarization:\n  model_name: nope\n", "summarization.model_name"},
              {"model_fallback:\n  models: [local, nope]\n", "model_fallback.models[1]"},
              {"llm_tool_selector:\n  model: nope\n", "llm_tool_selector.model"},
+             {"tool_emulator:\n  model: nope\n", "tool_emulator.model"},
+             {"memory:\n  model_name: nope\n", "memory.model_name"},
              {"memory:\n  backend_config:\n    model:\n      model_name: nope\n",
               "memory.backend_config.model.model_name"}}) {
         write(dir.path / "config.yaml", model_entry(server) + section);
@@ -183,5 +208,93 @@ TEST_CASE("agentware run: a model class or a helper model that cannot be made is
     CHECK(r.status == 1);
     CHECK(r.output.find("moderation:") != std::string::npos);
     CHECK(r.output.find("AGENTWARE_TEST_UNSET_MODERATION_KEY") != std::string::npos);
+    CHECK(server.request_count() == 0);
+}
+
+TEST_CASE("agentware run: the helper models a configuration names are made from models[] and called",
+          "[agentware_cli][models]") {
+    scripted_http_server lead;   // models[0] "local"
+    scripted_http_server helper; // models[1] "helper", model id helper-m
+    scripted_http_server check;  // moderation's endpoint
+    temp_folder dir;
+    const fs::path memory_dir = dir.path / "memory";
+    const std::string models =
+        model_entry(lead) + "  - name: helper\n    use: langchain_openai:ChatOpenAI\n" +
+        "    model: helper-m\n    base_url: " + helper.base_url() + "\n    api_key: helper-key\n";
+    // title and memory by name (memory in DeerFlow's earlier spelling), moderation from its keys.
+    ::setenv("AGENTWARE_TEST_MODERATION_KEY", "mod-key", 1);
+    write(dir.path / "config.yaml",
+          models + "title:\n  model_name: helper\n" +
+              "memory:\n  enabled: true\n  model_name: helper\n  backend_config:\n    storage_path: " +
+              memory_dir.string() + "\nmoderation:\n  base_url: " + check.base_url() +
+              "\n  api_key_env: AGENTWARE_TEST_MODERATION_KEY\n");
+    const char* clean = R"({"id":"modr-1","model":"omni-moderation-latest","results":[{"flagged":false,)"
+                        R"("categories":{"violence":false},"category_scores":{"violence":0.001}}]})";
+    check.push(scripted_response::json(clean)); // the input
+    check.push(scripted_response::json(clean)); // the answer
+    lead.push(scripted_response::json(chat_answer("Noted, Ada.")));
+    helper.push(scripted_response::json(chat_answer("Ada's agent frameworks"))); // the title
+    helper.push(scripted_response::json(chat_answer(
+        R"({"user": {}, "history": {}, "newFacts": [{"content": "Maintains a C++ agent library", "category": "context",)"
+        R"( "confidence": 0.9, "scope": "user", "durability": "durable", "authority": "descriptive"}]})")));
+    const auto r = run_cli(dir.path, {"run", "--config", "config.yaml", "--threads-dir", "threads",
+                                      "I am Ada and I maintain a C++ agent library."});
+    ::unsetenv("AGENTWARE_TEST_MODERATION_KEY");
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("Noted, Ada.") != std::string::npos);
+    // The lead's model answered the conversation only.
+    REQUIRE(lead.request_count() == 1);
+    CHECK(lead.requests()[0].json().at("model") == "m");
+    // The helper model, with its own key, made the title and then the memory.
+    REQUIRE(helper.request_count() == 2);
+    for (const auto& request : helper.requests()) {
+        CHECK(request.json().at("model") == "helper-m");
+        CHECK(request.header("authorization") == "Bearer helper-key");
+    }
+    CHECK(helper.requests()[0].body.find("title") != std::string::npos);
+    CHECK(helper.requests()[1].body.find("I am Ada") != std::string::npos);
+    CHECK(read_tree(memory_dir).find("Maintains a C++ agent library") != std::string::npos);
+    // Moderation checked the input and the answer at its configured endpoint, with the key from the
+    // environment.
+    REQUIRE(check.request_count() == 2);
+    CHECK(check.requests()[0].target.ends_with("/moderations"));
+    CHECK(check.requests()[0].header("authorization") == "Bearer mod-key");
+    CHECK(check.requests()[0].body.find("I am Ada") != std::string::npos);
+    CHECK(r.output.find("mod-key") == std::string::npos); // the secret is never printed
+
+    // model_fallback: the lead's model fails, the fallback named in the section answers.
+    write(dir.path / "config.yaml",
+          "models:\n  - name: local\n    use: langchain_openai:ChatOpenAI\n    model: m\n    base_url: " +
+              lead.base_url() + "\n    api_key: test-key\n    max_retries: 0\n" +
+              models.substr(models.find("  - name: helper")) + "model_fallback:\n  models: [helper]\n");
+    lead.push(scripted_response::json(R"({"error": {"message": "overloaded"}})", 500));
+    helper.push(scripted_response::json(chat_answer("Answered by the fallback.")));
+    const auto f = run_cli(dir.path, {"run", "--config", "config.yaml", "--threads-dir", "threads", "Hi"});
+    INFO(f.output);
+    CHECK(f.status == 0);
+    CHECK(f.output.find("Answered by the fallback.") != std::string::npos);
+    CHECK(lead.request_count() == 2);
+    CHECK(helper.request_count() == 3);
+}
+
+TEST_CASE("agentware run: memory's model given twice, or DeerFlow's way, is refused at start",
+          "[agentware_cli][memory]") {
+    scripted_http_server server;
+    temp_folder dir;
+    for (const auto& [section, error] : std::vector<std::pair<std::string, std::string>>{
+             {"memory:\n  model_name: local\n  backend_config:\n    model:\n      model_name: local\n",
+              "memory.model_name: the memory model is also given by backend_config.model; keep one of them"},
+             {"memory:\n  backend_config:\n    model:\n      provider: openai\n      model: gpt-4o-mini\n",
+              "memory.backend_config.model: give model_name, one of the configured models (local)"},
+             {"memory:\n  backend_config:\n    model:\n      model_name: local\n      temperature: 0.2\n",
+              "memory.backend_config.model: give model_name alone"}}) {
+        write(dir.path / "config.yaml", model_entry(server) + section);
+        const auto r =
+            run_cli(dir.path, {"run", "--config", "config.yaml", "--threads-dir", "threads", "Hi"});
+        INFO(section << r.output);
+        CHECK(r.status == 1);
+        CHECK(r.output.find(error) != std::string::npos);
+    }
     CHECK(server.request_count() == 0);
 }

@@ -40,6 +40,22 @@ TEST_CASE("the memory section reads from JSON and names a bad key", "[memory]") 
     CHECK(round == o);
 }
 
+TEST_CASE("memory.model_name, DeerFlow's earlier spelling of the memory model", "[memory]") {
+    auto read = [](std::string_view text) {
+        return boost::json::value_to<memory_options>(boost::json::parse(text));
+    };
+    CHECK_FALSE(read(R"({})").model_name);
+    CHECK_FALSE(read(R"({"model_name": null})").model_name); // DeerFlow's shipped files
+    CHECK_FALSE(read(R"({"model_name": ""})").model_name);
+    const auto o = read(R"({"model_name": "helper"})");
+    CHECK(o.model_name == std::optional<std::string>("helper"));
+    CHECK(boost::json::value_to<memory_options>(boost::json::value_from(o)) == o);
+    const auto error = test_support::read_error<memory_options>;
+    CHECK(error(R"({"model_name": 3})") == "memory.model_name: expected a string, got 3");
+    CHECK(error(R"({"model_name": "a", "backend_config": {"model": {"model_name": "b"}}})") ==
+          "memory.model_name: the memory model is also given by backend_config.model; keep one of them");
+}
+
 TEST_CASE("the eviction settings read from JSON and a bad one names its key", "[memory]") {
     auto read = [](std::string_view text) {
         return boost::json::value_to<memory_options>(boost::json::parse(text));

@@ -114,3 +114,24 @@ TEST_CASE("ids made on several threads at once are all distinct", "[message][id]
     CHECK(messages_seen.size() == threads * per_thread);
     CHECK(calls_seen.size() == threads * per_thread);
 }
+
+TEST_CASE("seed_ids makes the ids that follow a function of the seed and their order", "[message][id]") {
+    const auto sequence = [](std::uint64_t seed) {
+        seed_ids(seed);
+        std::vector<std::string> ids;
+        for (int i = 0; i < 3; ++i) {
+            ids.push_back(make_message_id());
+            ids.push_back(make_tool_call_id());
+        }
+        // A thread that starts after the seed draws from the same sequence of blocks.
+        std::thread([&] { ids.push_back(make_message_id()); }).join();
+        return ids;
+    };
+    const std::vector<std::string> first = sequence(42);
+    make_message_id(); // ids made in between do not carry over into the next seeded run
+    const std::vector<std::string> again = sequence(42);
+    CHECK(first == again);
+    const std::vector<std::string> other = sequence(43);
+    CHECK(other != first);
+    CHECK(std::unordered_set<std::string>(first.begin(), first.end()).size() == first.size());
+}

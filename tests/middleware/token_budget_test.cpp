@@ -84,8 +84,9 @@ TEST_CASE("the input and output limits are checked beside the total", "[middlewa
     scripted_model model({answer(120, 1)});
     auto a = make_agent(model, tool_set(test::echo_tool()), token_budget(o));
     auto r = a.invoke("go");
+    // An answer without text: DeerFlow's "" + "\n\n" + note.
     CHECK(r.state.messages.back().text() ==
-          "[TOKEN BUDGET EXCEEDED] The input token usage (120) has exceeded the "
+          "\n\n[TOKEN BUDGET EXCEEDED] The input token usage (120) has exceeded the "
           "safety limit (100). Producing final answer with results collected so "
           "far.");
 }

@@ -150,6 +150,53 @@ TEST_CASE("factory: clear errors for unknown names, providers, fields and thinki
           }).find("AGENTWARE_TEST_MISSING_KEY") != std::string::npos);
 }
 
+TEST_CASE("factory: DeerFlow's model classes by a table; any other use: is refused, its key sent nowhere",
+          "[factory]") {
+    auto entry = [](const std::string& use, const std::string& more = "") {
+        return R"({"models":[{"name":"x","use":")" + use + R"(","model":"m","api_key":"secret-key")" + more +
+               "}]}";
+    };
+    // Google's class (and DeerFlow's Codex one) are not spoken: refused at models[0].use, listing the known
+    // ones.
+    for (const char* use : {"langchain_google_genai:ChatGoogleGenerativeAI",
+                            "deerflow.models.openai_codex_provider:CodexChatModel"}) {
+        const std::string e = configuration_error([&] { (void)model_registry::from_json_text(entry(use)); });
+        CHECK(e.starts_with(
+            fmt::format("model configuration: models[0].use: unknown model class \"{}\" (known: ", use)));
+        for (const char* known : {"langchain_openai:ChatOpenAI", "langchain_anthropic:ChatAnthropic",
+                                  "langchain_deepseek:ChatDeepSeek", "langchain_ollama:ChatOllama"})
+            CHECK(e.find(known) != std::string::npos);
+        CHECK(e.find("secret-key") == std::string::npos);
+    }
+    // A class with no endpoint of its own needs the entry's server.
+    CHECK(configuration_error([&] {
+              (void)model_registry::from_json_text(
+                  entry("deerflow.models.patched_minimax:PatchedChatMiniMax"));
+          }).find("models[0].base_url: missing") != std::string::npos);
+    const auto minimax = model_registry::from_json_text(entry(
+        "deerflow.models.patched_minimax:PatchedChatMiniMax", R"(,"base_url":"http://127.0.0.1:9/v1")"));
+    CHECK(minimax.find("x").base_url == "http://127.0.0.1:9/v1");
+    // Each known class talks to its provider; Ollama's native URL gets its OpenAI-compatible /v1.
+    CHECK(
+        model_registry::from_json_text(entry("langchain_anthropic:ChatAnthropic")).find("x").info.provider ==
+        "anthropic");
+    CHECK(model_registry::from_json_text(entry("langchain_deepseek:ChatDeepSeek")).find("x").info.provider ==
+          "deepseek");
+    const auto ollama = model_registry::from_json_text(
+        entry("langchain_ollama:ChatOllama", R"(,"base_url":"http://127.0.0.1:11434/")"));
+    CHECK(ollama.find("x").info.provider == "ollama");
+    CHECK(ollama.find("x").base_url == "http://127.0.0.1:11434/v1");
+
+    // The key goes to the host the entry names, and only there.
+    scripted_http_server server;
+    server.push(scripted_response::json(openai_plain_answer));
+    const auto local = model_registry::from_json_text(
+        entry("langchain_openai:ChatOpenAI", R"(,"base_url":")" + server.base_url("/v1") + "\""));
+    CHECK(local.create_chat_model("x").invoke(ask("hi")).ai.text() == "Hello! How can I help?");
+    REQUIRE(server.request_count() == 1);
+    CHECK(server.requests()[0].header("authorization") == "Bearer secret-key");
+}
+
 TEST_CASE("factory: with no configuration, the environment names one model", "[factory]") {
     ::unsetenv("AGENTWARE_CONFIG");
     ::unsetenv("AGENTWARE_MODEL");

@@ -470,4 +470,58 @@ TEST_CASE("lead agent: DeerFlow's community tools from their entries; an unknown
             Catch::Contains("read_file"));
 }
 
+TEST_CASE("lead agent: the helper models are made by its factory, by name, at start", "[lead_agent]") {
+    auto config = boost::json::parse(two_models).as_object();
+    config["title"] = boost::json::object{{"model_name", "deep"}};
+    config["summarization"] = boost::json::object{{"model_name", "fast"}};
+    config["model_fallback"] = boost::json::object{{"models", boost::json::array{"deep", "fast"}}};
+    config["llm_tool_selector"] = boost::json::object{{"model", "deep"}};
+    config["tool_emulator"] = boost::json::object{{"model", "fast"}};
+    config["memory"] =
+        boost::json::object{{"model_name", "deep"}, {"backend_config", {{"debounce_seconds", 300}}}};
+    scripted_factory f;
+    lead_agent_request r;
+    r.thinking_enabled = false;
+    auto lead = make_lead_agent(config, r, setup_with(f));
+    // The lead's model first, then each helper by the name its key gives, without thinking.
+    CHECK(*f.made == std::vector<std::pair<std::string, bool>>{{"fast", false},
+                                                               {"fast", false},   // summarization
+                                                               {"deep", false},   // title
+                                                               {"deep", false},   // llm_tool_selector
+                                                               {"fast", false},   // tool_emulator
+                                                               {"deep", false},   // model_fallback[0]
+                                                               {"fast", false},   // model_fallback[1]
+                                                               {"deep", false}}); // memory
+    auto& chain = lead.agent->middleware();
+    CHECK(chain.get<title>()->model->info().name == "deep");
+    CHECK(chain.get<summarization>()->model->info().name == "fast");
+    CHECK(chain.get<model_fallback>()->models().size() == 2);
+    // Memory on: dynamic_context shows the model what it keeps, as in DeerFlow's lead.
+    REQUIRE(chain.get<dynamic_context>() != nullptr);
+
+    // Memory without a name: the app's default model (the first configured); dynamic_context: false is kept.
+    config = boost::json::parse(two_models).as_object();
+    config["memory"] = boost::json::object{{"backend_config", {{"debounce_seconds", 300}}}};
+    config["dynamic_context"] = false;
+    scripted_factory g;
+    r.model_name = "deep";
+    lead = make_lead_agent(config, r, setup_with(g));
+    CHECK(*g.made == std::vector<std::pair<std::string, bool>>{{"deep", false}, {"fast", false}});
+    CHECK(lead.agent->middleware().get<dynamic_context>() == nullptr);
+
+    // A name that is not configured stops the start, naming its key; nothing else is made.
+    config = boost::json::parse(two_models).as_object();
+    config["title"] = boost::json::object{{"model_name", "nope"}};
+    CHECK_THROWS_WITH(make_lead_agent(config, {}, setup_with(f)),
+                      "title.model_name: no model named \"nope\" is configured (models: fast, deep)");
+    // A program that gives the helpers itself: the factory makes the lead's model only.
+    scripted_factory h;
+    auto setup = setup_with(h);
+    bool attached = false;
+    setup.attach_helpers = [&](deerflow_pipeline&) { attached = true; };
+    (void)make_lead_agent(config, {}, setup);
+    CHECK(attached);
+    CHECK(h.made->size() == 1);
+}
+
 } // namespace lead_agent_test

@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,11 @@ struct memory_options {
     bool injection_enabled = true;
     double shutdown_flush_timeout_seconds = 30.0;
     std::string manager_class = "deermem"; ///< "deermem" or "noop"
+    /// DeerFlow's earlier spelling of the memory model: a name of the
+    /// configuration's `models` (unset, null or "": the app's default model).
+    /// The lead agent makes it (make_lead_agent); backend_config.model is the
+    /// other spelling, and giving both is an error.
+    std::optional<std::string> model_name;
     memory_backend_options backend_config;
 
     static constexpr std::string_view config_section = "memory";
@@ -273,6 +279,7 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv, cons
                              {"shutdown_flush_timeout_seconds", o.shutdown_flush_timeout_seconds},
                              {"manager_class", o.manager_class},
                              {"backend_config", boost::json::value_from(o.backend_config)}};
+    if (o.model_name) jv.as_object()["model_name"] = *o.model_name;
 }
 
 /// Reads DeerFlow's `memory:` section; a bad value is a json_error naming
@@ -289,6 +296,10 @@ inline memory_options tag_invoke(boost::json::value_to_tag<memory_options>, cons
     json_check_choice(r.path_of("manager_class"), o.manager_class, {"deermem", "noop"});
     if (o.shutdown_flush_timeout_seconds < 0)
         throw json_error(r.path_of("shutdown_flush_timeout_seconds"), "expected a non-negative number");
+    // DeerFlow's earlier top-level `model_name` (its shipped files set it to null).
+    if (const auto* v = r.find("model_name"); v && !v->is_null())
+        if (auto name = json_read_as<std::string>(*v, r.path_of("model_name")); !name.empty())
+            o.model_name = std::move(name);
     // Legacy spelling: backend keys at the top level, merged under backend_config.
     boost::json::object backend;
     if (const auto* b = r.find("backend_config"); b && !b->is_null())
@@ -302,6 +313,9 @@ inline memory_options tag_invoke(boost::json::value_to_tag<memory_options>, cons
     } catch (const json_error& e) {
         throw e.within(r.path_of("backend_config"));
     }
+    if (o.model_name && !o.backend_config.model.empty())
+        throw json_error(r.path_of("model_name"),
+                         "the memory model is also given by backend_config.model; keep one of them");
     return o;
 }
 

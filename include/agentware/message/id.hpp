@@ -23,8 +23,12 @@ constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
 }
 
 /// Chosen once per process so ids from different processes (e.g. a thread
-/// restored from a checkpoint) are unlikely to meet.
+/// restored from a checkpoint) are unlikely to meet; seed_ids replaces it.
 AGENTWARE_DECL std::uint64_t process_id_salt() noexcept;
+
+/// Counts the calls to seed_ids: a thread's cached block or random engine
+/// made under an earlier count is dropped (one relaxed load per id).
+AGENTWARE_DECL std::atomic<std::uint32_t>& id_seed_generation() noexcept;
 
 /// A value never returned before in this process: the counter makes the
 /// input distinct and mix64 keeps it distinct. Lock-free, one relaxed add.
@@ -64,7 +68,7 @@ public:
 
     /// Writes the next id, "msg-" and 11 base-62 digits, into `out` (15 characters).
     void next(char* out) noexcept {
-        if (left_ == 0) take_block();
+        if (left_ == 0 || generation_ != id_seed_generation().load(std::memory_order_relaxed)) take_block();
         --left_;
         std::memcpy(out, id_, sizeof id_);
         for (std::size_t i = sizeof id_; i-- > 4;) { // add one, carrying as needed
@@ -82,6 +86,7 @@ private:
 
     char id_[15] = {};
     std::uint32_t left_ = 0;
+    std::uint32_t generation_ = 0;
     std::uint32_t size_;
 };
 
@@ -89,6 +94,13 @@ private:
 AGENTWARE_DECL void next_message_id(char* out) noexcept;
 
 } // namespace detail
+
+/// Makes every id made from now on (messages, tool calls, the names
+/// middlewares derive from them) a function of `seed` and of the order they
+/// are made in, so that a scripted run gives the same ids each time
+/// (`agentware replay`, tests). Call it before the run, with no other thread
+/// making ids. Not for a service: two processes seeded alike make the same ids.
+AGENTWARE_DECL void seed_ids(std::uint64_t seed) noexcept;
 
 /// Makes `id` a new message id (see make_message_id), in place.
 AGENTWARE_DECL void assign_message_id(std::string& id);

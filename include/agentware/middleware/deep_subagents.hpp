@@ -141,6 +141,10 @@ struct deep_subagents_options {
     deep_runner default_runner;
     /// Models by name, for subagents whose `model` names one.
     std::function<any_chat_model(std::string_view)> model_named;
+    /// The model of one delegation, chosen by the run (its task call id, its
+    /// type), over the spec's: routing, or a scripted replay. Unset, or an
+    /// empty model returned: the spec's model.
+    std::function<any_chat_model(const subagent_run&)> model_for_run;
 
     static constexpr std::string_view config_section = "deep_subagents";
 
@@ -453,6 +457,8 @@ public:
                 if (spec->model_instance) run.model = spec->model_instance;
                 if (spec->runner) runner = spec->runner;
             }
+            if (c->options.model_for_run)
+                if (any_chat_model chosen = c->options.model_for_run(run)) run.model = std::move(chosen);
             return runner(std::move(run), c->exchange);
         };
         ctx->executor = std::make_shared<subagent_executor>(std::move(eo));

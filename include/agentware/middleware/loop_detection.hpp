@@ -235,7 +235,7 @@ struct loop_detection {
             rt.context["stop_reason"] = stop_reason_value;
             ai->tool_calls.clear();
             ai->edit_invalid_tool_calls().clear(); // nothing may run after a forced stop
-            detail::append_note(*ai, *stop);
+            detail::append_note(*ai, *stop, detail::empty_answer_note::separated);
             detail::settle_finish_reason(*ai);
         }
     }

@@ -126,7 +126,8 @@ public:
         ai->tool_calls.clear();
         ai->edit_invalid_tool_calls().clear();
         detail::append_note(*ai,
-                            fmt::format(fmt::runtime(explanation_format), d->reason_field, value, d->name));
+                            fmt::format(fmt::runtime(explanation_format), d->reason_field, value, d->name),
+                            detail::empty_answer_note::alone);
         boost::json::object stamp{{"detector", d->name},
                                   {"reason_field", d->reason_field},
                                   {"reason_value", value},

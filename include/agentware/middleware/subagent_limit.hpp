@@ -117,7 +117,7 @@ struct subagent_limit {
         detail::settle_finish_reason(*ai);
         if (remaining == 0) { // DeerFlow says so only when the budget was spent before this answer
             rt.context["stop_reason"] = stop_reason_value;
-            detail::append_note(*ai, limit_note);
+            detail::append_note(*ai, limit_note, detail::empty_answer_note::alone);
         }
     }
 

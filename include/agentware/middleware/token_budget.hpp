@@ -145,7 +145,7 @@ public:
             message& ai = state.messages.back();
             ai.tool_calls.clear();
             ai.edit_invalid_tool_calls().clear();
-            detail::append_note(ai, *stop);
+            detail::append_note(ai, *stop, detail::empty_answer_note::separated);
             detail::settle_finish_reason(ai);
         }
     }

@@ -19,6 +19,7 @@
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/hash.hpp>
 #include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/fields.hpp>
@@ -211,7 +212,9 @@ struct tool_output_budget {
         for (char c : tool)
             safe_tool += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-') ? c : '_';
         if (safe_tool.empty()) safe_tool = "tool";
-        const std::string id = detail::format("{:012x}", detail::next_unique_id_bits() & 0xFFFFFFFFFFFFULL);
+        // Named by its content: the same output gives the same name on every run
+        // (a replay reads back what the model read), and is kept once.
+        const std::string id(detail::sha256_hex_digits(text).data(), 12);
         const std::string ext = kind == "json" ? "json" : kind == "binary" ? "bin" : "txt";
         const std::string name = detail::format("{}-{}.{}", safe_tool, id, ext);
         std::error_code ec;

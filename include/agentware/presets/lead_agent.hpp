@@ -687,18 +687,27 @@ inline void wire_lead_helpers(deerflow_pipeline& chain, const boost::json::objec
             fallbacks.push_back(named(names[i], detail::format("model_fallback.models[{}]", i)));
         f->set_models(std::move(fallbacks));
     }
-    // Memory's worker: backend_config.model naming a configured model, else the
-    // app's default model (the first configured), as DeerFlow's reference does.
+    // Memory's worker: the model memory.model_name (DeerFlow's earlier
+    // spelling) or backend_config.model.model_name names, else the app's
+    // default model (the first configured), as DeerFlow does.
     if (auto* m = chain.get<memory>()) {
-        const boost::json::object& spec = m->manager()->options().backend_config.model;
-        const std::string path = "memory.backend_config.model";
-        std::optional<std::string> name;
+        const memory_options& mo = m->manager()->options();
+        const boost::json::object& spec = mo.backend_config.model;
+        std::string path = "memory.backend_config.model";
+        std::optional<std::string> name = mo.model_name;
+        if (name) path = "memory";
         for (const char* key : {"model_name", "name"})
             if (const auto* v = spec.if_contains(key)) {
                 if (!v->is_string()) json_type_error(json_path(path, key), "a model name", *v);
                 name = std::string(v->get_string());
+                if (spec.size() > 1)
+                    throw json_error(path, detail::format("give {} alone: the model's settings are its "
+                                                          "models[] entry's",
+                                                          key));
             }
         if (!name && !spec.empty())
+            // DeerFlow's {provider, model, api_key, ...}: a second place for a model's
+            // endpoint and key, which agentware keeps in models[] only.
             throw json_error(path, "give model_name, one of the configured models (" +
                                        lead_model_names(models) +
                                        "): agentware makes helper models from models[] only");
@@ -735,6 +744,13 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
     if (!setup.model_factory) throw lead_agent_error("make_lead_agent: the setup has no model factory");
     any_chat_model model = setup.model_factory(out.model.model.name, out.model.thinking_enabled);
     deerflow_pipeline chain = make_lead_chain(config, request, out.model.model, setup.skills);
+    // What memory keeps reaches the model through dynamic_context, which
+    // DeerFlow's lead always has: the memory section alone is enough for the
+    // next run to see it (`dynamic_context: false` still leaves it out).
+    if (const auto* m = chain.get<memory>();
+        m && !chain.enabled<dynamic_context>() &&
+        !config.get_object().contains(dynamic_context_options::config_section))
+        chain.slot<dynamic_context>().emplace(dynamic_context_options{}, m->manager());
     if (setup.attach_helpers)
         setup.attach_helpers(chain);
     else

@@ -19,14 +19,27 @@
 
 namespace agentware::detail {
 
+/// What a note becomes on an answer with no text (DeerFlow's `_append_text`
+/// helpers differ here). A LangChain message never has None content, and
+/// LangChain's OpenAI conversion turns a null content into "": so what a
+/// middleware does with "" is what it does with every text-less answer.
+enum class empty_answer_note {
+    separated, ///< "\n\n" + note (loop detection, token budget: "" + "\n\n" + note)
+    alone,     ///< the note alone (safety finish reason, subagent limit: "" is replaced)
+};
+
 /// Appends a visible note to an ai message's text: DeerFlow's `_append_text`.
-/// No content at all gets the note alone; a single text block gets
+/// No text at all gets the note as `empty` says; a single text block gets
 /// "\n\n" + note appended; any other content gets a new text block "\n\n" + note.
-/// (Our content cannot tell None from "": both are "no block" and get the note alone.)
-inline void append_note(message& m, std::string_view note) {
+inline void append_note(message& m, std::string_view note, empty_answer_note empty) {
     if (m.content.empty()) {
-        m.content.push_back(text_block(std::string(note)));
+        m.content.push_back(text_block(empty == empty_answer_note::separated ? "\n\n" + std::string(note)
+                                                                             : std::string(note)));
     } else if (m.content.size() == 1 && m.content.front().is_text()) {
+        if (m.content.front().text.empty() && empty == empty_answer_note::alone) {
+            m.content.front().text = std::string(note);
+            return;
+        }
         m.content.front().text += "\n\n";
         m.content.front().text += note;
     } else {

@@ -60,8 +60,6 @@ TEST_CASE("read_file windows, notices and formats", "[middleware][filesystem]") 
     CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": 11})") == "12  line 12");
     CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": 12})") ==
           "Error: Line offset 12 exceeds file length (12 lines)");
-    CHECK(b.text("read_file", R"({"file_path": "/f.txt", "limit": 0})") ==
-          "System reminder: no lines were read because `limit` was 0. The file was not inspected.");
     CHECK(
         b.text("read_file", R"({"file_path": "/f.txt", "offset": -3, "limit": 1})") ==
         "1  line 1\n\n[Read 1 line (lines 1-1 of 12 total). 11 lines remaining from offset 1.]\n\n[Requested "
@@ -85,6 +83,30 @@ TEST_CASE("read_file splits long lines into numbered chunks and caps its size", 
     const std::string out = b.text("read_file", R"({"file_path": "/long.txt"})");
     CHECK(out == "  1  short\n  2  " + std::string(5000, 'a') + "\n2.1  " + std::string(5000, 'a') +
                      "\n2.2  " + std::string(2000, 'a') + "\n  3  end");
+    // `limit` counts source lines: one line, however many chunks.
+    CHECK(b.text("read_file", R"({"file_path": "/long.txt", "offset": 1, "limit": 1})") ==
+          "  2  " + std::string(5000, 'a') + "\n2.1  " + std::string(5000, 'a') + "\n2.2  " +
+              std::string(2000, 'a') +
+              "\n\n[Read 1 line (lines 2-2 of 3 total). 1 line remaining from offset 2.]");
+    // Exactly 5,000 characters stay one row; the marker width is the widest marker.
+    b.put("/edge.txt", std::string(5000, 'e') + "\n" + std::string(5001, 'f') + "\n");
+    CHECK(b.text("read_file", R"({"file_path": "/edge.txt"})") ==
+          "  1  " + std::string(5000, 'e') + "\n  2  " + std::string(5000, 'f') + "\n2.1  f");
+
+    // Lengths are code points, as Python counts them: 3,000 two-byte
+    // characters are one row, 6,000 are 5,000 then 1,000.
+    auto repeat = [](std::string_view s, std::size_t n) {
+        std::string r;
+        for (std::size_t i = 0; i < n; ++i)
+            r += s;
+        return r;
+    };
+    b.put("/utf8.txt", repeat("\u00e9", 3000) + "\n" + repeat("\u00e9", 6000) + "\n");
+    CHECK(b.text("read_file", R"({"file_path": "/utf8.txt"})") == "  1  " + repeat("\u00e9", 3000) +
+                                                                      "\n  2  " + repeat("\u00e9", 5000) +
+                                                                      "\n2.1  " + repeat("\u00e9", 1000));
+    // The eviction preview clips its lines at 1,000 code points, whole.
+    CHECK(detail::fs_preview(repeat("\u20ac", 1500)) == "1  " + repeat("\u20ac", 1000));
 
     // 100 lines of 1000 characters: over the 80,000-character cap.
     std::string big;
@@ -158,8 +180,95 @@ TEST_CASE("ls, glob and grep over the state", "[middleware][filesystem]") {
     one.grep_max_count = 1;
     fs_test::bench few{filesystem(one)};
     few.put("/a.txt", "x\nx\n");
-    CHECK(few.text("grep", R"({"pattern": "x", "output_mode": "count"})") ==
-          "/a.txt: 1\n\nNote: the search stopped early (it hit its time limit or the maximum match count).");
+    CHECK(
+        few.text("grep", R"({"pattern": "x", "output_mode": "count"})") ==
+        "/a.txt: 1\n\nNote: the search stopped early (it hit its time limit or the maximum match count). The "
+        "matches above are valid but incomplete. Narrow the search (a more specific pattern or a narrower "
+        "path), or raise max_count, to see the rest.");
+}
+
+TEST_CASE("read_file with limit 0 (or less) reads nothing, after the file's own checks",
+          "[middleware][filesystem]") {
+    // deepagents reads first: a missing file is an error and an empty one
+    // says so; only a file with contents gets the limit reminder, naming the
+    // limit asked for, whatever the offset.
+    fs_test::bench b;
+    b.put("/f.txt", fs_test::numbered(3));
+    const std::string reminder_0 =
+        "System reminder: no lines were read because `limit` was 0. The file was not "
+        "inspected and may have contents; retry with `limit` >= 1 to read it.";
+    const auto zero = b.call("read_file", R"({"file_path": "/f.txt", "limit": 0})");
+    CHECK(zero.text() == reminder_0);
+    CHECK(zero.status != tool_status::error);
+    CHECK(
+        b.text("read_file", R"({"file_path": "/f.txt", "limit": -2})") ==
+        "System reminder: no lines were read because `limit` was -2. The file was not inspected and may have "
+        "contents; retry with `limit` >= 1 to read it.");
+    CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": 50, "limit": 0})") == reminder_0);
+    CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": -1, "limit": 0})") == reminder_0);
+    auto missing = b.call("read_file", R"({"file_path": "/nope.txt", "limit": 0})");
+    CHECK(missing.text() == "Error: File '/nope.txt' not found");
+    CHECK(missing.status == tool_status::error);
+    b.put("/blank.txt", "\n \n");
+    CHECK(b.text("read_file", R"({"file_path": "/blank.txt", "limit": 0})") ==
+          "System reminder: File exists but has empty contents");
+    b.put("/empty.txt", "");
+    CHECK(b.text("read_file", R"({"file_path": "/empty.txt", "limit": 0})") ==
+          "System reminder: File exists but has empty contents");
+}
+
+TEST_CASE("edit_file with an empty old_string, as deepagents counts it", "[middleware][filesystem]") {
+    // Python's str.count("") is the number of code points plus one.
+    fs_test::bench b;
+    b.put("/empty.txt", "");
+    CHECK(b.text("edit_file", R"({"file_path": "/empty.txt", "old_string": "", "new_string": "first\n"})") ==
+          "Successfully replaced 1 instance(s) of the string in '/empty.txt'");
+    CHECK(get<files_field>(b.state).at("/empty.txt")->content == "first\n");
+
+    b.put("/full.txt", "h\u00e9llo"); // 5 code points, 6 bytes
+    const auto ambiguous =
+        b.call("edit_file", R"({"file_path": "/full.txt", "old_string": "", "new_string": "x"})");
+    CHECK(ambiguous.text() == "Error: String '' appears 6 times in file. Use replace_all=True to replace all "
+                              "instances, or provide a more specific string with surrounding context.");
+    CHECK(ambiguous.status == tool_status::error);
+    CHECK(get<files_field>(b.state).at("/full.txt")->content == "h\u00e9llo");
+    CHECK(b.text("edit_file",
+                 R"({"file_path": "/full.txt", "old_string": "", "new_string": "-", "replace_all": true})") ==
+          "Successfully replaced 6 instance(s) of the string in '/full.txt'");
+    CHECK(get<files_field>(b.state).at("/full.txt")->content == "-h-\u00e9-l-l-o-");
+}
+
+TEST_CASE("edit_file's trailing-newline hint only when the file ends with the rest",
+          "[middleware][filesystem]") {
+    fs_test::bench b;
+    b.put("/mid.txt", "one three two");
+    CHECK(b.text("edit_file", R"({"file_path": "/mid.txt", "old_string": "three\n", "new_string": "3\n"})") ==
+          "Error: String not found in file: 'three\n'");
+    b.put("/ambiguous.txt", "ab ab");
+    CHECK(
+        b.text("edit_file", R"({"file_path": "/ambiguous.txt", "old_string": "ab\n", "new_string": "x"})") ==
+        "Error: old_string ends with a newline, but the file does not end with a newline. With the trailing "
+        "newline removed, old_string would appear 2 times in the file. Retry with the trailing newline "
+        "removed and add surrounding context so the match is unique.");
+}
+
+TEST_CASE("grep's no-match text, and its hint for a pattern written as a regex", "[middleware][filesystem]") {
+    fs_test::bench b;
+    b.put("/a.txt", "alpha|beta\nx.y\n");
+    const std::string hint =
+        "No matches found\n\nNote: grep matches literal text, not regex, so characters like `|`, `.*`, and "
+        "`\\.` are searched verbatim. Search for the literal text you need instead; for `|` alternation, run "
+        "a separate search per alternative.";
+    CHECK(b.text("grep", R"({"pattern": "foo|bar"})") == hint);
+    CHECK(b.text("grep", R"({"pattern": "al.*ta"})") == hint);
+    CHECK(b.text("grep", R"({"pattern": "al.+ta"})") == hint);
+    CHECK(b.text("grep", R"({"pattern": "\\d+"})") == hint);
+    CHECK(b.text("grep", R"({"pattern": "x\\.y"})") == hint);
+    // Bare `.`, `(`, `[`, `?`, `^`, `$` are common in literal searches: no hint.
+    CHECK(b.text("grep", R"({"pattern": "f(x)[0]?^$"})") == "No matches found");
+    CHECK(b.text("grep", R"({"pattern": "\\q"})") == "No matches found");
+    // A regex-looking pattern that is found literally gets no hint.
+    CHECK(b.text("grep", R"({"pattern": "a|b"})") == "/a.txt");
 }
 
 TEST_CASE("delete and mkdir on the state", "[middleware][filesystem]") {

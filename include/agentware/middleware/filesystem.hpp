@@ -23,6 +23,7 @@
 #include <agentware/filesystem/state_backend.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/content.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/middleware/detail/hook_tool_runtime.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
@@ -152,18 +153,27 @@ inline constexpr std::string_view fs_no_files = "No files found";
 inline constexpr std::string_view fs_no_matches = "No matches found";
 // Text kept for parity with deepagents (reference langchain.md §9).
 inline constexpr std::string_view fs_empty_file = "System reminder: File exists but has empty contents";
-// Text kept for parity with deepagents (reference langchain.md §9; the reference elides the end).
+// Text kept for parity with deepagents (middleware/filesystem.py, NO_LINES_REQUESTED_WARNING); {} is
+// the `limit` asked for (0 or less).
 inline constexpr std::string_view fs_limit_zero =
-    "System reminder: no lines were read because `limit` was 0. The file was not inspected.";
+    "System reminder: no lines were read because `limit` was {}. The file was not inspected and may have "
+    "contents; retry with `limit` >= 1 to read it.";
 // Text kept for parity with deepagents (reference langchain.md §9).
 inline constexpr std::string_view fs_read_truncation =
     "\n\n[Output was truncated due to size limits. The file content is very large. Consider reformatting the "
     "file to make it easier to navigate. For example, if this is JSON, use execute(command='jq . {}') to "
     "pretty-print it with line breaks. For other formats, you can use appropriate formatting tools to split "
     "long lines.]";
-// Text kept for parity with deepagents (reference langchain.md §9; the reference elides the end).
+// Text kept for parity with deepagents (middleware/filesystem.py, GREP_TRUNCATION_NOTE).
 inline constexpr std::string_view fs_grep_stopped =
-    "Note: the search stopped early (it hit its time limit or the maximum match count).";
+    "Note: the search stopped early (it hit its time limit or the maximum match count). The matches above "
+    "are valid but incomplete. Narrow the search (a more specific pattern or a narrower path), or raise "
+    "max_count, to see the rest.";
+// Text kept for parity with deepagents (backends/utils.py, regex_literal_hint).
+inline constexpr std::string_view fs_grep_regex_hint =
+    "Note: grep matches literal text, not regex, so characters like `|`, `.*`, and `\\.` are searched "
+    "verbatim. Search for the literal text you need instead; for `|` alternation, run a separate search per "
+    "alternative.";
 // Text kept for parity with deepagents (reference langchain.md §9).
 inline constexpr std::string_view fs_too_large_tool =
     "Tool result too large, the result of this tool call {} was saved in the filesystem at this path: {}\n\n"
@@ -217,17 +227,21 @@ struct fs_row {
     std::string_view text;
 };
 
-/// The rows of source lines numbered from `first_line` (1-based); lines
-/// longer than `max_len` become chunks marked N, N.1, N.2, ...
+/// The rows of source line `number` (1-based); a line longer than `max_len`
+/// code points (Python's len, as deepagents counts) becomes chunks of
+/// `max_len` code points marked N, N.1, N.2, ..., never splitting a UTF-8 sequence.
 inline void fs_rows_of(std::string_view line, std::size_t number, std::vector<fs_row>& rows,
                        std::size_t max_len = fs_max_line_length) {
-    if (line.size() <= max_len) {
+    if (line.size() <= max_len || detail::utf8_chars(line) <= max_len) {
         rows.push_back(fs_row{std::to_string(number), line});
         return;
     }
-    for (std::size_t k = 0, at = 0; at < line.size(); ++k, at += max_len)
+    for (std::size_t k = 0; !line.empty(); ++k) {
+        const std::size_t cut = detail::utf8_offset(line, max_len);
         rows.push_back(fs_row{k == 0 ? std::to_string(number) : detail::format("{}.{}", number, k),
-                              line.substr(at, max_len)});
+                              line.substr(0, cut)});
+        line.remove_prefix(cut);
+    }
 }
 
 inline std::string fs_render_rows(const std::vector<fs_row>& rows, line_number_format format) {
@@ -256,6 +270,24 @@ inline std::string fs_number_lines(const std::vector<std::string_view>& lines, s
 
 inline std::string_view fs_plural(std::size_t n) { return n == 1 ? "line" : "lines"; }
 
+/// Empty or only white space: deepagents' empty-file reminder applies.
+inline bool fs_is_blank(std::string_view content) {
+    return content.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos;
+}
+
+/// Whether a grep pattern looks written as a regular expression (deepagents'
+/// conservative signals: `|`, `.*`, `.+`, or a backslash before a regex
+/// metacharacter or class letter), for the hint after no match.
+inline bool fs_looks_like_regex(std::string_view pattern) {
+    static constexpr std::string_view escaped = ".wWdDsSbB(){}[]|+*?^$";
+    if (pattern.find('|') != std::string_view::npos || pattern.find(".*") != std::string_view::npos ||
+        pattern.find(".+") != std::string_view::npos)
+        return true;
+    for (std::size_t i = 0; i + 1 < pattern.size(); ++i)
+        if (pattern[i] == '\\' && escaped.find(pattern[i + 1]) != std::string_view::npos) return true;
+    return false;
+}
+
 /// read_file's answer for a file's text (deepagents' read_file formatting).
 /// `offset` and `limit` are already clamped to zero or more; `cap` is the
 /// character budget of the numbered content (0: none).
@@ -263,7 +295,7 @@ inline std::string fs_format_read(std::string_view content, std::string_view pat
                                   std::size_t limit, std::size_t cap, line_number_format format,
                                   bool& error) {
     error = false;
-    if (content.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos) return std::string(fs_empty_file);
+    if (fs_is_blank(content)) return std::string(fs_empty_file);
     const auto lines = fs_split_lines(content);
     const std::size_t total = lines.size();
     if (offset >= total) {
@@ -325,7 +357,7 @@ inline std::string fs_preview(std::string_view text) {
     const auto lines = fs_split_lines(text);
     auto clip = [](std::vector<std::string_view> ls) {
         for (auto& l : ls)
-            if (l.size() > fs_preview_line_chars) l = l.substr(0, fs_preview_line_chars);
+            l = l.substr(0, detail::utf8_offset(l, fs_preview_line_chars));
         return ls;
     };
     if (lines.size() <= 10)
@@ -446,9 +478,12 @@ inline std::shared_ptr<tool_interface> fs_read_tool(std::shared_ptr<const fs_con
                                                        offset_arg);
                     const std::size_t offset = offset_arg < 0 ? 0 : static_cast<std::size_t>(offset_arg);
                     const std::size_t limit = limit_arg < 0 ? 0 : static_cast<std::size_t>(limit_arg);
-                    if (limit == 0) return std::string(fs_limit_zero);
                     auto res = ctx->backend(rt).read(*path);
                     if (!res.error.empty()) return fs_error(res.error);
+                    // As deepagents: a missing file is an error and an empty one says so
+                    // whatever the limit; only a file with contents gets the limit reminder.
+                    if (fs_is_blank(res.content)) return std::string(fs_empty_file);
+                    if (limit == 0) return detail::format(fs_limit_zero, limit_arg);
                     if (res.encoding != "utf-8")
                         return fs_error(
                             detail::format("'{}' holds binary data ({}), which read_file cannot show as text",
@@ -573,8 +608,8 @@ inline std::shared_ptr<tool_interface> fs_grep_tool(std::shared_ptr<const fs_con
                     std::map<std::string, std::vector<const fs_grep_match*>> by_file;
                     for (const auto& m : res.matches)
                         if (ctx->readable(m.path)) by_file[m.path].push_back(&m);
-                    if (by_file.empty()) return std::string(fs_no_matches);
                     std::string out;
+                    if (by_file.empty()) out = fs_no_matches;
                     for (const auto& [file, matches] : by_file) {
                         if (!out.empty()) out += '\n';
                         if (mode == "files_with_matches") {
@@ -593,9 +628,14 @@ inline std::shared_ptr<tool_interface> fs_grep_tool(std::shared_ptr<const fs_con
                         out += '\n';
                         out += fs_results_truncated;
                     }
+                    // deepagents' notes after the matches (or the no-match text): the stop
+                    // note, or, when nothing at all was found, the hint for a regex.
                     if (res.truncated) {
                         out += "\n\n";
                         out += fs_grep_stopped;
+                    } else if (res.matches.empty() && fs_looks_like_regex(*pattern)) {
+                        out += "\n\n";
+                        out += fs_grep_regex_hint;
                     }
                     return out;
                 });

@@ -107,22 +107,94 @@ TEST_CASE("read_file splits long lines into numbered chunks and caps its size", 
                                                                       "\n2.1  " + repeat("\u00e9", 1000));
     // The eviction preview clips its lines at 1,000 code points, whole.
     CHECK(detail::fs_preview(repeat("\u20ac", 1500)) == "1  " + repeat("\u20ac", 1000));
+}
 
-    // 100 lines of 1000 characters: over the 80,000-character cap.
+TEST_CASE("read_file over its size cap: cut after whole source lines, as deepagents cuts it",
+          "[middleware][filesystem]") {
+    // The answer stays within 4 x tool_token_limit_before_evict (80,000)
+    // characters: the rows of the source lines that fit whole, keeping the
+    // window's marker width, then the size notice, then the remaining-lines
+    // notice recomputed for what is shown.
+    auto size_notice = [](std::string_view path) {
+        return "\n\n[Output was truncated due to size limits. The file content is very large. Consider "
+               "reformatting the file to make it easier to navigate. For example, if this is JSON, use "
+               "execute(command='jq . " +
+               std::string(path) +
+               "') to pretty-print it with line breaks. For other formats, you can use appropriate "
+               "formatting "
+               "tools to split long lines.]";
+    };
+    fs_test::bench b;
+    // 100 lines of 1,000 characters: 79 fit.
     std::string big;
     for (int i = 0; i < 100; ++i)
         big += std::string(1000, 'b') + "\n";
     b.put("/big.txt", big);
+    std::string expected;
+    for (int i = 1; i <= 79; ++i)
+        expected += detail::format("{}{:>3}  {}", i == 1 ? "" : "\n", i, std::string(1000, 'b'));
+    expected += size_notice("/big.txt") +
+                "\n\n[Read 79 lines (lines 1-79 of 100 total). 21 lines remaining from offset 79.]";
     const std::string capped = b.text("read_file", R"({"file_path": "/big.txt"})");
-    CHECK(capped.find("\n\n[Read 79 lines (lines 1-79 of 100 total). 21 lines remaining from offset 79.]") !=
-          std::string::npos);
-    CHECK(capped.ends_with(
-        "\n\n[Output was truncated due to size limits. The file content is very large. Consider reformatting "
-        "the "
-        "file to make it easier to navigate. For example, if this is JSON, use execute(command='jq . "
-        "/big.txt') "
-        "to pretty-print it with line breaks. For other formats, you can use appropriate formatting tools to "
-        "split long lines.]"));
+    CHECK(capped == expected);
+    CHECK(capped.size() <= 80000);
+
+    // 20 lines of 12,000 characters, three rows each: 6 lines fit, marked at
+    // the width of the window's widest marker ("20.2").
+    std::string wide;
+    for (int i = 0; i < 20; ++i)
+        wide += std::string(12000, 'w') + "\n";
+    b.put("/wide.txt", wide);
+    expected.clear();
+    for (int i = 1; i <= 6; ++i)
+        expected += detail::format("{}{:>4}  {}\n{:>4}  {}\n{:>4}  {}", i == 1 ? "" : "\n", i,
+                                   std::string(5000, 'w'), std::to_string(i) + ".1", std::string(5000, 'w'),
+                                   std::to_string(i) + ".2", std::string(2000, 'w'));
+    expected += size_notice("/wide.txt") +
+                "\n\n[Read 6 lines (lines 1-6 of 20 total). 14 lines remaining from offset 6.]";
+    CHECK(b.text("read_file", R"({"file_path": "/wide.txt"})") == expected);
+
+    // Characters are code points: 100 lines of 1,000 two-byte characters cut
+    // where 100 lines of 1,000 bytes do.
+    std::string accents;
+    for (int i = 0; i < 100; ++i) {
+        for (int k = 0; k < 1000; ++k)
+            accents += "\u00e9";
+        accents += '\n';
+    }
+    b.put("/accents.txt", accents);
+    CHECK(
+        b.text("read_file", R"({"file_path": "/accents.txt"})")
+            .ends_with(size_notice("/accents.txt") +
+                       "\n\n[Read 79 lines (lines 1-79 of 100 total). 21 lines remaining from offset 79.]"));
+
+    // The cut starts at 80,000 characters (rows and notice), not after.
+    const std::string rows_79 = [] {
+        std::string r;
+        for (int i = 1; i <= 79; ++i)
+            r += detail::format("{:>2}  {}\n", i, std::string(1000, 'b'));
+        return r;
+    }();
+    std::string lines_79;
+    for (int i = 0; i < 79; ++i)
+        lines_79 += std::string(1000, 'b') + "\n";
+    b.put("/under.txt", lines_79 + std::string(600, 'c') + "\n"); // 79,999 characters numbered
+    const std::string under = b.text("read_file", R"({"file_path": "/under.txt"})");
+    CHECK(under == rows_79 + "80  " + std::string(600, 'c'));
+    CHECK(under.size() == 79999);
+    b.put("/at.txt", lines_79 + std::string(601, 'c') + "\n"); // 80,000
+    CHECK(b.text("read_file", R"({"file_path": "/at.txt"})") ==
+          rows_79.substr(0, rows_79.size() - 1) + size_notice("/at.txt") +
+              "\n\n[Read 79 lines (lines 1-79 of 80 total). 1 line remaining from offset 79.]");
+
+    // Not one source line fits: the rows cut at the budget, and no
+    // remaining-lines notice (its offset would skip the unseen part).
+    b.put("/one.txt", std::string(100000, 'x') + "\nshort\n");
+    const std::string one = b.text("read_file", R"({"file_path": "/one.txt"})");
+    const std::string tail = size_notice("/one.txt");
+    CHECK(one.size() == 80000);
+    CHECK(one.starts_with("   1  " + std::string(5000, 'x') + "\n 1.1  x"));
+    CHECK(one.ends_with("x" + tail));
 }
 
 TEST_CASE("edit_file: unique match, replace_all and the errors", "[middleware][filesystem]") {

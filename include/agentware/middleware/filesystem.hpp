@@ -288,9 +288,24 @@ inline bool fs_looks_like_regex(std::string_view pattern) {
     return false;
 }
 
+/// read_file's notice when lines remain after source lines first..last (1-based) of `total`.
+inline std::string fs_remaining_notice(std::size_t first, std::size_t last, std::size_t total) {
+    if (last >= total) return {};
+    const std::size_t read = last - first + 1, remaining = total - last;
+    // Text kept for parity with deepagents (reference langchain.md §9).
+    return detail::format("\n\n[Read {} {} (lines {}-{} of {} total). {} {} remaining from offset {}.]", read,
+                          fs_plural(read), first, last, total, remaining, fs_plural(remaining), last);
+}
+
 /// read_file's answer for a file's text (deepagents' read_file formatting).
 /// `offset` and `limit` are already clamped to zero or more; `cap` is the
-/// character budget of the numbered content (0: none).
+/// character budget of the answer (0: none).
+///
+/// Over the budget it is cut as deepagents' _truncate_paginated_read cuts
+/// it: after the last source line whose rows all fit with the size notice
+/// and the recomputed remaining-lines notice (in that order, the rows keeping
+/// the full window's marker width), else at the budget, with the size notice
+/// only. Characters are code points, as Python counts them.
 inline std::string fs_format_read(std::string_view content, std::string_view path, std::size_t offset,
                                   std::size_t limit, std::size_t cap, line_number_format format,
                                   bool& error) {
@@ -304,52 +319,48 @@ inline std::string fs_format_read(std::string_view content, std::string_view pat
         return detail::format("Error: Line offset {} exceeds file length ({} lines)", offset, total);
     }
     const std::size_t end = std::min(total, offset + std::min(limit, total - offset));
-    std::vector<std::string_view> window(lines.begin() + static_cast<std::ptrdiff_t>(offset),
-                                         lines.begin() + static_cast<std::ptrdiff_t>(end));
-    std::string body = fs_number_lines(window, offset + 1, format);
-    bool truncated = false;
-    std::size_t read = window.size();
-    if (cap > 0 && body.size() > cap) {
-        // Keep the source lines that fit whole (rendered at the window's
-        // marker width, which only shrinks when lines are dropped).
-        truncated = true;
-        std::vector<fs_row> rows;
-        std::size_t width = 0;
-        for (std::size_t i = 0; i < window.size(); ++i)
-            fs_rows_of(window[i], offset + i + 1, rows);
-        for (const auto& r : rows)
-            width = std::max(width, r.marker.size());
-        const std::size_t field =
-            format == line_number_format::current ? width + 2 : std::max<std::size_t>(width, 6) + 1;
-        std::size_t keep = 0, size = 0;
-        for (; keep < window.size(); ++keep) {
-            rows.clear();
-            fs_rows_of(window[keep], offset + keep + 1, rows);
-            std::size_t add = 0;
-            for (const auto& r : rows)
-                add += field + r.text.size() + 1;
-            if (size + add > cap + 1) break; // the last row has no newline
-            size += add;
-        }
-        if (keep == 0) {
-            body.resize(cap);
-            read = 1;
-        } else {
-            window.resize(keep);
-            body = fs_number_lines(window, offset + 1, format);
-            read = keep;
+    // The rows, and after each source line's last row where the answer may be
+    // cut: its end in bytes and in characters, and the line's number.
+    struct cut_point {
+        std::size_t bytes, chars, line;
+    };
+    std::vector<fs_row> rows;
+    std::vector<cut_point> cuts;
+    std::vector<std::size_t> last_row_of; // per source line, its last row's index
+    for (std::size_t i = offset; i < end; ++i) {
+        fs_rows_of(lines[i], i + 1, rows);
+        last_row_of.push_back(rows.size() - 1);
+    }
+    std::size_t width = 0;
+    for (const auto& r : rows)
+        width = std::max(width, r.marker.size());
+    std::string body;
+    std::size_t chars = 0;
+    for (std::size_t i = 0, line = 0; i < rows.size(); ++i) {
+        const std::size_t from = body.size();
+        if (i) body += '\n';
+        if (format == line_number_format::current)
+            body += detail::format("{:>{}}  {}", rows[i].marker, width, rows[i].text);
+        else
+            body += detail::format("{:>6}\t{}", rows[i].marker, rows[i].text);
+        chars += detail::utf8_chars(std::string_view(body).substr(from));
+        if (i == last_row_of[line]) {
+            cuts.push_back(cut_point{body.size(), chars, offset + line + 1});
+            ++line;
         }
     }
-    const std::size_t read_end = offset + read;
-    if (read_end < total) {
-        const std::size_t remaining = total - read_end;
-        // Text kept for parity with deepagents (reference langchain.md §9).
-        body += detail::format("\n\n[Read {} {} (lines {}-{} of {} total). {} {} remaining from offset {}.]",
-                               read, fs_plural(read), offset + 1, read_end, total, remaining,
-                               fs_plural(remaining), read_end);
+    std::string notice = fs_remaining_notice(offset + 1, end, total);
+    if (cap == 0 || chars + detail::utf8_chars(notice) < cap) return body + notice;
+    const std::string size_notice = fmt::format(fmt::runtime(fs_read_truncation), path);
+    const std::size_t size_notice_chars = detail::utf8_chars(size_notice);
+    for (auto it = cuts.rbegin(); it != cuts.rend(); ++it) {
+        notice = fs_remaining_notice(offset + 1, it->line, total);
+        if (it->chars + size_notice_chars + detail::utf8_chars(notice) <= cap)
+            return body.substr(0, it->bytes) + size_notice + notice;
     }
-    if (truncated) body += fmt::format(fmt::runtime(fs_read_truncation), path);
-    return body;
+    // Not one whole source line fits: no remaining-lines notice, whose offset would be wrong.
+    const std::size_t keep = cap > size_notice_chars ? cap - size_notice_chars : 0;
+    return body.substr(0, detail::utf8_offset(body, keep)) + size_notice;
 }
 
 /// The head and tail of a text, numbered (deepagents' eviction preview).

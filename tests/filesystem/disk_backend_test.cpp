@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,25 @@ TEST_CASE("the disk backend's tools: write, edit, ls, glob, grep, delete, mkdir"
     CHECK(b.text("grep", R"({"pattern": "one", "output_mode": "content"})") == "/a/b/c.txt:\n  1: one");
     CHECK(b.text("delete", R"({"file_path": "/a"})") == "Deleted /a");
     CHECK_FALSE(std::filesystem::exists(t.root() / "a"));
+}
+
+TEST_CASE("the disk backend: an empty old_string fills an empty file, and is ambiguous in a full one",
+          "[middleware][filesystem]") {
+    fs_test::temp_root t;
+    std::ofstream(t.root() / "empty.txt").flush();
+    std::ofstream(t.root() / "full.txt") << "ab";
+    disk_backend disk(t.root().string());
+    const auto filled = disk.edit("/empty.txt", "", "new\n", false);
+    CHECK(filled.error.empty());
+    CHECK(filled.occurrences == 1);
+    std::ifstream in(t.root() / "empty.txt");
+    CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "new\n");
+    const auto refused = disk.edit("/full.txt", "", "x", false);
+    CHECK(refused.error ==
+          "String '' appears 3 times in file. Use replace_all=True to replace all instances, or "
+          "provide a more specific string with surrounding context.");
+    std::ifstream kept(t.root() / "full.txt");
+    CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "ab");
 }
 
 TEST_CASE("the disk backend refuses NUL bytes and over-long names, through the tools and directly",

@@ -60,8 +60,6 @@ TEST_CASE("read_file windows, notices and formats", "[middleware][filesystem]") 
     CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": 11})") == "12  line 12");
     CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": 12})") ==
           "Error: Line offset 12 exceeds file length (12 lines)");
-    CHECK(b.text("read_file", R"({"file_path": "/f.txt", "limit": 0})") ==
-          "System reminder: no lines were read because `limit` was 0. The file was not inspected.");
     CHECK(
         b.text("read_file", R"({"file_path": "/f.txt", "offset": -3, "limit": 1})") ==
         "1  line 1\n\n[Read 1 line (lines 1-1 of 12 total). 11 lines remaining from offset 1.]\n\n[Requested "
@@ -85,22 +83,118 @@ TEST_CASE("read_file splits long lines into numbered chunks and caps its size", 
     const std::string out = b.text("read_file", R"({"file_path": "/long.txt"})");
     CHECK(out == "  1  short\n  2  " + std::string(5000, 'a') + "\n2.1  " + std::string(5000, 'a') +
                      "\n2.2  " + std::string(2000, 'a') + "\n  3  end");
+    // `limit` counts source lines: one line, however many chunks.
+    CHECK(b.text("read_file", R"({"file_path": "/long.txt", "offset": 1, "limit": 1})") ==
+          "  2  " + std::string(5000, 'a') + "\n2.1  " + std::string(5000, 'a') + "\n2.2  " +
+              std::string(2000, 'a') +
+              "\n\n[Read 1 line (lines 2-2 of 3 total). 1 line remaining from offset 2.]");
+    // Exactly 5,000 characters stay one row; the marker width is the widest marker.
+    b.put("/edge.txt", std::string(5000, 'e') + "\n" + std::string(5001, 'f') + "\n");
+    CHECK(b.text("read_file", R"({"file_path": "/edge.txt"})") ==
+          "  1  " + std::string(5000, 'e') + "\n  2  " + std::string(5000, 'f') + "\n2.1  f");
 
-    // 100 lines of 1000 characters: over the 80,000-character cap.
+    // Lengths are code points, as Python counts them: 3,000 two-byte
+    // characters are one row, 6,000 are 5,000 then 1,000.
+    auto repeat = [](std::string_view s, std::size_t n) {
+        std::string r;
+        for (std::size_t i = 0; i < n; ++i)
+            r += s;
+        return r;
+    };
+    b.put("/utf8.txt", repeat("\u00e9", 3000) + "\n" + repeat("\u00e9", 6000) + "\n");
+    CHECK(b.text("read_file", R"({"file_path": "/utf8.txt"})") == "  1  " + repeat("\u00e9", 3000) +
+                                                                      "\n  2  " + repeat("\u00e9", 5000) +
+                                                                      "\n2.1  " + repeat("\u00e9", 1000));
+    // The eviction preview clips its lines at 1,000 code points, whole.
+    CHECK(detail::fs_preview(repeat("\u20ac", 1500)) == "1  " + repeat("\u20ac", 1000));
+}
+
+TEST_CASE("read_file over its size cap: cut after whole source lines, as deepagents cuts it",
+          "[middleware][filesystem]") {
+    // The answer stays within 4 x tool_token_limit_before_evict (80,000)
+    // characters: the rows of the source lines that fit whole, keeping the
+    // window's marker width, then the size notice, then the remaining-lines
+    // notice recomputed for what is shown.
+    auto size_notice = [](std::string_view path) {
+        return "\n\n[Output was truncated due to size limits. The file content is very large. Consider "
+               "reformatting the file to make it easier to navigate. For example, if this is JSON, use "
+               "execute(command='jq . " +
+               std::string(path) +
+               "') to pretty-print it with line breaks. For other formats, you can use appropriate "
+               "formatting "
+               "tools to split long lines.]";
+    };
+    fs_test::bench b;
+    // 100 lines of 1,000 characters: 79 fit.
     std::string big;
     for (int i = 0; i < 100; ++i)
         big += std::string(1000, 'b') + "\n";
     b.put("/big.txt", big);
+    std::string expected;
+    for (int i = 1; i <= 79; ++i)
+        expected += detail::format("{}{:>3}  {}", i == 1 ? "" : "\n", i, std::string(1000, 'b'));
+    expected += size_notice("/big.txt") +
+                "\n\n[Read 79 lines (lines 1-79 of 100 total). 21 lines remaining from offset 79.]";
     const std::string capped = b.text("read_file", R"({"file_path": "/big.txt"})");
-    CHECK(capped.find("\n\n[Read 79 lines (lines 1-79 of 100 total). 21 lines remaining from offset 79.]") !=
-          std::string::npos);
-    CHECK(capped.ends_with(
-        "\n\n[Output was truncated due to size limits. The file content is very large. Consider reformatting "
-        "the "
-        "file to make it easier to navigate. For example, if this is JSON, use execute(command='jq . "
-        "/big.txt') "
-        "to pretty-print it with line breaks. For other formats, you can use appropriate formatting tools to "
-        "split long lines.]"));
+    CHECK(capped == expected);
+    CHECK(capped.size() <= 80000);
+
+    // 20 lines of 12,000 characters, three rows each: 6 lines fit, marked at
+    // the width of the window's widest marker ("20.2").
+    std::string wide;
+    for (int i = 0; i < 20; ++i)
+        wide += std::string(12000, 'w') + "\n";
+    b.put("/wide.txt", wide);
+    expected.clear();
+    for (int i = 1; i <= 6; ++i)
+        expected += detail::format("{}{:>4}  {}\n{:>4}  {}\n{:>4}  {}", i == 1 ? "" : "\n", i,
+                                   std::string(5000, 'w'), std::to_string(i) + ".1", std::string(5000, 'w'),
+                                   std::to_string(i) + ".2", std::string(2000, 'w'));
+    expected += size_notice("/wide.txt") +
+                "\n\n[Read 6 lines (lines 1-6 of 20 total). 14 lines remaining from offset 6.]";
+    CHECK(b.text("read_file", R"({"file_path": "/wide.txt"})") == expected);
+
+    // Characters are code points: 100 lines of 1,000 two-byte characters cut
+    // where 100 lines of 1,000 bytes do.
+    std::string accents;
+    for (int i = 0; i < 100; ++i) {
+        for (int k = 0; k < 1000; ++k)
+            accents += "\u00e9";
+        accents += '\n';
+    }
+    b.put("/accents.txt", accents);
+    CHECK(
+        b.text("read_file", R"({"file_path": "/accents.txt"})")
+            .ends_with(size_notice("/accents.txt") +
+                       "\n\n[Read 79 lines (lines 1-79 of 100 total). 21 lines remaining from offset 79.]"));
+
+    // The cut starts at 80,000 characters (rows and notice), not after.
+    const std::string rows_79 = [] {
+        std::string r;
+        for (int i = 1; i <= 79; ++i)
+            r += detail::format("{:>2}  {}\n", i, std::string(1000, 'b'));
+        return r;
+    }();
+    std::string lines_79;
+    for (int i = 0; i < 79; ++i)
+        lines_79 += std::string(1000, 'b') + "\n";
+    b.put("/under.txt", lines_79 + std::string(600, 'c') + "\n"); // 79,999 characters numbered
+    const std::string under = b.text("read_file", R"({"file_path": "/under.txt"})");
+    CHECK(under == rows_79 + "80  " + std::string(600, 'c'));
+    CHECK(under.size() == 79999);
+    b.put("/at.txt", lines_79 + std::string(601, 'c') + "\n"); // 80,000
+    CHECK(b.text("read_file", R"({"file_path": "/at.txt"})") ==
+          rows_79.substr(0, rows_79.size() - 1) + size_notice("/at.txt") +
+              "\n\n[Read 79 lines (lines 1-79 of 80 total). 1 line remaining from offset 79.]");
+
+    // Not one source line fits: the rows cut at the budget, and no
+    // remaining-lines notice (its offset would skip the unseen part).
+    b.put("/one.txt", std::string(100000, 'x') + "\nshort\n");
+    const std::string one = b.text("read_file", R"({"file_path": "/one.txt"})");
+    const std::string tail = size_notice("/one.txt");
+    CHECK(one.size() == 80000);
+    CHECK(one.starts_with("   1  " + std::string(5000, 'x') + "\n 1.1  x"));
+    CHECK(one.ends_with("x" + tail));
 }
 
 TEST_CASE("edit_file: unique match, replace_all and the errors", "[middleware][filesystem]") {
@@ -158,8 +252,95 @@ TEST_CASE("ls, glob and grep over the state", "[middleware][filesystem]") {
     one.grep_max_count = 1;
     fs_test::bench few{filesystem(one)};
     few.put("/a.txt", "x\nx\n");
-    CHECK(few.text("grep", R"({"pattern": "x", "output_mode": "count"})") ==
-          "/a.txt: 1\n\nNote: the search stopped early (it hit its time limit or the maximum match count).");
+    CHECK(
+        few.text("grep", R"({"pattern": "x", "output_mode": "count"})") ==
+        "/a.txt: 1\n\nNote: the search stopped early (it hit its time limit or the maximum match count). The "
+        "matches above are valid but incomplete. Narrow the search (a more specific pattern or a narrower "
+        "path), or raise max_count, to see the rest.");
+}
+
+TEST_CASE("read_file with limit 0 (or less) reads nothing, after the file's own checks",
+          "[middleware][filesystem]") {
+    // deepagents reads first: a missing file is an error and an empty one
+    // says so; only a file with contents gets the limit reminder, naming the
+    // limit asked for, whatever the offset.
+    fs_test::bench b;
+    b.put("/f.txt", fs_test::numbered(3));
+    const std::string reminder_0 =
+        "System reminder: no lines were read because `limit` was 0. The file was not "
+        "inspected and may have contents; retry with `limit` >= 1 to read it.";
+    const auto zero = b.call("read_file", R"({"file_path": "/f.txt", "limit": 0})");
+    CHECK(zero.text() == reminder_0);
+    CHECK(zero.status != tool_status::error);
+    CHECK(
+        b.text("read_file", R"({"file_path": "/f.txt", "limit": -2})") ==
+        "System reminder: no lines were read because `limit` was -2. The file was not inspected and may have "
+        "contents; retry with `limit` >= 1 to read it.");
+    CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": 50, "limit": 0})") == reminder_0);
+    CHECK(b.text("read_file", R"({"file_path": "/f.txt", "offset": -1, "limit": 0})") == reminder_0);
+    auto missing = b.call("read_file", R"({"file_path": "/nope.txt", "limit": 0})");
+    CHECK(missing.text() == "Error: File '/nope.txt' not found");
+    CHECK(missing.status == tool_status::error);
+    b.put("/blank.txt", "\n \n");
+    CHECK(b.text("read_file", R"({"file_path": "/blank.txt", "limit": 0})") ==
+          "System reminder: File exists but has empty contents");
+    b.put("/empty.txt", "");
+    CHECK(b.text("read_file", R"({"file_path": "/empty.txt", "limit": 0})") ==
+          "System reminder: File exists but has empty contents");
+}
+
+TEST_CASE("edit_file with an empty old_string, as deepagents counts it", "[middleware][filesystem]") {
+    // Python's str.count("") is the number of code points plus one.
+    fs_test::bench b;
+    b.put("/empty.txt", "");
+    CHECK(b.text("edit_file", R"({"file_path": "/empty.txt", "old_string": "", "new_string": "first\n"})") ==
+          "Successfully replaced 1 instance(s) of the string in '/empty.txt'");
+    CHECK(get<files_field>(b.state).at("/empty.txt")->content == "first\n");
+
+    b.put("/full.txt", "h\u00e9llo"); // 5 code points, 6 bytes
+    const auto ambiguous =
+        b.call("edit_file", R"({"file_path": "/full.txt", "old_string": "", "new_string": "x"})");
+    CHECK(ambiguous.text() == "Error: String '' appears 6 times in file. Use replace_all=True to replace all "
+                              "instances, or provide a more specific string with surrounding context.");
+    CHECK(ambiguous.status == tool_status::error);
+    CHECK(get<files_field>(b.state).at("/full.txt")->content == "h\u00e9llo");
+    CHECK(b.text("edit_file",
+                 R"({"file_path": "/full.txt", "old_string": "", "new_string": "-", "replace_all": true})") ==
+          "Successfully replaced 6 instance(s) of the string in '/full.txt'");
+    CHECK(get<files_field>(b.state).at("/full.txt")->content == "-h-\u00e9-l-l-o-");
+}
+
+TEST_CASE("edit_file's trailing-newline hint only when the file ends with the rest",
+          "[middleware][filesystem]") {
+    fs_test::bench b;
+    b.put("/mid.txt", "one three two");
+    CHECK(b.text("edit_file", R"({"file_path": "/mid.txt", "old_string": "three\n", "new_string": "3\n"})") ==
+          "Error: String not found in file: 'three\n'");
+    b.put("/ambiguous.txt", "ab ab");
+    CHECK(
+        b.text("edit_file", R"({"file_path": "/ambiguous.txt", "old_string": "ab\n", "new_string": "x"})") ==
+        "Error: old_string ends with a newline, but the file does not end with a newline. With the trailing "
+        "newline removed, old_string would appear 2 times in the file. Retry with the trailing newline "
+        "removed and add surrounding context so the match is unique.");
+}
+
+TEST_CASE("grep's no-match text, and its hint for a pattern written as a regex", "[middleware][filesystem]") {
+    fs_test::bench b;
+    b.put("/a.txt", "alpha|beta\nx.y\n");
+    const std::string hint =
+        "No matches found\n\nNote: grep matches literal text, not regex, so characters like `|`, `.*`, and "
+        "`\\.` are searched verbatim. Search for the literal text you need instead; for `|` alternation, run "
+        "a separate search per alternative.";
+    CHECK(b.text("grep", R"({"pattern": "foo|bar"})") == hint);
+    CHECK(b.text("grep", R"({"pattern": "al.*ta"})") == hint);
+    CHECK(b.text("grep", R"({"pattern": "al.+ta"})") == hint);
+    CHECK(b.text("grep", R"({"pattern": "\\d+"})") == hint);
+    CHECK(b.text("grep", R"({"pattern": "x\\.y"})") == hint);
+    // Bare `.`, `(`, `[`, `?`, `^`, `$` are common in literal searches: no hint.
+    CHECK(b.text("grep", R"({"pattern": "f(x)[0]?^$"})") == "No matches found");
+    CHECK(b.text("grep", R"({"pattern": "\\q"})") == "No matches found");
+    // A regex-looking pattern that is found literally gets no hint.
+    CHECK(b.text("grep", R"({"pattern": "a|b"})") == "/a.txt");
 }
 
 TEST_CASE("delete and mkdir on the state", "[middleware][filesystem]") {

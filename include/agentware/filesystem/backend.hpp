@@ -14,6 +14,7 @@
 // `files` state update the tool hands to the agent.
 
 #include <agentware/detail/format.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/tool/tool.hpp>
 
 #include <boost/json/object.hpp>
@@ -125,16 +126,33 @@ inline std::size_t count_occurrences(std::string_view hay, std::string_view need
 /// The edit every backend applies (deepagents' perform_string_replacement):
 /// `old_text` must occur exactly once unless `replace_all`. Returns the error
 /// text (after "Error: "), or empty with `content` changed and `occurrences` set.
+///
+/// An empty `old_text` counts as Python's `str.count("")` does, once before
+/// each code point and once at the end: on an empty file it occurs once (the
+/// file becomes `new_text`), on a file of n code points n + 1 times (so it is
+/// ambiguous unless `replace_all`, which puts `new_text` at every position).
 inline std::string apply_edit(std::string& content, std::string_view old_text, std::string_view new_text,
                               bool replace_all, std::size_t& occurrences) {
-    const std::size_t n = old_text.empty() ? 0 : count_occurrences(content, old_text);
+    const std::size_t n =
+        old_text.empty() ? detail::utf8_chars(content) + 1 : count_occurrences(content, old_text);
     if (n == 0) {
-        if (old_text.size() > 1 && old_text.back() == '\n' && (content.empty() || content.back() != '\n') &&
-            count_occurrences(content, old_text.substr(0, old_text.size() - 1)) > 0)
-            // Text kept for parity with deepagents (reference langchain.md §9).
-            return "old_string ends with a newline, but the file does not end with a newline. Retry with the "
-                   "trailing newline removed from old_string (and from new_string if it also ends with a "
-                   "newline).";
+        const std::string_view stripped = old_text.substr(0, old_text.size() - 1);
+        if (old_text.size() > 1 && old_text.back() == '\n' && content.ends_with(stripped)) {
+            const std::size_t stripped_count = count_occurrences(content, stripped);
+            if (stripped_count == 1)
+                // Text kept for parity with deepagents (reference langchain.md §9).
+                return "old_string ends with a newline, but the file does not end with a newline. Retry with "
+                       "the trailing newline removed from old_string (and from new_string if it also ends "
+                       "with "
+                       "a newline).";
+            // Text kept for parity with deepagents (backends/utils.py, perform_string_replacement).
+            return detail::format(
+                "old_string ends with a newline, but the file does not end with a newline. "
+                "With the trailing newline removed, old_string would appear {} times in the "
+                "file. Retry with the trailing newline removed and add surrounding context so "
+                "the match is unique.",
+                stripped_count);
+        }
         // Text kept for parity with deepagents (reference langchain.md §9).
         return detail::format("String not found in file: '{}'", old_text);
     }
@@ -146,15 +164,24 @@ inline std::string apply_edit(std::string& content, std::string_view old_text, s
             old_text, n);
     std::string out;
     out.reserve(content.size() + n * new_text.size());
-    std::size_t last = 0;
-    for (std::size_t pos = content.find(old_text); pos != std::string::npos;
-         pos = content.find(old_text, pos + old_text.size())) {
-        out.append(content, last, pos - last);
+    if (old_text.empty()) {
+        // Only reached with one occurrence (an empty file) or replace_all.
+        for (std::size_t i = 0; i < content.size(); ++i) {
+            if ((static_cast<unsigned char>(content[i]) & 0xC0) != 0x80) out.append(new_text);
+            out += content[i];
+        }
         out.append(new_text);
-        last = pos + old_text.size();
-        if (!replace_all) break;
+    } else {
+        std::size_t last = 0;
+        for (std::size_t pos = content.find(old_text); pos != std::string::npos;
+             pos = content.find(old_text, pos + old_text.size())) {
+            out.append(content, last, pos - last);
+            out.append(new_text);
+            last = pos + old_text.size();
+            if (!replace_all) break;
+        }
+        out.append(content, last, std::string::npos);
     }
-    out.append(content, last, std::string::npos);
     content = std::move(out);
     occurrences = n;
     return {};

@@ -23,6 +23,7 @@
 #include <agentware/filesystem/state_backend.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/content.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/middleware/detail/hook_tool_runtime.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
@@ -152,18 +153,27 @@ inline constexpr std::string_view fs_no_files = "No files found";
 inline constexpr std::string_view fs_no_matches = "No matches found";
 // Text kept for parity with deepagents (reference langchain.md §9).
 inline constexpr std::string_view fs_empty_file = "System reminder: File exists but has empty contents";
-// Text kept for parity with deepagents (reference langchain.md §9; the reference elides the end).
+// Text kept for parity with deepagents (middleware/filesystem.py, NO_LINES_REQUESTED_WARNING); {} is
+// the `limit` asked for (0 or less).
 inline constexpr std::string_view fs_limit_zero =
-    "System reminder: no lines were read because `limit` was 0. The file was not inspected.";
+    "System reminder: no lines were read because `limit` was {}. The file was not inspected and may have "
+    "contents; retry with `limit` >= 1 to read it.";
 // Text kept for parity with deepagents (reference langchain.md §9).
 inline constexpr std::string_view fs_read_truncation =
     "\n\n[Output was truncated due to size limits. The file content is very large. Consider reformatting the "
     "file to make it easier to navigate. For example, if this is JSON, use execute(command='jq . {}') to "
     "pretty-print it with line breaks. For other formats, you can use appropriate formatting tools to split "
     "long lines.]";
-// Text kept for parity with deepagents (reference langchain.md §9; the reference elides the end).
+// Text kept for parity with deepagents (middleware/filesystem.py, GREP_TRUNCATION_NOTE).
 inline constexpr std::string_view fs_grep_stopped =
-    "Note: the search stopped early (it hit its time limit or the maximum match count).";
+    "Note: the search stopped early (it hit its time limit or the maximum match count). The matches above "
+    "are valid but incomplete. Narrow the search (a more specific pattern or a narrower path), or raise "
+    "max_count, to see the rest.";
+// Text kept for parity with deepagents (backends/utils.py, regex_literal_hint).
+inline constexpr std::string_view fs_grep_regex_hint =
+    "Note: grep matches literal text, not regex, so characters like `|`, `.*`, and `\\.` are searched "
+    "verbatim. Search for the literal text you need instead; for `|` alternation, run a separate search per "
+    "alternative.";
 // Text kept for parity with deepagents (reference langchain.md §9).
 inline constexpr std::string_view fs_too_large_tool =
     "Tool result too large, the result of this tool call {} was saved in the filesystem at this path: {}\n\n"
@@ -217,17 +227,21 @@ struct fs_row {
     std::string_view text;
 };
 
-/// The rows of source lines numbered from `first_line` (1-based); lines
-/// longer than `max_len` become chunks marked N, N.1, N.2, ...
+/// The rows of source line `number` (1-based); a line longer than `max_len`
+/// code points (Python's len, as deepagents counts) becomes chunks of
+/// `max_len` code points marked N, N.1, N.2, ..., never splitting a UTF-8 sequence.
 inline void fs_rows_of(std::string_view line, std::size_t number, std::vector<fs_row>& rows,
                        std::size_t max_len = fs_max_line_length) {
-    if (line.size() <= max_len) {
+    if (line.size() <= max_len || detail::utf8_chars(line) <= max_len) {
         rows.push_back(fs_row{std::to_string(number), line});
         return;
     }
-    for (std::size_t k = 0, at = 0; at < line.size(); ++k, at += max_len)
+    for (std::size_t k = 0; !line.empty(); ++k) {
+        const std::size_t cut = detail::utf8_offset(line, max_len);
         rows.push_back(fs_row{k == 0 ? std::to_string(number) : detail::format("{}.{}", number, k),
-                              line.substr(at, max_len)});
+                              line.substr(0, cut)});
+        line.remove_prefix(cut);
+    }
 }
 
 inline std::string fs_render_rows(const std::vector<fs_row>& rows, line_number_format format) {
@@ -256,14 +270,47 @@ inline std::string fs_number_lines(const std::vector<std::string_view>& lines, s
 
 inline std::string_view fs_plural(std::size_t n) { return n == 1 ? "line" : "lines"; }
 
+/// Empty or only white space: deepagents' empty-file reminder applies.
+inline bool fs_is_blank(std::string_view content) {
+    return content.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos;
+}
+
+/// Whether a grep pattern looks written as a regular expression (deepagents'
+/// conservative signals: `|`, `.*`, `.+`, or a backslash before a regex
+/// metacharacter or class letter), for the hint after no match.
+inline bool fs_looks_like_regex(std::string_view pattern) {
+    static constexpr std::string_view escaped = ".wWdDsSbB(){}[]|+*?^$";
+    if (pattern.find('|') != std::string_view::npos || pattern.find(".*") != std::string_view::npos ||
+        pattern.find(".+") != std::string_view::npos)
+        return true;
+    for (std::size_t i = 0; i + 1 < pattern.size(); ++i)
+        if (pattern[i] == '\\' && escaped.find(pattern[i + 1]) != std::string_view::npos) return true;
+    return false;
+}
+
+/// read_file's notice when lines remain after source lines first..last (1-based) of `total`.
+inline std::string fs_remaining_notice(std::size_t first, std::size_t last, std::size_t total) {
+    if (last >= total) return {};
+    const std::size_t read = last - first + 1, remaining = total - last;
+    // Text kept for parity with deepagents (reference langchain.md §9).
+    return detail::format("\n\n[Read {} {} (lines {}-{} of {} total). {} {} remaining from offset {}.]", read,
+                          fs_plural(read), first, last, total, remaining, fs_plural(remaining), last);
+}
+
 /// read_file's answer for a file's text (deepagents' read_file formatting).
 /// `offset` and `limit` are already clamped to zero or more; `cap` is the
-/// character budget of the numbered content (0: none).
+/// character budget of the answer (0: none).
+///
+/// Over the budget it is cut as deepagents' _truncate_paginated_read cuts
+/// it: after the last source line whose rows all fit with the size notice
+/// and the recomputed remaining-lines notice (in that order, the rows keeping
+/// the full window's marker width), else at the budget, with the size notice
+/// only. Characters are code points, as Python counts them.
 inline std::string fs_format_read(std::string_view content, std::string_view path, std::size_t offset,
                                   std::size_t limit, std::size_t cap, line_number_format format,
                                   bool& error) {
     error = false;
-    if (content.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos) return std::string(fs_empty_file);
+    if (fs_is_blank(content)) return std::string(fs_empty_file);
     const auto lines = fs_split_lines(content);
     const std::size_t total = lines.size();
     if (offset >= total) {
@@ -272,52 +319,48 @@ inline std::string fs_format_read(std::string_view content, std::string_view pat
         return detail::format("Error: Line offset {} exceeds file length ({} lines)", offset, total);
     }
     const std::size_t end = std::min(total, offset + std::min(limit, total - offset));
-    std::vector<std::string_view> window(lines.begin() + static_cast<std::ptrdiff_t>(offset),
-                                         lines.begin() + static_cast<std::ptrdiff_t>(end));
-    std::string body = fs_number_lines(window, offset + 1, format);
-    bool truncated = false;
-    std::size_t read = window.size();
-    if (cap > 0 && body.size() > cap) {
-        // Keep the source lines that fit whole (rendered at the window's
-        // marker width, which only shrinks when lines are dropped).
-        truncated = true;
-        std::vector<fs_row> rows;
-        std::size_t width = 0;
-        for (std::size_t i = 0; i < window.size(); ++i)
-            fs_rows_of(window[i], offset + i + 1, rows);
-        for (const auto& r : rows)
-            width = std::max(width, r.marker.size());
-        const std::size_t field =
-            format == line_number_format::current ? width + 2 : std::max<std::size_t>(width, 6) + 1;
-        std::size_t keep = 0, size = 0;
-        for (; keep < window.size(); ++keep) {
-            rows.clear();
-            fs_rows_of(window[keep], offset + keep + 1, rows);
-            std::size_t add = 0;
-            for (const auto& r : rows)
-                add += field + r.text.size() + 1;
-            if (size + add > cap + 1) break; // the last row has no newline
-            size += add;
-        }
-        if (keep == 0) {
-            body.resize(cap);
-            read = 1;
-        } else {
-            window.resize(keep);
-            body = fs_number_lines(window, offset + 1, format);
-            read = keep;
+    // The rows, and after each source line's last row where the answer may be
+    // cut: its end in bytes and in characters, and the line's number.
+    struct cut_point {
+        std::size_t bytes, chars, line;
+    };
+    std::vector<fs_row> rows;
+    std::vector<cut_point> cuts;
+    std::vector<std::size_t> last_row_of; // per source line, its last row's index
+    for (std::size_t i = offset; i < end; ++i) {
+        fs_rows_of(lines[i], i + 1, rows);
+        last_row_of.push_back(rows.size() - 1);
+    }
+    std::size_t width = 0;
+    for (const auto& r : rows)
+        width = std::max(width, r.marker.size());
+    std::string body;
+    std::size_t chars = 0;
+    for (std::size_t i = 0, line = 0; i < rows.size(); ++i) {
+        const std::size_t from = body.size();
+        if (i) body += '\n';
+        if (format == line_number_format::current)
+            body += detail::format("{:>{}}  {}", rows[i].marker, width, rows[i].text);
+        else
+            body += detail::format("{:>6}\t{}", rows[i].marker, rows[i].text);
+        chars += detail::utf8_chars(std::string_view(body).substr(from));
+        if (i == last_row_of[line]) {
+            cuts.push_back(cut_point{body.size(), chars, offset + line + 1});
+            ++line;
         }
     }
-    const std::size_t read_end = offset + read;
-    if (read_end < total) {
-        const std::size_t remaining = total - read_end;
-        // Text kept for parity with deepagents (reference langchain.md §9).
-        body += detail::format("\n\n[Read {} {} (lines {}-{} of {} total). {} {} remaining from offset {}.]",
-                               read, fs_plural(read), offset + 1, read_end, total, remaining,
-                               fs_plural(remaining), read_end);
+    std::string notice = fs_remaining_notice(offset + 1, end, total);
+    if (cap == 0 || chars + detail::utf8_chars(notice) < cap) return body + notice;
+    const std::string size_notice = fmt::format(fmt::runtime(fs_read_truncation), path);
+    const std::size_t size_notice_chars = detail::utf8_chars(size_notice);
+    for (auto it = cuts.rbegin(); it != cuts.rend(); ++it) {
+        notice = fs_remaining_notice(offset + 1, it->line, total);
+        if (it->chars + size_notice_chars + detail::utf8_chars(notice) <= cap)
+            return body.substr(0, it->bytes) + size_notice + notice;
     }
-    if (truncated) body += fmt::format(fmt::runtime(fs_read_truncation), path);
-    return body;
+    // Not one whole source line fits: no remaining-lines notice, whose offset would be wrong.
+    const std::size_t keep = cap > size_notice_chars ? cap - size_notice_chars : 0;
+    return body.substr(0, detail::utf8_offset(body, keep)) + size_notice;
 }
 
 /// The head and tail of a text, numbered (deepagents' eviction preview).
@@ -325,7 +368,7 @@ inline std::string fs_preview(std::string_view text) {
     const auto lines = fs_split_lines(text);
     auto clip = [](std::vector<std::string_view> ls) {
         for (auto& l : ls)
-            if (l.size() > fs_preview_line_chars) l = l.substr(0, fs_preview_line_chars);
+            l = l.substr(0, detail::utf8_offset(l, fs_preview_line_chars));
         return ls;
     };
     if (lines.size() <= 10)
@@ -446,9 +489,12 @@ inline std::shared_ptr<tool_interface> fs_read_tool(std::shared_ptr<const fs_con
                                                        offset_arg);
                     const std::size_t offset = offset_arg < 0 ? 0 : static_cast<std::size_t>(offset_arg);
                     const std::size_t limit = limit_arg < 0 ? 0 : static_cast<std::size_t>(limit_arg);
-                    if (limit == 0) return std::string(fs_limit_zero);
                     auto res = ctx->backend(rt).read(*path);
                     if (!res.error.empty()) return fs_error(res.error);
+                    // As deepagents: a missing file is an error and an empty one says so
+                    // whatever the limit; only a file with contents gets the limit reminder.
+                    if (fs_is_blank(res.content)) return std::string(fs_empty_file);
+                    if (limit == 0) return detail::format(fs_limit_zero, limit_arg);
                     if (res.encoding != "utf-8")
                         return fs_error(
                             detail::format("'{}' holds binary data ({}), which read_file cannot show as text",
@@ -573,8 +619,8 @@ inline std::shared_ptr<tool_interface> fs_grep_tool(std::shared_ptr<const fs_con
                     std::map<std::string, std::vector<const fs_grep_match*>> by_file;
                     for (const auto& m : res.matches)
                         if (ctx->readable(m.path)) by_file[m.path].push_back(&m);
-                    if (by_file.empty()) return std::string(fs_no_matches);
                     std::string out;
+                    if (by_file.empty()) out = fs_no_matches;
                     for (const auto& [file, matches] : by_file) {
                         if (!out.empty()) out += '\n';
                         if (mode == "files_with_matches") {
@@ -593,9 +639,14 @@ inline std::shared_ptr<tool_interface> fs_grep_tool(std::shared_ptr<const fs_con
                         out += '\n';
                         out += fs_results_truncated;
                     }
+                    // deepagents' notes after the matches (or the no-match text): the stop
+                    // note, or, when nothing at all was found, the hint for a regex.
                     if (res.truncated) {
                         out += "\n\n";
                         out += fs_grep_stopped;
+                    } else if (res.matches.empty() && fs_looks_like_regex(*pattern)) {
+                        out += "\n\n";
+                        out += fs_grep_regex_hint;
                     }
                     return out;
                 });

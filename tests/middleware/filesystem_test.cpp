@@ -447,6 +447,7 @@ TEST_CASE("tool results over the limit are evicted to /large_tool_results/",
         "at this path: /large_tool_results/c2\n\nYou can read the result"));
     CHECK(shown.find("\n... [10 lines truncated] ...\n16  row 16 ") != std::string::npos);
     CHECK(shown.find("\n\n1  row 1 " + std::string(994, 'o') + "\n2  row 2") != std::string::npos);
+    CHECK(shown.ends_with("\n20  row 20 " + std::string(993, 'o') + "\n")); // deepagents' closing newline
     // read_file results are never evicted (they are capped instead).
     CHECK(state.messages[5].text().find("[Output was truncated due to size limits.") != std::string::npos);
 }
@@ -465,8 +466,11 @@ TEST_CASE("oversized human messages are saved to /conversation_history/", "[midd
     CHECK(path.starts_with("/conversation_history/"));
     CHECK(path.ends_with(".md"));
     CHECK(data->content == long_text);
-    CHECK(state.messages[0].text().starts_with(
-        "Message content too large and was saved to the filesystem at: " + path));
+    CHECK(state.messages[0].text() ==
+          "Message content too large and was saved to the filesystem at: " + path +
+              "\n\nYou can read the full content using the read_file tool with pagination (offset and "
+              "limit parameters).\n\nHere is a preview showing the head and tail of the content:\n\n1  " +
+              long_text + "\n");
     CHECK(model.requests().at(0).messages.at(0).text() == state.messages[0].text());
 }
 

@@ -183,12 +183,13 @@ inline constexpr std::string_view fs_too_large_tool =
     "You can do this by specifying an offset and limit in the read_file tool call. For example, to read the "
     "first 100 lines, you can use the read_file tool with offset=0 and limit=100.\n\n"
     "Here is a preview showing the head and tail of the result (lines of the form `... [N lines truncated] "
-    "...` indicate omitted lines in the middle of the content):\n\n{}";
-// Text kept for parity with deepagents (reference langchain.md §9; the sentence after the path is ours,
-// the reference elides it).
+    "...` indicate omitted lines in the middle of the content):\n\n{}\n";
+// Text kept for parity with deepagents (middleware/filesystem.py's TOO_LARGE_HUMAN_MSG).
 inline constexpr std::string_view fs_too_large_human =
     "Message content too large and was saved to the filesystem at: {}\n\n"
-    "Read it with the read_file tool, a part at a time (offset and limit). Its head and tail:\n\n{}";
+    "You can read the full content using the read_file tool with pagination (offset and limit "
+    "parameters).\n\n"
+    "Here is a preview showing the head and tail of the content:\n\n{}\n";
 
 inline constexpr std::string_view fs_default_system_prompt =
     "## Filesystem tools\n\n"

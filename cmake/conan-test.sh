@@ -11,7 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-conan_version=2.34.0 # pinned: a new Conan is a change to review, not a surprise in CI
+# Pinned, with everything it pulls in (cmake/conan-requirements.txt): a new
+# Conan, or a new version of one of its dependencies, is a change to review,
+# not a surprise in CI.
+conan_version=$(sed -n 's/^conan==//p' cmake/conan-requirements.txt)
 jobs=${AGENTWARE_CONAN_JOBS:-2}
 build_dir="$PWD/build-conan"
 venv="$build_dir/venv"
@@ -24,7 +27,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 if [[ "$("$venv/bin/conan" --version 2>/dev/null)" != "Conan version $conan_version" ]]; then
   echo "conan-test: installing Conan $conan_version into $venv"
   python3 -m venv --clear "$venv"
-  "$venv/bin/pip" install --quiet "conan==$conan_version" </dev/null
+  "$venv/bin/pip" install --quiet --no-deps --requirement cmake/conan-requirements.txt </dev/null
+  "$venv/bin/pip" check
 fi
 conan="$venv/bin/conan"
 

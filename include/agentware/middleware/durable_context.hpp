@@ -21,7 +21,7 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/delegations.hpp>
+#include <agentware/thread/delegations.hpp>
 #include <agentware/middleware/summarization.hpp>
 #include <agentware/skills/context.hpp>
 

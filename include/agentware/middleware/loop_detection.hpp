@@ -25,7 +25,7 @@
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
-#include <agentware/middleware/detail/hash.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
 
 #include <boost/json/array.hpp>

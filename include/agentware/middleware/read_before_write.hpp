@@ -26,9 +26,9 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/async_gates.hpp>
-#include <agentware/middleware/detail/hash.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/detail/hash.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
+#include <agentware/thread/fields.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

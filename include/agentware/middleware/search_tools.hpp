@@ -9,7 +9,7 @@
 
 #include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
-#include <agentware/middleware/detail/file_search.hpp>
+#include <agentware/filesystem/detail/file_search.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/middleware/detail/working_dir.hpp>
 #include <agentware/tool/make_tool.hpp>

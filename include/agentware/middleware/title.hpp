@@ -13,7 +13,7 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/detail/prompt_text.hpp>
+#include <agentware/detail/prompt_text.hpp>
 #include <agentware/model/any_chat_model.hpp>
 
 #include <boost/asio/awaitable.hpp>

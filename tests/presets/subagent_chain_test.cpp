@@ -182,6 +182,7 @@ TEST_CASE("read_subagents_section checks every token_budget object as token_budg
                Catch::StartsWith("subagents.token_budget.enabled: expected a boolean"));
     CHECK_THAT(error_of(R"({"agents": {"bash": {"token_budget": {"max_tokenz": 5}}}})"),
                Catch::StartsWith("subagents.agents.bash.token_budget.max_tokenz: unknown key"));
-    CHECK_THAT(error_of(R"({"custom_agents": {"r": {"description": "d", "token_budget": {"max_tokenz": 5}}}})"),
-               Catch::StartsWith("subagents.custom_agents.r.token_budget.max_tokenz: unknown key"));
+    CHECK_THAT(
+        error_of(R"({"custom_agents": {"r": {"description": "d", "token_budget": {"max_tokenz": 5}}}})"),
+        Catch::StartsWith("subagents.custom_agents.r.token_budget.max_tokenz: unknown key"));
 }

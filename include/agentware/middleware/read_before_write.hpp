@@ -23,10 +23,10 @@
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
 #include <agentware/detail/awaitable.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/async_gates.hpp>
-#include <agentware/detail/hash.hpp>
 #include <agentware/thread/detail/user_data_paths.hpp>
 #include <agentware/thread/fields.hpp>
 

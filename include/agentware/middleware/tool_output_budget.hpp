@@ -15,12 +15,12 @@
 #include <agentware/agent/wrap.hpp>
 #include <agentware/core/fields.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/message/detail/output_limits.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/detail/hash.hpp>
-#include <agentware/message/detail/output_limits.hpp>
 #include <agentware/thread/detail/user_data_paths.hpp>
 #include <agentware/thread/fields.hpp>
 

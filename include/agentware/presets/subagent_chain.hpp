@@ -29,7 +29,8 @@ namespace agentware {
 namespace detail {
 
 // A token_budget object is token_budget's options plus `enabled`.
-inline void check_subagent_token_budget(const std::optional<boost::json::object>& o, const std::string& path) {
+inline void check_subagent_token_budget(const std::optional<boost::json::object>& o,
+                                        const std::string& path) {
     if (!o) return;
     boost::json::object rest = *o;
     if (const auto* e = rest.if_contains("enabled")) {

@@ -31,7 +31,7 @@
 #include <agentware/agent/async_loop.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/src.hpp>
-#include <agentware/subagents/chain.hpp>
+#include <agentware/presets/subagent_chain.hpp>
 #include <agentware/subagents/executor.hpp>
 
 #include <benchmark/benchmark.h>

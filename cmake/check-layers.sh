@@ -10,11 +10,12 @@ cd "$(dirname "$0")/.."
 # Bottom to top. Folders on one line are peers: they may not include each other.
 layers=(
   "detail"
-  "core"
   "json"
   "config"
+  "core"
   "message"
   "state"
+  "thread"
   "model"
   "tool"
   "agent"

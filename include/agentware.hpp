@@ -30,13 +30,13 @@
 #include <agentware/agent/checkpointer.hpp>
 #include <agentware/agent/file_checkpointer.hpp>
 #include <agentware/agent/memory_checkpointer.hpp>
-#include <agentware/agent/thread_id.hpp>
+#include <agentware/thread/id.hpp>
 #include <agentware/agent/wrap.hpp>
 
 #include <agentware/middleware/clarification.hpp>
 #include <agentware/middleware/context_editing.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/fields.hpp>
 #include <agentware/middleware/filesystem.hpp>
 #include <agentware/middleware/from_function.hpp>
 #include <agentware/middleware/guardrail.hpp>
@@ -72,7 +72,7 @@
 #include <agentware/middleware/view_image.hpp>
 
 #include <agentware/presets/deerflow.hpp>
-#include <agentware/subagents/chain.hpp>
+#include <agentware/presets/subagent_chain.hpp>
 #include <agentware/subagents/config.hpp>
 #include <agentware/subagents/executor.hpp>
 

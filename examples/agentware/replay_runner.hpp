@@ -10,13 +10,13 @@
 #include "scenario.hpp"
 
 #include <agentware/agent/agent.hpp>
-#include <agentware/middleware/detail/hash.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/presets/deerflow.hpp>
 #include <agentware/presets/lead_agent.hpp>
-#include <agentware/skills/skills.hpp>
-#include <agentware/subagents/chain.hpp>
+#include <agentware/middleware/skills_from_folders.hpp>
+#include <agentware/presets/subagent_chain.hpp>
 #include <agentware/subagents/executor.hpp>
 
 #include <boost/json.hpp>
@@ -472,7 +472,7 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
         try {
             if (const auto* s = sc.features.if_contains(subagents_options::config_section);
                 s && s->is_object())
-                eo.config = boost::json::value_to<subagents_options>(*s);
+                eo.config = read_subagents_section(*s);
         } catch (const json_error& e) {
             throw e.within("features");
         }

@@ -19,7 +19,7 @@
 #include <agentware/middleware/deerflow_web_tools.hpp>
 #include <agentware/model/model_factory.hpp>
 #include <agentware/presets/lead_agent.hpp>
-#include <agentware/skills/skills.hpp>
+#include <agentware/middleware/skills_from_folders.hpp>
 
 #include <boost/json.hpp>
 

@@ -110,3 +110,13 @@ TEST_CASE("each round's request borrows the agent's system prompt instead of cop
     REQUIRE(reqs.size() == 2);
     CHECK(reqs[1].system_prompt == options.system_prompt);
 }
+
+TEST_CASE("tool_response{msg}, as docs/hooks.md writes it, leaves nothing uninitialised",
+          "[agent][hooks][wrap]") {
+    // CI builds this under -Wall -Wextra -Werror (clang): a member without a
+    // default would be a missing-field-initializer error here.
+    const tool_response r{tool_message("c1", "echo", "refused")};
+    CHECK(r.msg.text() == "refused");
+    CHECK(r.update.empty());
+    CHECK_FALSE(r.end_run);
+}

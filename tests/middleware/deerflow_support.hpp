@@ -12,7 +12,7 @@
 #include <agentware/message.hpp>
 #include <agentware/middleware/clarification.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/fields.hpp>
 #include <agentware/middleware/guardrail.hpp>
 #include <agentware/middleware/loop_detection.hpp>
 #include <agentware/middleware/sandbox.hpp>

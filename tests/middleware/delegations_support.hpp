@@ -7,7 +7,7 @@
 
 #include "../agent/support.hpp"
 
-#include <agentware/middleware/delegations.hpp>
+#include <agentware/thread/delegations.hpp>
 
 #include <boost/json/object.hpp>
 

@@ -8,7 +8,7 @@
 #include <agentware/agent/agent.hpp>
 #include <agentware/middleware/skills.hpp>
 #include <agentware/model/scripted_model.hpp>
-#include <agentware/skills/skills.hpp>
+#include <agentware/middleware/skills_from_folders.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 // under a write racing a read.
 #include "deerflow_support.hpp"
 
-#include <agentware/middleware/detail/hash.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/middleware/read_before_write.hpp>
 
 #include <boost/asio/co_spawn.hpp>

@@ -5,8 +5,8 @@
 #include "deerflow_support.hpp"
 
 #include <agentware/message/detail/text.hpp>
-#include <agentware/middleware/detail/file_search.hpp>
-#include <agentware/middleware/detail/output_limits.hpp>
+#include <agentware/filesystem/detail/file_search.hpp>
+#include <agentware/message/detail/output_limits.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -5,7 +5,7 @@
 #include "../skills/support.hpp"
 
 #include <agentware/skills/context.hpp>
-#include <agentware/skills/skills.hpp>
+#include <agentware/middleware/skills_from_folders.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -6,7 +6,7 @@
 #include "../skills/support.hpp"
 #include "deerflow_support.hpp"
 
-#include <agentware/skills/skills.hpp>
+#include <agentware/middleware/skills_from_folders.hpp>
 
 #include <catch2/catch.hpp>
 

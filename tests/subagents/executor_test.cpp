@@ -9,7 +9,7 @@
 #include <agentware/middleware/durable_context.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
 #include <agentware/presets/lead_agent.hpp>
-#include <agentware/subagents/chain.hpp>
+#include <agentware/presets/subagent_chain.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -8,7 +8,7 @@
 
 #include <agentware/agent/checkpointer.hpp>
 #include <agentware/agent/file_checkpointer.hpp>
-#include <agentware/agent/thread_id.hpp>
+#include <agentware/thread/id.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>

@@ -5,7 +5,7 @@
 // atomically and durably. It accepts only valid thread ids (validate_thread_id).
 
 #include <agentware/agent/checkpointer.hpp>
-#include <agentware/agent/thread_id.hpp>
+#include <agentware/thread/id.hpp>
 
 #include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>

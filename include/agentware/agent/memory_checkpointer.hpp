@@ -6,7 +6,7 @@
 // must never start rejecting ids that used to work.
 
 #include <agentware/agent/checkpointer.hpp>
-#include <agentware/agent/thread_id.hpp>
+#include <agentware/thread/id.hpp>
 
 #include <boost/json/value.hpp>
 

@@ -55,9 +55,11 @@ boost::json::value interrupt_call(const tool_request<State>& req, boost::json::v
 
 /// What one tool call produced: the tool message answering it, changes to the
 /// state, and whether the run ends after this round.
+/// What a tool call gives back. Every member has a default, so
+/// `tool_response{msg}` compiles cleanly under -Wextra (no missing initializer).
 struct tool_response {
-    message msg;
-    state_update update;
+    message msg{};
+    state_update update{};
     bool end_run = false;
 };
 

@@ -15,7 +15,7 @@
 #include <agentware/detail/write_nofollow.hpp>
 #include <agentware/filesystem/backend.hpp>
 #include <agentware/filesystem/detail/glob.hpp>
-#include <agentware/middleware/detail/process.hpp>
+#include <agentware/detail/process.hpp>
 
 #include <fmt/core.h>
 #include <fmt/std.h>

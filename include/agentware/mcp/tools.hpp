@@ -8,7 +8,7 @@
 // tool_set.
 
 #include <agentware/mcp/client.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/fields.hpp>
 #include <agentware/tool/tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 

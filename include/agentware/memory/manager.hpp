@@ -13,7 +13,7 @@
 #include <agentware/memory/queue.hpp>
 #include <agentware/memory/storage.hpp>
 #include <agentware/memory/updater.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
 
 #include <boost/json.hpp>
 

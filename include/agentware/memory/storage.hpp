@@ -17,8 +17,8 @@
 #include <agentware/detail/format.hpp>
 #include <agentware/memory/clock.hpp>
 #include <agentware/message/detail/text.hpp>
-#include <agentware/middleware/detail/hash.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
+#include <agentware/detail/hash.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
 
 #include <boost/json.hpp>
 #include <boost/json/parse.hpp>

@@ -15,10 +15,10 @@
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/detail/hash.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>

@@ -21,9 +21,9 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/delegations.hpp>
 #include <agentware/middleware/summarization.hpp>
 #include <agentware/skills/context.hpp>
+#include <agentware/thread/delegations.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value_from.hpp>

@@ -24,8 +24,8 @@
 #include <agentware/memory/clock.hpp>
 #include <agentware/memory/manager.hpp>
 #include <agentware/message/id.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
 #include <agentware/middleware/memory.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>

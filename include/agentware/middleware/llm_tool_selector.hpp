@@ -16,12 +16,12 @@
 // The selector is the model given to it, or else the run's model (`rt.model`),
 // as LangChain uses the agent's model when none is given.
 
+#include <agentware/agent/run_events.hpp>
 #include <agentware/agent/runtime.hpp>
 #include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
-#include <agentware/middleware/detail/run_events.hpp>
 #include <agentware/middleware/detail/side_model.hpp>
 #include <agentware/model/any_chat_model.hpp>
 
@@ -122,8 +122,8 @@ struct llm_tool_selector {
                 break;
             }
         if (!user) {
-            detail::record_event(req.rt, "llm_tool_selector", event_name,
-                                 "No user message found in request messages; all tools offered");
+            record_event(req.rt, "llm_tool_selector", event_name,
+                         "No user message found in request messages; all tools offered");
             return next(req);
         }
         chat_request question;
@@ -138,8 +138,8 @@ struct llm_tool_selector {
             return detail::ask_then_next(req, next, *model, std::move(question), std::move(adjust));
         if (req.rt && req.rt->model)
             return detail::ask_then_next(req, next, req.rt->model, std::move(question), std::move(adjust));
-        detail::record_event(req.rt, "llm_tool_selector", event_name,
-                             "no selector model (none given and the run has none); all tools offered");
+        record_event(req.rt, "llm_tool_selector", event_name,
+                     "no selector model (none given and the run has none); all tools offered");
         return next(req);
     }
 
@@ -194,7 +194,7 @@ private:
     template <class Request>
     void select(Request& req, const std::vector<std::string>& candidates, detail::side_answer a) const {
         auto fallback = [&](std::string why) {
-            detail::record_event(req.rt, "llm_tool_selector", event_name, why + "; all tools offered");
+            record_event(req.rt, "llm_tool_selector", event_name, why + "; all tools offered");
         };
         if (a.failure) {
             const std::string what = a.failure_text();

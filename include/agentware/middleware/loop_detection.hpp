@@ -21,11 +21,11 @@
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
-#include <agentware/middleware/detail/hash.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
 
 #include <boost/json/array.hpp>

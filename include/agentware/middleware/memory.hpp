@@ -10,7 +10,7 @@
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/memory/manager.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
 
 #include <boost/json/object.hpp>
 

@@ -14,9 +14,9 @@
 
 #include <agentware/agent/runtime.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/detail/hash.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>

@@ -18,10 +18,10 @@
 // The middleware cannot see which model the agent calls, so `provider` names
 // it (the `provider` of the model's configuration).
 
+#include <agentware/agent/run_events.hpp>
 #include <agentware/agent/runtime.hpp>
 #include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
-#include <agentware/middleware/detail/run_events.hpp>
 #include <agentware/model/chat_model.hpp>
 
 #include <boost/json/array.hpp>
@@ -97,8 +97,8 @@ struct prompt_caching {
             const std::string msg = detail::format(
                 "prompt_caching supports Anthropic and OpenAI models, not provider '{}'", options_.provider);
             if (options_.unsupported_model_behavior == "raise") throw std::invalid_argument(msg);
-            if (options_.unsupported_model_behavior == "warn" && rt && !detail::has_event(*rt, event_name))
-                detail::record_event(rt, "prompt_caching", event_name, msg);
+            if (options_.unsupported_model_behavior == "warn" && rt && !has_event(*rt, event_name))
+                record_event(rt, "prompt_caching", event_name, msg);
         }
     }
 

@@ -23,12 +23,12 @@
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
 #include <agentware/detail/awaitable.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/async_gates.hpp>
-#include <agentware/middleware/detail/hash.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
+#include <agentware/thread/fields.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

@@ -14,13 +14,13 @@
 // hooks run in reverse order, so it then sees the answer first and the loop
 // and token guards count the cleaned one. The pipeline refuses the other order.
 
+#include <agentware/agent/run_events.hpp>
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/type_list.hpp>
 #include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
-#include <agentware/middleware/detail/run_events.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -139,8 +139,8 @@ public:
             event.emplace(k, v);
         event.emplace("message_id", ai->id);
         ai->metadata["safety_termination"] = std::move(stamp);
-        detail::emit_event(&rt, event);
-        detail::record_event(
+        emit_event(&rt, event);
+        record_event(
             &rt, "safety_finish_reason", "safety_termination",
             detail::format("{}={} ({}): {} tool call(s) suppressed", d->reason_field, value, d->name, count));
     }

@@ -10,11 +10,11 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
-#include <agentware/middleware/fields.hpp>
 #include <agentware/middleware/sandbox_provider.hpp>
 #include <agentware/middleware/sandbox_tools.hpp>
 #include <agentware/middleware/thread_data.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
+#include <agentware/thread/fields.hpp>
 
 #include <algorithm>
 #include <iterator>

@@ -14,13 +14,13 @@
 
 #include <agentware/detail/config.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/process.hpp>
 #include <agentware/detail/regex.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/middleware/detail/bubblewrap.hpp>
-#include <agentware/middleware/detail/process.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
-#include <agentware/middleware/fields.hpp>
 #include <agentware/middleware/sandbox_provider.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
+#include <agentware/thread/fields.hpp>
 #include <agentware/tool/tool_set.hpp>
 
 #include <boost/json/array.hpp>
@@ -199,9 +199,9 @@ make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool inclu
 #define AGENTWARE_MIDDLEWARE_SANDBOX_TOOLS_DEFINITIONS
 
 #include <agentware/detail/write_nofollow.hpp>
+#include <agentware/filesystem/detail/file_search.hpp>
+#include <agentware/message/detail/output_limits.hpp>
 #include <agentware/message/detail/text.hpp>
-#include <agentware/middleware/detail/file_search.hpp>
-#include <agentware/middleware/detail/output_limits.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/tool/make_tool.hpp>
 

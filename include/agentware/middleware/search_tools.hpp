@@ -8,8 +8,8 @@
 // dependency and cache directories are skipped, as the sandbox's tools do.
 
 #include <agentware/detail/format.hpp>
+#include <agentware/filesystem/detail/file_search.hpp>
 #include <agentware/json/reader.hpp>
-#include <agentware/middleware/detail/file_search.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/middleware/detail/working_dir.hpp>
 #include <agentware/tool/make_tool.hpp>

@@ -12,8 +12,8 @@
 #include <agentware/core/fields.hpp>
 #include <agentware/detail/format.hpp>
 #include <agentware/detail/regex.hpp>
+#include <agentware/filesystem/detail/file_search.hpp> // wildcard_match, search_regex_flags, clamp_results
 #include <agentware/memory/clock.hpp>                  // detail::iso_utc
-#include <agentware/middleware/detail/file_search.hpp> // wildcard_match, search_regex_flags, clamp_results
 #include <agentware/middleware/detail/tool_args.hpp>   // string_arg, int_arg, bool_arg
 #include <agentware/skills/catalog.hpp>
 #include <agentware/skills/context.hpp>

@@ -9,10 +9,10 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/delegations.hpp>
 #include <agentware/middleware/detail/ai_edit.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/state/basic_state.hpp>
+#include <agentware/thread/delegations.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value_from.hpp>

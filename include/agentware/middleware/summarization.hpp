@@ -26,12 +26,12 @@
 #include <agentware/core/fields.hpp>
 #include <agentware/detail/awaitable.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/prompt_text.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/hook_tool_runtime.hpp>
-#include <agentware/middleware/detail/prompt_text.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/error.hpp>
 #include <agentware/model/token_counter.hpp>

@@ -11,8 +11,8 @@
 #include <agentware/core/fields.hpp>
 #include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
+#include <agentware/thread/fields.hpp>
 
 #include <fmt/chrono.h>
 #include <fmt/core.h>

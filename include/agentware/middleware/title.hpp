@@ -10,10 +10,10 @@
 #include <agentware/agent/coroutine_hooks.hpp>
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
+#include <agentware/detail/prompt_text.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/detail/prompt_text.hpp>
 #include <agentware/model/any_chat_model.hpp>
 
 #include <boost/asio/awaitable.hpp>

@@ -14,7 +14,7 @@
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/fields.hpp>
 #include <agentware/tool/invalid_arguments.hpp>
 
 #include <boost/json/object.hpp>

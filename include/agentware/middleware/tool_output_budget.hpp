@@ -15,14 +15,14 @@
 #include <agentware/agent/wrap.hpp>
 #include <agentware/core/fields.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/message/detail/output_limits.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/detail/hash.hpp>
-#include <agentware/middleware/detail/output_limits.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
+#include <agentware/thread/fields.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>

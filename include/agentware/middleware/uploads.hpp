@@ -16,9 +16,9 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/middleware/detail/untrusted_text.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
-#include <agentware/middleware/fields.hpp>
 #include <agentware/middleware/thread_data.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
+#include <agentware/thread/fields.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>

@@ -14,8 +14,8 @@
 #include <agentware/message/content.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
+#include <agentware/thread/fields.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 

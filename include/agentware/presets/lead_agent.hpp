@@ -17,7 +17,7 @@
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/openai_moderation_client.hpp>
 #include <agentware/presets/deerflow.hpp>
-#include <agentware/subagents/chain.hpp>
+#include <agentware/presets/subagent_chain.hpp>
 #include <agentware/subagents/executor.hpp>
 
 #include <boost/json/object.hpp>
@@ -770,7 +770,7 @@ inline lead_agent make_lead_agent(const boost::json::value& config, lead_agent_r
         if (!out.executor) {
             subagent_executor_options eo;
             if (const auto* s = obj.if_contains(subagents_options::config_section); s && s->is_object())
-                eo.config = boost::json::value_to<subagents_options>(*s);
+                eo.config = read_subagents_section(*s);
             eo.allow_bash = detail::lead_host_bash_allowed(chain);
             // The subagents' tools: the lead's (the types' lists filter them).
             if (auto* s = chain.get<sandbox>())

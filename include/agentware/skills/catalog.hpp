@@ -15,8 +15,8 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/middleware/detail/output_limits.hpp>
-#include <agentware/middleware/detail/prompt_text.hpp>
+#include <agentware/message/detail/output_limits.hpp>
+#include <agentware/detail/prompt_text.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

@@ -12,9 +12,9 @@
 //  * skills_prompt_section renders the index of the enabled skills (and the
 //    names of the disabled ones) in DeerFlow's <skill_system> block, for the
 //    lead agent's system prompt;
-//  * the `skills` middleware serves read_file and ls under /mnt/skills from
-//    the roots, refuses every file of a disabled skill with DeerFlow's text,
-//    and records each SKILL.md read in the `skill_context` state field.
+//  * the `skills` middleware (<agentware/middleware/skills.hpp>; with
+//    make_skills, <agentware/middleware/skills_from_folders.hpp>) serves
+//    read_file and ls under /mnt/skills from the roots.
 //
 // Needs yaml-cpp (the package's optional component `yaml`).
 
@@ -22,7 +22,6 @@
 #include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
-#include <agentware/middleware/skills.hpp>
 #include <agentware/skills/catalog.hpp>
 
 #include <boost/json/value.hpp>
@@ -171,12 +170,6 @@ inline skill_catalog load_skills(const skills_options& options, const skill_stat
                                                         : std::filesystem::path(options.custom_path),
                             skill_category::custom_skill, options, states, out);
     return out;
-}
-
-/// The skills middleware over the catalog load_skills finds.
-inline skills make_skills(skills_options options, const skill_states& states = {}) {
-    skill_catalog catalog = load_skills(options, states);
-    return skills(std::move(options), std::move(catalog));
 }
 
 } // namespace agentware

@@ -7,7 +7,6 @@
 // delegation's effective timeout, turn limit, model, skills and tools.
 
 #include <agentware/json/reader.hpp>
-#include <agentware/middleware/token_budget.hpp>
 #include <agentware/tool/tool_set.hpp>
 
 #include <boost/json/object.hpp>
@@ -138,26 +137,6 @@ inline subagent_type read_custom_subagent(const boost::json::value& jv, std::str
         .reject_unknown_keys();
     if (t.max_turns == 0) throw json_error(r.path_of("max_turns"), "must be at least 1");
     return t;
-}
-
-// A token_budget object is token_budget's options plus `enabled`: checked here,
-// so a bad key is reported when the configuration is read.
-inline void check_token_budget(const std::optional<boost::json::object>& o, const std::string& path) {
-    if (!o) return;
-    boost::json::object rest = *o;
-    if (const auto* e = rest.if_contains("enabled")) {
-        (void)json_read_as<bool>(*e, json_path(path, "enabled"));
-        rest.erase("enabled");
-    }
-    try {
-        (void)boost::json::value_to<token_budget_options>(boost::json::value(std::move(rest)));
-    } catch (const json_error& e) {
-        // token_budget's reader names its own section first: "token_budget.max_tokens"
-        std::string_view inner = e.path();
-        if (inner.starts_with(token_budget_options::config_section))
-            inner.remove_prefix(token_budget_options::config_section.size());
-        throw json_error(path + std::string(inner), e.problem());
-    }
 }
 
 } // namespace detail
@@ -323,7 +302,6 @@ inline subagent_overrides tag_invoke(boost::json::value_to_tag<subagent_override
         .read("token_budget", o.token_budget)
         .reject_unknown_keys();
     if (o.max_turns && *o.max_turns == 0) throw json_error("max_turns", "must be at least 1");
-    detail::check_token_budget(o.token_budget, "token_budget");
     return o;
 }
 
@@ -366,7 +344,6 @@ inline subagents_options tag_invoke(boost::json::value_to_tag<subagents_options>
     r.reject_unknown_keys();
     if (o.max_concurrent == 0) throw json_error(r.path_of("max_concurrent"), "must be at least 1");
     if (o.max_turns && *o.max_turns == 0) throw json_error(r.path_of("max_turns"), "must be at least 1");
-    detail::check_token_budget(o.token_budget, r.path_of("token_budget"));
     return o;
 }
 

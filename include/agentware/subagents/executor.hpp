@@ -24,9 +24,9 @@
 #include <agentware/agent/async_loop.hpp>
 #include <agentware/detail/format.hpp>
 #include <agentware/message/detail/text.hpp>
-#include <agentware/middleware/delegations.hpp>
-#include <agentware/middleware/detail/hash.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/delegations.hpp>
+#include <agentware/detail/hash.hpp>
+#include <agentware/thread/fields.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/subagents/config.hpp>
 #include <agentware/tool/tool.hpp>

@@ -7,7 +7,7 @@
 // matched by a pattern part that starts with "." too (so "**" does not enter
 // hidden directories).
 
-#include <agentware/middleware/detail/file_search.hpp>
+#include <agentware/filesystem/detail/file_search.hpp>
 
 #include <string>
 #include <string_view>

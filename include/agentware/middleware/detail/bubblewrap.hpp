@@ -33,8 +33,8 @@
 
 #include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
-#include <agentware/middleware/detail/process.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/detail/process.hpp>
+#include <agentware/thread/fields.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

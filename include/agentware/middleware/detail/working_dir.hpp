@@ -6,11 +6,11 @@
 // it and may not leave it, through "..", an absolute path or a symlink.
 
 #include <agentware/detail/format.hpp>
-#include <agentware/middleware/detail/output_limits.hpp>
-#include <agentware/middleware/detail/process.hpp>
+#include <agentware/message/detail/output_limits.hpp>
+#include <agentware/detail/process.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
-#include <agentware/middleware/detail/user_data_paths.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
+#include <agentware/thread/fields.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 

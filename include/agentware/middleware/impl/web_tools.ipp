@@ -6,7 +6,7 @@
 
 #include <agentware/detail/format.hpp>
 #include <agentware/middleware/detail/html_text.hpp>
-#include <agentware/middleware/detail/output_limits.hpp>
+#include <agentware/message/detail/output_limits.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/middleware/web_tools.hpp>
 #include <agentware/model/detail/call_control.hpp>

@@ -1,5 +1,5 @@
-// agent/thread_id.hpp: which thread ids are valid, and the message an invalid one gets.
-#include <agentware/agent/thread_id.hpp>
+// thread/id.hpp: which thread ids are valid, and the message an invalid one gets.
+#include <agentware/thread/id.hpp>
 
 #include "checkpointer_support.hpp"
 

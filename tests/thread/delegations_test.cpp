@@ -1,5 +1,5 @@
 // delegations: the ledger field's merge rule, its cap, run counts and JSON form.
-#include <agentware/middleware/delegations.hpp>
+#include <agentware/thread/delegations.hpp>
 
 #include "delegations_support.hpp"
 

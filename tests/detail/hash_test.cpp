@@ -1,6 +1,6 @@
 // The digests: SHA-256 against FIPS 180-4's examples, and the x86 SHA
 // extensions' path against the portable one on every tail length.
-#include <agentware/middleware/detail/hash.hpp>
+#include <agentware/detail/hash.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,12 +1,12 @@
-#ifndef AGENTWARE_MIDDLEWARE_DETAIL_FILE_SEARCH_HPP
-#define AGENTWARE_MIDDLEWARE_DETAIL_FILE_SEARCH_HPP
+#ifndef AGENTWARE_FILESYSTEM_DETAIL_FILE_SEARCH_HPP
+#define AGENTWARE_FILESYSTEM_DETAIL_FILE_SEARCH_HPP
 
 // Walking a thread's directories for ls, glob and grep: shell-style wildcard
 // matching, "**" across directories, the names search skips (VCS, caches,
 // build output), and symlinks that leave the thread's roots are not followed
 // or listed.
 
-#include <agentware/middleware/detail/user_data_paths.hpp>
+#include <agentware/thread/detail/user_data_paths.hpp>
 
 #include <algorithm>
 #include <cstdint>

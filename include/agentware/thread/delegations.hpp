@@ -1,12 +1,12 @@
-#ifndef AGENTWARE_MIDDLEWARE_DELEGATIONS_HPP
-#define AGENTWARE_MIDDLEWARE_DELEGATIONS_HPP
+#ifndef AGENTWARE_THREAD_DELEGATIONS_HPP
+#define AGENTWARE_THREAD_DELEGATIONS_HPP
 
 // The delegation ledger: the `delegations` state field that durable_context
 // writes and subagent_limit reads (DeerFlow's DelegationEntry and its
 // merge_delegations reducer, reference §3).
 
 #include <agentware/json/reader.hpp>
-#include <agentware/memory/clock.hpp> // detail::iso_utc, for created_at
+#include <agentware/detail/iso_time.hpp> // created_at
 #include <agentware/message/detail/text.hpp>
 
 #include <boost/json/object.hpp>

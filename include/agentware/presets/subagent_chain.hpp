@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_SUBAGENTS_CHAIN_HPP
-#define AGENTWARE_SUBAGENTS_CHAIN_HPP
+#ifndef AGENTWARE_PRESETS_SUBAGENT_CHAIN_HPP
+#define AGENTWARE_PRESETS_SUBAGENT_CHAIN_HPP
 
 // DeerFlow's subagent chain (build_subagent_runtime_middlewares, reference
 // §4.3) from the same configuration sections as the lead's chain
@@ -25,6 +25,48 @@
 #include <vector>
 
 namespace agentware {
+
+namespace detail {
+
+// A token_budget object is token_budget's options plus `enabled`.
+inline void check_subagent_token_budget(const std::optional<boost::json::object>& o,
+                                        const std::string& path) {
+    if (!o) return;
+    boost::json::object rest = *o;
+    if (const auto* e = rest.if_contains("enabled")) {
+        (void)json_read_as<bool>(*e, json_path(path, "enabled"));
+        rest.erase("enabled");
+    }
+    try {
+        (void)boost::json::value_to<token_budget_options>(boost::json::value(std::move(rest)));
+    } catch (const json_error& e) {
+        // token_budget's reader names its own section first: "token_budget.max_tokens"
+        std::string_view inner = e.path();
+        if (inner.starts_with(token_budget_options::config_section))
+            inner.remove_prefix(token_budget_options::config_section.size());
+        throw json_error(path + std::string(inner), e.problem());
+    }
+}
+
+} // namespace detail
+
+/// Reads DeerFlow's `subagents:` section (subagents_options) and checks each
+/// `token_budget` object in it (the section's, an agent's override's, a custom
+/// agent's) as the subagent chain's token_budget options: a bad key is an
+/// error naming its path when the configuration is read, not at the first
+/// delegation. The executor's layer does not know the middleware's options.
+inline subagents_options read_subagents_section(const boost::json::value& jv) {
+    subagents_options o = boost::json::value_to<subagents_options>(jv);
+    const std::string section(subagents_options::config_section);
+    detail::check_subagent_token_budget(o.token_budget, section + ".token_budget");
+    for (const auto& [name, over] : o.agents)
+        detail::check_subagent_token_budget(over.token_budget,
+                                            detail::json_path(section + ".agents", name) + ".token_budget");
+    for (const auto& [name, type] : o.custom_agents)
+        detail::check_subagent_token_budget(
+            type.token_budget, detail::json_path(section + ".custom_agents", name) + ".token_budget");
+    return o;
+}
 
 /// The subagent chain, in DeerFlow's order (but summarization before
 /// durable_context, as in the lead's chain), less what agentware does not have

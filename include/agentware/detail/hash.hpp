@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_DETAIL_HASH_HPP
-#define AGENTWARE_MIDDLEWARE_DETAIL_HASH_HPP
+#ifndef AGENTWARE_DETAIL_HASH_HPP
+#define AGENTWARE_DETAIL_HASH_HPP
 
 // Two digests, written here so the library needs no crypto dependency:
 //  * FNV-1a 64: fast and stable across runs and platforms; used where a

@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_DETAIL_RUN_EVENTS_HPP
-#define AGENTWARE_MIDDLEWARE_DETAIL_RUN_EVENTS_HPP
+#ifndef AGENTWARE_AGENT_RUN_EVENTS_HPP
+#define AGENTWARE_AGENT_RUN_EVENTS_HPP
 
 // What a middleware tells the caller about a run without failing it (a
 // fallback taken, a setting that had no effect, an answer cut for safety):
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <utility>
 
-namespace agentware::detail {
+namespace agentware {
 
 /// Appends `{"middleware": m, "event": e, "detail": d}` to `rt->context["events"]`.
 inline void record_event(runtime* rt, std::string_view middleware, std::string_view event,
@@ -47,6 +47,6 @@ inline bool has_event(const runtime& rt, std::string_view event) {
     return false;
 }
 
-} // namespace agentware::detail
+} // namespace agentware
 
 #endif

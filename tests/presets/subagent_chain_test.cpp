@@ -1,8 +1,8 @@
 // DeerFlow's subagent chain: fresh guards per delegation, its order, the type's
 // skills and their allowed-tools.
-#include <agentware/subagents/chain.hpp>
+#include <agentware/presets/subagent_chain.hpp>
 
-#include "support.hpp"
+#include "../subagents/support.hpp"
 
 #include <agentware/presets/lead_agent.hpp>
 
@@ -164,3 +164,25 @@ TEST_CASE("a subagent sees its type's skills, and only their allowed-tools count
 }
 
 } // namespace subagent_test
+
+TEST_CASE("read_subagents_section checks every token_budget object as token_budget's options",
+          "[subagents][chain]") {
+    const auto error_of = [](std::string_view json) -> std::string {
+        try {
+            (void)read_subagents_section(boost::json::parse(json));
+        } catch (const json_error& e) {
+            return e.what();
+        }
+        return "";
+    };
+    CHECK(error_of(R"({"token_budget": {"enabled": true, "max_tokens": 5}})").empty());
+    CHECK_THAT(error_of(R"({"token_budget": {"enabled": true, "max_tokenz": 5}})"),
+               Catch::StartsWith("subagents.token_budget.max_tokenz: unknown key"));
+    CHECK_THAT(error_of(R"({"token_budget": {"enabled": "yes"}})"),
+               Catch::StartsWith("subagents.token_budget.enabled: expected a boolean"));
+    CHECK_THAT(error_of(R"({"agents": {"bash": {"token_budget": {"max_tokenz": 5}}}})"),
+               Catch::StartsWith("subagents.agents.bash.token_budget.max_tokenz: unknown key"));
+    CHECK_THAT(
+        error_of(R"({"custom_agents": {"r": {"description": "d", "token_budget": {"max_tokenz": 5}}}})"),
+        Catch::StartsWith("subagents.custom_agents.r.token_budget.max_tokenz: unknown key"));
+}

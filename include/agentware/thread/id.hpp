@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_AGENT_THREAD_ID_HPP
-#define AGENTWARE_AGENT_THREAD_ID_HPP
+#ifndef AGENTWARE_THREAD_ID_HPP
+#define AGENTWARE_THREAD_ID_HPP
 
 // Thread ids name conversation threads. They end up in file names (one
 // checkpoint file, one data directory per thread), so they are restricted to a

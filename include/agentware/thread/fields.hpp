@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_FIELDS_HPP
-#define AGENTWARE_MIDDLEWARE_FIELDS_HPP
+#ifndef AGENTWARE_THREAD_FIELDS_HPP
+#define AGENTWARE_THREAD_FIELDS_HPP
 
 // The state fields DeerFlow's runtime middlewares share (its ThreadState):
 // thread_data, sandbox, artifacts, uploaded_files and viewed_images, with

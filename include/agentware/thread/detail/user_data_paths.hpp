@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_DETAIL_USER_DATA_PATHS_HPP
-#define AGENTWARE_MIDDLEWARE_DETAIL_USER_DATA_PATHS_HPP
+#ifndef AGENTWARE_THREAD_DETAIL_USER_DATA_PATHS_HPP
+#define AGENTWARE_THREAD_DETAIL_USER_DATA_PATHS_HPP
 
 // The thread's directories and the virtual paths the model uses for them:
 // /mnt/user-data/{workspace,uploads,outputs} <-> {base}/users/{user}/threads/
@@ -7,9 +7,9 @@
 // view_image. Every path a model sends goes through resolve_model_path, which
 // is the one place that decides what a tool may touch.
 
-#include <agentware/agent/thread_id.hpp>
+#include <agentware/thread/id.hpp>
 #include <agentware/detail/format.hpp>
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/fields.hpp>
 
 #include <boost/json/object.hpp>
 

@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_DETAIL_PROCESS_HPP
-#define AGENTWARE_MIDDLEWARE_DETAIL_PROCESS_HPP
+#ifndef AGENTWARE_DETAIL_PROCESS_HPP
+#define AGENTWARE_DETAIL_PROCESS_HPP
 
 // Runs a shell command on the host for the local sandbox's bash tool: fork and
 // exec with pipes, a new session (so the command and everything it starts

@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_DETAIL_PROMPT_TEXT_HPP
-#define AGENTWARE_MIDDLEWARE_DETAIL_PROMPT_TEXT_HPP
+#ifndef AGENTWARE_DETAIL_PROMPT_TEXT_HPP
+#define AGENTWARE_DETAIL_PROMPT_TEXT_HPP
 
 // Text helpers of the middlewares that build prompts from conversation text
 // and read model answers (summarization, durable_context, title).

@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_DETAIL_OUTPUT_LIMITS_HPP
-#define AGENTWARE_MIDDLEWARE_DETAIL_OUTPUT_LIMITS_HPP
+#ifndef AGENTWARE_MESSAGE_DETAIL_OUTPUT_LIMITS_HPP
+#define AGENTWARE_MESSAGE_DETAIL_OUTPUT_LIMITS_HPP
 
 // Bounds on what tools hand back to the model. Limits count characters (code
 // points), as DeerFlow's do, and cuts never split a UTF-8 sequence.

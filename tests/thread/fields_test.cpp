@@ -1,5 +1,5 @@
 // DeerFlow's shared state fields: merge rules and JSON form.
-#include <agentware/middleware/fields.hpp>
+#include <agentware/thread/fields.hpp>
 
 #include "deerflow_support.hpp"
 #include "options_support.hpp"

@@ -1,7 +1,7 @@
 // delegations: the ledger field's merge rule, its cap, run counts and JSON form.
 #include <agentware/thread/delegations.hpp>
 
-#include "delegations_support.hpp"
+#include "../middleware/delegations_support.hpp"
 
 #include <agentware/json/reader.hpp>
 

@@ -1,8 +1,8 @@
 // DeerFlow's shared state fields: merge rules and JSON form.
 #include <agentware/thread/fields.hpp>
 
-#include "deerflow_support.hpp"
-#include "options_support.hpp"
+#include "../middleware/deerflow_support.hpp"
+#include "../middleware/options_support.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // thread/id.hpp: which thread ids are valid, and the message an invalid one gets.
 #include <agentware/thread/id.hpp>
 
-#include "checkpointer_support.hpp"
+#include "../agent/checkpointer_support.hpp"
 
 #include <catch2/catch.hpp>
 

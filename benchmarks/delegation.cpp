@@ -30,8 +30,8 @@
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/async_loop.hpp>
 #include <agentware/model/scripted_model.hpp>
-#include <agentware/src.hpp>
 #include <agentware/presets/subagent_chain.hpp>
+#include <agentware/src.hpp>
 #include <agentware/subagents/executor.hpp>
 
 #include <benchmark/benchmark.h>

@@ -7,7 +7,7 @@
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/untrusted_text.hpp>
 #include <agentware/middleware/input_sanitization.hpp>
-#include <agentware/middleware/sandbox_audit.hpp>
+#include <agentware/middleware/sandbox/audit.hpp>
 
 #include <benchmark/benchmark.h>
 #include <boost/json/src.hpp>

@@ -30,13 +30,12 @@
 #include <agentware/agent/checkpointer.hpp>
 #include <agentware/agent/file_checkpointer.hpp>
 #include <agentware/agent/memory_checkpointer.hpp>
-#include <agentware/thread/id.hpp>
 #include <agentware/agent/wrap.hpp>
+#include <agentware/thread/id.hpp>
 
 #include <agentware/middleware/clarification.hpp>
 #include <agentware/middleware/context_editing.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
-#include <agentware/thread/fields.hpp>
 #include <agentware/middleware/filesystem.hpp>
 #include <agentware/middleware/from_function.hpp>
 #include <agentware/middleware/guardrail.hpp>
@@ -55,7 +54,7 @@
 #include <agentware/middleware/read_before_write.hpp>
 #include <agentware/middleware/safety_finish_reason.hpp>
 #include <agentware/middleware/sandbox.hpp>
-#include <agentware/middleware/sandbox_audit.hpp>
+#include <agentware/middleware/sandbox/audit.hpp>
 #include <agentware/middleware/subagent_limit.hpp>
 #include <agentware/middleware/system_message_coalescing.hpp>
 #include <agentware/middleware/terminal_response.hpp>
@@ -70,6 +69,7 @@
 #include <agentware/middleware/tool_retry.hpp>
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
+#include <agentware/thread/fields.hpp>
 
 #include <agentware/presets/deerflow.hpp>
 #include <agentware/presets/subagent_chain.hpp>

@@ -11,11 +11,11 @@
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/detail/hash.hpp>
+#include <agentware/middleware/skills_from_folders.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/presets/deerflow.hpp>
 #include <agentware/presets/lead_agent.hpp>
-#include <agentware/middleware/skills_from_folders.hpp>
 #include <agentware/presets/subagent_chain.hpp>
 #include <agentware/subagents/executor.hpp>
 

@@ -17,9 +17,9 @@
 #include <agentware/mcp/config.hpp>
 #include <agentware/mcp/tools.hpp>
 #include <agentware/middleware/deerflow_web_tools.hpp>
+#include <agentware/middleware/skills_from_folders.hpp>
 #include <agentware/model/model_factory.hpp>
 #include <agentware/presets/lead_agent.hpp>
-#include <agentware/middleware/skills_from_folders.hpp>
 
 #include <boost/json.hpp>
 

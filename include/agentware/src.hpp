@@ -27,9 +27,9 @@
 #include <agentware/message/impl/id.ipp>
 #include <agentware/message/impl/json.ipp>
 #include <agentware/message/impl/message.ipp>
+#include <agentware/middleware/capabilities/impl/web.ipp>
 #include <agentware/middleware/impl/deerflow_web_tools.ipp>
-#include <agentware/middleware/impl/sandbox_tools.ipp>
-#include <agentware/middleware/impl/web_tools.ipp>
+#include <agentware/middleware/sandbox/impl/tools.ipp>
 #include <agentware/model/impl/anthropic_chat_model.ipp>
 #include <agentware/model/impl/http_chat_client.ipp>
 #include <agentware/model/impl/http_transport.ipp>

@@ -12,7 +12,6 @@
 #include <agentware/message.hpp>
 #include <agentware/middleware/clarification.hpp>
 #include <agentware/middleware/dangling_tool_call.hpp>
-#include <agentware/thread/fields.hpp>
 #include <agentware/middleware/guardrail.hpp>
 #include <agentware/middleware/loop_detection.hpp>
 #include <agentware/middleware/sandbox.hpp>
@@ -22,6 +21,7 @@
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
 #include <agentware/model/scripted_model.hpp>
+#include <agentware/thread/fields.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 

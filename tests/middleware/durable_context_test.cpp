@@ -7,8 +7,8 @@
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/middleware/skills.hpp>
-#include <agentware/model/scripted_model.hpp>
 #include <agentware/middleware/skills_from_folders.hpp>
+#include <agentware/model/scripted_model.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -4,8 +4,8 @@
 #include "../agent/support.hpp"
 #include "../skills/support.hpp"
 
-#include <agentware/skills/context.hpp>
 #include <agentware/middleware/skills_from_folders.hpp>
+#include <agentware/skills/context.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -12,10 +12,10 @@
 // mode the paths are host paths, as in deepagents: not a sandbox.
 
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/process.hpp>
 #include <agentware/detail/write_nofollow.hpp>
 #include <agentware/filesystem/backend.hpp>
 #include <agentware/filesystem/detail/glob.hpp>
-#include <agentware/detail/process.hpp>
 
 #include <fmt/core.h>
 #include <fmt/std.h>

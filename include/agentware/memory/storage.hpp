@@ -15,9 +15,9 @@
 // started from (memory_revision_conflict when another writer got there first).
 
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/hash.hpp>
 #include <agentware/memory/clock.hpp>
 #include <agentware/message/detail/text.hpp>
-#include <agentware/detail/hash.hpp>
 #include <agentware/thread/detail/user_data_paths.hpp>
 
 #include <boost/json.hpp>

@@ -10,8 +10,8 @@
 #include <agentware/agent/runtime.hpp>
 #include <agentware/core/fields.hpp>
 #include <agentware/core/type_list.hpp>
-#include <agentware/middleware/sandbox_provider.hpp>
-#include <agentware/middleware/sandbox_tools.hpp>
+#include <agentware/middleware/sandbox/provider.hpp>
+#include <agentware/middleware/sandbox/tools.hpp>
 #include <agentware/middleware/thread_data.hpp>
 #include <agentware/thread/detail/user_data_paths.hpp>
 #include <agentware/thread/fields.hpp>

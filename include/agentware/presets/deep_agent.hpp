@@ -28,16 +28,16 @@
 #include <agentware/middleware/deep_subagents.hpp>
 #include <agentware/middleware/deep_summarization.hpp>
 // filesystem.hpp uses python_list without including its header.
+#include <agentware/middleware/capabilities/git.hpp>
+#include <agentware/middleware/capabilities/search.hpp>
+#include <agentware/middleware/capabilities/shell.hpp>
+#include <agentware/middleware/capabilities/text.hpp>
 #include <agentware/middleware/detail/json_values.hpp>
 #include <agentware/middleware/filesystem.hpp>
-#include <agentware/middleware/git_tools.hpp>
 #include <agentware/middleware/human_in_the_loop.hpp>
 #include <agentware/middleware/patch_tool_calls.hpp>
 #include <agentware/middleware/prompt_caching.hpp>
-#include <agentware/middleware/search_tools.hpp>
-#include <agentware/middleware/shell_tools.hpp>
 #include <agentware/middleware/summarization.hpp>
-#include <agentware/middleware/text_tools.hpp>
 #include <agentware/middleware/todo_list.hpp>
 #include <agentware/middleware/tool_approval.hpp>
 #include <agentware/presets/tool_policy.hpp>

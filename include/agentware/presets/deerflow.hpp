@@ -30,7 +30,7 @@
 #include <agentware/middleware/read_before_write.hpp>
 #include <agentware/middleware/safety_finish_reason.hpp>
 #include <agentware/middleware/sandbox.hpp>
-#include <agentware/middleware/sandbox_audit.hpp>
+#include <agentware/middleware/sandbox/audit.hpp>
 #include <agentware/middleware/skill_tool_policy.hpp>
 #include <agentware/middleware/skills.hpp>
 #include <agentware/middleware/subagent_limit.hpp>

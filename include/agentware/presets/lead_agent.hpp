@@ -13,7 +13,7 @@
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/detail/format.hpp>
-#include <agentware/middleware/detail/bubblewrap.hpp>
+#include <agentware/middleware/sandbox/bubblewrap.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/model/openai_moderation_client.hpp>
 #include <agentware/presets/deerflow.hpp>

@@ -12,11 +12,11 @@
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/prompt_text.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/message/detail/output_limits.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
-#include <agentware/message/detail/output_limits.hpp>
-#include <agentware/detail/prompt_text.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

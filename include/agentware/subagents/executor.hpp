@@ -23,12 +23,12 @@
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/async_loop.hpp>
 #include <agentware/detail/format.hpp>
-#include <agentware/message/detail/text.hpp>
-#include <agentware/thread/delegations.hpp>
 #include <agentware/detail/hash.hpp>
-#include <agentware/thread/fields.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/model/any_chat_model.hpp>
 #include <agentware/subagents/config.hpp>
+#include <agentware/thread/delegations.hpp>
+#include <agentware/thread/fields.hpp>
 #include <agentware/tool/tool.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>

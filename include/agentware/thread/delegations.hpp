@@ -5,8 +5,8 @@
 // writes and subagent_limit reads (DeerFlow's DelegationEntry and its
 // merge_delegations reducer, reference §3).
 
-#include <agentware/json/reader.hpp>
 #include <agentware/detail/iso_time.hpp> // created_at
+#include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 
 #include <boost/json/object.hpp>

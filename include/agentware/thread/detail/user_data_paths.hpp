@@ -7,9 +7,9 @@
 // view_image. Every path a model sends goes through resolve_model_path, which
 // is the one place that decides what a tool may touch.
 
-#include <agentware/thread/id.hpp>
 #include <agentware/detail/format.hpp>
 #include <agentware/thread/fields.hpp>
+#include <agentware/thread/id.hpp>
 
 #include <boost/json/object.hpp>
 

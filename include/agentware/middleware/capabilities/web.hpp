@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_WEB_TOOLS_HPP
-#define AGENTWARE_MIDDLEWARE_WEB_TOOLS_HPP
+#ifndef AGENTWARE_MIDDLEWARE_CAPABILITIES_WEB_HPP
+#define AGENTWARE_MIDDLEWARE_CAPABILITIES_WEB_HPP
 
 // web_tools: the Swift catalog's `web` capability. Two tools, both HTTP(S)
 // GET on the project's HTTP transport (its TLS, proxy and timeouts):
@@ -9,12 +9,12 @@
 // hosts can be allowed or blocked by name. The tools are asynchronous: in
 // async_run a slow server holds no thread.
 //
-// Beast and OpenSSL are in the implementation (impl/web_tools.ipp): with
+// Beast and OpenSSL are in the implementation (capabilities/impl/web.ipp): with
 // AGENTWARE_SEPARATE_COMPILATION this header includes neither.
 
 #include <agentware/detail/config.hpp>
 #include <agentware/json/reader.hpp>
-#include <agentware/middleware/detail/working_dir.hpp>
+#include <agentware/middleware/capabilities/host_capability.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 
@@ -128,7 +128,7 @@ public:
 } // namespace agentware
 
 #if defined(AGENTWARE_HEADER_ONLY)
-#include <agentware/middleware/impl/web_tools.ipp>
+#include <agentware/middleware/capabilities/impl/web.ipp>
 #endif
 
 #endif

@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_GIT_TOOLS_HPP
-#define AGENTWARE_MIDDLEWARE_GIT_TOOLS_HPP
+#ifndef AGENTWARE_MIDDLEWARE_CAPABILITIES_GIT_HPP
+#define AGENTWARE_MIDDLEWARE_CAPABILITIES_GIT_HPP
 
 // git_tools: the Swift catalog's `git` capability, read-only, in the working
 // directory: `git_status`, `git_diff`, `git_log`, `git_show` and
@@ -9,8 +9,8 @@
 
 #include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/middleware/capabilities/host_capability.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
-#include <agentware/middleware/detail/working_dir.hpp>
 #include <agentware/tool/tool_set.hpp>
 
 #include <boost/json/object.hpp>

@@ -17,8 +17,8 @@
 #include <agentware/detail/process.hpp>
 #include <agentware/detail/regex.hpp>
 #include <agentware/json/reader.hpp>
-#include <agentware/middleware/detail/bubblewrap.hpp>
-#include <agentware/middleware/sandbox_provider.hpp>
+#include <agentware/middleware/sandbox/bubblewrap.hpp>
+#include <agentware/middleware/sandbox/provider.hpp>
 #include <agentware/thread/detail/user_data_paths.hpp>
 #include <agentware/thread/fields.hpp>
 #include <agentware/tool/tool_set.hpp>
@@ -55,7 +55,7 @@ namespace agentware {
 struct sandbox_options {
     /// The provider: "local" (the host file system; DeerFlow's class path
     /// "deerflow.sandbox.local:LocalSandboxProvider" is read as "local") or
-    /// "isolated" (bash runs under bubblewrap, see detail/bubblewrap.hpp). Any
+    /// "isolated" (bash runs under bubblewrap, see sandbox/bubblewrap.hpp). Any
     /// other name is refused when the settings are read (sandbox_provider_names).
     std::string use = "local";
     /// The isolated sandbox's limits (used when `use` is "isolated").
@@ -193,7 +193,7 @@ make_sandbox_tools(std::shared_ptr<detail::sandbox_tool_context> ctx, bool inclu
 
 // The tools' definitions: in every file (header-only, the default), or only
 // in the one that includes <agentware/src.hpp> with AGENTWARE_SEPARATE_COMPILATION
-// (through impl/sandbox_tools.ipp, which defines AGENTWARE_SANDBOX_TOOLS_SOURCE).
+// (through sandbox/impl/tools.ipp, which defines AGENTWARE_SANDBOX_TOOLS_SOURCE).
 #if (defined(AGENTWARE_HEADER_ONLY) || defined(AGENTWARE_SANDBOX_TOOLS_SOURCE)) &&                           \
     !defined(AGENTWARE_MIDDLEWARE_SANDBOX_TOOLS_DEFINITIONS)
 #define AGENTWARE_MIDDLEWARE_SANDBOX_TOOLS_DEFINITIONS

@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_DETAIL_BUBBLEWRAP_HPP
-#define AGENTWARE_MIDDLEWARE_DETAIL_BUBBLEWRAP_HPP
+#ifndef AGENTWARE_MIDDLEWARE_SANDBOX_BUBBLEWRAP_HPP
+#define AGENTWARE_MIDDLEWARE_SANDBOX_BUBBLEWRAP_HPP
 
 // The isolated sandbox's bash: the command runs under bubblewrap (Debian's
 // `bubblewrap`) in new mount, PID, IPC, UTS, cgroup and (unless allowed)
@@ -32,8 +32,8 @@
 // and the kernel kills whatever the command left running in its PID namespace.
 
 #include <agentware/detail/format.hpp>
-#include <agentware/json/reader.hpp>
 #include <agentware/detail/process.hpp>
+#include <agentware/json/reader.hpp>
 #include <agentware/thread/fields.hpp>
 
 #include <boost/json/object.hpp>

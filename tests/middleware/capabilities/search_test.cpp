@@ -1,7 +1,7 @@
 // search_tools: grep, glob and tree in the working directory, nothing outside it.
-#include <agentware/middleware/search_tools.hpp>
+#include <agentware/middleware/capabilities/search.hpp>
 
-#include "capability_support.hpp"
+#include "../capability_support.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // The isolated sandbox (sandbox {use: isolated}): bash under bubblewrap.
 // Each test tries to escape from inside bash. They skip, saying why, only when
 // bwrap cannot create namespaces on this machine.
-#include <agentware/middleware/detail/bubblewrap.hpp>
+#include <agentware/middleware/sandbox/bubblewrap.hpp>
 
 #include "../deerflow_support.hpp"
 

@@ -1,12 +1,12 @@
 // shell_tools: the guard, the working directory, timeouts and output caps; the
 // JSON form of the options of every host capability (shell's denylist foremost).
-#include <agentware/middleware/shell_tools.hpp>
+#include <agentware/middleware/capabilities/shell.hpp>
 
-#include "capability_support.hpp"
+#include "../capability_support.hpp"
 
-#include <agentware/middleware/git_tools.hpp>
-#include <agentware/middleware/search_tools.hpp>
-#include <agentware/middleware/text_tools.hpp>
+#include <agentware/middleware/capabilities/git.hpp>
+#include <agentware/middleware/capabilities/search.hpp>
+#include <agentware/middleware/capabilities/text.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,14 +1,14 @@
-#ifndef AGENTWARE_MIDDLEWARE_IMPL_WEB_TOOLS_IPP
-#define AGENTWARE_MIDDLEWARE_IMPL_WEB_TOOLS_IPP
+#ifndef AGENTWARE_MIDDLEWARE_CAPABILITIES_IMPL_WEB_IPP
+#define AGENTWARE_MIDDLEWARE_CAPABILITIES_IMPL_WEB_IPP
 
-// The web capability's requests (web_tools.hpp): compiled once in
+// The web capability's requests (capabilities/web.hpp): compiled once in
 // <agentware/src.hpp> with AGENTWARE_SEPARATE_COMPILATION.
 
 #include <agentware/detail/format.hpp>
-#include <agentware/middleware/detail/html_text.hpp>
 #include <agentware/message/detail/output_limits.hpp>
+#include <agentware/middleware/capabilities/web.hpp>
+#include <agentware/middleware/detail/html_text.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
-#include <agentware/middleware/web_tools.hpp>
 #include <agentware/model/detail/call_control.hpp>
 #include <agentware/model/error.hpp>
 #include <agentware/model/http_transport.hpp>

@@ -1,12 +1,12 @@
 // The sandbox's tools: lazy acquisition, file tools, hostile paths, host bash
 // (timeouts, output caps), malformed arguments, DeerFlow's texts, the settings.
-#include <agentware/middleware/sandbox_tools.hpp>
+#include <agentware/middleware/sandbox/tools.hpp>
 
-#include "deerflow_support.hpp"
+#include "../deerflow_support.hpp"
 
-#include <agentware/message/detail/text.hpp>
 #include <agentware/filesystem/detail/file_search.hpp>
 #include <agentware/message/detail/output_limits.hpp>
+#include <agentware/message/detail/text.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // text_tools: head, tail and diff of the working directory's files.
-#include <agentware/middleware/text_tools.hpp>
+#include <agentware/middleware/capabilities/text.hpp>
 
-#include "capability_support.hpp"
+#include "../capability_support.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_SHELL_TOOLS_HPP
-#define AGENTWARE_MIDDLEWARE_SHELL_TOOLS_HPP
+#ifndef AGENTWARE_MIDDLEWARE_CAPABILITIES_SHELL_HPP
+#define AGENTWARE_MIDDLEWARE_CAPABILITIES_SHELL_HPP
 
 // shell_tools: the Swift catalog's `shell` capability. The `shell` tool runs a
 // command with the host's shell in the working directory, behind the shell
@@ -10,8 +10,8 @@
 
 #include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/middleware/capabilities/host_capability.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
-#include <agentware/middleware/detail/working_dir.hpp>
 #include <agentware/tool/tool_set.hpp>
 
 #include <boost/json/object.hpp>

@@ -1,12 +1,12 @@
 // web_tools, the catalog's `web` capability: fetch and curl against a local
 // HTTP server on 127.0.0.1, and the HTML reduction fetch applies.
-#include "../agent/support.hpp"
-#include "../support/scripted_http_server.hpp"
+#include "../../agent/support.hpp"
+#include "../../support/scripted_http_server.hpp"
 
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/async_loop.hpp>
+#include <agentware/middleware/capabilities/web.hpp>
 #include <agentware/middleware/detail/html_text.hpp>
-#include <agentware/middleware/web_tools.hpp>
 #include <agentware/model/scripted_model.hpp>
 #include <agentware/presets/deep_agent.hpp>
 

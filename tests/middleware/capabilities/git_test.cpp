@@ -1,7 +1,7 @@
 // git_tools: read-only git in the working directory, and a policy leaving out some of its tools.
-#include <agentware/middleware/git_tools.hpp>
+#include <agentware/middleware/capabilities/git.hpp>
 
-#include "capability_support.hpp"
+#include "../capability_support.hpp"
 
 #include <catch2/catch.hpp>
 

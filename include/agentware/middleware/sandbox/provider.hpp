@@ -68,7 +68,7 @@ private:
 static_assert(sandbox_provider<local_sandbox_provider>);
 
 /// The thread's directories as the sandbox, with bash isolated by the
-/// operating system (bubblewrap namespaces, see detail/bubblewrap.hpp): ids are
+/// operating system (bubblewrap namespaces, see sandbox/bubblewrap.hpp): ids are
 /// "isolated:{user_id}:{thread_id}"; like the local provider, release keeps
 /// the directories. Chosen by `sandbox: {use: isolated}`.
 class isolated_sandbox_provider : public local_sandbox_provider {

@@ -1,13 +1,13 @@
-#ifndef AGENTWARE_MIDDLEWARE_DETAIL_WORKING_DIR_HPP
-#define AGENTWARE_MIDDLEWARE_DETAIL_WORKING_DIR_HPP
+#ifndef AGENTWARE_MIDDLEWARE_CAPABILITIES_HOST_CAPABILITY_HPP
+#define AGENTWARE_MIDDLEWARE_CAPABILITIES_HOST_CAPABILITY_HPP
 
 // The working directory of the host capabilities (search_tools, text_tools,
 // git_tools, shell_tools; web_tools shares only host_capability): paths the model gives are taken relative to
 // it and may not leave it, through "..", an absolute path or a symlink.
 
 #include <agentware/detail/format.hpp>
-#include <agentware/message/detail/output_limits.hpp>
 #include <agentware/detail/process.hpp>
+#include <agentware/message/detail/output_limits.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
 #include <agentware/thread/detail/user_data_paths.hpp>
 #include <agentware/thread/fields.hpp>

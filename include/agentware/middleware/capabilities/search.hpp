@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_SEARCH_TOOLS_HPP
-#define AGENTWARE_MIDDLEWARE_SEARCH_TOOLS_HPP
+#ifndef AGENTWARE_MIDDLEWARE_CAPABILITIES_SEARCH_HPP
+#define AGENTWARE_MIDDLEWARE_CAPABILITIES_SEARCH_HPP
 
 // search_tools: the Swift catalog's `search` capability. Tools over a working
 // directory on the host (paths relative to it, never outside it): `grep`
@@ -10,8 +10,8 @@
 #include <agentware/detail/format.hpp>
 #include <agentware/filesystem/detail/file_search.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/middleware/capabilities/host_capability.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
-#include <agentware/middleware/detail/working_dir.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 

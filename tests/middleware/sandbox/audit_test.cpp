@@ -1,9 +1,9 @@
 // sandbox_audit: the high- and medium-risk classes, the block text and the
 // appended warning, the JSON audit lines, and bad input (empty, too long,
 // NUL, a command that tries every high-risk class, quoting tricks).
-#include "deerflow_support.hpp"
+#include "../deerflow_support.hpp"
 
-#include <agentware/middleware/sandbox_audit.hpp>
+#include <agentware/middleware/sandbox/audit.hpp>
 
 #include <catch2/catch.hpp>
 

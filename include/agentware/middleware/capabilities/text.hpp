@@ -1,5 +1,5 @@
-#ifndef AGENTWARE_MIDDLEWARE_TEXT_TOOLS_HPP
-#define AGENTWARE_MIDDLEWARE_TEXT_TOOLS_HPP
+#ifndef AGENTWARE_MIDDLEWARE_CAPABILITIES_TEXT_HPP
+#define AGENTWARE_MIDDLEWARE_CAPABILITIES_TEXT_HPP
 
 // text_tools: the Swift catalog's `text` capability. `head` and `tail` show
 // the first or last lines of a file of the working directory; `diff`
@@ -8,8 +8,8 @@
 
 #include <agentware/detail/format.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/middleware/capabilities/host_capability.hpp>
 #include <agentware/middleware/detail/tool_args.hpp>
-#include <agentware/middleware/detail/working_dir.hpp>
 #include <agentware/tool/make_tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 

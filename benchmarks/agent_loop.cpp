@@ -332,7 +332,11 @@ constexpr std::string_view lead_chain_sections = R"({
                        "tool_freq_hard_limit": 1000},
     "token_budget": {"max_tokens": 1000000000000}, "terminal_response": true, "model_length_finish_reason": true,
     "safety_finish_reason": true, "pii": {"rules": [{"pii_type": "email"}]}, "context_editing": true,
-    "model_call_limit": {"run_limit": 1000}, "tool_call_limit": {"run_limit": 1000}, "clarification": true
+    "model_call_limit": {"run_limit": 1000}, "tool_call_limit": {"run_limit": 1000}, "clarification": true,
+    "moderation": {"check_input": true, "check_output": true, "api_key_env": ""},
+    "llm_tool_selector": true, "prompt_caching": {"unsupported_model_behavior": "ignore"},
+    "tool_emulator": {"tools": ["never_called"]}, "tool_retry": true, "model_retry": true,
+    "model_fallback": {"models": ["backup"]}, "human_in_the_loop": {"interrupt_on": {"never_called": true}}
 })";
 
 struct lead_chain_env {
@@ -349,11 +353,26 @@ void BM_agent_loop_lead_chain(benchmark::State& bs) {
     lead_chain_env env;
     deerflow_pipeline chain = make_deerflow_pipeline(boost::json::parse(lead_chain_sections));
     std::size_t engaged = 0;
+    // The skills slots, as the lead agent engages them when it has a skill catalog (here an empty one).
+    const auto catalog = std::make_shared<const skill_catalog>();
+    chain.slot<agentware::skill_tool_policy>().emplace(catalog, "/mnt/skills");
+    chain.slot<agentware::skills>().emplace(skills_options{}, catalog);
     chain.for_each_enabled([&](const auto&) { ++engaged; });
-    if (engaged != deerflow_pipeline::size) {
-        bs.SkipWithError("not every slot of the lead chain is engaged");
+    // todo_list is LangChain's alternative to DeerFlow's todo (both offer write_todos): a chain has one.
+    if (engaged != deerflow_pipeline::size - 1) {
+        bs.SkipWithError("not every slot of the lead chain is engaged (all but todo_list)");
         return;
     }
+    // The models and the endpoint the sections name, scripted: the tool selector keeps echo, the
+    // moderation endpoint flags nothing, and the fallback and emulator models are never asked.
+    chain.get<agentware::llm_tool_selector>()->model =
+        any_chat_model(scripted_model({ai_message(R"({"tools": ["echo"]})")}, {false, true}));
+    chain.get<agentware::tool_emulator>()->model =
+        any_chat_model(scripted_model({ai_message("emulated")}, {false, true}));
+    chain.get<agentware::model_fallback>()->set_models(
+        {any_chat_model(scripted_model({ai_message("fallback")}, {false, true}))});
+    chain.get<agentware::moderation>()->set_check(
+        [](const std::string&, const std::string&) { return moderation_result{}; });
     chain.get<agentware::thread_data>()->options.base_dir = env.dir.string();
     memory_options mo = chain.get<agentware::memory>()->manager()->options();
     mo.backend_config.storage_path = env.dir.string();

@@ -179,7 +179,7 @@ TEST_CASE("read_subagents_section checks every token_budget object as token_budg
     CHECK_THAT(error_of(R"({"token_budget": {"enabled": true, "max_tokenz": 5}})"),
                Catch::StartsWith("subagents.token_budget.max_tokenz: unknown key"));
     CHECK_THAT(error_of(R"({"token_budget": {"enabled": "yes"}})"),
-               Catch::StartsWith("subagents.token_budget.enabled: expected a boolean"));
+               Catch::StartsWith("subagents.token_budget.enabled: expected true or false"));
     CHECK_THAT(error_of(R"({"agents": {"bash": {"token_budget": {"max_tokenz": 5}}}})"),
                Catch::StartsWith("subagents.agents.bash.token_budget.max_tokenz: unknown key"));
     CHECK_THAT(

@@ -169,8 +169,8 @@ TEST_CASE("read_subagents_section checks every token_budget object as token_budg
           "[subagents][chain]") {
     const auto error_of = [](std::string_view json) -> std::string {
         try {
-            (void)read_subagents_section(boost::json::parse(json));
-        } catch (const json_error& e) {
+            (void)agentware::read_subagents_section(boost::json::parse(json));
+        } catch (const agentware::json_error& e) {
             return e.what();
         }
         return "";

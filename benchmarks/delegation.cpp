@@ -33,6 +33,7 @@
 #include <agentware/presets/subagent_chain.hpp>
 #include <agentware/src.hpp>
 #include <agentware/subagents/executor.hpp>
+#include <agentware/subagents/task_tool.hpp>
 
 #include <benchmark/benchmark.h>
 

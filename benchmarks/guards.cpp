@@ -7,7 +7,8 @@
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/untrusted_text.hpp>
 #include <agentware/middleware/input_sanitization.hpp>
-#include <agentware/middleware/sandbox/audit.hpp>
+#include <agentware/middleware/sandbox/command_risk.hpp>
+#include <agentware/middleware/sandbox/shell_lexer.hpp>
 
 #include <benchmark/benchmark.h>
 #include <boost/json/src.hpp>

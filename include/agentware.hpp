@@ -75,5 +75,6 @@
 #include <agentware/presets/subagent_chain.hpp>
 #include <agentware/subagents/config.hpp>
 #include <agentware/subagents/executor.hpp>
+#include <agentware/subagents/task_tool.hpp>
 
 #endif

@@ -18,6 +18,7 @@
 #include <agentware/presets/lead_agent.hpp>
 #include <agentware/presets/subagent_chain.hpp>
 #include <agentware/subagents/executor.hpp>
+#include <agentware/subagents/task_tool.hpp>
 
 #include <boost/json.hpp>
 

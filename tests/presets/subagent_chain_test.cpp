@@ -5,6 +5,7 @@
 #include "../subagents/support.hpp"
 
 #include <agentware/presets/lead_agent.hpp>
+#include <agentware/subagents/task_tool.hpp>
 
 #include <catch2/catch.hpp>
 

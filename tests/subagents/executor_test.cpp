@@ -1,6 +1,7 @@
 // The subagent executor and its task tool: result texts, delegations (fresh agent,
 // caps, failures, timeouts, cancellation, concurrency), events and per-subagent streams.
 #include <agentware/subagents/executor.hpp>
+#include <agentware/subagents/task_tool.hpp>
 
 #include "../agent/run_async.hpp"
 #include "support.hpp"

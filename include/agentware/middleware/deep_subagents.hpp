@@ -28,6 +28,7 @@
 #include <agentware/state/basic_state.hpp>
 #include <agentware/subagents/config.hpp>
 #include <agentware/subagents/executor.hpp>
+#include <agentware/subagents/task_tool.hpp>
 #include <agentware/tool/tool.hpp>
 #include <agentware/tool/tool_set.hpp>
 

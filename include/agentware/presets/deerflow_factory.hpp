@@ -33,6 +33,7 @@
 #include <agentware/middleware/uploads.hpp>
 #include <agentware/middleware/view_image.hpp>
 #include <agentware/subagents/executor.hpp>
+#include <agentware/subagents/task_tool.hpp>
 
 #include <cstddef>
 #include <memory>

@@ -19,6 +19,7 @@
 #include <agentware/presets/deerflow.hpp>
 #include <agentware/presets/subagent_chain.hpp>
 #include <agentware/subagents/executor.hpp>
+#include <agentware/subagents/task_tool.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

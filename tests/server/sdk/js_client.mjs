@@ -321,11 +321,11 @@ async function threads() {
     await refused("DELETE /threads/<unknown>", 404, () => client.threads.delete("00000000-0000-4000-8000-000000000000"));
 }
 
-let historyThread; // the streamed run's thread, for the history scenario
+let historyThread; // the thread of the runs in other modes (six runs), for the history scenario
 
 async function streamedRun() {
     const thread = await call("POST /threads", () => client.threads.create({ metadata: { purpose: "sdk-test", suite: tag } }));
-    const id = (historyThread = thread.thread_id);
+    const id = thread.thread_id;
     let created;
     const route = `POST /threads/${id}/runs/stream`;
     const events = await collect(
@@ -366,6 +366,8 @@ async function streamedRun() {
     const answerId = aiChunks.at(-1).id;
     const streamedText = aiChunks.filter((c) => c.id === answerId).map(textOf).join("");
     equal(streamedText, ANSWERS.stream, "the ai chunks of the answer, joined");
+    // useStream merges the chunks into the message of the values by id: another id shows the answer twice.
+    equal(answerId, lastAi(values.at(-1).data)?.id, "the ai chunks' id vs the id of the ai message in values");
     check(typeof messages[0].data[1]?.langgraph_node === "string", "messages metadata has no langgraph_node", messages[0].data[1]);
 
     const after = await expectThreadStatus(id, "idle", "after the streamed run");
@@ -379,7 +381,7 @@ async function streamedRun() {
 
 async function otherModes() {
     const thread = await call("POST /threads", () => client.threads.create({ metadata: { purpose: "sdk-test", suite: tag } }));
-    const id = thread.thread_id;
+    const id = (historyThread = thread.thread_id);
     const expectations = {
         events: (e) => e.event === "events" && typeof e.data?.event === "string" && e.data.event.startsWith("on_"),
         custom: null, // the lead agent's own custom events, if any: only the run's end is checked
@@ -489,9 +491,9 @@ async function humanInTheLoop() {
 
 async function history() {
     const id = historyThread;
-    check(id !== undefined, "no thread from the streamed run");
+    check(id !== undefined, "no thread from the runs in other modes");
     const entries = await call(`POST /threads/${id}/history`, () => client.threads.getHistory(id));
-    check(Array.isArray(entries) && entries.length >= 2, "threads.getHistory: fewer than 2 checkpoints", entries?.length);
+    check(Array.isArray(entries) && entries.length >= 6, "threads.getHistory after six runs: fewer than 6 checkpoints", entries?.length);
     const steps = entries.map((s) => s.metadata?.step);
     check(steps.every((s) => typeof s === "number"), "a history entry's metadata has no step", steps);
     check(steps.every((s, i) => i === 0 || s < steps[i - 1]), "threads.getHistory is not newest first (steps)", steps);

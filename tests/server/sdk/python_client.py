@@ -366,8 +366,7 @@ history_thread = None
 
 
 async def streamed_run():
-    global history_thread
-    tid = history_thread = await new_thread()
+    tid = await new_thread()
     created = []
     route = f"POST /threads/{tid}/runs/stream"
     events = await collect(
@@ -395,13 +394,15 @@ async def streamed_run():
     check(chunks, "no messages event carries an ai chunk", messages[0])
     answer_id = chunks[-1].get("id")
     equal("".join(text_of(c) for c in chunks if c.get("id") == answer_id), ANSWERS["stream"], "the ai chunks, joined")
+    equal(answer_id, (last_ai(values[-1]) or {}).get("id"), "the ai chunks' id vs the id of the ai message in values")
     await expect_thread_status(tid, "idle", "after the streamed run")
     run = await call(f"GET /threads/{tid}/runs/{run_id}", client.runs.get(tid, run_id))
     equal(run["status"], "success", "the streamed run's status")
 
 
 async def other_modes():
-    tid = await new_thread()
+    global history_thread
+    tid = history_thread = await new_thread()
     for mode in ("events", "custom", "tasks", "debug", "messages", "checkpoints"):
         route = f"POST /threads/{tid}/runs/stream (stream_mode {mode})"
         events = await collect(route, client.runs.stream(tid, ASSISTANT, input=user(f"{mode} mode please"), stream_mode=mode))
@@ -471,9 +472,9 @@ async def human_in_the_loop():
 
 async def history():
     tid = history_thread
-    check(tid is not None, "no thread from the streamed run")
+    check(tid is not None, "no thread from the runs in other modes")
     entries = await call(f"POST /threads/{tid}/history", client.threads.get_history(tid))
-    check(len(entries) >= 2, "threads.get_history: fewer than 2 checkpoints", len(entries))
+    check(len(entries) >= 6, "threads.get_history after six runs: fewer than 6 checkpoints", len(entries))
     steps = [s.get("metadata", {}).get("step") for s in entries]
     check(all(isinstance(s, int) for s in steps), "a history entry's metadata has no step", steps)
     check(all(b < a for a, b in zip(steps, steps[1:])), "threads.get_history is not newest first (steps)", steps)

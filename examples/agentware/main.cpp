@@ -11,6 +11,7 @@
 #include "mcp_command.hpp"
 #include "replay_command.hpp"
 #include "run_command.hpp"
+#include "serve_command.hpp"
 
 #include <agentware/message/json.hpp>
 #include <agentware/model/model_factory.hpp>
@@ -34,6 +35,7 @@ constexpr std::string_view usage = R"(usage: agentware chat [options] [prompt...
        agentware replay [--check] [--base-dir DIR] SCENARIO.json   (see agentware replay --help)
        agentware mcp list --config FILE   (the tools of the MCP servers of an extensions_config.json)
        agentware run [--config config.yaml] [prompt...]   (the lead agent; see agentware run --help)
+       agentware serve [--config config.yaml] [--port N]   (the agent server; see agentware serve --help)
 
 Sends the prompt (the remaining words, or stdin when there are none or "-")
 to a model and prints the answer as it streams.
@@ -200,6 +202,8 @@ int main(int argc, char** argv) {
         return agentware_cli::replay_main(std::vector<std::string>(argv + 2, argv + argc));
     if (argc > 1 && std::string_view(argv[1]) == "run")
         return agentware_cli::run_main(std::vector<std::string>(argv + 2, argv + argc));
+    if (argc > 1 && std::string_view(argv[1]) == "serve")
+        return agentware_cli::serve_main(std::vector<std::string>(argv + 2, argv + argc));
     if (argc > 1 && std::string_view(argv[1]) == "mcp")
         return agentware_cli::mcp_main(std::vector<std::string>(argv + 2, argv + argc));
     try {

@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <map>
@@ -223,6 +224,15 @@ inline std::unique_ptr<run_script> load_run_script(const std::string& file) {
     // The replay's turn format, less the input: {"model": [...], "models": {...}}.
     boost::json::object turn;
     if (const auto* o = v.if_object()) turn = *o;
+    // An answer's "delay_ms" (serve's slow model) travels in its metadata.
+    if (auto* answers = turn.contains("model") ? turn["model"].if_array() : nullptr)
+        for (auto& a : *answers)
+            if (auto* ao = a.if_object(); ao && ao->contains("delay_ms")) {
+                if (!ao->contains("metadata") || !(*ao)["metadata"].is_object())
+                    (*ao)["metadata"] = boost::json::object{};
+                (*ao)["metadata"].as_object()["delay_ms"] = ao->at("delay_ms");
+                ao->erase("delay_ms");
+            }
     turn["input"] = "";
     scenario_turn t;
     try {
@@ -441,25 +451,49 @@ std::optional<std::string> clarification_question(const State& state) {
 
 } // namespace detail
 
-inline int run_lead(const run_options& o) {
-    using namespace agentware;
+// What every lead agent of a program shares: the configuration's sections,
+// the models (or the script), the MCP servers, the skills and the helper
+// models. Made once, on the heap (the setup's callbacks point into it), by
+// `agentware run` and by `agentware serve`, which makes a lead agent per run.
+struct lead_environment {
+    boost::json::object sections;
     std::string config_path;
-    boost::json::object sections = detail::load_run_sections(o, config_path);
-
-    lead_agent_request request;
-    request.is_plan_mode = o.plan;
-    request.subagent_enabled = o.subagents;
-    request.thinking_enabled = o.thinking;
-    if (!o.model.empty()) request.model_name = o.model;
-
+    boost::json::value config;
     std::unique_ptr<detail::run_script> script;
-    if (!o.script.empty()) script = detail::load_run_script(o.script);
+    std::optional<agentware::model_registry> registry;
+    std::optional<agentware::mcp::mcp_toolkit> mcp_kit;
+    std::optional<detail::helper_models> helpers;
+    agentware::lead_agent_setup setup;
 
-    lead_agent_setup setup;
+    lead_environment() = default;
+    lead_environment(const lead_environment&) = delete;
+    lead_environment& operator=(const lead_environment&) = delete;
+    ~lead_environment() {
+        if (mcp_kit) mcp_kit->close();
+    }
+};
+
+/// The lead agent's environment from the command line's options. `wrap_script`
+/// turns the scripted model into the one the agents use (serve paces it).
+inline std::unique_ptr<lead_environment>
+make_lead_environment(const run_options& o,
+                      std::function<agentware::any_chat_model(agentware::scripted_model)> wrap_script = {}) {
+    using namespace agentware;
+    auto env = std::make_unique<lead_environment>();
+    env->sections = detail::load_run_sections(o, env->config_path);
+    const std::string& config_path = env->config_path;
+    boost::json::object& sections = env->sections;
+
+    if (!o.script.empty()) env->script = detail::load_run_script(o.script);
+    auto& script = env->script;
+
+    lead_agent_setup& setup = env->setup;
     setup.tool_factories = deerflow_community_tools(); // the `use:` names of DeerFlow's web tools
-    std::optional<model_registry> registry;
     if (script) {
-        setup.model_factory = [lead = script->lead](std::string_view, bool) { return any_chat_model(lead); };
+        if (!wrap_script) wrap_script = [](scripted_model m) { return any_chat_model(std::move(m)); };
+        setup.model_factory = [lead = script->lead, wrap_script](std::string_view, bool) {
+            return wrap_script(lead);
+        };
         // Each delegation's model is the script's list for its task call id, as in the replay.
         setup.subagent_runner_override =
             [base = make_deerflow_subagent_runner(agentware::detail::lead_chain_sections(sections)),
@@ -470,8 +504,8 @@ inline int run_lead(const run_options& o) {
     } else {
         boost::json::object models{
             {"models", sections.contains("models") ? sections.at("models") : boost::json::array{}}};
-        registry = model_registry::from_json(models);
-        setup.model_factory = [&registry](std::string_view name, bool thinking) {
+        env->registry = model_registry::from_json(models);
+        setup.model_factory = [registry = &*env->registry](std::string_view name, bool thinking) {
             return registry->create_chat_model(name, thinking);
         };
     }
@@ -479,13 +513,12 @@ inline int run_lead(const run_options& o) {
     // extensions_config.json: the skills' on/off switches and the MCP servers.
     std::string extensions = o.extensions;
     if (extensions.empty())
-        if (const char* env = std::getenv("DEER_FLOW_EXTENSIONS_CONFIG_PATH"); env && *env) extensions = env;
+        if (const char* e = std::getenv("DEER_FLOW_EXTENSIONS_CONFIG_PATH"); e && *e) extensions = e;
     if (extensions.empty() && !config_path.empty()) {
         auto beside = std::filesystem::path(config_path).parent_path() / "extensions_config.json";
         if (std::filesystem::exists(beside)) extensions = beside.string();
     }
     boost::json::value extensions_doc;
-    std::optional<mcp::mcp_toolkit> mcp_kit;
     if (!extensions.empty()) {
         std::ifstream in(extensions, std::ios::binary);
         if (!in) throw std::runtime_error(fmt::format("cannot read {}", extensions));
@@ -495,8 +528,8 @@ inline int run_lead(const run_options& o) {
         if (ec) throw std::runtime_error(fmt::format("{}: not valid JSON: {}", extensions, ec.message()));
         auto servers = mcp::read_extensions_config(extensions_doc);
         if (std::any_of(servers.begin(), servers.end(), [](const auto& s) { return s.enabled; })) {
-            mcp_kit.emplace(servers);
-            setup.mcp_tools = [&mcp_kit] { return mcp_kit->tools(); };
+            env->mcp_kit.emplace(servers);
+            setup.mcp_tools = [kit = &*env->mcp_kit] { return kit->tools(); };
         }
     }
     if (const auto* s = sections.if_contains("skills"); s && !s->is_null()) {
@@ -511,13 +544,12 @@ inline int run_lead(const run_options& o) {
         setup.skills = std::make_shared<const skill_catalog>(std::move(catalog));
     }
 
-    const boost::json::value config(sections);
+    env->config = boost::json::value(sections);
     // A scripted run's helpers answer from the script (memory's worker too:
     // from the lead's script it would take the lead's answers).
-    std::optional<detail::helper_models> helpers;
     if (script) {
-        helpers.emplace(script->helpers);
-        setup.attach_helpers = [&helpers, &script](deerflow_pipeline& chain) {
+        env->helpers.emplace(script->helpers);
+        setup.attach_helpers = [helpers = &*env->helpers, script = script.get()](deerflow_pipeline& chain) {
             detail::attach_helper_models(chain, *helpers);
             if (auto* m = chain.get<memory>()) {
                 const auto it = script->helpers.helper_models.find("memory");
@@ -527,6 +559,20 @@ inline int run_lead(const run_options& o) {
             }
         };
     }
+    return env;
+}
+
+inline int run_lead(const run_options& o) {
+    using namespace agentware;
+    lead_agent_request request;
+    request.is_plan_mode = o.plan;
+    request.subagent_enabled = o.subagents;
+    request.thinking_enabled = o.thinking;
+    if (!o.model.empty()) request.model_name = o.model;
+
+    auto env = make_lead_environment(o);
+    const boost::json::value& config = env->config;
+    const lead_agent_setup& setup = env->setup;
     lead_agent la = make_lead_agent(config, request, setup);
     for (const auto& w : la.warnings)
         std::fprintf(stderr, "agentware: warning: %s\n", w.c_str());
@@ -593,7 +639,6 @@ inline int run_lead(const run_options& o) {
             turn(line);
         }
     }
-    if (mcp_kit) mcp_kit->close();
     // The conversation's memory is extracted before the program ends (DeerFlow
     // drains its queue on shutdown, within memory.shutdown_flush_timeout_seconds).
     // An update that failed (the model's error, an answer that is not memory's

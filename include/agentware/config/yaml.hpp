@@ -279,6 +279,7 @@ inline constexpr std::string_view deerflow_pipeline_config_sections[] = {"input_
                                                                          "tool_retry",
                                                                          "model_retry",
                                                                          "model_fallback",
+                                                                         "human_in_the_loop",
                                                                          "clarification"};
 /// The lead agent's own sections (make_lead_agent reads them; `agent` is ours:
 /// the custom agent's settings, which DeerFlow keeps in agents/<name>/config.yaml).

@@ -1,0 +1,216 @@
+#ifndef AGENTWARE_EXAMPLES_AGENTWARE_SERVE_COMMAND_HPP
+#define AGENTWARE_EXAMPLES_AGENTWARE_SERVE_COMMAND_HPP
+
+// `agentware serve`: DeerFlow's lead agent behind the LangGraph Server API
+// (docs/server.md), so the LangGraph SDKs and DeerFlow's web UI can use it.
+// Threads, runs and checkpoints are kept in --data; a restart keeps them.
+
+#include "run_command.hpp"
+
+#include <agentware/server/file_store.hpp>
+#include <agentware/server/lead_assistant.hpp>
+#include <agentware/server/server.hpp>
+
+#include <boost/asio/signal_set.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace agentware_cli {
+
+inline constexpr std::string_view serve_usage = R"(usage: agentware serve [options]
+
+Serves DeerFlow's lead agent (assistant "lead_agent") over the LangGraph
+Server API that the LangGraph SDKs and DeerFlow's web UI speak. Prints the
+URL it listens on, then serves until Ctrl-C or SIGTERM.
+
+options:
+  -c, --config FILE        DeerFlow's config.yaml, or a JSON file of the same sections
+                           (default: as `agentware run`)
+      --extensions FILE    DeerFlow's extensions_config.json (default: beside the config)
+      --script FILE        offline: the runs' model answers from FILE, in order across
+                           runs ({"model": [...]}, as `agentware run --script`); an
+                           answer with "delay_ms": N arrives N ms late
+      --host ADDRESS       the address to bind (default 127.0.0.1)
+      --port N             the port (default 2024; 0: any free port)
+      --data DIR           where threads, runs and checkpoints are kept
+                           (default .agentware/server)
+      --auth-token-file F  requests must carry this token (Authorization: Bearer ...);
+                           default: $AGENTWARE_AUTH_TOKEN, else no authentication
+      --workers N          runs executed at once (default 32; the rest wait)
+      --cors ORIGINS       comma list of origins a browser may call from (default *)
+  -h, --help               this text
+)";
+
+struct serve_options {
+    run_options run;
+    std::string host = "127.0.0.1";
+    unsigned short port = 2024;
+    std::string data = ".agentware/server";
+    std::string auth_token_file;
+    std::size_t workers = 32;
+    std::vector<std::string> cors{"*"};
+};
+
+inline serve_options parse_serve_options(const std::vector<std::string>& args) {
+    serve_options o;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) throw run_usage_error{fmt::format("{} needs a value", a)};
+            return args[++i];
+        };
+        auto number = [&](unsigned long max) {
+            const std::string v = value();
+            std::size_t used = 0;
+            unsigned long n = 0;
+            try {
+                n = std::stoul(v, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != v.size() || v.empty() || n > max)
+                throw run_usage_error{fmt::format("{} needs a number from 0 to {}, not \"{}\"", a, max, v)};
+            return n;
+        };
+        if (a == "-h" || a == "--help")
+            throw run_usage_error{};
+        else if (a == "-c" || a == "--config")
+            o.run.config = value();
+        else if (a == "--extensions")
+            o.run.extensions = value();
+        else if (a == "--script")
+            o.run.script = value();
+        else if (a == "--host")
+            o.host = value();
+        else if (a == "--port")
+            o.port = static_cast<unsigned short>(number(65535));
+        else if (a == "--data")
+            o.data = value();
+        else if (a == "--auth-token-file")
+            o.auth_token_file = value();
+        else if (a == "--workers")
+            o.workers = std::max<std::size_t>(1, number(4096));
+        else if (a == "--cors") {
+            o.cors.clear();
+            const std::string list = value();
+            for (std::size_t at = 0; at <= list.size();) {
+                const auto comma = std::min(list.find(',', at), list.size());
+                if (comma > at) o.cors.push_back(list.substr(at, comma - at));
+                at = comma + 1;
+            }
+        } else
+            throw run_usage_error{fmt::format("unknown option \"{}\"", a)};
+    }
+    return o;
+}
+
+namespace detail {
+
+// The scripted model of `serve --script`: an answer whose metadata has
+// "delay_ms" arrives that much later (a slow model, so that tests can find a
+// thread busy), unless the run is cancelled meanwhile.
+class paced_model {
+public:
+    explicit paced_model(agentware::scripted_model inner) : inner_(std::move(inner)) {}
+    agentware::model_response invoke(const agentware::chat_request& r) {
+        cancelled_->store(false);
+        auto out = inner_.invoke(r);
+        if (const auto* d = out.ai.metadata.if_contains("delay_ms"); d && d->is_number()) {
+            const auto until = std::chrono::steady_clock::now() +
+                               std::chrono::milliseconds(static_cast<long long>(d->to_number<double>()));
+            out.ai.metadata.erase("delay_ms");
+            while (std::chrono::steady_clock::now() < until && !cancelled_->load())
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            if (cancelled_->load())
+                throw agentware::model_error(agentware::model_error_kind::cancelled, "the model call was cancelled");
+        }
+        return out;
+    }
+    void cancel() { cancelled_->store(true); }
+
+private:
+    agentware::scripted_model inner_;
+    std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+inline std::string read_token_file(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw std::runtime_error(fmt::format("cannot read --auth-token-file {}", file));
+    std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
+        token.pop_back();
+    if (token.empty()) throw std::runtime_error(fmt::format("--auth-token-file {} is empty", file));
+    return token;
+}
+
+} // namespace detail
+
+inline int serve(const serve_options& o) {
+    namespace srv = agentware::server;
+    auto log = [](const std::string& line) { std::fprintf(stderr, "agentware serve: %s\n", line.c_str()); };
+    auto env = make_lead_environment(o.run, [](agentware::scripted_model m) {
+        return agentware::any_chat_model(detail::paced_model(std::move(m)));
+    });
+    // Each run makes its agent; one now checks the configuration before the first client comes.
+    {
+        auto probe = agentware::make_lead_agent(env->config, {}, env->setup);
+        for (const auto& w : probe.warnings)
+            log("warning: " + w);
+    }
+
+    srv::server_options so;
+    so.host = o.host;
+    so.port = o.port;
+    so.cors_origins = o.cors;
+    so.runs.workers = o.workers;
+    so.log = log;
+    if (!o.auth_token_file.empty())
+        so.auth_token = detail::read_token_file(o.auth_token_file);
+    else if (const char* t = std::getenv("AGENTWARE_AUTH_TOKEN"); t && *t)
+        so.auth_token = t;
+
+    srv::file_store store(o.data, log);
+    std::shared_ptr<const boost::json::value> config(std::shared_ptr<void>(), &env->config);
+    std::shared_ptr<const agentware::lead_agent_setup> setup(std::shared_ptr<void>(), &env->setup);
+    srv::agent_server server(store, {srv::lead_agent_assistant(config, setup)}, so);
+    server.listen();
+    boost::asio::signal_set signals(server.io_context(), SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code& ec, int) {
+        if (!ec) server.stop();
+    });
+    std::printf("agentware serve: listening on %s\n", server.url().c_str());
+    std::fflush(stdout);
+    server.run();
+    server.stop();
+    log("stopped");
+    return 0;
+}
+
+inline int serve_main(const std::vector<std::string>& args) {
+    try {
+        return serve(parse_serve_options(args));
+    } catch (const run_usage_error& e) {
+        if (e.what.empty()) {
+            std::fputs(serve_usage.data(), stdout);
+            return 0;
+        }
+        std::fprintf(stderr, "agentware serve: %s (see agentware serve --help)\n", e.what.c_str());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "agentware serve: %s\n", detail::one_line(e.what(), 4000).c_str());
+        return 1;
+    }
+}
+
+} // namespace agentware_cli
+
+#endif

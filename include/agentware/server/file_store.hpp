@@ -1,0 +1,279 @@
+#ifndef AGENTWARE_SERVER_FILE_STORE_HPP
+#define AGENTWARE_SERVER_FILE_STORE_HPP
+
+// The store that needs no setup: everything in memory, and, given a data
+// directory, written through to files, so a restarted server has every thread,
+// checkpoint and run back. A thread is a folder, `threads/<id>/`, holding
+// `thread.json` (replaced atomically), `checkpoints.jsonl` and `runs.jsonl`
+// (one record per line, appended; for a run the last line wins). An append cut
+// short by a crash leaves a last line that does not parse: it is skipped with a
+// warning, and what came before it is kept.
+
+#include <agentware/agent/file_checkpointer.hpp> // detail::replace_file_durably
+#include <agentware/detail/format.hpp>
+#include <agentware/server/store.hpp>
+#include <agentware/thread/id.hpp>
+
+#include <boost/json.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace agentware::server {
+
+class file_store final : public store {
+public:
+    /// In memory only.
+    file_store() = default;
+    /// Persisted under `dir` (created when missing); what it holds is loaded now.
+    /// `warn` hears of records that could not be read.
+    explicit file_store(std::filesystem::path dir, std::function<void(const std::string&)> warn = {})
+        : dir_(std::move(dir)), warn_(std::move(warn)) {
+        std::filesystem::create_directories(dir_ / "threads");
+        load();
+    }
+
+    const std::filesystem::path& directory() const noexcept { return dir_; }
+
+    void put_thread(const boost::json::object& t) override {
+        const std::string id = key(t, "thread_id");
+        std::lock_guard lock(mutex_);
+        threads_[id].record = t;
+        if (!dir_.empty())
+            agentware::detail::replace_file_durably(folder(id), folder(id) / "thread.json", id,
+                                                    boost::json::serialize(t));
+    }
+    std::optional<boost::json::object> thread(std::string_view id) override {
+        std::lock_guard lock(mutex_);
+        auto it = threads_.find(id);
+        if (it == threads_.end()) return std::nullopt;
+        return it->second.record;
+    }
+    bool erase_thread(std::string_view id) override {
+        std::lock_guard lock(mutex_);
+        auto it = threads_.find(id);
+        if (it == threads_.end()) return false;
+        for (const auto& r : it->second.runs)
+            run_index_.erase(r);
+        threads_.erase(it);
+        if (!dir_.empty()) {
+            std::error_code ec;
+            std::filesystem::remove_all(folder(std::string(id)), ec);
+        }
+        return true;
+    }
+    std::vector<boost::json::object> threads() override {
+        std::lock_guard lock(mutex_);
+        std::vector<boost::json::object> out;
+        out.reserve(threads_.size());
+        for (const auto& [id, t] : threads_)
+            out.push_back(t.record);
+        return out;
+    }
+
+    void add_checkpoint(const checkpoint_record& c) override {
+        const std::string id = key(c, "thread_id");
+        std::lock_guard lock(mutex_);
+        auto& t = known(id);
+        t.checkpoints.push_back(c);
+        if (!dir_.empty()) append(folder(id) / "checkpoints.jsonl", boost::json::serialize(c));
+    }
+    std::vector<checkpoint_record> checkpoints(std::string_view id) override {
+        std::lock_guard lock(mutex_);
+        auto it = threads_.find(id);
+        return it == threads_.end() ? std::vector<checkpoint_record>{} : it->second.checkpoints;
+    }
+    std::optional<checkpoint_record> last_checkpoint(std::string_view id) override {
+        std::lock_guard lock(mutex_);
+        auto it = threads_.find(id);
+        if (it == threads_.end() || it->second.checkpoints.empty()) return std::nullopt;
+        return it->second.checkpoints.back();
+    }
+    std::size_t checkpoint_count(std::string_view id) override {
+        std::lock_guard lock(mutex_);
+        auto it = threads_.find(id);
+        return it == threads_.end() ? 0 : it->second.checkpoints.size();
+    }
+    void truncate_checkpoints(std::string_view id, std::size_t keep) override {
+        std::lock_guard lock(mutex_);
+        auto it = threads_.find(id);
+        if (it == threads_.end() || it->second.checkpoints.size() <= keep) return;
+        it->second.checkpoints.resize(keep);
+        if (!dir_.empty()) {
+            std::string text;
+            for (const auto& c : it->second.checkpoints)
+                text += boost::json::serialize(c) + "\n";
+            const std::string sid(id);
+            agentware::detail::replace_file_durably(folder(sid), folder(sid) / "checkpoints.jsonl", sid, text);
+        }
+    }
+
+    void put_run(const boost::json::object& r) override {
+        const std::string id = key(r, "run_id");
+        const std::string thread_id = key(r, "thread_id");
+        std::lock_guard lock(mutex_);
+        auto& t = known(thread_id);
+        auto [it, added] = run_index_.try_emplace(id, thread_id);
+        if (added) t.runs.push_back(id);
+        t.run_records[id] = r;
+        if (!dir_.empty()) append(folder(thread_id) / "runs.jsonl", boost::json::serialize(r));
+    }
+    std::optional<boost::json::object> run(std::string_view id) override {
+        std::lock_guard lock(mutex_);
+        auto it = run_index_.find(id);
+        if (it == run_index_.end()) return std::nullopt;
+        auto t = threads_.find(it->second);
+        if (t == threads_.end()) return std::nullopt;
+        auto r = t->second.run_records.find(std::string(id));
+        if (r == t->second.run_records.end()) return std::nullopt;
+        return r->second;
+    }
+    std::vector<boost::json::object> runs(std::string_view thread_id) override {
+        std::lock_guard lock(mutex_);
+        std::vector<boost::json::object> out;
+        auto t = threads_.find(thread_id);
+        if (t == threads_.end()) return out;
+        for (const auto& id : t->second.runs)
+            out.push_back(t->second.run_records.at(id));
+        return out;
+    }
+    bool erase_run(std::string_view id) override {
+        std::lock_guard lock(mutex_);
+        auto it = run_index_.find(id);
+        if (it == run_index_.end()) return false;
+        const std::string thread_id = it->second;
+        run_index_.erase(it);
+        auto t = threads_.find(thread_id);
+        if (t == threads_.end()) return true;
+        std::erase(t->second.runs, std::string(id));
+        t->second.run_records.erase(std::string(id));
+        if (!dir_.empty())
+            append(folder(thread_id) / "runs.jsonl",
+                   boost::json::serialize(boost::json::object{
+                       {"run_id", std::string(id)}, {"thread_id", thread_id}, {"__deleted", true}}));
+        return true;
+    }
+
+private:
+    struct thread_data {
+        boost::json::object record;
+        std::vector<checkpoint_record> checkpoints;
+        std::vector<std::string> runs; ///< run ids, oldest first
+        std::map<std::string, boost::json::object, std::less<>> run_records;
+    };
+
+    static std::string key(const boost::json::object& o, std::string_view name) {
+        const auto* v = o.if_contains(name);
+        if (v == nullptr || !v->is_string()) throw std::invalid_argument("store record without " + std::string(name));
+        return std::string(v->get_string());
+    }
+
+    // A record whose thread is not (yet) known: checkpoints and runs of a
+    // thread always come after the thread, but a stateless run's may not.
+    thread_data& known(const std::string& id) {
+        auto& t = threads_[id];
+        if (t.record.empty()) t.record = {{"thread_id", id}};
+        return t;
+    }
+
+    std::filesystem::path folder(const std::string& id) const {
+        // Ids come from requests: only valid thread ids name folders.
+        validate_thread_id(id);
+        return dir_ / "threads" / id;
+    }
+
+    void append(const std::filesystem::path& file, const std::string& line) {
+        std::filesystem::create_directories(file.parent_path());
+        const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0) throw std::runtime_error("cannot open " + file.string() + ": " + std::strerror(errno));
+        const std::string text = line + "\n";
+        std::size_t done = 0;
+        while (done < text.size()) {
+            const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                const int err = errno;
+                ::close(fd);
+                throw std::runtime_error("cannot write " + file.string() + ": " + std::strerror(err));
+            }
+            done += std::size_t(n);
+        }
+        ::close(fd);
+    }
+
+    void warn(const std::string& what) {
+        if (warn_) warn_(what);
+    }
+
+    template <class F>
+    void read_lines(const std::filesystem::path& file, F&& each) {
+        std::ifstream in(file, std::ios::binary);
+        std::string line;
+        for (std::size_t n = 1; std::getline(in, line); ++n) {
+            if (line.empty()) continue;
+            boost::system::error_code ec;
+            auto v = boost::json::parse(line, ec);
+            if (ec || !v.is_object()) {
+                warn(agentware::detail::format("{}:{}: skipped a record that does not parse ({})", file.string(), n,
+                                               ec ? ec.message() : "not an object"));
+                continue;
+            }
+            each(v.get_object());
+        }
+    }
+
+    void load() {
+        for (const auto& entry : std::filesystem::directory_iterator(dir_ / "threads")) {
+            if (!entry.is_directory()) continue;
+            const std::string id = entry.path().filename().string();
+            if (!is_valid_thread_id(id)) continue;
+            auto& t = threads_[id];
+            std::ifstream in(entry.path() / "thread.json", std::ios::binary);
+            const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            boost::system::error_code ec;
+            auto v = boost::json::parse(text, ec);
+            if (!ec && v.is_object())
+                t.record = v.get_object();
+            else
+                t.record = {{"thread_id", id}};
+            read_lines(entry.path() / "checkpoints.jsonl",
+                       [&](boost::json::object& c) { t.checkpoints.push_back(std::move(c)); });
+            read_lines(entry.path() / "runs.jsonl", [&](boost::json::object& r) {
+                const auto* rid = r.if_contains("run_id");
+                if (rid == nullptr || !rid->is_string()) return;
+                const std::string run_id(rid->get_string());
+                if (r.contains("__deleted")) {
+                    std::erase(t.runs, run_id);
+                    t.run_records.erase(run_id);
+                    run_index_.erase(run_id);
+                    return;
+                }
+                if (!t.run_records.contains(run_id)) t.runs.push_back(run_id);
+                t.run_records[run_id] = std::move(r);
+                run_index_[run_id] = id;
+            });
+        }
+    }
+
+    std::filesystem::path dir_;
+    std::function<void(const std::string&)> warn_;
+    std::mutex mutex_;
+    std::map<std::string, thread_data, std::less<>> threads_;
+    std::map<std::string, std::string, std::less<>> run_index_; ///< run id -> thread id
+};
+
+} // namespace agentware::server
+
+#endif

@@ -1,0 +1,39 @@
+#ifndef AGENTWARE_SERVER_LEAD_ASSISTANT_HPP
+#define AGENTWARE_SERVER_LEAD_ASSISTANT_HPP
+
+// DeerFlow's lead agent as an assistant: a new lead agent for each run, made
+// from the configuration and the run's context (thinking_enabled,
+// is_plan_mode, subagent_enabled, model_name, ... as DeerFlow's web UI sends
+// them), as DeerFlow's make_lead_agent is called per run.
+
+#include <agentware/presets/lead_agent.hpp>
+#include <agentware/server/assistant.hpp>
+
+#include <memory>
+#include <string>
+
+namespace agentware::server {
+
+/// The assistant `graph_id` (DeerFlow's is "lead_agent") over make_lead_agent.
+/// `config` and `setup` are shared by every run and must outlive the server.
+inline assistant_spec lead_agent_assistant(std::shared_ptr<const boost::json::value> config,
+                                           std::shared_ptr<const lead_agent_setup> setup,
+                                           std::string graph_id = "lead_agent") {
+    assistant_spec spec;
+    spec.graph_id = graph_id;
+    spec.name = std::move(graph_id);
+    spec.description = "DeerFlow's lead agent";
+    spec.factory = [config, setup](const boost::json::object& context) -> std::unique_ptr<assistant_run> {
+        auto holder = std::make_shared<lead_agent>(
+            make_lead_agent(*config, lead_agent_request::from_context(context), *setup));
+        using agent_type = lead_agent::agent_type;
+        std::shared_ptr<agent_type> agent(holder, holder->agent.get());
+        return std::make_unique<agent_run<agent_type>>(
+            std::move(agent), [holder](run_config c) { return holder->config(std::move(c)); });
+    };
+    return spec;
+}
+
+} // namespace agentware::server
+
+#endif

@@ -1,0 +1,419 @@
+#ifndef AGENTWARE_SERVER_RUN_MANAGER_HPP
+#define AGENTWARE_SERVER_RUN_MANAGER_HPP
+
+// Runs: one active run per thread, the others queued or refused as the
+// request's multitask_strategy asks; a pool of workers that run them; their
+// events, in the stream modes each run asked for; cancel (interrupt or
+// rollback). The store keeps every run's record and the checkpoints its
+// agent saves, so the API answers from the store and the manager only holds
+// what is alive.
+
+#include <agentware/server/assistant.hpp>
+#include <agentware/server/ids.hpp>
+#include <agentware/server/run_stream.hpp>
+#include <agentware/server/store.hpp>
+#include <agentware/server/wire.hpp>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace agentware::server {
+
+/// Why a run could not be created: the HTTP status and the text the reference
+/// server answers with.
+struct run_refused {
+    int status = 0;
+    std::string message;
+};
+
+struct run_manager_options {
+    std::size_t workers = 32;                ///< runs executing at once (the rest wait, pending)
+    std::chrono::seconds keep_streams{120};  ///< how long a finished run's events stay for joins
+    std::function<void(const std::string&)> log; ///< one line per run that fails
+};
+
+namespace detail {
+
+inline const boost::json::value* find(const boost::json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    return v == nullptr || v->is_null() ? nullptr : v;
+}
+
+inline std::string string_or(const boost::json::object& o, std::string_view key, std::string fallback) {
+    const auto* v = find(o, key);
+    return v && v->is_string() ? std::string(v->get_string()) : std::move(fallback);
+}
+
+/// The pending interrupts of a saved state, as [{id, value}].
+inline boost::json::array pending_interrupts(const boost::json::value& state) {
+    const auto* o = state.if_object();
+    if (o == nullptr) return {};
+    const auto* rec = o->if_contains("__interrupt__");
+    if (rec == nullptr || !rec->is_object()) return {};
+    const auto* list = rec->get_object().if_contains("interrupts");
+    if (list == nullptr || !list->is_array()) return {};
+    boost::json::array out;
+    for (const auto& i : list->get_array())
+        if (const auto* io = i.if_object())
+            out.push_back(boost::json::object{{"id", io->contains("id") ? io->at("id") : ""},
+                                              {"value", io->contains("value") ? io->at("value") : nullptr}});
+    return out;
+}
+
+/// Where the paused run waits ("after_model", "tools", ...), or "".
+inline std::string pending_point(const boost::json::value& state) {
+    const auto* o = state.if_object();
+    if (o == nullptr) return {};
+    const auto* rec = o->if_contains("__interrupt__");
+    if (rec == nullptr || !rec->is_object()) return {};
+    return string_or(rec->get_object(), "at", "tools");
+}
+
+} // namespace detail
+
+class run_manager {
+public:
+    run_manager(store& s, std::vector<assistant_spec> assistants, run_manager_options o = {})
+        : store_(s), assistants_(std::move(assistants)), options_(std::move(o)) {
+        for (const auto& a : assistants_)
+            ids_.push_back(assistant_uuid(a.graph_id));
+        recover();
+        for (std::size_t i = 0; i < std::max<std::size_t>(1, options_.workers); ++i)
+            workers_.emplace_back([this](std::stop_token st) { work(st); });
+    }
+    ~run_manager() { shutdown(); }
+    run_manager(const run_manager&) = delete;
+    run_manager& operator=(const run_manager&) = delete;
+
+    /// Stops taking runs; cancels those running (they end interrupted) and waits for the workers.
+    void shutdown() {
+        {
+            std::lock_guard lock(mutex_);
+            if (stopping_) return;
+            stopping_ = true;
+            for (auto& [id, r] : live_)
+                if (r->started && !r->finished) {
+                    r->stop.request_stop();
+                    if (r->runner) r->runner->cancel();
+                }
+        }
+        ready_cv_.notify_all();
+        for (auto& w : workers_)
+            w.request_stop();
+        ready_cv_.notify_all();
+        workers_.clear(); // joins
+    }
+
+    store& records() noexcept { return store_; }
+    const std::vector<assistant_spec>& assistants() const noexcept { return assistants_; }
+    std::string assistant_id(std::size_t i) const { return ids_[i]; }
+
+    /// The assistant named by its id or its graph id, or null.
+    const assistant_spec* find_assistant(std::string_view id, std::size_t* index = nullptr) const {
+        for (std::size_t i = 0; i < assistants_.size(); ++i)
+            if (assistants_[i].graph_id == id || ids_[i] == id) {
+                if (index) *index = i;
+                return &assistants_[i];
+            }
+        return nullptr;
+    }
+
+    /// Creates a run of thread `thread_id` from a validated RunCreate body
+    /// (`stateless`: a temporary thread). Returns the run record, or why not.
+    std::variant<boost::json::object, run_refused> create(std::string thread_id, const boost::json::object& body,
+                                                          bool stateless) {
+        std::size_t index = 0;
+        const std::string assistant = detail::string_or(body, "assistant_id", "");
+        const assistant_spec* spec = find_assistant(assistant, &index);
+        if (spec == nullptr)
+            return run_refused{404, agentware::detail::format(
+                                        "No assistant found for \"{}\". Make sure the assistant ID is for a "
+                                        "valid assistant or a valid graph ID.",
+                                        assistant)};
+        std::optional<boost::json::object> thread;
+        if (!thread_id.empty()) thread = store_.thread(thread_id);
+        if (!thread) {
+            const bool create = stateless || detail::string_or(body, "if_not_exists", "reject") == "create";
+            if (!create) return run_refused{404, agentware::detail::format("Thread with ID {} not found", thread_id)};
+            if (thread_id.empty()) thread_id = new_uuid7();
+            const std::string now = iso_now();
+            thread = boost::json::object{{"thread_id", thread_id},
+                                         {"created_at", now},
+                                         {"updated_at", now},
+                                         {"metadata", boost::json::object{}},
+                                         {"status", "idle"},
+                                         {"config", boost::json::object{}}};
+            if (stateless) (*thread)["metadata"].as_object()["__temporary"] = true;
+            store_.put_thread(*thread);
+        }
+        boost::json::object metadata;
+        if (const auto* m = thread->if_contains("metadata"); m && m->is_object())
+            for (const auto& kv : m->get_object())
+                if (!kv.key().starts_with("__")) metadata[kv.key()] = kv.value();
+        if (const auto* m = detail::find(body, "metadata"); m && m->is_object())
+            for (const auto& kv : m->get_object())
+                metadata[kv.key()] = kv.value();
+        metadata["graph_id"] = spec->graph_id;
+        metadata["assistant_id"] = ids_[index];
+
+        const std::string strategy = detail::string_or(body, "multitask_strategy", "reject");
+        const std::string now = iso_now();
+        boost::json::object kwargs;
+        for (std::string_view k : {"input", "command", "config", "context", "checkpoint", "checkpoint_id"})
+            kwargs[k] = body.contains(k) ? body.at(k) : boost::json::value(nullptr);
+        if (!kwargs["context"].is_object()) kwargs["context"] = boost::json::object{};
+        if (!kwargs["config"].is_object()) kwargs["config"] = boost::json::object{};
+        kwargs["stream_mode"] = stream_modes(body);
+        kwargs["temporary"] = stateless && detail::string_or(body, "on_completion", "delete") != "keep";
+        kwargs["subgraphs"] = body.contains("stream_subgraphs") && body.at("stream_subgraphs").is_bool() &&
+                              body.at("stream_subgraphs").get_bool();
+        kwargs["resumable"] = body.contains("stream_resumable") && body.at("stream_resumable").is_bool() &&
+                              body.at("stream_resumable").get_bool();
+        boost::json::object run{{"run_id", new_uuid7()},
+                                {"thread_id", thread_id},
+                                {"assistant_id", ids_[index]},
+                                {"metadata", std::move(metadata)},
+                                {"status", "pending"},
+                                {"kwargs", std::move(kwargs)},
+                                {"multitask_strategy", strategy},
+                                {"created_at", now},
+                                {"updated_at", now}};
+
+        auto live = std::make_shared<live_run>();
+        live->record = run;
+        live->spec = spec;
+        live->stateless = stateless;
+        live->strict_resume = body.contains("strict_resume") && body.at("strict_resume").is_bool() &&
+                              body.at("strict_resume").get_bool();
+        if (const auto* a = detail::find(body, "after_seconds"); a && a->is_number())
+            live->not_before = std::chrono::steady_clock::now() +
+                               std::chrono::milliseconds(std::int64_t(a->to_number<double>() * 1000));
+        const std::string run_id(run.at("run_id").get_string());
+        {
+            std::lock_guard lock(mutex_);
+            if (stopping_) return run_refused{503, "The server is shutting down."};
+            prune_finished();
+            auto& q = queues_[thread_id];
+            const bool busy = !q.active.empty() || !q.pending.empty();
+            if (busy && strategy == "reject")
+                return run_refused{422, "Thread is already running a task. Wait for it to finish or choose a "
+                                        "different multitask strategy."};
+            store_.put_run(run);
+            live_[run_id] = live;
+            if (busy && (strategy == "interrupt" || strategy == "rollback")) {
+                // The runs before it stop (or never start), then it runs.
+                for (const auto& p : q.pending)
+                    cancel_locked(p, strategy);
+                if (!q.active.empty()) cancel_locked(q.active, strategy);
+                q.pending.clear();
+            }
+            q.pending.push_back(run_id);
+            schedule_locked(thread_id);
+        }
+        ready_cv_.notify_one();
+        return run;
+    }
+
+    /// The events of a run, while they are kept (its life and `keep_streams` after).
+    std::shared_ptr<run_stream> stream(std::string_view run_id) {
+        std::lock_guard lock(mutex_);
+        auto it = live_.find(run_id);
+        return it == live_.end() ? nullptr : it->second->events;
+    }
+
+    /// True while the run is pending or running here.
+    bool active(std::string_view run_id) {
+        std::lock_guard lock(mutex_);
+        auto it = live_.find(run_id);
+        return it != live_.end() && !it->second->finished;
+    }
+
+    /// Cancels a pending or running run: `interrupt` (it ends interrupted) or
+    /// `rollback` (it and its checkpoints are deleted). False when the run is not active.
+    bool cancel(std::string_view run_id, std::string_view action, std::string reason = {}) {
+        {
+            std::lock_guard lock(mutex_);
+            auto it = live_.find(run_id);
+            if (it == live_.end() || it->second->finished) return false;
+            it->second->cancel_reason = std::move(reason);
+            cancel_locked(std::string(run_id), action);
+        }
+        ready_cv_.notify_all();
+        return true;
+    }
+
+    /// Threads with a run pending or running.
+    bool thread_busy(std::string_view thread_id) {
+        std::lock_guard lock(mutex_);
+        auto it = queues_.find(thread_id);
+        return it != queues_.end() && (!it->second.active.empty() || !it->second.pending.empty());
+    }
+
+    /// Cancels every run of a thread (it is being deleted).
+    void cancel_thread(std::string_view thread_id) {
+        std::lock_guard lock(mutex_);
+        auto it = queues_.find(thread_id);
+        if (it == queues_.end()) return;
+        for (const auto& p : it->second.pending)
+            cancel_locked(p, "interrupt");
+        if (!it->second.active.empty()) cancel_locked(it->second.active, "interrupt");
+    }
+
+    /// The modes a RunCreate asks for, as a list (default ["values"]).
+    static boost::json::array stream_modes(const boost::json::object& body) {
+        const auto* m = detail::find(body, "stream_mode");
+        if (m == nullptr) return {"values"};
+        if (m->is_string()) return {m->get_string()};
+        if (m->is_array()) return m->get_array();
+        return {"values"};
+    }
+
+private:
+    struct live_run {
+        boost::json::object record;
+        const assistant_spec* spec = nullptr;
+        std::shared_ptr<run_stream> events = std::make_shared<run_stream>();
+        std::stop_source stop;
+        std::string cancel_action; ///< "", "interrupt" or "rollback"
+        std::string cancel_reason;
+        std::shared_ptr<assistant_run> runner;
+        std::size_t checkpoints_before = 0;
+        bool stateless = false;
+        bool strict_resume = false;
+        bool started = false;
+        bool finished = false;
+        std::chrono::steady_clock::time_point not_before{};
+        std::chrono::steady_clock::time_point finished_at{};
+    };
+    struct thread_queue {
+        std::string active;
+        std::deque<std::string> pending;
+    };
+
+    // With the lock: the thread's next run becomes ready when none is active.
+    void schedule_locked(const std::string& thread_id) {
+        auto& q = queues_[thread_id];
+        if (!q.active.empty() || q.pending.empty()) return;
+        q.active = q.pending.front();
+        q.pending.pop_front();
+        ready_.push_back(live_.at(q.active));
+    }
+
+    void cancel_locked(const std::string& run_id, std::string_view action) {
+        auto it = live_.find(run_id);
+        if (it == live_.end() || it->second->finished) return;
+        auto& r = *it->second;
+        if (r.cancel_action.empty()) r.cancel_action = std::string(action);
+        r.stop.request_stop();
+        if (r.runner) r.runner->cancel();
+    }
+
+    void prune_finished() {
+        const auto now = std::chrono::steady_clock::now();
+        std::erase_if(live_, [&](const auto& kv) {
+            return kv.second->finished && now - kv.second->finished_at > options_.keep_streams;
+        });
+    }
+
+    // Runs left pending or running by a process that stopped: the running ones
+    // end in error (their agent's last checkpoint is kept, so an interrupted
+    // thread can still be resumed); the pending ones run again.
+    void recover() {
+        for (auto& t : store_.threads()) {
+            const std::string tid = detail::string_or(t, "thread_id", "");
+            bool changed = false;
+            for (auto r : store_.runs(tid)) {
+                const std::string status = detail::string_or(r, "status", "");
+                if (status != "pending" && status != "running") continue;
+                r["status"] = "error";
+                r["updated_at"] = iso_now();
+                r["error"] = "the server stopped during the run";
+                store_.put_run(r);
+                changed = true;
+            }
+            if (changed || detail::string_or(t, "status", "") == "busy") {
+                auto last = store_.last_checkpoint(tid);
+                t["status"] = last && !detail::pending_interrupts(last->at("values")).empty() ? "interrupted" : "idle";
+                t["updated_at"] = iso_now();
+                store_.put_thread(t);
+            }
+        }
+    }
+
+    void work(std::stop_token st) {
+        for (;;) {
+            std::shared_ptr<live_run> r;
+            {
+                std::unique_lock lock(mutex_);
+                ready_cv_.wait(lock, st, [&] { return !ready_.empty(); });
+                if (st.stop_requested()) return;
+                r = ready_.front();
+                ready_.pop_front();
+                r->started = true;
+            }
+            execute(*r);
+            const std::string tid(r->record.at("thread_id").get_string());
+            {
+                std::lock_guard lock(mutex_);
+                r->finished = true;
+                r->finished_at = std::chrono::steady_clock::now();
+                r->runner.reset();
+                auto& q = queues_[tid];
+                if (q.active == detail::string_or(r->record, "run_id", "")) q.active.clear();
+                schedule_locked(tid);
+                if (q.active.empty() && q.pending.empty()) queues_.erase(tid);
+            }
+            r->events->close();
+            ready_cv_.notify_one();
+        }
+    }
+
+    void set_thread_status(const std::string& thread_id, std::string_view status) {
+        auto t = store_.thread(thread_id);
+        if (!t) return;
+        (*t)["status"] = status;
+        (*t)["updated_at"] = iso_now();
+        store_.put_thread(*t);
+    }
+
+    void set_run_status(live_run& r, std::string_view status) {
+        r.record["status"] = status;
+        r.record["updated_at"] = iso_now();
+        store_.put_run(r.record);
+    }
+
+    // One run, start to end, on a worker.
+    void execute(live_run& r);
+
+    store& store_;
+    std::vector<assistant_spec> assistants_;
+    std::vector<std::string> ids_;
+    run_manager_options options_;
+    std::mutex mutex_;
+    std::condition_variable_any ready_cv_;
+    std::deque<std::shared_ptr<live_run>> ready_;
+    std::map<std::string, std::shared_ptr<live_run>, std::less<>> live_;
+    std::map<std::string, thread_queue, std::less<>> queues_;
+    bool stopping_ = false;
+    std::vector<std::jthread> workers_;
+};
+
+} // namespace agentware::server
+
+#include <agentware/server/detail/run_execution.hpp>
+
+#endif

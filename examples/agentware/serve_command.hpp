@@ -131,7 +131,8 @@ public:
             while (std::chrono::steady_clock::now() < until && !cancelled_->load())
                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
             if (cancelled_->load())
-                throw agentware::model_error(agentware::model_error_kind::cancelled, "the model call was cancelled");
+                throw agentware::model_error(agentware::model_error_kind::cancelled,
+                                             "the model call was cancelled");
         }
         return out;
     }

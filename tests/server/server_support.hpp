@@ -12,6 +12,9 @@
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
@@ -46,7 +49,8 @@ public:
         const bool after_tool = !ms.empty() && ms.back().is_tool();
         model_response out;
         if (human.starts_with("slow ")) {
-            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::stoi(human.substr(5)));
+            const auto until =
+                std::chrono::steady_clock::now() + std::chrono::milliseconds(std::stoi(human.substr(5)));
             while (std::chrono::steady_clock::now() < until && !cancelled_->load())
                 std::this_thread::sleep_for(std::chrono::milliseconds(2));
             if (cancelled_->load()) throw model_error(model_error_kind::cancelled, "cancelled");
@@ -70,12 +74,59 @@ private:
     std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
 };
 
+/// The same answers from a coroutine (an asynchronous model, as the HTTP
+/// clients are): "slow N" waits on a timer, not on a thread. Counts the
+/// calls in flight at once.
+class async_rule_model {
+public:
+    struct counters {
+        std::atomic<int> in_flight{0};
+        std::atomic<int> most{0};
+    };
+    explicit async_rule_model(std::shared_ptr<counters> c) : counters_(std::move(c)) {}
+
+    model_response invoke(const chat_request& r) { return rules_.invoke(r); }
+    boost::asio::awaitable<model_response> async_invoke(const chat_request& r) {
+        const int now = ++counters_->in_flight;
+        for (int seen = counters_->most.load();
+             now > seen && !counters_->most.compare_exchange_weak(seen, now);) {
+        }
+        std::string human;
+        for (std::size_t i = r.messages.size(); i-- > 0;)
+            if (r.messages[i].is_human()) {
+                human = r.messages[i].text();
+                break;
+            }
+        if (human.starts_with("slow ")) {
+            boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
+            t.expires_after(std::chrono::milliseconds(std::stoi(human.substr(5))));
+            co_await t.async_wait(boost::asio::use_awaitable);
+            --counters_->in_flight;
+            model_response out;
+            out.ai = ai_message("done: " + human);
+            co_return out;
+        }
+        --counters_->in_flight;
+        co_return rules_.invoke(r);
+    }
+
+private:
+    rule_model rules_;
+    std::shared_ptr<counters> counters_;
+};
+
 inline tool_set tools() {
     tool_set t;
-    t.add(make_tool("echo", "Echoes its text.", R"({"type":"object","properties":{"text":{"type":"string"}}})",
-                    [](const boost::json::object& a) { return std::string("echo: ") + std::string(a.at("text").as_string()); }));
-    t.add(make_tool("write_file", "Writes a file.", R"({"type":"object","properties":{"path":{"type":"string"}}})",
-                    [](const boost::json::object& a) { return std::string("wrote ") + std::string(a.at("path").as_string()); }));
+    t.add(make_tool("echo", "Echoes its text.",
+                    R"({"type":"object","properties":{"text":{"type":"string"}}})",
+                    [](const boost::json::object& a) {
+                        return std::string("echo: ") + std::string(a.at("text").as_string());
+                    }));
+    t.add(make_tool("write_file", "Writes a file.",
+                    R"({"type":"object","properties":{"path":{"type":"string"}}})",
+                    [](const boost::json::object& a) {
+                        return std::string("wrote ") + std::string(a.at("path").as_string());
+                    }));
     return t;
 }
 
@@ -88,11 +139,24 @@ inline server::assistant_spec agent_assistant() {
     });
 }
 
+inline std::shared_ptr<async_rule_model::counters> async_counters() {
+    static auto c = std::make_shared<async_rule_model::counters>();
+    return c;
+}
+
+/// "async_agent": the same agent over the asynchronous model.
+inline server::assistant_spec async_agent_assistant() {
+    return server::make_assistant("async_agent", [] {
+        return std::make_unique<decltype(make_agent(async_rule_model{async_counters()}, tools()))>(
+            make_agent(async_rule_model{async_counters()}, tools()));
+    });
+}
+
 /// A server on 127.0.0.1 (a free port), serving in a thread of its own.
 class running_server {
 public:
     explicit running_server(server::store& s, server::server_options o = {})
-        : server_(s, {agent_assistant()}, tune(std::move(o))) {
+        : server_(s, {agent_assistant(), async_agent_assistant()}, tune(std::move(o))) {
         server_.listen();
         thread_ = std::thread([this] { server_.run(); });
     }
@@ -120,8 +184,8 @@ struct reply {
     boost::json::value json() const { return boost::json::parse(body); }
 };
 
-inline reply call(unsigned short port, std::string method, const std::string& target, const std::string& body = {},
-                  std::map<std::string, std::string> headers = {}) {
+inline reply call(unsigned short port, std::string method, const std::string& target,
+                  const std::string& body = {}, std::map<std::string, std::string> headers = {}) {
     namespace http = boost::beast::http;
     boost::asio::io_context io;
     boost::beast::tcp_stream stream(io);

@@ -66,8 +66,8 @@ TEST_CASE("server: system routes and assistants", "[server]") {
     CHECK(call(port, "GET", "/assistants/agent").json() == call(port, "GET", "/assistants/" + id).json());
     auto missing = call(port, "GET", "/assistants/nope");
     CHECK(missing.status == 404);
-    CHECK(missing.body ==
-          "No assistant found for \"nope\". Make sure the assistant ID is for a valid assistant or a valid graph ID.");
+    CHECK(missing.body == "No assistant found for \"nope\". Make sure the assistant ID is for a valid "
+                          "assistant or a valid graph ID.");
     CHECK(call(port, "GET", "/assistants/agent/schemas").json().at("graph_id") == "agent");
     // CORS on every response, and the preflight.
     auto pre = call(port, "OPTIONS", "/threads", {}, {{"Origin", "http://localhost:3000"}});
@@ -98,9 +98,11 @@ TEST_CASE("server: threads are created, read, searched, copied and deleted", "[s
 
     // if_exists
     CHECK(call(port, "POST", "/threads", body({{"thread_id", a}})).status == 409);
-    CHECK(call(port, "POST", "/threads", body({{"thread_id", a}, {"if_exists", "do_nothing"}})).status == 200);
+    CHECK(call(port, "POST", "/threads", body({{"thread_id", a}, {"if_exists", "do_nothing"}})).status ==
+          200);
 
-    stream_run(port, a, {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "hi"}}}}}}});
+    stream_run(port, a,
+               {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "hi"}}}}}}});
     auto copy = call(port, "POST", "/threads/" + a + "/copy").json();
     const std::string c(copy.at("thread_id").as_string());
     CHECK(c != a);
@@ -117,9 +119,10 @@ TEST_CASE("server: a streamed run in values, updates and messages-tuple modes", 
     running_server srv(store);
     const auto port = srv.port();
     const auto t = new_thread(port);
-    auto events = stream_run(port, t,
-                             {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "echo ping"}}}}}},
-                              {"stream_mode", array{"values", "updates", "messages-tuple"}}});
+    auto events = stream_run(
+        port, t,
+        {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "echo ping"}}}}}},
+         {"stream_mode", array{"values", "updates", "messages-tuple"}}});
     REQUIRE(events.size() > 4);
     CHECK(events.front().name == "metadata");
     CHECK(events.front().data.at("attempt") == 1);
@@ -127,14 +130,16 @@ TEST_CASE("server: a streamed run in values, updates and messages-tuple modes", 
     for (std::size_t i = 0; i < events.size(); ++i)
         CHECK(events[i].id == std::to_string(i));
     // The first values carry the input; the last the answer.
-    const auto* first_values = &*std::find_if(events.begin(), events.end(), [](auto& e) { return e.name == "values"; });
+    const auto* first_values =
+        &*std::find_if(events.begin(), events.end(), [](auto& e) { return e.name == "values"; });
     CHECK(first_values->data.at("messages").as_array().back().at("type") == "human");
     CHECK(last_ai_text(last_named(events, "values")->data) == "echo said: echo: ping");
     bool tool_update = false, ai_tuple = false;
     for (const auto& e : events) {
         if (e.name == "updates" && e.data.as_object().contains("tools"))
             tool_update = e.data.at("tools").at("messages").at(0).at("content") == "echo: ping";
-        if (e.name == "messages" && e.data.at(0).at("type") == "ai" && e.data.at(1).at("langgraph_node") == "model")
+        if (e.name == "messages" && e.data.at(0).at("type") == "ai" &&
+            e.data.at(1).at("langgraph_node") == "model")
             ai_tuple = true;
     }
     CHECK(tool_update);
@@ -148,15 +153,17 @@ TEST_CASE("server: a streamed run in values, updates and messages-tuple modes", 
     auto history = call(port, "POST", "/threads/" + t + "/history", body({{"limit", 10}})).json().as_array();
     REQUIRE(history.size() >= 2);
     CHECK(history[0].at("checkpoint").at("checkpoint_id") == state.at("checkpoint").at("checkpoint_id"));
-    CHECK(history[1].at("checkpoint").at("checkpoint_id") == history[0].at("parent_checkpoint").at("checkpoint_id"));
+    CHECK(history[1].at("checkpoint").at("checkpoint_id") ==
+          history[0].at("parent_checkpoint").at("checkpoint_id"));
     auto one = call(port, "POST", "/threads/" + t + "/history", body({{"limit", 1}})).json().as_array();
     CHECK(one.size() == 1);
 
     // Other modes each give their own events.
     for (std::string mode : {"events", "tasks", "debug", "checkpoints", "messages", "updates"}) {
-        auto e = stream_run(port, t,
-                            {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "hello"}}}}}},
-                             {"stream_mode", mode}});
+        auto e = stream_run(
+            port, t,
+            {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "hello"}}}}}},
+             {"stream_mode", mode}});
         const std::string expected = mode == "messages" ? "messages/complete" : mode;
         CHECK(std::any_of(e.begin(), e.end(), [&](auto& x) { return x.name == expected; }));
         CHECK(e.front().name == "metadata");
@@ -168,16 +175,19 @@ TEST_CASE("server: wait, join and a join stream resumed after Last-Event-ID", "[
     running_server srv(store);
     const auto port = srv.port();
     const auto t = new_thread(port);
-    auto waited = call(port, "POST", "/threads/" + t + "/runs/wait",
-                       body({{"assistant_id", "agent"}, {"input", object{{"messages", array{object{{"role", "user"}, {"content", "one"}}}}}}}));
+    auto waited =
+        call(port, "POST", "/threads/" + t + "/runs/wait",
+             body({{"assistant_id", "agent"},
+                   {"input", object{{"messages", array{object{{"role", "user"}, {"content", "one"}}}}}}}));
     REQUIRE(waited.status == 200);
     CHECK(last_ai_text(waited.json()) == "you said: one");
 
-    auto created = call(port, "POST", "/threads/" + t + "/runs",
-                        body({{"assistant_id", "agent"},
-                              {"stream_resumable", true},
-                              {"stream_mode", array{"values", "updates"}},
-                              {"input", object{{"messages", array{object{{"role", "user"}, {"content", "echo two"}}}}}}}));
+    auto created = call(
+        port, "POST", "/threads/" + t + "/runs",
+        body({{"assistant_id", "agent"},
+              {"stream_resumable", true},
+              {"stream_mode", array{"values", "updates"}},
+              {"input", object{{"messages", array{object{{"role", "user"}, {"content", "echo two"}}}}}}}));
     REQUIRE(created.status == 200);
     CHECK(created.json().at("status") == "pending");
     const std::string run(created.json().at("run_id").as_string());
@@ -187,18 +197,22 @@ TEST_CASE("server: wait, join and a join stream resumed after Last-Event-ID", "[
 
     auto all = parse_sse(call(port, "GET", "/threads/" + t + "/runs/" + run + "/stream").body);
     REQUIRE(all.size() > 3);
-    auto rest = parse_sse(call(port, "GET", "/threads/" + t + "/runs/" + run + "/stream", {}, {{"Last-Event-ID", "1"}}).body);
+    auto rest = parse_sse(
+        call(port, "GET", "/threads/" + t + "/runs/" + run + "/stream", {}, {{"Last-Event-ID", "1"}}).body);
     REQUIRE(rest.size() == all.size() - 2);
     CHECK(rest.front().id == "2");
-    CHECK(call(port, "GET", "/threads/" + t + "/runs/" + run + "/stream", {}, {{"Last-Event-ID", "x1"}}).status == 422);
+    CHECK(call(port, "GET", "/threads/" + t + "/runs/" + run + "/stream", {}, {{"Last-Event-ID", "x1"}})
+              .status == 422);
 
     auto runs = call(port, "GET", "/threads/" + t + "/runs?limit=10").json().as_array();
     CHECK(runs.size() == 2);
     CHECK(runs[0].at("run_id") == boost::json::value(run)); // newest first
 
     // Stateless: a temporary thread, no id lines.
-    auto stateless = call(port, "POST", "/runs/stream",
-                          body({{"assistant_id", "agent"}, {"input", object{{"messages", array{object{{"role", "user"}, {"content", "x"}}}}}}}));
+    auto stateless =
+        call(port, "POST", "/runs/stream",
+             body({{"assistant_id", "agent"},
+                   {"input", object{{"messages", array{object{{"role", "user"}, {"content", "x"}}}}}}}));
     CHECK(stateless.headers["content-location"].starts_with("/runs/"));
     auto sl = parse_sse(stateless.body);
     CHECK(sl.front().id.empty());
@@ -210,9 +224,10 @@ TEST_CASE("server: a human-in-the-loop interrupt and its resume", "[server]") {
     running_server srv(store);
     const auto port = srv.port();
     const auto t = new_thread(port);
-    auto events = stream_run(port, t,
-                             {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "write it"}}}}}},
-                              {"stream_mode", array{"values", "updates"}}});
+    auto events =
+        stream_run(port, t,
+                   {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "write it"}}}}}},
+                    {"stream_mode", array{"values", "updates"}}});
     const auto* last = last_named(events, "values");
     REQUIRE(last != nullptr);
     REQUIRE(last->data.as_object().contains("__interrupt__"));
@@ -227,14 +242,14 @@ TEST_CASE("server: a human-in-the-loop interrupt and its resume", "[server]") {
     auto thread = call(port, "GET", "/threads/" + t).json();
     CHECK(thread.at("interrupts").as_object().size() == 1);
     // `wait` on a paused thread answers with the interrupt.
-    auto resumed = stream_run(port, t,
-                              {{"command", object{{"resume", object{{"decisions", array{object{{"type", "approve"}}}}}}}},
-                               {"stream_mode", array{"values"}}});
+    auto resumed = stream_run(
+        port, t,
+        {{"command", object{{"resume", object{{"decisions", array{object{{"type", "approve"}}}}}}}},
+         {"stream_mode", array{"values"}}});
     CHECK(last_ai_text(last_named(resumed, "values")->data) == "written: wrote a.txt");
     CHECK(status_of(port, t) == "idle");
     // strict_resume: nothing waits now.
-    auto strict = stream_run(port, t,
-                             {{"command", object{{"resume", "yes"}}}, {"strict_resume", true}});
+    auto strict = stream_run(port, t, {{"command", object{{"resume", "yes"}}}, {"strict_resume", true}});
     REQUIRE(last_named(strict, "error") != nullptr);
     CHECK(last_named(strict, "error")->data.at("error") == "UnknownInterruptError");
     CHECK(status_of(port, t) == "idle");
@@ -245,10 +260,11 @@ TEST_CASE("server: one run per thread under each multitask strategy, and cancel"
     running_server srv(store);
     const auto port = srv.port();
     auto start = [&](const std::string& t, const std::string& text, const std::string& strategy) {
-        return call(port, "POST", "/threads/" + t + "/runs",
-                    body({{"assistant_id", "agent"},
-                          {"multitask_strategy", strategy},
-                          {"input", object{{"messages", array{object{{"role", "user"}, {"content", text}}}}}}}));
+        return call(
+            port, "POST", "/threads/" + t + "/runs",
+            body({{"assistant_id", "agent"},
+                  {"multitask_strategy", strategy},
+                  {"input", object{{"messages", array{object{{"role", "user"}, {"content", text}}}}}}}));
     };
     auto run_status = [&](const std::string& t, const boost::json::value& run) {
         auto r = call(port, "GET", "/threads/" + t + "/runs/" + std::string(run.at("run_id").as_string()));
@@ -260,8 +276,8 @@ TEST_CASE("server: one run per thread under each multitask strategy, and cancel"
         auto first = start(t, "slow 400", "reject").json();
         auto second = start(t, "hi", "reject");
         CHECK(second.status == 422);
-        CHECK(second.body ==
-              "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.");
+        CHECK(second.body == "Thread is already running a task. Wait for it to finish or choose a different "
+                             "multitask strategy.");
         CHECK(eventually([&] { return run_status(t, first) == "success"; }));
     }
     SECTION("enqueue") {
@@ -269,7 +285,8 @@ TEST_CASE("server: one run per thread under each multitask strategy, and cancel"
         auto first = start(t, "slow 200", "reject").json();
         auto second = start(t, "after", "enqueue");
         REQUIRE(second.status == 200);
-        call(port, "GET", "/threads/" + t + "/runs/" + std::string(second.json().at("run_id").as_string()) + "/join");
+        call(port, "GET",
+             "/threads/" + t + "/runs/" + std::string(second.json().at("run_id").as_string()) + "/join");
         CHECK(run_status(t, first) == "success");
         CHECK(run_status(t, second.json()) == "success");
         const auto values = call(port, "GET", "/threads/" + t + "/state").json().at("values");
@@ -284,7 +301,8 @@ TEST_CASE("server: one run per thread under each multitask strategy, and cancel"
         CHECK(eventually([&] { return run_status(t, first) == "running"; }));
         auto second = start(t, "now", "interrupt");
         REQUIRE(second.status == 200);
-        call(port, "GET", "/threads/" + t + "/runs/" + std::string(second.json().at("run_id").as_string()) + "/join");
+        call(port, "GET",
+             "/threads/" + t + "/runs/" + std::string(second.json().at("run_id").as_string()) + "/join");
         CHECK(run_status(t, first) == "interrupted");
         CHECK(run_status(t, second.json()) == "success");
     }
@@ -294,7 +312,8 @@ TEST_CASE("server: one run per thread under each multitask strategy, and cancel"
         CHECK(eventually([&] { return run_status(t, first) == "running"; }));
         auto second = start(t, "instead", "rollback");
         REQUIRE(second.status == 200);
-        call(port, "GET", "/threads/" + t + "/runs/" + std::string(second.json().at("run_id").as_string()) + "/join");
+        call(port, "GET",
+             "/threads/" + t + "/runs/" + std::string(second.json().at("run_id").as_string()) + "/join");
         CHECK(run_status(t, first) == "deleted");
         const auto values = call(port, "GET", "/threads/" + t + "/state").json().at("values");
         CHECK(values.at("messages").as_array().front().at("content") == "instead");
@@ -306,11 +325,45 @@ TEST_CASE("server: one run per thread under each multitask strategy, and cancel"
         const std::string id(run.at("run_id").as_string());
         CHECK(eventually([&] { return run_status(t, run) == "running"; }));
         CHECK(call(port, "POST", "/threads/" + other + "/runs/" + id + "/cancel").status == 404);
-        CHECK(call(port, "POST", "/threads/" + t + "/runs/" + id + "/cancel?wait=1&action=interrupt").status == 204);
+        CHECK(
+            call(port, "POST", "/threads/" + t + "/runs/" + id + "/cancel?wait=1&action=interrupt").status ==
+            204);
         CHECK(run_status(t, run) == "interrupted");
         CHECK(status_of(port, t) == "idle");
         CHECK(call(port, "POST", "/threads/" + t + "/runs/" + id + "/cancel").status == 409);
     }
+}
+
+TEST_CASE("server: agents with an asynchronous model run as coroutines, not on the pool's threads",
+          "[server]") {
+    server::file_store store;
+    running_server srv(store); // 4 pool threads
+    const auto port = srv.port();
+    async_counters()->most = 0;
+    constexpr int runs = 24;
+    std::vector<std::string> threads, run_ids;
+    for (int i = 0; i < runs; ++i) {
+        threads.push_back(new_thread(port));
+        auto r =
+            call(port, "POST", "/threads/" + threads.back() + "/runs",
+                 body({{"assistant_id", "async_agent"},
+                       {"input",
+                        object{{"messages", array{object{{"role", "user"}, {"content", "slow 300"}}}}}}}));
+        REQUIRE(r.status == 200);
+        run_ids.emplace_back(r.json().at("run_id").as_string());
+    }
+    for (int i = 0; i < runs; ++i)
+        CHECK(last_ai_text(
+                  call(port, "GET", "/threads/" + threads[i] + "/runs/" + run_ids[i] + "/join").json()) ==
+              "done: slow 300");
+    // More model calls were waiting at once than the pool has threads.
+    CHECK(async_counters()->most.load() > 4);
+    // An echo round trip (a tool on the pool between two model calls) works the same.
+    auto events = stream_run(
+        port, threads[0],
+        {{"assistant_id", "async_agent"},
+         {"input", object{{"messages", array{object{{"role", "user"}, {"content", "echo hi"}}}}}}});
+    CHECK(last_ai_text(last_named(events, "values")->data) == "echo said: echo: hi");
 }
 
 TEST_CASE("server: a restart keeps threads, and a paused thread resumes after it", "[server]") {
@@ -320,7 +373,8 @@ TEST_CASE("server: a restart keeps threads, and a paused thread resumes after it
         server::file_store store(dir.path);
         running_server srv(store);
         t = new_thread(srv.port(), {{"k", "v"}});
-        stream_run(srv.port(), t, {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "write"}}}}}}});
+        stream_run(srv.port(), t,
+                   {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "write"}}}}}}});
         CHECK(status_of(srv.port(), t) == "interrupted");
     }
     server::file_store store(dir.path);
@@ -329,7 +383,9 @@ TEST_CASE("server: a restart keeps threads, and a paused thread resumes after it
     auto thread = call(port, "GET", "/threads/" + t).json();
     CHECK(thread.at("status") == "interrupted");
     CHECK(thread.at("metadata").at("k") == "v");
-    auto resumed = stream_run(port, t, {{"command", object{{"resume", object{{"decisions", array{object{{"type", "approve"}}}}}}}}});
+    auto resumed = stream_run(
+        port, t,
+        {{"command", object{{"resume", object{{"decisions", array{object{{"type", "approve"}}}}}}}}});
     CHECK(last_ai_text(last_named(resumed, "values")->data) == "written: wrote a.txt");
     CHECK(call(port, "GET", "/threads/" + t + "/runs").json().as_array().size() == 2);
 }
@@ -346,15 +402,19 @@ TEST_CASE("server: hostile input gets a clear answer and never a crash", "[serve
     CHECK(bad_json.status == 422);
     auto bad_field = call(port, "POST", "/threads", body({{"metadata", 5}}));
     CHECK(bad_field.status == 422);
-    CHECK(bad_field.json().at("error").at("issues").at(0).at("path") == boost::json::parse(R"(["metadata"])"));
+    CHECK(bad_field.json().at("error").at("issues").at(0).at("path") ==
+          boost::json::parse(R"(["metadata"])"));
     const auto t = new_thread(port);
     auto bad_mode = call(port, "POST", "/threads/" + t + "/runs",
                          body({{"assistant_id", "agent"}, {"stream_mode", array{"values", "nope"}}}));
     CHECK(bad_mode.status == 422);
-    CHECK(bad_mode.json().at("error").at("issues").at(0).at("path") == boost::json::parse(R"(["stream_mode",1])"));
-    CHECK(call(port, "POST", "/threads/" + t + "/runs", body({{"input", object{}}})).status == 422); // no assistant
+    CHECK(bad_mode.json().at("error").at("issues").at(0).at("path") ==
+          boost::json::parse(R"(["stream_mode",1])"));
+    CHECK(call(port, "POST", "/threads/" + t + "/runs", body({{"input", object{}}})).status ==
+          422); // no assistant
     auto bad_message = call(port, "POST", "/threads/" + t + "/runs/wait",
-                            body({{"assistant_id", "agent"}, {"input", object{{"messages", array{object{{"role", "nobody"}}}}}}}));
+                            body({{"assistant_id", "agent"},
+                                  {"input", object{{"messages", array{object{{"role", "nobody"}}}}}}}));
     CHECK(bad_message.json().at("__error__").at("message").as_string().find("input.messages[0].role") !=
           std::string::npos);
     CHECK(status_of(port, t) == "idle");

@@ -37,7 +37,8 @@ inline boost::json::object parse_body(const http_request& req) {
 
 // A key's value, checked: the kinds it may have, or a json_error naming it.
 inline const boost::json::value* optional_field(const boost::json::object& o, std::string_view key,
-                                                std::initializer_list<boost::json::kind> kinds, std::string_view what) {
+                                                std::initializer_list<boost::json::kind> kinds,
+                                                std::string_view what) {
     const auto* v = o.if_contains(key);
     if (v == nullptr || v->is_null()) return nullptr;
     for (auto k : kinds)
@@ -60,7 +61,8 @@ inline std::string one_of(const boost::json::object& o, std::string_view key,
 
 inline std::size_t count_field(const boost::json::object& o, std::string_view key, std::size_t fallback,
                                std::size_t max = 10000) {
-    const auto* v = optional_field(o, key, {boost::json::kind::int64, boost::json::kind::uint64}, "a whole number");
+    const auto* v =
+        optional_field(o, key, {boost::json::kind::int64, boost::json::kind::uint64}, "a whole number");
     if (v == nullptr) return fallback;
     const auto n = v->to_number<std::int64_t>();
     if (n < 0) throw json_error(std::string(key), "must not be negative");
@@ -80,19 +82,23 @@ inline void validate_run_create(const boost::json::object& b, bool needs_assista
     optional_field(b, "checkpoint", {k::object}, "an object");
     optional_field(b, "checkpoint_id", {k::string}, "a string");
     optional_field(b, "after_seconds", {k::double_}, "a number");
-    for (std::string_view flag : {"stream_subgraphs", "stream_resumable", "strict_resume", "checkpoint_during"})
+    for (std::string_view flag :
+         {"stream_subgraphs", "stream_resumable", "strict_resume", "checkpoint_during"})
         optional_field(b, flag, {k::bool_}, "true or false");
-    static constexpr std::string_view modes[] = {"values", "messages", "messages-tuple", "updates", "events",
-                                                 "tasks",  "checkpoints", "debug", "custom", "tools"};
+    static constexpr std::string_view modes[] = {"values", "messages", "messages-tuple", "updates",
+                                                 "events", "tasks",    "checkpoints",    "debug",
+                                                 "custom", "tools"};
     auto check_mode = [](const boost::json::value& m, const std::string& path) {
         if (!m.is_string()) throw json_error(path, "must be a stream mode name");
         if (std::find(std::begin(modes), std::end(modes), m.get_string()) == std::end(modes))
-            throw json_error(path, agentware::detail::format(
-                                       "unknown stream mode \"{}\" (values, messages, messages-tuple, updates, "
-                                       "events, tasks, checkpoints, debug, custom, tools)",
-                                       std::string_view(m.get_string())));
+            throw json_error(path,
+                             agentware::detail::format(
+                                 "unknown stream mode \"{}\" (values, messages, messages-tuple, updates, "
+                                 "events, tasks, checkpoints, debug, custom, tools)",
+                                 std::string_view(m.get_string())));
     };
-    if (const auto* m = optional_field(b, "stream_mode", {k::string, k::array}, "a mode or a list of modes")) {
+    if (const auto* m =
+            optional_field(b, "stream_mode", {k::string, k::array}, "a mode or a list of modes")) {
         if (m->is_string())
             check_mode(*m, "stream_mode");
         else
@@ -117,34 +123,32 @@ inline boost::json::object public_metadata(const boost::json::object& t) {
 }
 
 inline boost::json::object checkpoint_ref(std::string_view thread_id, const boost::json::value& id) {
-    return {{"thread_id", thread_id}, {"checkpoint_ns", ""}, {"checkpoint_id", id}, {"checkpoint_map", nullptr}};
+    return {
+        {"thread_id", thread_id}, {"checkpoint_ns", ""}, {"checkpoint_id", id}, {"checkpoint_map", nullptr}};
 }
 
 // ThreadState of one checkpoint.
 inline boost::json::object thread_state(std::string_view thread_id, const checkpoint_record* c) {
     if (c == nullptr)
-        return {{"values", boost::json::object{}},
-                {"next", boost::json::array{}},
-                {"tasks", boost::json::array{}},
-                {"metadata", boost::json::object{}},
-                {"created_at", nullptr},
-                {"checkpoint", checkpoint_ref(thread_id, nullptr)},
-                {"parent_checkpoint", nullptr},
-                {"interrupts", boost::json::array{}}};
+        return {{"values", boost::json::object{}}, {"next", boost::json::array{}},
+                {"tasks", boost::json::array{}},   {"metadata", boost::json::object{}},
+                {"created_at", nullptr},           {"checkpoint", checkpoint_ref(thread_id, nullptr)},
+                {"parent_checkpoint", nullptr},    {"interrupts", boost::json::array{}}};
     const auto& values = c->at("values");
     const auto pending = pending_interrupts(values);
     boost::json::array next, tasks;
     if (!pending.empty()) {
         const std::string at = pending_point(values);
         next.push_back(boost::json::string(at));
-        tasks.push_back(boost::json::object{{"id", c->at("checkpoint_id")},
-                                            {"name", at},
-                                            {"path", boost::json::array{"__pregel_pull", boost::json::string(at)}},
-                                            {"error", nullptr},
-                                            {"interrupts", pending},
-                                            {"checkpoint", nullptr},
-                                            {"state", nullptr},
-                                            {"result", nullptr}});
+        tasks.push_back(
+            boost::json::object{{"id", c->at("checkpoint_id")},
+                                {"name", at},
+                                {"path", boost::json::array{"__pregel_pull", boost::json::string(at)}},
+                                {"error", nullptr},
+                                {"interrupts", pending},
+                                {"checkpoint", nullptr},
+                                {"state", nullptr},
+                                {"result", nullptr}});
     }
     boost::json::object metadata;
     if (const auto* m = c->if_contains("metadata"); m && m->is_object()) metadata = m->get_object();
@@ -159,8 +163,9 @@ inline boost::json::object thread_state(std::string_view thread_id, const checkp
             {"metadata", std::move(metadata)},
             {"created_at", c->contains("created_at") ? c->at("created_at") : nullptr},
             {"checkpoint", checkpoint_ref(thread_id, c->at("checkpoint_id"))},
-            {"parent_checkpoint", parent && parent->is_string() ? boost::json::value(checkpoint_ref(thread_id, *parent))
-                                                                : boost::json::value(nullptr)},
+            {"parent_checkpoint", parent && parent->is_string()
+                                      ? boost::json::value(checkpoint_ref(thread_id, *parent))
+                                      : boost::json::value(nullptr)},
             {"interrupts", pending}};
 }
 
@@ -183,21 +188,21 @@ public:
         using req = http_request;
         r.add("GET", "/ok", [](req&) { return http_response::json(boost::json::object{{"ok", true}}); });
         r.add("GET", "/info", [](req&) {
-            return http_response::json(boost::json::object{
-                {"version", "0.1.0"},
-                {"context", "agentware"},
-                {"flags", boost::json::object{{"assistants", true},
-                                              {"crons", false},
-                                              {"langsmith", false},
-                                              {"strict_resume", true},
-                                              {"stream_namespaces", false}}}});
+            return http_response::json(
+                boost::json::object{{"version", "0.1.0"},
+                                    {"context", "agentware"},
+                                    {"flags", boost::json::object{{"assistants", true},
+                                                                  {"crons", false},
+                                                                  {"langsmith", false},
+                                                                  {"strict_resume", true},
+                                                                  {"stream_namespaces", false}}}});
         });
         // Assistants: the registered graphs, read-only.
         r.add("POST", "/assistants/search", [this](req& q) { return search_assistants(q); });
-        r.add("POST", "/assistants/count", [this](req&) {
-            return http_response::json(boost::json::value(runs_.assistants().size()));
-        });
-        r.add("GET", "/assistants/{id}", [this](req& q) { return with_assistant(q, [&](auto& a) { return a; }); });
+        r.add("POST", "/assistants/count",
+              [this](req&) { return http_response::json(boost::json::value(runs_.assistants().size())); });
+        r.add("GET", "/assistants/{id}",
+              [this](req& q) { return with_assistant(q, [&](auto& a) { return a; }); });
         r.add("GET", "/assistants/{id}/graph", [this](req& q) {
             return with_assistant(q, [&](boost::json::object&) -> boost::json::value {
                 return boost::json::object{
@@ -205,17 +210,21 @@ public:
                                                  boost::json::object{{"id", "model"}, {"type", "runnable"}},
                                                  boost::json::object{{"id", "tools"}, {"type", "runnable"}},
                                                  boost::json::object{{"id", "__end__"}, {"type", "schema"}}}},
-                    {"edges", boost::json::array{
-                                  boost::json::object{{"source", "__start__"}, {"target", "model"}},
-                                  boost::json::object{{"source", "model"}, {"target", "tools"}, {"conditional", true}},
-                                  boost::json::object{{"source", "tools"}, {"target", "model"}},
-                                  boost::json::object{{"source", "model"}, {"target", "__end__"}, {"conditional", true}}}}};
+                    {"edges",
+                     boost::json::array{
+                         boost::json::object{{"source", "__start__"}, {"target", "model"}},
+                         boost::json::object{{"source", "model"}, {"target", "tools"}, {"conditional", true}},
+                         boost::json::object{{"source", "tools"}, {"target", "model"}},
+                         boost::json::object{
+                             {"source", "model"}, {"target", "__end__"}, {"conditional", true}}}}};
             });
         });
         r.add("GET", "/assistants/{id}/schemas", [this](req& q) {
             return with_assistant(q, [&](boost::json::object& a) -> boost::json::value {
-                boost::json::object messages{{"type", "object"},
-                                             {"properties", boost::json::object{{"messages", boost::json::object{{"type", "array"}}}}}};
+                boost::json::object messages{
+                    {"type", "object"},
+                    {"properties",
+                     boost::json::object{{"messages", boost::json::object{{"type", "array"}}}}}};
                 return boost::json::object{{"graph_id", a.at("graph_id")},
                                            {"input_schema", messages},
                                            {"output_schema", messages},
@@ -225,10 +234,12 @@ public:
             });
         });
         r.add("GET", "/assistants/{id}/subgraphs", [this](req& q) {
-            return with_assistant(q, [&](boost::json::object&) -> boost::json::value { return boost::json::object{}; });
+            return with_assistant(
+                q, [&](boost::json::object&) -> boost::json::value { return boost::json::object{}; });
         });
         r.add("POST", "/assistants/{id}/versions", [this](req& q) {
-            return with_assistant(q, [&](boost::json::object& a) -> boost::json::value { return boost::json::array{a}; });
+            return with_assistant(
+                q, [&](boost::json::object& a) -> boost::json::value { return boost::json::array{a}; });
         });
 
         // Threads.
@@ -254,9 +265,12 @@ public:
         r.add("GET", "/threads/{thread_id}/history", [this](req& q) { return history(q); });
 
         // Runs on a thread.
-        r.add("POST", "/threads/{thread_id}/runs", [this](req& q) { return create_run(q, start::background); });
-        r.add("POST", "/threads/{thread_id}/runs/stream", [this](req& q) { return create_run(q, start::stream); });
-        r.add("POST", "/threads/{thread_id}/runs/wait", [this](req& q) { return create_run(q, start::wait); });
+        r.add("POST", "/threads/{thread_id}/runs",
+              [this](req& q) { return create_run(q, start::background); });
+        r.add("POST", "/threads/{thread_id}/runs/stream",
+              [this](req& q) { return create_run(q, start::stream); });
+        r.add("POST", "/threads/{thread_id}/runs/wait",
+              [this](req& q) { return create_run(q, start::wait); });
         r.add("GET", "/threads/{thread_id}/runs", [this](req& q) { return list_runs(q); });
         r.add("GET", "/threads/{thread_id}/runs/{run_id}", [this](req& q) { return get_run(q); });
         r.add("DELETE", "/threads/{thread_id}/runs/{run_id}", [this](req& q) { return delete_run(q); });
@@ -299,7 +313,8 @@ private:
         return {{"assistant_id", runs_.assistant_id(i)},
                 {"graph_id", a.graph_id},
                 {"name", a.name.empty() ? a.graph_id : a.name},
-                {"description", a.description.empty() ? boost::json::value(nullptr) : boost::json::value(a.description)},
+                {"description",
+                 a.description.empty() ? boost::json::value(nullptr) : boost::json::value(a.description)},
                 {"version", 1},
                 {"config", a.config},
                 {"context", boost::json::object{}},
@@ -313,10 +328,11 @@ private:
         std::size_t i = 0;
         const std::string id = q.param("id");
         if (runs_.find_assistant(id, &i) == nullptr)
-            return http_response::text(404, agentware::detail::format(
-                                                "No assistant found for \"{}\". Make sure the assistant ID is for a "
-                                                "valid assistant or a valid graph ID.",
-                                                id));
+            return http_response::text(
+                404, agentware::detail::format(
+                         "No assistant found for \"{}\". Make sure the assistant ID is for a "
+                         "valid assistant or a valid graph ID.",
+                         id));
         auto a = assistant_json(i);
         return http_response::json(f(a));
     }
@@ -326,14 +342,18 @@ private:
         const std::string graph = detail::string_or(body, "graph_id", "");
         const std::string name = detail::string_or(body, "name", "");
         boost::json::object meta;
-        if (const auto* m = detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
+        if (const auto* m =
+                detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
             meta = m->get_object();
-        const std::size_t limit = detail::count_field(body, "limit", 10), offset = detail::count_field(body, "offset", 0);
+        const std::size_t limit = detail::count_field(body, "limit", 10),
+                          offset = detail::count_field(body, "offset", 0);
         boost::json::array all;
         for (std::size_t i = 0; i < runs_.assistants().size(); ++i) {
             auto a = assistant_json(i);
             if (!graph.empty() && a.at("graph_id") != boost::json::value(graph)) continue;
-            if (!name.empty() && std::string_view(a.at("name").get_string()).find(name) == std::string_view::npos) continue;
+            if (!name.empty() &&
+                std::string_view(a.at("name").get_string()).find(name) == std::string_view::npos)
+                continue;
             if (!detail::metadata_matches(a.at("metadata").as_object(), meta)) continue;
             all.push_back(std::move(a));
         }
@@ -359,24 +379,27 @@ private:
     http_response create_thread(http_request& q) {
         auto body = detail::parse_body(q);
         std::string id;
-        if (const auto* v = detail::optional_field(body, "thread_id", {boost::json::kind::string}, "a string")) {
+        if (const auto* v =
+                detail::optional_field(body, "thread_id", {boost::json::kind::string}, "a string")) {
             id = v->get_string();
             if (!is_valid_thread_id(id))
                 throw json_error("thread_id", "must have 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'");
         }
         const std::string if_exists = detail::one_of(body, "if_exists", {"raise", "do_nothing"}, "raise");
         boost::json::object metadata;
-        if (const auto* m = detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
+        if (const auto* m =
+                detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
             metadata = m->get_object();
         if (!id.empty())
             if (auto t = store_.thread(id)) {
                 if (if_exists == "do_nothing") return http_response::json(thread_view(*t));
-                return http_response::text(409, agentware::detail::format("Thread with ID {} already exists", id));
+                return http_response::text(409,
+                                           agentware::detail::format("Thread with ID {} already exists", id));
             }
         if (id.empty()) id = new_uuid7();
         const std::string now = iso_now();
-        boost::json::object t{{"thread_id", id},        {"created_at", now},  {"updated_at", now},
-                              {"metadata", metadata},   {"status", "idle"},   {"config", boost::json::object{}}};
+        boost::json::object t{{"thread_id", id},      {"created_at", now}, {"updated_at", now},
+                              {"metadata", metadata}, {"status", "idle"},  {"config", boost::json::object{}}};
         store_.put_thread(t);
         return http_response::json(t);
     }
@@ -393,7 +416,8 @@ private:
         auto body = detail::parse_body(q);
         auto t = find_thread(id);
         if (!t) return no_thread(id);
-        if (const auto* m = detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
+        if (const auto* m =
+                detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
             for (const auto& kv : m->get_object())
                 (*t)["metadata"].as_object()[kv.key()] = kv.value();
         (*t)["updated_at"] = iso_now();
@@ -431,28 +455,34 @@ private:
     http_response search_threads(http_request& q, bool count_only) {
         auto body = detail::parse_body(q);
         boost::json::object meta, values;
-        if (const auto* m = detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
+        if (const auto* m =
+                detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
             meta = m->get_object();
         if (const auto* v = detail::optional_field(body, "values", {boost::json::kind::object}, "an object"))
             values = v->get_object();
-        const std::string status = detail::one_of(body, "status", {"idle", "busy", "interrupted", "error"}, "");
+        const std::string status =
+            detail::one_of(body, "status", {"idle", "busy", "interrupted", "error"}, "");
         std::vector<std::string> ids;
-        if (const auto* v = detail::optional_field(body, "ids", {boost::json::kind::array}, "a list of thread ids"))
+        if (const auto* v =
+                detail::optional_field(body, "ids", {boost::json::kind::array}, "a list of thread ids"))
             for (const auto& i : v->get_array())
                 if (i.is_string()) ids.emplace_back(i.get_string());
-        const std::size_t limit = detail::count_field(body, "limit", 10), offset = detail::count_field(body, "offset", 0);
-        const std::string sort_by =
-            detail::one_of(body, "sort_by", {"thread_id", "status", "created_at", "updated_at"}, "created_at");
+        const std::size_t limit = detail::count_field(body, "limit", 10),
+                          offset = detail::count_field(body, "offset", 0);
+        const std::string sort_by = detail::one_of(
+            body, "sort_by", {"thread_id", "status", "created_at", "updated_at"}, "created_at");
         const std::string order = detail::one_of(body, "sort_order", {"asc", "desc"}, "desc");
         std::vector<boost::json::object> all;
         for (auto& t : store_.threads()) {
             if (!t.contains("created_at")) continue; // a record only its runs made
-            const auto m = t.contains("metadata") && t.at("metadata").is_object() ? t.at("metadata").as_object()
-                                                                                   : boost::json::object{};
+            const auto m = t.contains("metadata") && t.at("metadata").is_object()
+                               ? t.at("metadata").as_object()
+                               : boost::json::object{};
             if (m.contains("__temporary")) continue;
             if (!detail::metadata_matches(m, meta)) continue;
             if (!status.empty() && t.at("status") != boost::json::value(status)) continue;
-            if (!ids.empty() && std::find(ids.begin(), ids.end(), detail::string_or(t, "thread_id", "")) == ids.end())
+            if (!ids.empty() &&
+                std::find(ids.begin(), ids.end(), detail::string_or(t, "thread_id", "")) == ids.end())
                 continue;
             auto view = thread_view(t);
             if (!values.empty()) {
@@ -484,7 +514,8 @@ private:
         for (const auto& c : store_.checkpoints(id))
             if (detail::string_or(c, "checkpoint_id", "") == checkpoint_id)
                 return http_response::json(detail::thread_state(id, &c));
-        return http_response::text(404, agentware::detail::format("Checkpoint {} not found on thread {}", checkpoint_id, id));
+        return http_response::text(
+            404, agentware::detail::format("Checkpoint {} not found on thread {}", checkpoint_id, id));
     }
 
     http_response update_state(http_request& q) {
@@ -496,13 +527,14 @@ private:
         auto last = store_.last_checkpoint(id);
         boost::json::object state = last ? last->at("values").as_object() : boost::json::object{};
         if (!state.contains("messages")) state["messages"] = boost::json::array{};
-        if (const auto* v = detail::optional_field(body, "values", {boost::json::kind::object, boost::json::kind::array},
-                                                   "an object")) {
+        if (const auto* v = detail::optional_field(
+                body, "values", {boost::json::kind::object, boost::json::kind::array}, "an object")) {
             if (v->is_object()) {
                 for (const auto& kv : v->get_object()) {
                     if (kv.key() == "messages") {
                         auto& ms = state["messages"].as_array();
-                        for (auto& m : read_run_input(boost::json::object{{"messages", kv.value()}}, "values")) {
+                        for (auto& m :
+                             read_run_input(boost::json::object{{"messages", kv.value()}}, "values")) {
                             if (m.id.empty()) m.id = new_uuid7();
                             auto as_json = boost::json::value_from(m);
                             auto same = std::find_if(ms.begin(), ms.end(), [&](const boost::json::value& x) {
@@ -522,16 +554,18 @@ private:
                 }
             }
         }
-        checkpoint_record c{{"checkpoint_id", new_uuid7()},
-                            {"parent_checkpoint_id", last ? last->at("checkpoint_id") : nullptr},
-                            {"thread_id", id},
-                            {"created_at", iso_now()},
-                            {"step", store_.checkpoint_count(id)},
-                            {"source", "update"},
-                            {"values", state},
-                            {"metadata", boost::json::object{{"as_node", detail::string_or(body, "as_node", "")}}}};
+        checkpoint_record c{
+            {"checkpoint_id", new_uuid7()},
+            {"parent_checkpoint_id", last ? last->at("checkpoint_id") : nullptr},
+            {"thread_id", id},
+            {"created_at", iso_now()},
+            {"step", store_.checkpoint_count(id)},
+            {"source", "update"},
+            {"values", state},
+            {"metadata", boost::json::object{{"as_node", detail::string_or(body, "as_node", "")}}}};
         store_.add_checkpoint(c);
-        return http_response::json(boost::json::object{{"checkpoint", detail::checkpoint_ref(id, c.at("checkpoint_id"))}});
+        return http_response::json(
+            boost::json::object{{"checkpoint", detail::checkpoint_ref(id, c.at("checkpoint_id"))}});
     }
 
     http_response history(http_request& q) {
@@ -545,13 +579,14 @@ private:
         if (const auto* b = body.if_contains("before"); b && b->is_object()) {
             // {"checkpoint_id"} (Python SDK) or a config {"configurable": {"checkpoint_id"}} (JS SDK).
             before = detail::string_or(b->get_object(), "checkpoint_id", "");
-            if (const auto* c = b->get_object().if_contains("configurable"); before.empty() && c && c->is_object())
+            if (const auto* c = b->get_object().if_contains("configurable");
+                before.empty() && c && c->is_object())
                 before = detail::string_or(c->get_object(), "checkpoint_id", "");
-        }
-        else if (b && b->is_string())
+        } else if (b && b->is_string())
             before = b->get_string();
         boost::json::object meta;
-        if (const auto* m = detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
+        if (const auto* m =
+                detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
             meta = m->get_object();
         auto all = store_.checkpoints(id);
         boost::json::array out;
@@ -578,9 +613,11 @@ private:
         const bool stateless = q.param("thread_id").empty();
         auto body = detail::parse_body(q);
         detail::validate_run_create(body, true);
-        if (how == start::wait && !body.contains("stream_mode")) body["stream_mode"] = boost::json::array{"values"};
+        if (how == start::wait && !body.contains("stream_mode"))
+            body["stream_mode"] = boost::json::array{"values"};
         auto made = runs_.create(q.param("thread_id"), body, stateless);
-        if (auto* refused = std::get_if<run_refused>(&made)) return http_response::text(refused->status, refused->message);
+        if (auto* refused = std::get_if<run_refused>(&made))
+            return http_response::text(refused->status, refused->message);
         auto& run = std::get<boost::json::object>(made);
         const std::string location = run_location(run, stateless);
         const std::string run_id = detail::string_or(run, "run_id", "");
@@ -604,8 +641,7 @@ private:
                     return done;
                 };
             }
-            if (cancel_on_disconnect)
-                r.on_disconnect = [this, run_id] { runs_.cancel(run_id, "interrupt"); };
+            if (cancel_on_disconnect) r.on_disconnect = [this, run_id] { runs_.cancel(run_id, "interrupt"); };
         }
         r.headers.emplace_back("content-location", location);
         return r;
@@ -625,7 +661,8 @@ private:
                 throw e.within(agentware::detail::format("[{}]", i));
             }
             auto made = runs_.create({}, *b, true);
-            if (auto* refused = std::get_if<run_refused>(&made)) return http_response::text(refused->status, refused->message);
+            if (auto* refused = std::get_if<run_refused>(&made))
+                return http_response::text(refused->status, refused->message);
             out.push_back(std::get<boost::json::object>(made));
         }
         return http_response::json(out);
@@ -706,7 +743,8 @@ private:
         auto c = store_.last_checkpoint(tid);
         if (detail::string_or(*run, "status", "") == "error")
             return http_response::json(boost::json::object{
-                {"__error__", boost::json::object{{"error", "Error"}, {"message", detail::string_or(*run, "error", "")}}}});
+                {"__error__", boost::json::object{{"error", "Error"},
+                                                  {"message", detail::string_or(*run, "error", "")}}}});
         if (c) {
             auto pending = detail::pending_interrupts(c->at("values"));
             if (!pending.empty()) return http_response::json(boost::json::object{{"__interrupt__", pending}});
@@ -727,9 +765,10 @@ private:
             const auto [end, ec] = std::from_chars(last.data(), last.data() + last.size(), n);
             if (ec != std::errc{} || end != last.data() + last.size())
                 return http_response::text(
-                    422, agentware::detail::format("Last-Event-ID must be the id of an event of this run (a number), "
-                                                   "not \"{}\"",
-                                                   last.substr(0, 64)));
+                    422, agentware::detail::format(
+                             "Last-Event-ID must be the id of an event of this run (a number), "
+                             "not \"{}\"",
+                             last.substr(0, 64)));
             from = n + 1;
         }
         http_response r;
@@ -764,7 +803,8 @@ private:
             return http_response::text(422, "a cancel reason goes only with action=interrupt");
         auto stream = runs_.stream(rid);
         if (!runs_.cancel(rid, action, reason))
-            return http_response::text(409, agentware::detail::format("Run {} is not pending or running", rid));
+            return http_response::text(409,
+                                       agentware::detail::format("Run {} is not pending or running", rid));
         if (!truthy(q.query_value("wait")) || !stream) return http_response::empty(202);
         http_response r;
         r.kind = http_response::mode::await;
@@ -780,12 +820,14 @@ private:
         const std::string tid = detail::string_or(body, "thread_id", "");
         const std::string status = detail::one_of(body, "status", {"pending", "running", "all"}, "");
         std::vector<std::string> ids;
-        if (const auto* v = detail::optional_field(body, "run_ids", {boost::json::kind::array}, "a list of run ids"))
+        if (const auto* v =
+                detail::optional_field(body, "run_ids", {boost::json::kind::array}, "a list of run ids"))
             for (const auto& i : v->get_array())
                 if (i.is_string()) ids.emplace_back(i.get_string());
         if (!tid.empty())
             for (const auto& r : store_.runs(tid))
-                if (ids.empty() || std::find(ids.begin(), ids.end(), detail::string_or(r, "run_id", "")) != ids.end()) {
+                if (ids.empty() ||
+                    std::find(ids.begin(), ids.end(), detail::string_or(r, "run_id", "")) != ids.end()) {
                     const std::string s = detail::string_or(r, "status", "");
                     if (status.empty() || status == "all" || s == status)
                         runs_.cancel(detail::string_or(r, "run_id", ""), action);

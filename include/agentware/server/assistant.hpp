@@ -9,9 +9,11 @@
 // its lead agent per run, from the run's context).
 
 #include <agentware/agent/agent.hpp>
+#include <agentware/agent/async_loop.hpp>
 #include <agentware/agent/checkpointer.hpp>
 #include <agentware/agent/run.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <functional>
@@ -29,8 +31,8 @@ namespace agentware::server {
 struct run_observer {
     /// The thread's whole state (the agent state's JSON form), each time the run saves it.
     std::function<void(const boost::json::value& state)> on_checkpoint;
-    std::function<void(const agent_update&)> on_update; ///< each step's new messages
-    std::function<void(std::string_view)> on_text;      ///< the model's text as it streams
+    std::function<void(const agent_update&)> on_update;       ///< each step's new messages
+    std::function<void(std::string_view)> on_text;            ///< the model's text as it streams
     std::function<void(const boost::json::object&)> on_event; ///< the run's custom events
 };
 
@@ -44,9 +46,9 @@ struct state_access {
 struct run_request {
     std::string thread_id;
     std::string run_id;
-    std::vector<message> input;                 ///< new messages (none when resuming)
-    std::optional<boost::json::value> resume;   ///< set: continue the paused run with this value
-    boost::json::object context;                ///< the run's context (configurable and context merged)
+    std::vector<message> input;               ///< new messages (none when resuming)
+    std::optional<boost::json::value> resume; ///< set: continue the paused run with this value
+    boost::json::object context;              ///< the run's context (configurable and context merged)
     std::size_t recursion_limit = 100;
     std::stop_token stop;
     run_observer observer;
@@ -61,6 +63,11 @@ class assistant_run {
 public:
     virtual ~assistant_run() = default;
     virtual run_outcome run(run_request& request) = 0;
+    /// True when `async_run` runs the agent as a coroutine (its model is
+    /// asynchronous): the server then runs it on its own threads' event loop
+    /// instead of a thread of its pool, so ten thousand runs need no ten thousand threads.
+    virtual bool is_async() const { return false; }
+    virtual boost::asio::awaitable<run_outcome> async_run(run_request& request) { co_return run(request); }
     /// Stops the model call in progress, from another thread (the stop token ends the rest).
     virtual void cancel() {}
 };
@@ -71,8 +78,8 @@ using assistant_factory = std::function<std::unique_ptr<assistant_run>(const boo
 
 /// A graph the server serves.
 struct assistant_spec {
-    std::string graph_id;    ///< also accepted as the assistant id
-    std::string name;        ///< shown to clients (default: the graph id)
+    std::string graph_id; ///< also accepted as the assistant id
+    std::string name;     ///< shown to clients (default: the graph id)
     std::string description;
     assistant_factory factory;
     boost::json::object config;   ///< the assistant's `config` as clients see it
@@ -121,6 +128,37 @@ public:
         : agent_(std::move(agent)), configure_(std::move(configure)), keep_alive_(std::move(keep_alive)) {}
 
     run_outcome run(run_request& r) override {
+        run_config cfg = prepare(r);
+        if (r.resume) return agent_->invoke(resume{*r.resume}, cfg);
+        return agent_->invoke(agent_input(std::move(r.input)), cfg);
+    }
+    bool is_async() const override {
+        using model_type = std::remove_cvref_t<decltype(agent_->model())>;
+        if constexpr (async_chat_model<model_type>) {
+            if constexpr (requires { agent_->model().is_async(); })
+                return agent_->model().is_async();
+            else
+                return true;
+        } else {
+            return false;
+        }
+    }
+    boost::asio::awaitable<run_outcome> async_run(run_request& r) override {
+        using model_type = std::remove_cvref_t<decltype(agent_->model())>;
+        if constexpr (async_chat_model<model_type>) {
+            run_config cfg = prepare(r);
+            if (r.resume) co_return co_await agent_->async_invoke(resume{*r.resume}, std::move(cfg));
+            co_return co_await agent_->async_invoke(agent_input(std::move(r.input)), std::move(cfg));
+        } else {
+            co_return run(r);
+        }
+    }
+    void cancel() override {
+        if constexpr (requires { agent_->model().cancel(); }) agent_->model().cancel();
+    }
+
+private:
+    run_config prepare(run_request& r) {
         agent_->use_checkpointer(detail::store_checkpointer{&r.state, &r.observer, {}});
         run_config cfg;
         cfg.thread_id = r.thread_id;
@@ -133,14 +171,9 @@ public:
         if (r.observer.on_text) cfg.stream.on_text = r.observer.on_text;
         if (r.observer.on_event) cfg.stream.on_event = r.observer.on_event;
         if (configure_) cfg = configure_(std::move(cfg));
-        if (r.resume) return agent_->invoke(resume{*r.resume}, cfg);
-        return agent_->invoke(agent_input(std::move(r.input)), cfg);
-    }
-    void cancel() override {
-        if constexpr (requires { agent_->model().cancel(); }) agent_->model().cancel();
+        return cfg;
     }
 
-private:
     std::shared_ptr<Agent> agent_;
     std::function<run_config(run_config)> configure_;
     std::shared_ptr<void> keep_alive_;
@@ -156,7 +189,10 @@ assistant_spec make_assistant(std::string graph_id, Make make) {
     spec.factory = [make = std::move(make)](const boost::json::object&) -> std::unique_ptr<assistant_run> {
         auto made = make();
         using made_type = decltype(made);
-        if constexpr (requires { made.get(); *made; }) {
+        if constexpr (requires {
+                          made.get();
+                          *made;
+                      }) {
             using agent_type = std::remove_reference_t<decltype(*made)>;
             return std::make_unique<agent_run<agent_type>>(std::shared_ptr<agent_type>(std::move(made)));
         } else {

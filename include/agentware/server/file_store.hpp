@@ -116,7 +116,8 @@ public:
             for (const auto& c : it->second.checkpoints)
                 text += boost::json::serialize(c) + "\n";
             const std::string sid(id);
-            agentware::detail::replace_file_durably(folder(sid), folder(sid) / "checkpoints.jsonl", sid, text);
+            agentware::detail::replace_file_durably(folder(sid), folder(sid) / "checkpoints.jsonl", sid,
+                                                    text);
         }
     }
 
@@ -176,7 +177,8 @@ private:
 
     static std::string key(const boost::json::object& o, std::string_view name) {
         const auto* v = o.if_contains(name);
-        if (v == nullptr || !v->is_string()) throw std::invalid_argument("store record without " + std::string(name));
+        if (v == nullptr || !v->is_string())
+            throw std::invalid_argument("store record without " + std::string(name));
         return std::string(v->get_string());
     }
 
@@ -226,8 +228,8 @@ private:
             boost::system::error_code ec;
             auto v = boost::json::parse(line, ec);
             if (ec || !v.is_object()) {
-                warn(agentware::detail::format("{}:{}: skipped a record that does not parse ({})", file.string(), n,
-                                               ec ? ec.message() : "not an object"));
+                warn(agentware::detail::format("{}:{}: skipped a record that does not parse ({})",
+                                               file.string(), n, ec ? ec.message() : "not an object"));
                 continue;
             }
             each(v.get_object());

@@ -26,8 +26,8 @@ namespace agentware::server {
 
 struct http_request {
     std::string method;
-    std::string path;                         ///< without the query, percent-decoded per segment
-    std::map<std::string, std::string> query; ///< decoded
+    std::string path;                           ///< without the query, percent-decoded per segment
+    std::map<std::string, std::string> query;   ///< decoded
     std::map<std::string, std::string> headers; ///< names lower-cased
     std::string body;
     std::map<std::string, std::string> params; ///< the path's {names}
@@ -57,14 +57,15 @@ struct http_response {
     enum class mode {
         whole,  ///< send `body`
         events, ///< stream the run's events as SSE
-        await,  ///< wait for the run's end, then send `then()` (keep-alive newlines while waiting when `keep_alive`)
+        await,  ///< wait for the run's end, then send `then()` (keep-alive newlines while waiting when
+                ///< `keep_alive`)
     } kind = mode::whole;
     std::shared_ptr<run_stream> stream;
-    std::size_t from = 0;       ///< events: the first event id to send
-    bool event_ids = true;      ///< events: `id:` lines (stateless runs have none)
-    bool keep_alive = true;     ///< await: newlines while waiting
-    std::function<void()> on_disconnect;        ///< the client left before the end
-    std::function<http_response()> then;        ///< await: the answer once the run ended
+    std::size_t from = 0;                ///< events: the first event id to send
+    bool event_ids = true;               ///< events: `id:` lines (stateless runs have none)
+    bool keep_alive = true;              ///< await: newlines while waiting
+    std::function<void()> on_disconnect; ///< the client left before the end
+    std::function<http_response()> then; ///< await: the answer once the run ended
 
     static http_response json(const boost::json::value& v, unsigned status = 200) {
         http_response r;
@@ -180,7 +181,8 @@ private:
         std::size_t at = 0;
         while (at <= path.size()) {
             const std::size_t slash = path.find('/', at);
-            const auto seg = path.substr(at, slash == std::string_view::npos ? std::string_view::npos : slash - at);
+            const auto seg =
+                path.substr(at, slash == std::string_view::npos ? std::string_view::npos : slash - at);
             if (!seg.empty()) out.emplace_back(seg);
             if (slash == std::string_view::npos) break;
             at = slash + 1;

@@ -23,7 +23,8 @@ namespace agentware::server {
 namespace detail {
 
 inline std::string uuid_text(const std::array<unsigned char, 16>& b) {
-    return agentware::detail::format("{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+    return agentware::detail::format("{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{"
+                                     ":02x}{:02x}{:02x}{:02x}{:02x}",
                                      b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
                                      b[12], b[13], b[14], b[15]);
 }
@@ -51,7 +52,8 @@ inline std::string new_uuid7() {
 /// The assistant id of a graph registered under `graph_id`: the same on every
 /// start and every server (a name-based UUID, version 5's layout over SHA-256).
 inline std::string assistant_uuid(std::string_view graph_id) {
-    const std::string hex = agentware::detail::sha256_hex(std::string("agentware-assistant:") + std::string(graph_id));
+    const std::string hex =
+        agentware::detail::sha256_hex(std::string("agentware-assistant:") + std::string(graph_id));
     std::array<unsigned char, 16> b{};
     for (std::size_t i = 0; i < 16; ++i)
         b[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
@@ -62,7 +64,8 @@ inline std::string assistant_uuid(std::string_view graph_id) {
 
 /// "2026-11-28T17:19:50.176Z".
 inline std::string iso_now() {
-    const auto now = std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+    const auto now =
+        std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
     const auto secs = std::chrono::time_point_cast<std::chrono::seconds>(now);
     return agentware::detail::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}Z", secs, int((now - secs).count()));
 }

@@ -2,7 +2,9 @@
 #define AGENTWARE_SERVER_RUN_MANAGER_HPP
 
 // Runs: one active run per thread, the others queued or refused as the
-// request's multitask_strategy asks; a pool of workers that run them; their
+// request's multitask_strategy asks; each run a coroutine on the server's
+// event loop (an agent with an asynchronous model runs there whole; one with a
+// blocking model has its calls made on a pool of threads); their
 // events, in the stream modes each run asked for; cancel (interrupt or
 // rollback). The store keeps every run's record and the checkpoints its
 // agent saves, so the API answers from the store and the manager only holds
@@ -14,6 +16,14 @@
 #include <agentware/server/store.hpp>
 #include <agentware/server/wire.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -29,6 +39,7 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 namespace agentware::server {
@@ -41,8 +52,8 @@ struct run_refused {
 };
 
 struct run_manager_options {
-    std::size_t workers = 32;                ///< runs executing at once (the rest wait, pending)
-    std::chrono::seconds keep_streams{120};  ///< how long a finished run's events stay for joins
+    std::size_t workers = 32; ///< threads for agents with blocking models (their runs beyond wait)
+    std::chrono::seconds keep_streams{120};      ///< how long a finished run's events stay for joins
     std::function<void(const std::string&)> log; ///< one line per run that fails
 };
 
@@ -87,35 +98,38 @@ inline std::string pending_point(const boost::json::value& state) {
 
 class run_manager {
 public:
-    run_manager(store& s, std::vector<assistant_spec> assistants, run_manager_options o = {})
-        : store_(s), assistants_(std::move(assistants)), options_(std::move(o)) {
+    /// Runs execute on `ex` (the server's event loop).
+    run_manager(store& s, std::vector<assistant_spec> assistants, boost::asio::any_io_executor ex,
+                run_manager_options o = {})
+        : store_(s), assistants_(std::move(assistants)), options_(std::move(o)), ex_(std::move(ex)),
+          pool_(std::max<std::size_t>(1, options_.workers)) {
         for (const auto& a : assistants_)
             ids_.push_back(assistant_uuid(a.graph_id));
         recover();
-        for (std::size_t i = 0; i < std::max<std::size_t>(1, options_.workers); ++i)
-            workers_.emplace_back([this](std::stop_token st) { work(st); });
     }
-    ~run_manager() { shutdown(); }
+    ~run_manager() {
+        begin_shutdown();
+        pool_.join();
+    }
     run_manager(const run_manager&) = delete;
     run_manager& operator=(const run_manager&) = delete;
 
-    /// Stops taking runs; cancels those running (they end interrupted) and waits for the workers.
-    void shutdown() {
-        {
-            std::lock_guard lock(mutex_);
-            if (stopping_) return;
-            stopping_ = true;
-            for (auto& [id, r] : live_)
-                if (r->started && !r->finished) {
-                    r->stop.request_stop();
-                    if (r->runner) r->runner->cancel();
-                }
-        }
-        ready_cv_.notify_all();
-        for (auto& w : workers_)
-            w.request_stop();
-        ready_cv_.notify_all();
-        workers_.clear(); // joins
+    /// Stops taking runs and cancels those pending or running (they end
+    /// interrupted, their threads keep their last checkpoint). `drained()`
+    /// tells when they have.
+    void begin_shutdown() {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        for (auto& [id, r] : live_)
+            if (!r->finished) {
+                if (r->cancel_action.empty()) r->cancel_action = "interrupt";
+                r->stop.request_stop();
+                if (r->runner) r->runner->cancel();
+            }
+    }
+    bool drained() {
+        std::lock_guard lock(mutex_);
+        return std::all_of(live_.begin(), live_.end(), [](const auto& kv) { return kv.second->finished; });
     }
 
     store& records() noexcept { return store_; }
@@ -134,8 +148,8 @@ public:
 
     /// Creates a run of thread `thread_id` from a validated RunCreate body
     /// (`stateless`: a temporary thread). Returns the run record, or why not.
-    std::variant<boost::json::object, run_refused> create(std::string thread_id, const boost::json::object& body,
-                                                          bool stateless) {
+    std::variant<boost::json::object, run_refused> create(std::string thread_id,
+                                                          const boost::json::object& body, bool stateless) {
         std::size_t index = 0;
         const std::string assistant = detail::string_or(body, "assistant_id", "");
         const assistant_spec* spec = find_assistant(assistant, &index);
@@ -148,15 +162,13 @@ public:
         if (!thread_id.empty()) thread = store_.thread(thread_id);
         if (!thread) {
             const bool create = stateless || detail::string_or(body, "if_not_exists", "reject") == "create";
-            if (!create) return run_refused{404, agentware::detail::format("Thread with ID {} not found", thread_id)};
+            if (!create)
+                return run_refused{404, agentware::detail::format("Thread with ID {} not found", thread_id)};
             if (thread_id.empty()) thread_id = new_uuid7();
             const std::string now = iso_now();
-            thread = boost::json::object{{"thread_id", thread_id},
-                                         {"created_at", now},
-                                         {"updated_at", now},
-                                         {"metadata", boost::json::object{}},
-                                         {"status", "idle"},
-                                         {"config", boost::json::object{}}};
+            thread = boost::json::object{{"thread_id", thread_id}, {"created_at", now},
+                                         {"updated_at", now},      {"metadata", boost::json::object{}},
+                                         {"status", "idle"},       {"config", boost::json::object{}}};
             if (stateless) (*thread)["metadata"].as_object()["__temporary"] = true;
             store_.put_thread(*thread);
         }
@@ -183,15 +195,10 @@ public:
                               body.at("stream_subgraphs").get_bool();
         kwargs["resumable"] = body.contains("stream_resumable") && body.at("stream_resumable").is_bool() &&
                               body.at("stream_resumable").get_bool();
-        boost::json::object run{{"run_id", new_uuid7()},
-                                {"thread_id", thread_id},
-                                {"assistant_id", ids_[index]},
-                                {"metadata", std::move(metadata)},
-                                {"status", "pending"},
-                                {"kwargs", std::move(kwargs)},
-                                {"multitask_strategy", strategy},
-                                {"created_at", now},
-                                {"updated_at", now}};
+        boost::json::object run{
+            {"run_id", new_uuid7()},           {"thread_id", thread_id}, {"assistant_id", ids_[index]},
+            {"metadata", std::move(metadata)}, {"status", "pending"},    {"kwargs", std::move(kwargs)},
+            {"multitask_strategy", strategy},  {"created_at", now},      {"updated_at", now}};
 
         auto live = std::make_shared<live_run>();
         live->record = run;
@@ -224,7 +231,6 @@ public:
             q.pending.push_back(run_id);
             schedule_locked(thread_id);
         }
-        ready_cv_.notify_one();
         return run;
     }
 
@@ -252,7 +258,6 @@ public:
             it->second->cancel_reason = std::move(reason);
             cancel_locked(std::string(run_id), action);
         }
-        ready_cv_.notify_all();
         return true;
     }
 
@@ -310,7 +315,27 @@ private:
         if (!q.active.empty() || q.pending.empty()) return;
         q.active = q.pending.front();
         q.pending.pop_front();
-        ready_.push_back(live_.at(q.active));
+        auto run = live_.at(q.active);
+        run->started = true;
+        // Posted: the coroutine must not start under this lock.
+        boost::asio::post(ex_,
+                          [this, run] { boost::asio::co_spawn(ex_, execute(run), boost::asio::detached); });
+    }
+
+    // The run is over: the thread's next run may start.
+    void end_run(const std::shared_ptr<live_run>& r) {
+        const std::string tid(r->record.at("thread_id").get_string());
+        {
+            std::lock_guard lock(mutex_);
+            r->finished = true;
+            r->finished_at = std::chrono::steady_clock::now();
+            r->runner.reset();
+            auto& q = queues_[tid];
+            if (q.active == detail::string_or(r->record, "run_id", "")) q.active.clear();
+            schedule_locked(tid); // during a shutdown, queued runs start only to end cancelled
+            if (q.active.empty() && q.pending.empty()) queues_.erase(tid);
+        }
+        r->events->close();
     }
 
     void cancel_locked(const std::string& run_id, std::string_view action) {
@@ -347,38 +372,11 @@ private:
             }
             if (changed || detail::string_or(t, "status", "") == "busy") {
                 auto last = store_.last_checkpoint(tid);
-                t["status"] = last && !detail::pending_interrupts(last->at("values")).empty() ? "interrupted" : "idle";
+                t["status"] =
+                    last && !detail::pending_interrupts(last->at("values")).empty() ? "interrupted" : "idle";
                 t["updated_at"] = iso_now();
                 store_.put_thread(t);
             }
-        }
-    }
-
-    void work(std::stop_token st) {
-        for (;;) {
-            std::shared_ptr<live_run> r;
-            {
-                std::unique_lock lock(mutex_);
-                ready_cv_.wait(lock, st, [&] { return !ready_.empty(); });
-                if (st.stop_requested()) return;
-                r = ready_.front();
-                ready_.pop_front();
-                r->started = true;
-            }
-            execute(*r);
-            const std::string tid(r->record.at("thread_id").get_string());
-            {
-                std::lock_guard lock(mutex_);
-                r->finished = true;
-                r->finished_at = std::chrono::steady_clock::now();
-                r->runner.reset();
-                auto& q = queues_[tid];
-                if (q.active == detail::string_or(r->record, "run_id", "")) q.active.clear();
-                schedule_locked(tid);
-                if (q.active.empty() && q.pending.empty()) queues_.erase(tid);
-            }
-            r->events->close();
-            ready_cv_.notify_one();
         }
     }
 
@@ -396,20 +394,29 @@ private:
         store_.put_run(r.record);
     }
 
-    // One run, start to end, on a worker.
-    void execute(live_run& r);
+    // One run, start to end.
+    boost::asio::awaitable<void> execute(std::shared_ptr<live_run> r) {
+        try {
+            co_await run_body(*r);
+        } catch (const std::exception& e) {
+            if (options_.log)
+                options_.log(agentware::detail::format("run {}: {}",
+                                                       detail::string_or(r->record, "run_id", ""), e.what()));
+        }
+        end_run(r);
+    }
+    boost::asio::awaitable<void> run_body(live_run& r);
 
     store& store_;
     std::vector<assistant_spec> assistants_;
     std::vector<std::string> ids_;
     run_manager_options options_;
+    boost::asio::any_io_executor ex_;
+    boost::asio::thread_pool pool_;
     std::mutex mutex_;
-    std::condition_variable_any ready_cv_;
-    std::deque<std::shared_ptr<live_run>> ready_;
     std::map<std::string, std::shared_ptr<live_run>, std::less<>> live_;
     std::map<std::string, thread_queue, std::less<>> queues_;
     bool stopping_ = false;
-    std::vector<std::jthread> workers_;
 };
 
 } // namespace agentware::server

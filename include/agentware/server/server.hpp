@@ -50,13 +50,14 @@ struct server_options {
     std::size_t max_body_bytes = 10 * 1024 * 1024;
     std::size_t max_upload_bytes = 100 * 1024 * 1024; ///< bodies of multipart uploads
     std::size_t max_header_bytes = 16 * 1024;
-    std::chrono::seconds header_timeout{10};  ///< a request's head must arrive within this (slow clients)
-    std::chrono::seconds idle_timeout{60};    ///< a kept-alive connection with no request is closed
-    std::chrono::seconds body_timeout{120};   ///< the whole body
+    std::chrono::seconds header_timeout{10};   ///< a request's head must arrive within this (slow clients)
+    std::chrono::seconds idle_timeout{60};     ///< a kept-alive connection with no request is closed
+    std::chrono::seconds body_timeout{120};    ///< the whole body
     std::chrono::milliseconds heartbeat{5000}; ///< SSE `: heartbeat` and wait/join newlines when idle
     std::size_t max_readers_per_run = 64;
     std::size_t max_connections = 20000;
     std::size_t io_threads = 2;
+    std::chrono::seconds shutdown_grace{10}; ///< how long stop() waits for cancelled runs to end
     run_manager_options runs;
     std::function<void(const std::string&)> log; ///< warnings and failures, one line each
 };
@@ -64,7 +65,8 @@ struct server_options {
 class agent_server {
 public:
     agent_server(store& s, std::vector<assistant_spec> assistants, server_options o = {})
-        : options_(std::move(o)), runs_(s, std::move(assistants), with_log(options_.runs, options_.log)),
+        : options_(std::move(o)),
+          runs_(s, std::move(assistants), io_.get_executor(), with_log(options_.runs, options_.log)),
           api_(runs_), acceptor_(io_) {
         api_.add_routes(router_);
     }
@@ -95,7 +97,8 @@ public:
     unsigned short port() const { return acceptor_.local_endpoint().port(); }
     std::string url() const {
         const auto ep = acceptor_.local_endpoint();
-        const std::string host = ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();
+        const std::string host =
+            ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();
         return agentware::detail::format("http://{}:{}", host, ep.port());
     }
 
@@ -107,22 +110,32 @@ public:
         io_.run();
     }
     /// Stops accepting, cancels the runs in progress (they end interrupted and
-    /// their threads keep their last checkpoint), and ends run().
+    /// their threads keep their last checkpoint), and ends run() once they
+    /// have (or after `shutdown_grace`). Returns at once; safe from any thread.
     void stop() {
         if (stopped_.exchange(true)) return;
-        boost::asio::post(io_, [this] {
-            boost::system::error_code ec;
-            acceptor_.close(ec);
-        });
-        runs_.shutdown();
-        io_.stop();
+        runs_.begin_shutdown();
+        boost::asio::co_spawn(io_, drain(), boost::asio::detached);
     }
     boost::asio::io_context& io_context() noexcept { return io_; }
 
 private:
-    static run_manager_options with_log(run_manager_options o, const std::function<void(const std::string&)>& log) {
+    static run_manager_options with_log(run_manager_options o,
+                                        const std::function<void(const std::string&)>& log) {
         if (!o.log) o.log = log;
         return o;
+    }
+
+    boost::asio::awaitable<void> drain() {
+        boost::system::error_code ignore;
+        acceptor_.close(ignore);
+        const auto until = std::chrono::steady_clock::now() + options_.shutdown_grace;
+        boost::asio::steady_timer wait(io_);
+        while (!runs_.drained() && std::chrono::steady_clock::now() < until) {
+            wait.expires_after(std::chrono::milliseconds(10));
+            co_await wait.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+        }
+        io_.stop();
     }
 
     boost::asio::awaitable<void> accept_loop() {
@@ -180,7 +193,8 @@ private:
             return r;
         }
         if (!authorized(req)) {
-            auto r = http_response::text(401, "Unauthorized: give the server's token as `Authorization: Bearer ...`");
+            auto r = http_response::text(
+                401, "Unauthorized: give the server's token as `Authorization: Bearer ...`");
             r.headers.emplace_back("www-authenticate", "Bearer");
             return r;
         }
@@ -191,7 +205,8 @@ private:
         } catch (const std::invalid_argument& e) {
             return validation_error(json_error("", e.what()));
         } catch (const std::exception& e) {
-            if (options_.log) options_.log(agentware::detail::format("{} {}: {}", req.method, req.path, e.what()));
+            if (options_.log)
+                options_.log(agentware::detail::format("{} {}: {}", req.method, req.path, e.what()));
             return http_response::text(500, "Internal Server Error");
         }
     }
@@ -199,10 +214,10 @@ private:
     boost::asio::awaitable<void> session(boost::asio::ip::tcp::socket socket);
 
     server_options options_;
+    boost::asio::io_context io_; // before the runs: their coroutines live on it
     run_manager runs_;
     langgraph_api api_;
     server::router router_;
-    boost::asio::io_context io_;
     boost::asio::ip::tcp::acceptor acceptor_;
     std::atomic<std::size_t> connections_{0};
     std::atomic<bool> stopped_{false};

@@ -177,10 +177,9 @@ inline message read_input_message(const boost::json::value& v, const std::string
             out.push_back(boost::json::object{
                 {"id", co->contains("id") ? co->at("id") : boost::json::value("")},
                 {"type", "function"},
-                {"function",
-                 boost::json::object{
-                     {"name", co->contains("name") ? co->at("name") : boost::json::value("")},
-                     {"arguments", args ? boost::json::serialize(*args) : std::string("{}")}}}});
+                {"function", boost::json::object{
+                                 {"name", co->contains("name") ? co->at("name") : boost::json::value("")},
+                                 {"arguments", args ? boost::json::serialize(*args) : std::string("{}")}}}});
         }
         wire["tool_calls"] = std::move(out);
     }

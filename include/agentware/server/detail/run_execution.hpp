@@ -69,7 +69,7 @@ inline boost::json::object ai_chunk(std::string_view id, std::string_view text) 
 
 } // namespace detail
 
-inline void run_manager::execute(live_run& r) {
+inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     const std::string run_id(r.record.at("run_id").get_string());
     const std::string thread_id(r.record.at("thread_id").get_string());
     boost::json::object kwargs = r.record.at("kwargs").as_object();
@@ -84,13 +84,17 @@ inline void run_manager::execute(live_run& r) {
     ev.always("metadata", boost::json::object{{"run_id", run_id}, {"attempt", 1}});
 
     const std::stop_token stop = r.stop.get_token();
-    while (std::chrono::steady_clock::now() < r.not_before && !stop.stop_requested())
-        std::this_thread::sleep_for(std::chrono::milliseconds(10)); // after_seconds
+    for (boost::asio::steady_timer wait(ex_);
+         std::chrono::steady_clock::now() < r.not_before && !stop.stop_requested();) { // after_seconds
+        wait.expires_after(std::min<std::chrono::steady_clock::duration>(
+            std::chrono::milliseconds(20), r.not_before - std::chrono::steady_clock::now()));
+        co_await wait.async_wait(boost::asio::use_awaitable);
+    }
 
     auto fail = [&](std::string_view kind, const std::string& message) {
         ev.always("error", boost::json::object{{"error", kind}, {"message", message}});
-        r.events->set_outcome(boost::json::serialize(boost::json::object{
-            {"__error__", boost::json::object{{"error", kind}, {"message", message}}}}));
+        r.events->set_outcome(boost::json::serialize(
+            boost::json::object{{"__error__", boost::json::object{{"error", kind}, {"message", message}}}}));
         r.record["error"] = message;
         set_run_status(r, "error");
         if (options_.log) options_.log(agentware::detail::format("run {} failed: {}", run_id, message));
@@ -101,7 +105,8 @@ inline void run_manager::execute(live_run& r) {
     };
     auto final_values = [&] {
         auto c = store_.last_checkpoint(thread_id);
-        r.events->set_outcome(boost::json::serialize(c ? langchain_values(c->at("values")) : boost::json::object{}));
+        r.events->set_outcome(
+            boost::json::serialize(c ? langchain_values(c->at("values")) : boost::json::object{}));
     };
     auto finish_cancelled = [&] {
         final_values();
@@ -122,7 +127,7 @@ inline void run_manager::execute(live_run& r) {
     if (stop.stop_requested()) {
         finish_cancelled();
         end_temporary();
-        return;
+        co_return;
     }
     set_run_status(r, "running");
     set_thread_status(thread_id, "busy");
@@ -150,10 +155,11 @@ inline void run_manager::execute(live_run& r) {
             for (auto& c : store_.checkpoints(thread_id))
                 if (detail::string_or(c, "checkpoint_id", "") == from) base = std::move(c);
             if (!base) {
-                fail("ValueError", agentware::detail::format("Checkpoint {} not found on thread {}", from, thread_id));
+                fail("ValueError",
+                     agentware::detail::format("Checkpoint {} not found on thread {}", from, thread_id));
                 set_thread_status(thread_id, end_status_of_thread());
                 end_temporary();
-                return;
+                co_return;
             }
             (*base)["parent_checkpoint_id"] = last ? last->at("checkpoint_id") : nullptr;
             (*base)["checkpoint_id"] = new_uuid7();
@@ -183,7 +189,7 @@ inline void run_manager::execute(live_run& r) {
                                      : "the thread has no interrupt waiting: nothing to resume");
                 set_thread_status(thread_id, end_status_of_thread());
                 end_temporary();
-                return;
+                co_return;
             }
             // {"<interrupt id>": value} for the only pending interrupt is that value.
             if (const auto* o = value.if_object(); o && pending.size() == 1 && o->size() == 1) {
@@ -196,10 +202,11 @@ inline void run_manager::execute(live_run& r) {
                     });
                     if (!known) {
                         fail("UnknownInterruptError",
-                             agentware::detail::format("strict_resume: no interrupt \"{}\" is waiting", kv.key()));
+                             agentware::detail::format("strict_resume: no interrupt \"{}\" is waiting",
+                                                       kv.key()));
                         set_thread_status(thread_id, end_status_of_thread());
                         end_temporary();
-                        return;
+                        co_return;
                     }
                 }
             }
@@ -257,8 +264,8 @@ inline void run_manager::execute(live_run& r) {
         };
         req.state.save = [&](std::string_view, const boost::json::value& saved) {
             checkpoint_record c{{"checkpoint_id", new_uuid7()},
-                                {"parent_checkpoint_id", parent.empty() ? boost::json::value(nullptr)
-                                                                        : boost::json::value(parent)},
+                                {"parent_checkpoint_id",
+                                 parent.empty() ? boost::json::value(nullptr) : boost::json::value(parent)},
                                 {"thread_id", thread_id},
                                 {"run_id", run_id},
                                 {"created_at", iso_now()},
@@ -272,26 +279,31 @@ inline void run_manager::execute(live_run& r) {
             if (ev.wants("checkpoints") || ev.wants("debug")) {
                 boost::json::object cp{
                     {"values", langchain_values(saved)},
-                    {"metadata", boost::json::object{{"source", "loop"}, {"step", step}, {"parents", boost::json::object{}}}},
+                    {"metadata", boost::json::object{{"source", "loop"},
+                                                     {"step", step},
+                                                     {"parents", boost::json::object{}}}},
                     {"next", boost::json::array{}},
-                    {"config", boost::json::object{{"configurable",
-                                                    boost::json::object{{"thread_id", thread_id},
-                                                                        {"checkpoint_ns", ""},
-                                                                        {"checkpoint_id", parent}}}}}};
+                    {"config",
+                     boost::json::object{{"configurable", boost::json::object{{"thread_id", thread_id},
+                                                                              {"checkpoint_ns", ""},
+                                                                              {"checkpoint_id", parent}}}}}};
                 ev.send("checkpoints", "checkpoints", cp);
-                ev.send("debug", "debug",
-                        boost::json::object{{"step", step}, {"type", "checkpoint"}, {"timestamp", iso_now()}, {"payload", cp}});
+                ev.send(
+                    "debug", "debug",
+                    boost::json::object{
+                        {"step", step}, {"type", "checkpoint"}, {"timestamp", iso_now()}, {"payload", cp}});
             }
         };
-        std::string streaming_id;       // the ai message being streamed, "" between model calls
-        std::string streamed_text;      // its text so far (legacy `messages` mode)
+        std::string streaming_id;  // the ai message being streamed, "" between model calls
+        std::string streamed_text; // its text so far (legacy `messages` mode)
         std::size_t round = 0;
         // A streamed message keeps, for the rest of the run, the id its chunks
         // had: clients merge the chunks and the finished message by id.
         std::map<std::string, std::string, std::less<>> alias;
         auto aliased = [&](boost::json::object& m) {
             if (const auto* id = m.if_contains("id"); id && id->is_string())
-                if (auto it = alias.find(std::string_view(id->get_string())); it != alias.end()) m["id"] = it->second;
+                if (auto it = alias.find(std::string_view(id->get_string())); it != alias.end())
+                    m["id"] = it->second;
         };
         boost::json::object current = std::move(initial_values); // the state as the client last saw it
         auto send_values = [&] {
@@ -310,19 +322,24 @@ inline void run_manager::execute(live_run& r) {
                 streamed_text.clear();
                 if (ev.wants("messages"))
                     ev.send("messages", "messages/metadata",
-                            boost::json::object{{streaming_id, boost::json::object{{"metadata", ev.message_meta("model", round + 1)}}}});
+                            boost::json::object{
+                                {streaming_id,
+                                 boost::json::object{{"metadata", ev.message_meta("model", round + 1)}}}});
             }
             streamed_text += delta;
             ev.send("messages-tuple", "messages",
-                    boost::json::array{detail::ai_chunk(streaming_id, delta), ev.message_meta("model", round + 1)});
-            ev.send("messages", "messages/partial", boost::json::array{detail::ai_chunk(streaming_id, streamed_text)});
+                    boost::json::array{detail::ai_chunk(streaming_id, delta),
+                                       ev.message_meta("model", round + 1)});
+            ev.send("messages", "messages/partial",
+                    boost::json::array{detail::ai_chunk(streaming_id, streamed_text)});
             ev.send("events", "events",
-                    boost::json::object{{"event", "on_chat_model_stream"},
-                                        {"name", "model"},
-                                        {"run_id", run_id},
-                                        {"tags", boost::json::array{}},
-                                        {"metadata", ev.message_meta("model", round + 1)},
-                                        {"data", boost::json::object{{"chunk", detail::ai_chunk(streaming_id, delta)}}}});
+                    boost::json::object{
+                        {"event", "on_chat_model_stream"},
+                        {"name", "model"},
+                        {"run_id", run_id},
+                        {"tags", boost::json::array{}},
+                        {"metadata", ev.message_meta("model", round + 1)},
+                        {"data", boost::json::object{{"chunk", detail::ai_chunk(streaming_id, delta)}}}});
         };
         req.observer.on_update = [&](const agent_update& u) {
             round = u.round;
@@ -340,7 +357,8 @@ inline void run_manager::execute(live_run& r) {
                 const auto& mo = m.as_object();
                 // A message the client has not seen as chunks comes whole.
                 if (node != "model" || !streamed)
-                    ev.send("messages-tuple", "messages", boost::json::array{m, ev.message_meta(node, u.round + 1)});
+                    ev.send("messages-tuple", "messages",
+                            boost::json::array{m, ev.message_meta(node, u.round + 1)});
                 ev.send("messages", "messages/complete", boost::json::array{m});
                 const bool tool = mo.at("type") == "tool";
                 ev.send("events", "events",
@@ -352,19 +370,21 @@ inline void run_manager::execute(live_run& r) {
                                             {"data", boost::json::object{{"output", m}}}});
                 if (tool)
                     ev.send("tools", "tools",
-                            boost::json::object{{"event", mo.at("status") == "error" ? "tool-error" : "tool-finished"},
-                                                {"tool_call_id", mo.at("tool_call_id")},
-                                                {"name", mo.at("name")},
-                                                {"output", mo.at("content")}});
+                            boost::json::object{
+                                {"event", mo.at("status") == "error" ? "tool-error" : "tool-finished"},
+                                {"tool_call_id", mo.at("tool_call_id")},
+                                {"name", mo.at("name")},
+                                {"output", mo.at("content")}});
             }
             const std::string task_id = new_uuid7();
             ev.send("tasks", "tasks",
-                    boost::json::object{{"id", task_id},
-                                        {"name", node},
-                                        {"input", boost::json::object{}},
-                                        {"triggers", boost::json::array{agentware::detail::format("branch:to:{}", node)}},
-                                        {"interrupts", boost::json::array{}},
-                                        {"metadata", boost::json::object{}}});
+                    boost::json::object{
+                        {"id", task_id},
+                        {"name", node},
+                        {"input", boost::json::object{}},
+                        {"triggers", boost::json::array{agentware::detail::format("branch:to:{}", node)}},
+                        {"interrupts", boost::json::array{}},
+                        {"metadata", boost::json::object{}}});
             boost::json::object result{{"id", task_id},
                                        {"name", node},
                                        {"result", boost::json::object{{"messages", ms}}},
@@ -372,9 +392,13 @@ inline void run_manager::execute(live_run& r) {
                                        {"error", nullptr}};
             ev.send("tasks", "tasks", result);
             ev.send("debug", "debug",
-                    boost::json::object{{"step", u.round + 1}, {"type", "task_result"}, {"timestamp", iso_now()}, {"payload", result}});
+                    boost::json::object{{"step", u.round + 1},
+                                        {"type", "task_result"},
+                                        {"timestamp", iso_now()},
+                                        {"payload", result}});
             streaming_id.clear();
-            // After the tools, the state with their results (the next save comes before the next model call's tools).
+            // After the tools, the state with their results (the next save comes before the next model call's
+            // tools).
             if (node == "tools" && current.contains("messages")) {
                 for (const auto& m : ms)
                     current["messages"].as_array().push_back(m);
@@ -389,7 +413,13 @@ inline void run_manager::execute(live_run& r) {
             r.runner = runner;
         }
         if (stop.stop_requested()) runner->cancel();
-        run_outcome out = runner->run(req);
+        run_outcome out;
+        if (runner->is_async())
+            out = co_await runner->async_run(req);
+        else // a blocking agent holds a thread of the pool, not the event loop
+            out = co_await boost::asio::co_spawn(
+                pool_, [&]() -> boost::asio::awaitable<run_outcome> { co_return runner->run(req); },
+                boost::asio::use_awaitable);
         {
             std::lock_guard lock(mutex_);
             r.runner.reset();
@@ -412,12 +442,13 @@ inline void run_manager::execute(live_run& r) {
         } else {
             if (auto c = store_.last_checkpoint(thread_id))
                 ev.send("events", "events",
-                        boost::json::object{{"event", "on_chain_end"},
-                                            {"name", graph_id},
-                                            {"run_id", run_id},
-                                            {"tags", boost::json::array{}},
-                                            {"metadata", meta},
-                                            {"data", boost::json::object{{"output", langchain_values(c->at("values"))}}}});
+                        boost::json::object{
+                            {"event", "on_chain_end"},
+                            {"name", graph_id},
+                            {"run_id", run_id},
+                            {"tags", boost::json::array{}},
+                            {"metadata", meta},
+                            {"data", boost::json::object{{"output", langchain_values(c->at("values"))}}}});
             final_values();
             set_run_status(r, "success");
             set_thread_status(thread_id, "idle");

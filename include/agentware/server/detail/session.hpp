@@ -102,10 +102,12 @@ inline boost::asio::awaitable<void> agent_server::session(boost::asio::ip::tcp::
         {
             auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, tuple);
             if (ec == http::error::header_limit)
-                co_await refuse(http::status::request_header_fields_too_large, "Request header fields too large");
+                co_await refuse(http::status::request_header_fields_too_large,
+                                "Request header fields too large");
             // A declared length over the limit is refused from the head (uploads have their own limit).
             if (ec == http::error::body_limit) {
-                const bool upload = std::string_view(parser.get().target()).find("/uploads") != std::string_view::npos;
+                const bool upload =
+                    std::string_view(parser.get().target()).find("/uploads") != std::string_view::npos;
                 if (!upload || parser.content_length().value_or(0) > options_.max_upload_bytes) {
                     co_await refuse(http::status::payload_too_large, too_large(upload));
                     break;

@@ -59,6 +59,10 @@ public:
             out.ai = ai_message("", {tool_call{"call_echo", "echo", {{"text", human.substr(5)}}}});
         } else if (human.starts_with("echo ")) {
             out.ai = ai_message("echo said: " + ms.back().text());
+        } else if (human.starts_with("delegate") && !after_tool) {
+            out.ai = ai_message("", {tool_call{"call_task", "delegate", {{"text", human}}}});
+        } else if (human.starts_with("delegate")) {
+            out.ai = ai_message("delegated: " + ms.back().text());
         } else if (human.starts_with("write") && !after_tool) {
             out.ai = ai_message("", {tool_call{"call_write", "write_file", {{"path", "a.txt"}}}});
         } else if (human.starts_with("write")) {
@@ -126,6 +130,18 @@ inline tool_set tools() {
                     R"({"type":"object","properties":{"path":{"type":"string"}}})",
                     [](const boost::json::object& a) {
                         return std::string("wrote ") + std::string(a.at("path").as_string());
+                    }));
+    // A stand-in for the `task` tool: the events a delegation streams.
+    t.add(make_tool("delegate", "Delegates.", R"({"type":"object","properties":{"text":{"type":"string"}}})",
+                    [](const boost::json::object&, const tool_runtime& rt) {
+                        const std::string id = "call_task";
+                        rt.events.emit({{"type", "task_started"}, {"task_id", id}, {"description", "sub"}});
+                        rt.events.emit({{"type", "subagent_token"}, {"task_id", id}, {"text", "partial"}});
+                        rt.events.emit({{"type", "task_running"},
+                                        {"task_id", id},
+                                        {"message", boost::json::object{{"role", "assistant"}, {"content", "step"}}}});
+                        rt.events.emit({{"type", "task_completed"}, {"task_id", id}, {"result", "sub done"}});
+                        return std::string("sub done");
                     }));
     return t;
 }

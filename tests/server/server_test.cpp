@@ -170,6 +170,38 @@ TEST_CASE("server: a streamed run in values, updates and messages-tuple modes", 
     }
 }
 
+TEST_CASE("server: a delegation's events at the root, and under its namespace with subgraphs", "[server]") {
+    server::file_store store;
+    running_server srv(store);
+    const auto port = srv.port();
+    const auto t = new_thread(port);
+    auto names = [](const std::vector<sse_frame>& events) {
+        std::vector<std::string> out;
+        for (const auto& e : events)
+            out.push_back(e.name);
+        return out;
+    };
+    auto root = names(stream_run(port, t,
+                                 {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "delegate a"}}}}}},
+                                  {"stream_mode", array{"custom", "updates", "messages-tuple"}}}));
+    CHECK(std::count(root.begin(), root.end(), "custom") == 4);
+    CHECK(std::none_of(root.begin(), root.end(), [](auto& n) { return n.find('|') != std::string::npos; }));
+    auto events = stream_run(port, t,
+                             {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "delegate b"}}}}}},
+                              {"stream_mode", array{"custom", "updates", "messages-tuple"}},
+                              {"stream_subgraphs", true}});
+    auto n = names(events);
+    CHECK(std::count(n.begin(), n.end(), "custom|task:call_task") == 4);
+    CHECK(std::count(n.begin(), n.end(), "messages|task:call_task") == 1);
+    CHECK(std::count(n.begin(), n.end(), "updates|task:call_task") == 1);
+    for (const auto& e : events)
+        if (e.name == "messages|task:call_task") {
+            CHECK(e.data.at(0).at("content") == "partial");
+            CHECK(e.data.at(1).at("langgraph_checkpoint_ns") == "task:call_task");
+        }
+    CHECK(last_ai_text(call(port, "GET", "/threads/" + t + "/state").json().at("values")) == "delegated: sub done");
+}
+
 TEST_CASE("server: wait, join and a join stream resumed after Last-Event-ID", "[server]") {
     server::file_store store;
     running_server srv(store);

@@ -405,7 +405,30 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
                 send_values();
             }
         };
-        req.observer.on_event = [&](const boost::json::object& e) { ev.send("custom", "custom", e); };
+        // Subagents' progress: root `custom` events (as DeerFlow's UI reads
+        // them) and, with stream_subgraphs, each delegation's own stream under
+        // the namespace `task:<task id>` (`messages|task:call_1`, ...).
+        const bool subgraphs = kwargs.at("subgraphs").as_bool();
+        req.observer.on_event = [&](const boost::json::object& e) {
+            ev.send("custom", "custom", e);
+            const auto* task = e.if_contains("task_id");
+            if (!subgraphs || task == nullptr || !task->is_string()) return;
+            const std::string ns = "task:" + std::string(task->get_string());
+            const std::string type = detail::string_or(e, "type", "");
+            ev.send("custom", "custom|" + ns, e);
+            boost::json::object meta_ns = ev.message_meta("model", 0);
+            meta_ns["langgraph_checkpoint_ns"] = ns;
+            meta_ns["checkpoint_ns"] = ns;
+            if (type == "subagent_token")
+                ev.send("messages-tuple", "messages|" + ns,
+                        boost::json::array{detail::ai_chunk("task-" + std::string(task->get_string()),
+                                                            detail::string_or(e, "text", "")),
+                                           meta_ns});
+            else if (type == "task_running")
+                if (const auto* m = e.if_contains("message"); m && m->is_object())
+                    ev.send("updates", "updates|" + ns,
+                            boost::json::object{{"model", boost::json::object{{"messages", boost::json::array{*m}}}}});
+        };
 
         std::shared_ptr<assistant_run> runner(r.spec->factory(context));
         {

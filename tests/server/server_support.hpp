@@ -137,9 +137,10 @@ inline tool_set tools() {
                         const std::string id = "call_task";
                         rt.events.emit({{"type", "task_started"}, {"task_id", id}, {"description", "sub"}});
                         rt.events.emit({{"type", "subagent_token"}, {"task_id", id}, {"text", "partial"}});
-                        rt.events.emit({{"type", "task_running"},
-                                        {"task_id", id},
-                                        {"message", boost::json::object{{"role", "assistant"}, {"content", "step"}}}});
+                        rt.events.emit(
+                            {{"type", "task_running"},
+                             {"task_id", id},
+                             {"message", boost::json::object{{"role", "assistant"}, {"content", "step"}}}});
                         rt.events.emit({{"type", "task_completed"}, {"task_id", id}, {"result", "sub done"}});
                         return std::string("sub done");
                     }));

@@ -7,6 +7,8 @@
 
 #include <boost/asio/write.hpp>
 
+#include <fstream>
+
 namespace server_test {
 
 using boost::json::array;
@@ -181,15 +183,17 @@ TEST_CASE("server: a delegation's events at the root, and under its namespace wi
             out.push_back(e.name);
         return out;
     };
-    auto root = names(stream_run(port, t,
-                                 {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "delegate a"}}}}}},
-                                  {"stream_mode", array{"custom", "updates", "messages-tuple"}}}));
+    auto root = names(stream_run(
+        port, t,
+        {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "delegate a"}}}}}},
+         {"stream_mode", array{"custom", "updates", "messages-tuple"}}}));
     CHECK(std::count(root.begin(), root.end(), "custom") == 4);
     CHECK(std::none_of(root.begin(), root.end(), [](auto& n) { return n.find('|') != std::string::npos; }));
-    auto events = stream_run(port, t,
-                             {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "delegate b"}}}}}},
-                              {"stream_mode", array{"custom", "updates", "messages-tuple"}},
-                              {"stream_subgraphs", true}});
+    auto events = stream_run(
+        port, t,
+        {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "delegate b"}}}}}},
+         {"stream_mode", array{"custom", "updates", "messages-tuple"}},
+         {"stream_subgraphs", true}});
     auto n = names(events);
     CHECK(std::count(n.begin(), n.end(), "custom|task:call_task") == 4);
     CHECK(std::count(n.begin(), n.end(), "messages|task:call_task") == 1);
@@ -199,7 +203,8 @@ TEST_CASE("server: a delegation's events at the root, and under its namespace wi
             CHECK(e.data.at(0).at("content") == "partial");
             CHECK(e.data.at(1).at("langgraph_checkpoint_ns") == "task:call_task");
         }
-    CHECK(last_ai_text(call(port, "GET", "/threads/" + t + "/state").json().at("values")) == "delegated: sub done");
+    CHECK(last_ai_text(call(port, "GET", "/threads/" + t + "/state").json().at("values")) ==
+          "delegated: sub done");
 }
 
 TEST_CASE("server: wait, join and a join stream resumed after Last-Event-ID", "[server]") {
@@ -420,6 +425,41 @@ TEST_CASE("server: a restart keeps threads, and a paused thread resumes after it
         {{"command", object{{"resume", object{{"decisions", array{object{{"type", "approve"}}}}}}}}});
     CHECK(last_ai_text(last_named(resumed, "values")->data) == "written: wrote a.txt");
     CHECK(call(port, "GET", "/threads/" + t + "/runs").json().as_array().size() == 2);
+}
+
+TEST_CASE("server: a run in flight when the process died ends in error after the restart", "[server]") {
+    temp_dir dir;
+    {
+        // What a process killed during a run leaves behind.
+        server::file_store store(dir.path);
+        store.put_thread({{"thread_id", "t-died"},
+                          {"created_at", "2026-11-29T00:00:00.000Z"},
+                          {"updated_at", "2026-11-29T00:00:00.000Z"},
+                          {"metadata", object{}},
+                          {"status", "busy"},
+                          {"config", object{}}});
+        store.put_run(
+            {{"run_id", "r-died"}, {"thread_id", "t-died"}, {"status", "running"}, {"kwargs", object{}}});
+    }
+    std::vector<std::string> warnings;
+    // A record cut short by the crash is skipped, with a warning.
+    {
+        std::ofstream cut(dir.path / "threads" / "t-died" / "runs.jsonl", std::ios::app);
+        cut << "{\"run_id\": \"r-cut";
+    }
+    server::file_store reread(dir.path, [&](const std::string& w) { warnings.push_back(w); });
+    CHECK(warnings.size() == 1);
+    running_server srv(reread);
+    const auto port = srv.port();
+    auto run = call(port, "GET", "/threads/t-died/runs/r-died").json();
+    CHECK(run.at("status") == "error");
+    CHECK(run.at("error") == "the server stopped during the run");
+    CHECK(status_of(port, "t-died") == "idle");
+    // The thread takes new runs.
+    auto events =
+        stream_run(port, "t-died",
+                   {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "again"}}}}}}});
+    CHECK(last_ai_text(last_named(events, "values")->data) == "you said: again");
 }
 
 TEST_CASE("server: hostile input gets a clear answer and never a crash", "[server]") {

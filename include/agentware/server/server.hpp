@@ -92,7 +92,7 @@ public:
                 "warning: listening on {} without authentication: anyone who can reach it can run the agents "
                 "(set a token, or bind 127.0.0.1)",
                 options_.host));
-        boost::asio::co_spawn(io_, accept_loop(), boost::asio::detached);
+        boost::asio::co_spawn(accept_strand_, accept_loop(), boost::asio::detached);
     }
     unsigned short port() const { return acceptor_.local_endpoint().port(); }
     std::string url() const {
@@ -127,8 +127,10 @@ private:
     }
 
     boost::asio::awaitable<void> drain() {
-        boost::system::error_code ignore;
-        acceptor_.close(ignore);
+        boost::asio::post(accept_strand_, [this] { // the acceptor is the accept loop's: closed on its strand
+            boost::system::error_code ignore;
+            acceptor_.close(ignore);
+        });
         const auto until = std::chrono::steady_clock::now() + options_.shutdown_grace;
         boost::asio::steady_timer wait(io_);
         while (!runs_.drained() && std::chrono::steady_clock::now() < until) {
@@ -218,6 +220,7 @@ private:
     run_manager runs_;
     langgraph_api api_;
     server::router router_;
+    boost::asio::strand<boost::asio::io_context::executor_type> accept_strand_{boost::asio::make_strand(io_)};
     boost::asio::ip::tcp::acceptor acceptor_;
     std::atomic<std::size_t> connections_{0};
     std::atomic<bool> stopped_{false};

@@ -427,7 +427,8 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
             else if (type == "task_running")
                 if (const auto* m = e.if_contains("message"); m && m->is_object())
                     ev.send("updates", "updates|" + ns,
-                            boost::json::object{{"model", boost::json::object{{"messages", boost::json::array{*m}}}}});
+                            boost::json::object{
+                                {"model", boost::json::object{{"messages", boost::json::array{*m}}}}});
         };
 
         std::shared_ptr<assistant_run> runner(r.spec->factory(context));

@@ -10,6 +10,7 @@
 #include <agentware/server/assistant.hpp>
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace agentware::server {
@@ -23,6 +24,27 @@ inline assistant_spec lead_agent_assistant(std::shared_ptr<const boost::json::va
     spec.graph_id = graph_id;
     spec.name = std::move(graph_id);
     spec.description = "DeerFlow's lead agent";
+    // One memory for every run, as DeerFlow has one memory queue per process:
+    // the first agent's manager is kept (with its model) and handed to the
+    // agents after it, so memory updates are debounced across runs and
+    // flushed when the server ends, not at the end of each run.
+    struct shared_memory {
+        std::mutex mutex;
+        std::shared_ptr<memory_manager> manager;
+    };
+    auto memory_state = std::make_shared<shared_memory>();
+    auto own = std::make_shared<lead_agent_setup>(*setup);
+    own->attach_helpers = [attach = setup->attach_helpers, memory_state](deerflow_pipeline& chain) {
+        if (attach) attach(chain);
+        if (auto* m = chain.get<memory>()) {
+            std::lock_guard lock(memory_state->mutex);
+            if (!memory_state->manager)
+                memory_state->manager = m->manager();
+            else
+                *m = memory(memory_state->manager);
+        }
+    };
+    setup = std::move(own);
     spec.factory = [config, setup](const boost::json::object& context) -> std::unique_ptr<assistant_run> {
         auto holder = std::make_shared<lead_agent>(
             make_lead_agent(*config, lead_agent_request::from_context(context), *setup));

@@ -448,6 +448,9 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
             std::lock_guard lock(mutex_);
             r.runner.reset();
         }
+        // The agent goes on the pool: its destructor may wait (memory's queue
+        // flushing what a summary handed it), and must not hold the event loop.
+        boost::asio::post(pool_, [done = std::move(runner)]() mutable { done.reset(); });
 
         if (stop.stop_requested() && !r.cancel_action.empty()) {
             finish_cancelled();

@@ -161,6 +161,9 @@ private:
             auto [ec, socket] = co_await acceptor_.async_accept(asio::as_tuple(asio::use_awaitable));
             if (ec) {
                 if (!acceptor_.is_open()) co_return;
+                // Out of descriptors, say: wait for connections to close rather than spin.
+                asio::steady_timer pause(io_, 5ms);
+                co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
                 continue;
             }
             asio::co_spawn(io_, session(std::move(socket)), asio::detached);
@@ -175,6 +178,15 @@ private:
             auto [ec, n] =
                 co_await http::async_read(stream, buffer, req, asio::as_tuple(asio::use_awaitable));
             if (ec) co_return;
+            if (req.target() == "/calls") { // for the benchmark, which runs the fake in a process of its own
+                http::response<http::string_body> res{http::status::ok, req.version()};
+                res.keep_alive(req.keep_alive());
+                res.body() = std::to_string(calls_.load());
+                res.prepare_payload();
+                auto [wec, wn] = co_await http::async_write(stream, res, asio::as_tuple(asio::use_awaitable));
+                if (wec || !req.keep_alive()) co_return;
+                continue;
+            }
             bool streamed = false;
             bool after_tool = false;
             boost::system::error_code parse_error;
@@ -221,6 +233,27 @@ agentware::tool_set bench_tools() {
     return t;
 }
 
+/// `server_bench --fake-model DELAY_MS`: the fake model in a process of its
+/// own (its connections do not count against the client's descriptors);
+/// prints its base URL and serves until SIGTERM.
+int fake_model_child(int argc, char** argv) {
+    if (argc < 3) {
+        std::fputs("usage: server_bench --fake-model DELAY_MS\n", stderr);
+        return 2;
+    }
+    fake_model model(std::chrono::milliseconds(std::stoi(argv[2])));
+    std::printf("listening on %s\n", model.base_url().c_str());
+    std::fflush(stdout);
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    ::pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+    int signal = 0;
+    ::sigwait(&stop, &signal);
+    return 0;
+}
+
 int serve_child(int argc, char** argv) {
     if (argc < 5) {
         std::fputs("usage: server_bench --serve MODEL_URL WORKERS DATA_DIR\n", stderr);
@@ -240,12 +273,17 @@ int serve_child(int argc, char** argv) {
     options.log = [](const std::string& line) {
         std::fprintf(stderr, "server_bench --serve: %s\n", line.c_str());
     };
-    srv::file_store store(std::filesystem::path(argv[4]), options.log);
+    // DATA_DIR "": kept in memory only (AGENTWARE_SERVER_BENCH_STORE=memory), to tell the store's share.
+    std::optional<srv::file_store> store;
+    if (*argv[4] != '\0')
+        store.emplace(std::filesystem::path(argv[4]), options.log);
+    else
+        store.emplace();
     auto assistant = srv::make_assistant("agent", [model] {
         using agent_type = decltype(agentware::make_agent(model, bench_tools()));
         return std::make_unique<agent_type>(agentware::make_agent(model, bench_tools()));
     });
-    srv::agent_server server(store, {std::move(assistant)}, options);
+    srv::agent_server server(*store, {std::move(assistant)}, options);
     server.listen();
     asio::signal_set signals(server.io_context(), SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {
@@ -575,17 +613,35 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
             state.SetIterationTime(0);
         return;
     }
-    fake_model model(model_delay());
+    // The fake model in a process of its own: one socket per model call in
+    // flight would otherwise share the client's descriptors (the hard limit
+    // may be as low as 20,000 where the benchmark cannot raise it).
+    child_process model({"/proc/self/exe", "--fake-model", std::to_string(model_delay().count())}, "", {},
+                        true, "");
+    std::string model_url;
+    if (auto line = model.read_line(); line && line->starts_with("listening on "))
+        model_url = line->substr(13);
+    else {
+        state.SkipWithError("the fake model did not start");
+        return;
+    }
+    setup_client model_client(port_of(model_url.substr(0, model_url.size() - 3)));
+    auto model_calls = [&]() -> double {
+        const auto calls = model_client.request(http::verb::get, "/calls");
+        return calls ? std::stod(*calls) : -1;
+    };
     std::unique_ptr<child_process> server;
     unsigned short port = 0;
     std::filesystem::path data;
     try {
         if (which == side::agentware) {
             char dir[] = "/tmp/server_bench.XXXXXX";
-            if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
-            data = dir;
+            if (env_or("AGENTWARE_SERVER_BENCH_STORE", "files") != "memory") {
+                if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
+                data = dir;
+            }
             server = std::make_unique<child_process>(
-                std::vector<std::string>{"/proc/self/exe", "--serve", model.base_url(),
+                std::vector<std::string>{"/proc/self/exe", "--serve", model_url,
                                          all ? std::to_string(n) : "0", data.string()},
                 "", std::vector<std::pair<std::string, std::string>>{}, true, "");
             const auto line = server->read_line();
@@ -602,7 +658,7 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
                                          "langgraph.json"},
                 js_dir().string(),
                 std::vector<std::pair<std::string, std::string>>{
-                    {"AGENTWARE_BENCH_MODEL_URL", model.base_url()},
+                    {"AGENTWARE_BENCH_MODEL_URL", model_url},
                     {"LANGGRAPH_CLI_NO_ANALYTICS", "1"},
                     {"LANGSMITH_TRACING", "false"},
                     {"LANGCHAIN_TRACING_V2", "false"},
@@ -647,7 +703,7 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
             const auto pids = process_tree(server->pid());
             const double cpu_before = cpu_seconds(pids);
             const double rss_before = status_kb(pids, "VmRSS");
-            const std::size_t calls_before = model.calls();
+            const double calls_before = model_calls();
             std::vector<run_record> records(static_cast<std::size_t>(n));
             records[0].trace = !env_or("AGENTWARE_SERVER_BENCH_TRACE", "").empty();
             asio::io_context io(1);
@@ -684,7 +740,7 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
             state.counters["first_p99_ms"] = percentile(first, 0.99);
             state.counters["end_p50_ms"] = percentile(end, 0.50);
             state.counters["end_p99_ms"] = percentile(end, 0.99);
-            state.counters["model_calls"] = static_cast<double>(model.calls() - calls_before);
+            state.counters["model_calls"] = model_calls() - calls_before;
             measured m;
             m.cpu_ms_per_run = cpu * 1000 / n;
             m.peak_mb = peak_kb / 1024;
@@ -753,6 +809,7 @@ void register_benchmarks() {
 
 int main(int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "--serve") return serve_child(argc, argv);
+    if (argc > 1 && std::string_view(argv[1]) == "--fake-model") return fake_model_child(argc, argv);
     ::signal(SIGPIPE, SIG_IGN);
     raise_file_limit();
     register_benchmarks();

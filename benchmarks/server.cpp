@@ -13,14 +13,18 @@
 // `server_bench --serve` (the library's agent_server, an agent over the OpenAI
 // client, a file_store in a fresh directory: what `agentware serve` runs,
 // without DeerFlow's middleware chain); the JS server is node's, with every
-// process it starts. The fake model and the client (one io_context, one
-// coroutine per run, Boost.Beast) run in this process.
+// process it starts. The fake model is this binary too (`--fake-model`), in a
+// process of its own; the client (one io_context, one coroutine per run,
+// Boost.Beast) runs in this one. No figure is asserted: incomplete runs are
+// counted and named in the label (docs/benchmarks.md, "server").
 //
 // Environment: AGENTWARE_SERVER_BENCH_N (comma list of N, default
 // "10,100,1000"), AGENTWARE_SERVER_BENCH_WORKERS ("default": each server's
 // default number of runs executed at once, agentware 32 and the JS server 10;
 // "N": as many as runs; default "default,N"), AGENTWARE_SERVER_BENCH_SIDES
-// ("agentware,js"), AGENTWARE_SERVER_BENCH_DELAY_MS (100). The JS side needs
+// ("agentware,js"), AGENTWARE_SERVER_BENCH_DELAY_MS (100),
+// AGENTWARE_SERVER_BENCH_STORE ("files", or "memory"), AGENTWARE_SERVER_BENCH_TRACE
+// (print the first run's events with their times). The JS side needs
 // benchmarks/server/install.sh; without it, it is skipped with a note.
 #include <agentware/agent/agent.hpp>
 #include <agentware/model/openai_chat_model.hpp>

@@ -7,6 +7,7 @@
 
 #include "run_command.hpp"
 
+#include <agentware/presets/deep_agent.hpp>
 #include <agentware/server/file_store.hpp>
 #include <agentware/server/lead_assistant.hpp>
 #include <agentware/server/server.hpp>
@@ -28,7 +29,8 @@ namespace agentware_cli {
 
 inline constexpr std::string_view serve_usage = R"(usage: agentware serve [options]
 
-Serves DeerFlow's lead agent (assistant "lead_agent") over the LangGraph
+Serves DeerFlow's lead agent (assistant "lead_agent"), and the deep agent
+("deep_agent") when the configuration has a deep_agent section, over the LangGraph
 Server API that the LangGraph SDKs and DeerFlow's web UI speak. Prints the
 URL it listens on, then serves until Ctrl-C or SIGTERM.
 
@@ -182,7 +184,26 @@ inline int serve(const serve_options& o) {
     srv::file_store store(o.data, log);
     std::shared_ptr<const boost::json::value> config(std::shared_ptr<void>(), &env->config);
     std::shared_ptr<const agentware::lead_agent_setup> setup(std::shared_ptr<void>(), &env->setup);
-    srv::agent_server server(store, {srv::lead_agent_assistant(config, setup)}, so);
+    std::vector<srv::assistant_spec> assistants{srv::lead_agent_assistant(config, setup)};
+    // The deep agent too, when the configuration has a `deep_agent` section
+    // (its options; its model is the first configured one).
+    if (const auto* d = env->sections.if_contains("deep_agent"); d && !d->is_null()) {
+        auto options = std::make_shared<const agentware::deep_agent_options>(
+            agentware::json_read_as<agentware::deep_agent_options>(*d, "deep_agent"));
+        std::string model_name;
+        if (const auto* ms = env->sections.if_contains("models"); ms && ms->is_array() && !ms->get_array().empty())
+            if (const auto* n = ms->get_array().front().as_object().if_contains("name"); n && n->is_string())
+                model_name = n->get_string();
+        const auto* e = env.get();
+        assistants.push_back(srv::make_assistant("deep_agent", [e, options, model_name] {
+            auto a = agentware::make_deep_agent(e->setup.model_factory(model_name, false), agentware::tool_set{},
+                                                *options);
+            return std::make_unique<decltype(a)>(std::move(a));
+        }));
+        assistants.back().description = "the deep agent (deepagents' create_deep_agent)";
+        log("serving the deep agent as \"deep_agent\"");
+    }
+    srv::agent_server server(store, std::move(assistants), so);
     server.listen();
     boost::asio::signal_set signals(server.io_context(), SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {

@@ -282,9 +282,10 @@ inline constexpr std::string_view deerflow_pipeline_config_sections[] = {"input_
                                                                          "human_in_the_loop",
                                                                          "clarification"};
 /// The lead agent's own sections (make_lead_agent reads them; `agent` is ours:
-/// the custom agent's settings, which DeerFlow keeps in agents/<name>/config.yaml).
+/// the custom agent's settings, which DeerFlow keeps in agents/<name>/config.yaml),
+/// and `deep_agent` (ours too: the deep agent `agentware serve` offers beside the lead).
 inline constexpr std::string_view deerflow_lead_config_sections[] = {"models", "tools", "tool_groups",
-                                                                     "skills", "agent"};
+                                                                     "skills", "agent", "deep_agent"};
 
 /// The keys DeerFlow defines inside the sections agentware reads that
 /// agentware has no feature for (DeerFlow's gateway, its container sandboxes,

@@ -9,7 +9,6 @@
 // short by a crash leaves a last line that does not parse: it is skipped with a
 // warning, and what came before it is kept.
 
-#include <agentware/agent/file_checkpointer.hpp> // detail::replace_file_durably
 #include <agentware/detail/format.hpp>
 #include <agentware/server/store.hpp>
 #include <agentware/thread/id.hpp>
@@ -26,6 +25,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -49,11 +49,9 @@ public:
 
     void put_thread(const boost::json::object& t) override {
         const std::string id = key(t, "thread_id");
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         threads_[id].record = t;
-        if (!dir_.empty())
-            agentware::detail::replace_file_durably(folder(id), folder(id) / "thread.json", id,
-                                                    boost::json::serialize(t));
+        if (!dir_.empty()) persist(id, {write_kind::thread, boost::json::serialize(t)}, lock);
     }
     std::optional<boost::json::object> thread(std::string_view id) override {
         std::lock_guard lock(mutex_);
@@ -85,10 +83,10 @@ public:
 
     void add_checkpoint(const checkpoint_record& c) override {
         const std::string id = key(c, "thread_id");
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         auto& t = known(id);
         t.checkpoints.push_back(c);
-        if (!dir_.empty()) append(folder(id) / "checkpoints.jsonl", boost::json::serialize(c));
+        if (!dir_.empty()) persist(id, {write_kind::checkpoint, boost::json::serialize(c)}, lock);
     }
     std::vector<checkpoint_record> checkpoints(std::string_view id) override {
         std::lock_guard lock(mutex_);
@@ -107,7 +105,7 @@ public:
         return it == threads_.end() ? 0 : it->second.checkpoints.size();
     }
     void truncate_checkpoints(std::string_view id, std::size_t keep) override {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         auto it = threads_.find(id);
         if (it == threads_.end() || it->second.checkpoints.size() <= keep) return;
         it->second.checkpoints.resize(keep);
@@ -115,21 +113,19 @@ public:
             std::string text;
             for (const auto& c : it->second.checkpoints)
                 text += boost::json::serialize(c) + "\n";
-            const std::string sid(id);
-            agentware::detail::replace_file_durably(folder(sid), folder(sid) / "checkpoints.jsonl", sid,
-                                                    text);
+            persist(std::string(id), {write_kind::all_checkpoints, std::move(text)}, lock);
         }
     }
 
     void put_run(const boost::json::object& r) override {
         const std::string id = key(r, "run_id");
         const std::string thread_id = key(r, "thread_id");
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         auto& t = known(thread_id);
         auto [it, added] = run_index_.try_emplace(id, thread_id);
         if (added) t.runs.push_back(id);
         t.run_records[id] = r;
-        if (!dir_.empty()) append(folder(thread_id) / "runs.jsonl", boost::json::serialize(r));
+        if (!dir_.empty()) persist(thread_id, {write_kind::run, boost::json::serialize(r)}, lock);
     }
     std::optional<boost::json::object> run(std::string_view id) override {
         std::lock_guard lock(mutex_);
@@ -151,7 +147,7 @@ public:
         return out;
     }
     bool erase_run(std::string_view id) override {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         auto it = run_index_.find(id);
         if (it == run_index_.end()) return false;
         const std::string thread_id = it->second;
@@ -161,9 +157,10 @@ public:
         std::erase(t->second.runs, std::string(id));
         t->second.run_records.erase(std::string(id));
         if (!dir_.empty())
-            append(folder(thread_id) / "runs.jsonl",
-                   boost::json::serialize(boost::json::object{
-                       {"run_id", std::string(id)}, {"thread_id", thread_id}, {"__deleted", true}}));
+            persist(thread_id,
+                    {write_kind::run, boost::json::serialize(boost::json::object{
+                                          {"run_id", std::string(id)}, {"thread_id", thread_id}, {"__deleted", true}})},
+                    lock);
         return true;
     }
 
@@ -174,6 +171,67 @@ private:
         std::vector<std::string> runs; ///< run ids, oldest first
         std::map<std::string, boost::json::object, std::less<>> run_records;
     };
+
+    enum class write_kind { thread, checkpoint, run, all_checkpoints };
+    struct pending_write {
+        write_kind kind;
+        std::string text;
+    };
+    struct write_queue {
+        std::vector<pending_write> writes;
+        bool writing = false;
+    };
+
+    // Writes a thread's records in the order they were made, outside the
+    // store's lock: the first caller to find the thread's queue idle writes
+    // it out (what others add meanwhile included); the others return at once.
+    // So no thread's file I/O holds up the others or the readers. (Writes are
+    // not synced: as LangGraph's default `async` durability, a crash may lose
+    // the last records; recover() rebuilds run and thread status.)
+    void persist(const std::string& id, pending_write w, std::unique_lock<std::mutex>& lock) {
+        auto& q = write_queues_[id]; // never erased: the reference stays good
+        q.writes.push_back(std::move(w));
+        if (q.writing) return;
+        q.writing = true;
+        const auto dir = folder(id);
+        while (!q.writes.empty()) {
+            std::vector<pending_write> batch;
+            batch.swap(q.writes);
+            lock.unlock();
+            try {
+                for (const auto& b : batch)
+                    switch (b.kind) {
+                    case write_kind::thread:
+                        replace_file(dir, "thread.json", b.text);
+                        break;
+                    case write_kind::checkpoint:
+                        append(dir / "checkpoints.jsonl", b.text + "\n");
+                        break;
+                    case write_kind::run:
+                        append(dir / "runs.jsonl", b.text + "\n");
+                        break;
+                    case write_kind::all_checkpoints:
+                        replace_file(dir, "checkpoints.jsonl", b.text);
+                        break;
+                    }
+            } catch (const std::exception& e) {
+                warn(agentware::detail::format("thread {}: not saved: {}", id, e.what()));
+            }
+            lock.lock();
+        }
+        q.writing = false;
+    }
+
+    static void replace_file(const std::filesystem::path& dir, const std::string& name, const std::string& text) {
+        std::filesystem::create_directories(dir);
+        const auto temp = dir / (name + ".tmp");
+        {
+            std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+            out << text;
+            if (!out) throw std::runtime_error("cannot write " + temp.string());
+        }
+        std::filesystem::rename(temp, dir / name);
+    }
 
     static std::string key(const boost::json::object& o, std::string_view name) {
         const auto* v = o.if_contains(name);
@@ -200,7 +258,7 @@ private:
         std::filesystem::create_directories(file.parent_path());
         const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
         if (fd < 0) throw std::runtime_error("cannot open " + file.string() + ": " + std::strerror(errno));
-        const std::string text = line + "\n";
+        const std::string& text = line; // whole lines, each ending in a newline
         std::size_t done = 0;
         while (done < text.size()) {
             const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -274,6 +332,7 @@ private:
     std::mutex mutex_;
     std::map<std::string, thread_data, std::less<>> threads_;
     std::map<std::string, std::string, std::less<>> run_index_; ///< run id -> thread id
+    std::map<std::string, write_queue, std::less<>> write_queues_;
 };
 
 } // namespace agentware::server

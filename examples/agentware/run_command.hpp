@@ -459,6 +459,7 @@ struct lead_environment {
     boost::json::object sections;
     std::string config_path;
     boost::json::value config;
+    std::string extensions_path; ///< extensions_config.json as found, or "" (none)
     std::unique_ptr<detail::run_script> script;
     std::optional<agentware::model_registry> registry;
     std::optional<agentware::mcp::mcp_toolkit> mcp_kit;
@@ -518,6 +519,7 @@ make_lead_environment(const run_options& o,
         auto beside = std::filesystem::path(config_path).parent_path() / "extensions_config.json";
         if (std::filesystem::exists(beside)) extensions = beside.string();
     }
+    env->extensions_path = extensions;
     boost::json::value extensions_doc;
     if (!extensions.empty()) {
         std::ifstream in(extensions, std::ios::binary);

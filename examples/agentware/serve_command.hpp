@@ -7,6 +7,7 @@
 
 #include "run_command.hpp"
 
+#include <agentware/server/deerflow_gateway.hpp>
 #include <agentware/server/file_store.hpp>
 #include <agentware/server/lead_assistant.hpp>
 #include <agentware/server/server.hpp>
@@ -153,6 +154,23 @@ inline std::string read_token_file(const std::string& file) {
     return token;
 }
 
+// config.yaml's `uploads:` as written: the lead agent's sections leave out
+// the gateway's upload limits (read_deerflow_config), which serve applies.
+inline boost::json::value uploads_section(const std::string& config_path) {
+    if (config_path.empty()) return nullptr;
+    boost::json::value doc;
+    if (config_path.ends_with(".json")) {
+        std::ifstream in(config_path, std::ios::binary);
+        boost::system::error_code ec;
+        doc = boost::json::parse(std::string(std::istreambuf_iterator<char>(in), {}), ec);
+    } else {
+        doc = agentware::yaml_file_to_json(config_path);
+    }
+    const auto* o = doc.if_object();
+    const auto* u = o ? o->if_contains("uploads") : nullptr;
+    return u ? *u : boost::json::value(nullptr);
+}
+
 } // namespace detail
 
 inline int serve(const serve_options& o) {
@@ -183,6 +201,18 @@ inline int serve(const serve_options& o) {
     std::shared_ptr<const boost::json::value> config(std::shared_ptr<void>(), &env->config);
     std::shared_ptr<const agentware::lead_agent_setup> setup(std::shared_ptr<void>(), &env->setup);
     srv::agent_server server(store, {srv::lead_agent_assistant(config, setup)}, so);
+    // DeerFlow's gateway routes (models, skills, memory, uploads, artifacts, MCP) for its web UI.
+    srv::deerflow_gateway_options gateway;
+    gateway.config = env->sections;
+    if (auto uploads = detail::uploads_section(env->config_path); uploads.is_object())
+        gateway.config["uploads"] = std::move(uploads);
+    gateway.config_path = env->config_path;
+    gateway.extensions_path = env->extensions_path;
+    gateway.on_extensions_changed = [log] {
+        log("extensions_config.json was changed: skills and MCP servers switched there apply from the next "
+            "start");
+    };
+    srv::add_deerflow_gateway(server.routes(), std::move(gateway));
     server.listen();
     boost::asio::signal_set signals(server.io_context(), SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -200,7 +201,24 @@ inline int serve(const serve_options& o) {
     srv::file_store store(o.data, log);
     std::shared_ptr<const boost::json::value> config(std::shared_ptr<void>(), &env->config);
     std::shared_ptr<const agentware::lead_agent_setup> setup(std::shared_ptr<void>(), &env->setup);
-    srv::agent_server server(store, {srv::lead_agent_assistant(config, setup)}, so);
+    // A skill switched over HTTP applies to the runs that start after it: each
+    // run takes the current setup; a replaced one is kept for the runs that have it.
+    struct live_setup {
+        std::mutex mutex;
+        std::vector<std::shared_ptr<const agentware::lead_agent_setup>> all;
+    };
+    auto live = std::make_shared<live_setup>();
+    live->all.push_back(setup);
+    srv::assistant_spec lead = srv::lead_agent_assistant(config, setup);
+    lead.factory = [config, live](const boost::json::object& context) {
+        std::shared_ptr<const agentware::lead_agent_setup> current;
+        {
+            std::lock_guard lock(live->mutex);
+            current = live->all.back();
+        }
+        return srv::lead_agent_assistant(config, current).factory(context);
+    };
+    srv::agent_server server(store, {std::move(lead)}, so);
     // DeerFlow's gateway routes (models, skills, memory, uploads, artifacts, MCP) for its web UI.
     srv::deerflow_gateway_options gateway;
     gateway.config = env->sections;
@@ -208,9 +226,21 @@ inline int serve(const serve_options& o) {
         gateway.config["uploads"] = std::move(uploads);
     gateway.config_path = env->config_path;
     gateway.extensions_path = env->extensions_path;
-    gateway.on_extensions_changed = [log] {
-        log("extensions_config.json was changed: skills and MCP servers switched there apply from the next "
-            "start");
+    gateway.on_extensions_changed = [log, live, skills = env->skills](const std::filesystem::path& file) {
+        if (skills) {
+            try {
+                const boost::json::value doc(srv::detail::read_extensions_file(file));
+                auto next = std::make_shared<agentware::lead_agent_setup>(*live->all.back());
+                next->skills = std::make_shared<const agentware::skill_catalog>(
+                    agentware::load_skills(*skills, agentware::read_skill_states(doc)));
+                std::lock_guard lock(live->mutex);
+                live->all.push_back(std::move(next));
+            } catch (const std::exception& e) {
+                log(std::string("the skills were not reloaded: ") + e.what());
+            }
+        }
+        log(file.string() +
+            " was changed: skills apply to the runs from now on, MCP servers from the next start");
     };
     srv::add_deerflow_gateway(server.routes(), std::move(gateway));
     server.listen();

@@ -10,6 +10,8 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 namespace server_test {
 namespace gateway_test {
@@ -33,9 +35,19 @@ boost::json::object read_json(const fs::path& p) { return boost::json::parse(rea
 struct gateway_fixture {
     temp_dir dir;
     server::file_store store;
-    std::unique_ptr<running_server> server;
+    std::unique_ptr<server::agent_server> server;
+    std::thread thread;
     fs::path extensions = dir.path / "extensions_config.json";
     fs::path home = dir.path / "home";
+    struct change_log { // written on the server's threads
+        std::mutex mutex;
+        std::vector<fs::path> files;
+        std::vector<fs::path> get() {
+            std::lock_guard lock(mutex);
+            return files;
+        }
+    };
+    std::shared_ptr<change_log> changes = std::make_shared<change_log>();
 
     explicit gateway_fixture(object extra = {}) {
         object config{
@@ -59,11 +71,24 @@ struct gateway_fixture {
             {"uploads", object{{"max_files", 3}}}};
         for (const auto& kv : extra)
             config[kv.key()] = kv.value();
-        server = std::make_unique<running_server>(store);
+        server::server_options so;
+        so.runs.workers = 4;
+        server = std::make_unique<server::agent_server>(store, std::vector{agent_assistant()}, so);
         server::deerflow_gateway_options o;
         o.config = std::move(config);
         o.config_path = (dir.path / "config.yaml").string();
-        server::add_deerflow_gateway(server->get().routes(), std::move(o));
+        o.on_extensions_changed = [changes = changes](const fs::path& file) {
+            std::lock_guard lock(changes->mutex);
+            changes->files.push_back(file);
+        };
+        // The routes are added before the server's threads start.
+        server::add_deerflow_gateway(server->routes(), std::move(o));
+        server->listen();
+        thread = std::thread([this] { server->run(); });
+    }
+    ~gateway_fixture() {
+        server->stop();
+        thread.join();
     }
     unsigned short port() const { return server->port(); }
     fs::path user_data(const std::string& thread) const {
@@ -165,6 +190,8 @@ TEST_CASE("gateway: a skill switched off is off in extensions_config.json and th
     CHECK(ext.at("skills").at("deep-research").at("enabled") == false);
     CHECK(ext.at("mcpServers").at("fs").at("command") == "npx"); // the rest of the file is kept
     CHECK(ext.at("other") == 1);
+    REQUIRE(g.changes->get().size() == 1); // the program is told, with the file
+    CHECK(g.changes->get().at(0) == g.extensions);
     skills_options so;
     so.path = (g.dir.path / "skills").string();
     const auto catalog = load_skills(so, read_skill_states(boost::json::value(ext)));
@@ -178,6 +205,7 @@ TEST_CASE("gateway: a skill switched off is off in extensions_config.json and th
 
     auto unknown = call(g.port(), "PUT", "/api/skills/nope", R"({"enabled": false})");
     CHECK(unknown.status == 404);
+    CHECK(g.changes->get().size() == 3);
     CHECK(detail_of(unknown) == "Skill 'nope' not found");
     CHECK(call(g.port(), "PUT", "/api/skills/my-notes", R"({"enabled": "no"})").status == 422);
 }

@@ -66,9 +66,9 @@ struct deerflow_gateway_options {
     std::string extensions_path;
     /// The user whose memory and threads these are (DeerFlow without accounts: "default").
     std::string user_id = "default";
-    /// Called after a route rewrote extensions_config.json (a skill or an MCP
-    /// server switched), to reload what depends on it.
-    std::function<void()> on_extensions_changed;
+    /// Called with the file after a route rewrote extensions_config.json (a
+    /// skill or an MCP server switched), to reload what depends on it.
+    std::function<void(const std::filesystem::path&)> on_extensions_changed;
 };
 
 namespace detail {
@@ -354,7 +354,7 @@ private:
     http_response disable_skill(http_request& q) { return set_skill(q.param("name"), false); }
 
     void changed() {
-        if (options_.on_extensions_changed) options_.on_extensions_changed();
+        if (options_.on_extensions_changed) options_.on_extensions_changed(extensions_);
     }
 
     // ---- memory -----------------------------------------------------------

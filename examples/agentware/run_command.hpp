@@ -459,6 +459,9 @@ struct lead_environment {
     boost::json::object sections;
     std::string config_path;
     boost::json::value config;
+    std::string extensions_path; ///< extensions_config.json as found, or "" (none)
+    std::optional<agentware::skills_options>
+        skills; ///< the `skills` section, its path resolved; unset: no skills
     std::unique_ptr<detail::run_script> script;
     std::optional<agentware::model_registry> registry;
     std::optional<agentware::mcp::mcp_toolkit> mcp_kit;
@@ -518,6 +521,7 @@ make_lead_environment(const run_options& o,
         auto beside = std::filesystem::path(config_path).parent_path() / "extensions_config.json";
         if (std::filesystem::exists(beside)) extensions = beside.string();
     }
+    env->extensions_path = extensions;
     boost::json::value extensions_doc;
     if (!extensions.empty()) {
         std::ifstream in(extensions, std::ios::binary);
@@ -538,6 +542,7 @@ make_lead_environment(const run_options& o,
         if (!config_path.empty() && std::filesystem::path(so.path).is_relative())
             so.path =
                 (std::filesystem::path(config_path).parent_path() / so.path).lexically_normal().string();
+        env->skills = so;
         auto catalog = load_skills(so, read_skill_states(extensions_doc));
         for (const auto& w : catalog.warnings)
             std::fprintf(stderr, "agentware: skills: %s\n", w.c_str());

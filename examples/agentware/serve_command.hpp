@@ -8,6 +8,7 @@
 #include "run_command.hpp"
 
 #include <agentware/presets/deep_agent.hpp>
+#include <agentware/server/deerflow_gateway.hpp>
 #include <agentware/server/file_store.hpp>
 #include <agentware/server/lead_assistant.hpp>
 #include <agentware/server/server.hpp>
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -155,6 +157,23 @@ inline std::string read_token_file(const std::string& file) {
     return token;
 }
 
+// config.yaml's `uploads:` as written: the lead agent's sections leave out
+// the gateway's upload limits (read_deerflow_config), which serve applies.
+inline boost::json::value uploads_section(const std::string& config_path) {
+    if (config_path.empty()) return nullptr;
+    boost::json::value doc;
+    if (config_path.ends_with(".json")) {
+        std::ifstream in(config_path, std::ios::binary);
+        boost::system::error_code ec;
+        doc = boost::json::parse(std::string(std::istreambuf_iterator<char>(in), {}), ec);
+    } else {
+        doc = agentware::yaml_file_to_json(config_path);
+    }
+    const auto* o = doc.if_object();
+    const auto* u = o ? o->if_contains("uploads") : nullptr;
+    return u ? *u : boost::json::value(nullptr);
+}
+
 } // namespace detail
 
 inline int serve(const serve_options& o) {
@@ -184,7 +203,18 @@ inline int serve(const serve_options& o) {
     srv::file_store store(o.data, log);
     std::shared_ptr<const boost::json::value> config(std::shared_ptr<void>(), &env->config);
     std::shared_ptr<const agentware::lead_agent_setup> setup(std::shared_ptr<void>(), &env->setup);
-    std::vector<srv::assistant_spec> assistants{srv::lead_agent_assistant(config, setup)};
+    // A skill switched over HTTP applies to the runs that start after it: each
+    // run takes the current setup; a replaced one is kept for the runs that have it.
+    struct live_setup {
+        std::mutex mutex;
+        std::vector<std::shared_ptr<const agentware::lead_agent_setup>> all;
+    };
+    auto live = std::make_shared<live_setup>();
+    live->all.push_back(setup);
+    std::vector<srv::assistant_spec> assistants{srv::lead_agent_assistant(config, [live] {
+        std::lock_guard lock(live->mutex);
+        return live->all.back();
+    })};
     // The deep agent too, when the configuration has a `deep_agent` section
     // (its options; its model is the first configured one).
     if (const auto* d = env->sections.if_contains("deep_agent"); d && !d->is_null()) {
@@ -204,6 +234,31 @@ inline int serve(const serve_options& o) {
         log("serving the deep agent as \"deep_agent\"");
     }
     srv::agent_server server(store, std::move(assistants), so);
+    // DeerFlow's gateway routes (models, skills, memory, uploads, artifacts, MCP) for its web UI.
+    srv::deerflow_gateway_options gateway;
+    gateway.config = env->sections;
+    if (auto uploads = detail::uploads_section(env->config_path); uploads.is_object())
+        gateway.config["uploads"] = std::move(uploads);
+    gateway.config_path = env->config_path;
+    gateway.extensions_path = env->extensions_path;
+    gateway.on_extensions_changed = [log, live, skills = env->skills](const std::filesystem::path& file) {
+        if (skills) {
+            try {
+                const boost::json::value doc(srv::detail::read_extensions_file(file));
+                auto catalog = std::make_shared<const agentware::skill_catalog>(
+                    agentware::load_skills(*skills, agentware::read_skill_states(doc)));
+                std::lock_guard lock(live->mutex);
+                auto next = std::make_shared<agentware::lead_agent_setup>(*live->all.back());
+                next->skills = std::move(catalog);
+                live->all.push_back(std::move(next));
+            } catch (const std::exception& e) {
+                log(std::string("the skills were not reloaded: ") + e.what());
+            }
+        }
+        log(file.string() +
+            " was changed: skills apply to the runs from now on, MCP servers from the next start");
+    };
+    srv::add_deerflow_gateway(server.routes(), std::move(gateway));
     server.listen();
     boost::asio::signal_set signals(server.io_context(), SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {

@@ -9,6 +9,7 @@
 #include <agentware/presets/lead_agent.hpp>
 #include <agentware/server/assistant.hpp>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,9 +17,11 @@
 namespace agentware::server {
 
 /// The assistant `graph_id` (DeerFlow's is "lead_agent") over make_lead_agent.
-/// `config` and `setup` are shared by every run and must outlive the server.
+/// `current_setup` gives the setup each run starts with (a program that
+/// switches skills on and off hands out a new one); `config` and the setups
+/// must outlive the runs that use them.
 inline assistant_spec lead_agent_assistant(std::shared_ptr<const boost::json::value> config,
-                                           std::shared_ptr<const lead_agent_setup> setup,
+                                           std::function<std::shared_ptr<const lead_agent_setup>()> current_setup,
                                            std::string graph_id = "lead_agent") {
     assistant_spec spec;
     spec.graph_id = graph_id;
@@ -33,27 +36,36 @@ inline assistant_spec lead_agent_assistant(std::shared_ptr<const boost::json::va
         std::shared_ptr<memory_manager> manager;
     };
     auto memory_state = std::make_shared<shared_memory>();
-    auto own = std::make_shared<lead_agent_setup>(*setup);
-    own->attach_helpers = [attach = setup->attach_helpers, memory_state](deerflow_pipeline& chain) {
-        if (attach) attach(chain);
-        if (auto* m = chain.get<memory>()) {
-            std::lock_guard lock(memory_state->mutex);
-            if (!memory_state->manager)
-                memory_state->manager = m->manager();
-            else
-                *m = memory(memory_state->manager);
-        }
-    };
-    setup = std::move(own);
-    spec.factory = [config, setup](const boost::json::object& context) -> std::unique_ptr<assistant_run> {
-        auto holder = std::make_shared<lead_agent>(
-            make_lead_agent(*config, lead_agent_request::from_context(context), *setup));
+    spec.factory = [config, current_setup = std::move(current_setup),
+                    memory_state](const boost::json::object& context) -> std::unique_ptr<assistant_run> {
+        const std::shared_ptr<const lead_agent_setup> base = current_setup();
+        lead_agent_setup setup = *base;
+        setup.attach_helpers = [attach = base->attach_helpers, memory_state](deerflow_pipeline& chain) {
+            if (attach) attach(chain);
+            if (auto* m = chain.get<memory>()) {
+                std::lock_guard lock(memory_state->mutex);
+                if (!memory_state->manager)
+                    memory_state->manager = m->manager();
+                else
+                    *m = memory(memory_state->manager);
+            }
+        };
+        auto holder =
+            std::make_shared<lead_agent>(make_lead_agent(*config, lead_agent_request::from_context(context), setup));
         using agent_type = lead_agent::agent_type;
         std::shared_ptr<agent_type> agent(holder, holder->agent.get());
         return std::make_unique<agent_run<agent_type>>(
             std::move(agent), [holder](run_config c) { return holder->config(std::move(c)); });
     };
     return spec;
+}
+
+/// The same with one setup for every run.
+inline assistant_spec lead_agent_assistant(std::shared_ptr<const boost::json::value> config,
+                                           std::shared_ptr<const lead_agent_setup> setup,
+                                           std::string graph_id = "lead_agent") {
+    return lead_agent_assistant(
+        std::move(config), [setup = std::move(setup)] { return setup; }, std::move(graph_id));
 }
 
 } // namespace agentware::server

@@ -200,6 +200,11 @@ private:
             r.headers.emplace_back("www-authenticate", "Bearer");
             return r;
         }
+        // DeerFlow's web UI calls the LangGraph API under /api/langgraph (its nginx strips the prefix).
+        if (req.path == "/api/langgraph" || req.path.starts_with("/api/langgraph/")) {
+            req.path.erase(0, std::string_view("/api/langgraph").size());
+            if (req.path.empty()) req.path = "/";
+        }
         try {
             return router_.dispatch(req);
         } catch (const json_error& e) {

@@ -221,13 +221,14 @@ inline int serve(const serve_options& o) {
         auto options = std::make_shared<const agentware::deep_agent_options>(
             agentware::json_read_as<agentware::deep_agent_options>(*d, "deep_agent"));
         std::string model_name;
-        if (const auto* ms = env->sections.if_contains("models"); ms && ms->is_array() && !ms->get_array().empty())
+        if (const auto* ms = env->sections.if_contains("models");
+            ms && ms->is_array() && !ms->get_array().empty())
             if (const auto* n = ms->get_array().front().as_object().if_contains("name"); n && n->is_string())
                 model_name = n->get_string();
         const auto* e = env.get();
         assistants.push_back(srv::make_assistant("deep_agent", [e, options, model_name] {
-            auto a = agentware::make_deep_agent(e->setup.model_factory(model_name, false), agentware::tool_set{},
-                                                *options);
+            auto a = agentware::make_deep_agent(e->setup.model_factory(model_name, false),
+                                                agentware::tool_set{}, *options);
             return std::make_unique<decltype(a)>(std::move(a));
         }));
         assistants.back().description = "the deep agent (deepagents' create_deep_agent)";

@@ -19,7 +19,9 @@ namespace {
 
 class serve_process {
 public:
-    serve_process(const std::filesystem::path& dir, std::vector<std::string> args) : out_(dir / "serve-output.txt") {
+    serve_process(const std::filesystem::path& dir, std::vector<std::string> args)
+        : out_(dir / "serve-output.txt") {
+        std::filesystem::remove(out_); // a line of an earlier start must not be read as this one's
         std::fflush(nullptr);
         pid_ = ::fork();
         REQUIRE(pid_ >= 0);
@@ -73,7 +75,7 @@ void write(const std::filesystem::path& file, const std::string& text) {
 
 } // namespace
 
-TEST_CASE("agentware serve: the lead agent and the deep agent, a stop and a restart", "[server][cli]") {
+TEST_CASE("agentware serve: the lead agent and the deep agent, a stop and a restart", "[cli][serve]") {
     temp_dir dir;
     write(dir.path / "config.json", R"({
         "models": [{"name": "scripted", "model": "scripted"}],
@@ -95,11 +97,13 @@ TEST_CASE("agentware serve: the lead agent and the deep agent, a stop and a rest
         CHECK(found[0].at("graph_id") == "lead_agent");
         CHECK(found[1].at("graph_id") == "deep_agent");
         thread = std::string(call(port, "POST", "/threads", "{}").json().at("thread_id").as_string());
-        auto lead = call(port, "POST", "/threads/" + thread + "/runs/wait",
-                         R"({"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "hi"}]}})");
+        auto lead = call(
+            port, "POST", "/threads/" + thread + "/runs/wait",
+            R"({"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "hi"}]}})");
         CHECK(lead.json().at("messages").as_array().back().at("content") == "lead here");
-        auto deep = call(port, "POST", "/runs/wait",
-                         R"({"assistant_id": "deep_agent", "input": {"messages": [{"role": "user", "content": "hi"}]}})");
+        auto deep = call(
+            port, "POST", "/runs/wait",
+            R"({"assistant_id": "deep_agent", "input": {"messages": [{"role": "user", "content": "hi"}]}})");
         CHECK(deep.json().at("messages").as_array().back().at("content") == "deep here");
         CHECK(serve.stop() == 0);
         CHECK(serve.output().find("stopped") != std::string::npos);

@@ -162,9 +162,10 @@ public:
 
 namespace detail {
 
-// The configuration keys the lead agent reads itself; the rest are the
-// chain's sections (make_deerflow_pipeline).
-inline constexpr std::string_view lead_only_keys[] = {"models", "tools", "tool_groups", "agent", "skills"};
+// The configuration keys the lead agent reads itself (and `deep_agent`, which
+// `agentware serve` reads); the rest are the chain's sections (make_deerflow_pipeline).
+inline constexpr std::string_view lead_only_keys[] = {"models", "tools",  "tool_groups",
+                                                      "agent",  "skills", "deep_agent"};
 
 inline boost::json::value lead_chain_sections(const boost::json::value& config) {
     const auto* o = config.if_object();

@@ -158,8 +158,9 @@ public:
         t->second.run_records.erase(std::string(id));
         if (!dir_.empty())
             persist(thread_id,
-                    {write_kind::run, boost::json::serialize(boost::json::object{
-                                          {"run_id", std::string(id)}, {"thread_id", thread_id}, {"__deleted", true}})},
+                    {write_kind::run,
+                     boost::json::serialize(boost::json::object{
+                         {"run_id", std::string(id)}, {"thread_id", thread_id}, {"__deleted", true}})},
                     lock);
         return true;
     }
@@ -222,7 +223,8 @@ private:
         q.writing = false;
     }
 
-    static void replace_file(const std::filesystem::path& dir, const std::string& name, const std::string& text) {
+    static void replace_file(const std::filesystem::path& dir, const std::string& name,
+                             const std::string& text) {
         std::filesystem::create_directories(dir);
         const auto temp = dir / (name + ".tmp");
         {

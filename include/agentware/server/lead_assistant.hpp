@@ -20,9 +20,10 @@ namespace agentware::server {
 /// `current_setup` gives the setup each run starts with (a program that
 /// switches skills on and off hands out a new one); `config` and the setups
 /// must outlive the runs that use them.
-inline assistant_spec lead_agent_assistant(std::shared_ptr<const boost::json::value> config,
-                                           std::function<std::shared_ptr<const lead_agent_setup>()> current_setup,
-                                           std::string graph_id = "lead_agent") {
+inline assistant_spec
+lead_agent_assistant(std::shared_ptr<const boost::json::value> config,
+                     std::function<std::shared_ptr<const lead_agent_setup>()> current_setup,
+                     std::string graph_id = "lead_agent") {
     assistant_spec spec;
     spec.graph_id = graph_id;
     spec.name = std::move(graph_id);
@@ -50,8 +51,8 @@ inline assistant_spec lead_agent_assistant(std::shared_ptr<const boost::json::va
                     *m = memory(memory_state->manager);
             }
         };
-        auto holder =
-            std::make_shared<lead_agent>(make_lead_agent(*config, lead_agent_request::from_context(context), setup));
+        auto holder = std::make_shared<lead_agent>(
+            make_lead_agent(*config, lead_agent_request::from_context(context), setup));
         using agent_type = lead_agent::agent_type;
         std::shared_ptr<agent_type> agent(holder, holder->agent.get());
         return std::make_unique<agent_run<agent_type>>(

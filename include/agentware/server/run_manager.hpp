@@ -53,6 +53,10 @@ struct run_refused {
 
 struct run_manager_options {
     std::size_t workers = 32; ///< threads for agents with blocking models (their runs beyond wait)
+    /// Runs executing at once, whatever their model; the others wait, pending.
+    /// Each executing agent holds its own state and, once it calls a blocking
+    /// tool, its tool threads: this bounds them.
+    std::size_t max_active_runs = 512;
     std::chrono::seconds keep_streams{120};      ///< how long a finished run's events stay for joins
     std::function<void(const std::string&)> log; ///< one line per run that fails
 };
@@ -315,11 +319,21 @@ private:
         if (!q.active.empty() || q.pending.empty()) return;
         q.active = q.pending.front();
         q.pending.pop_front();
-        auto run = live_.at(q.active);
-        run->started = true;
-        // Posted: the coroutine must not start under this lock.
-        boost::asio::post(ex_,
-                          [this, run] { boost::asio::co_spawn(ex_, execute(run), boost::asio::detached); });
+        ready_.push_back(live_.at(q.active));
+        start_ready_locked();
+    }
+
+    // With the lock: starts ready runs while fewer than max_active_runs execute.
+    void start_ready_locked() {
+        while (!ready_.empty() && active_ < std::max<std::size_t>(1, options_.max_active_runs)) {
+            auto run = std::move(ready_.front());
+            ready_.pop_front();
+            run->started = true;
+            ++active_;
+            // Posted: the coroutine must not start under this lock.
+            boost::asio::post(
+                ex_, [this, run] { boost::asio::co_spawn(ex_, execute(run), boost::asio::detached); });
+        }
     }
 
     // The run is over: the thread's next run may start.
@@ -330,9 +344,11 @@ private:
             r->finished = true;
             r->finished_at = std::chrono::steady_clock::now();
             r->runner.reset();
+            --active_;
             auto& q = queues_[tid];
             if (q.active == detail::string_or(r->record, "run_id", "")) q.active.clear();
             schedule_locked(tid); // during a shutdown, queued runs start only to end cancelled
+            start_ready_locked();
             if (q.active.empty() && q.pending.empty()) queues_.erase(tid);
         }
         r->events->close();
@@ -416,6 +432,8 @@ private:
     std::mutex mutex_;
     std::map<std::string, std::shared_ptr<live_run>, std::less<>> live_;
     std::map<std::string, thread_queue, std::less<>> queues_;
+    std::deque<std::shared_ptr<live_run>> ready_; ///< runs whose thread is free, waiting for room
+    std::size_t active_ = 0;                      ///< runs executing
     bool stopping_ = false;
 };
 

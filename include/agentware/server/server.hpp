@@ -221,14 +221,16 @@ private:
     boost::asio::awaitable<void> session(boost::asio::ip::tcp::socket socket);
 
     server_options options_;
+    // Before the event loop: the sessions' coroutines, which the loop's
+    // destructor may destroy while they wait, count themselves here.
+    std::atomic<std::size_t> connections_{0};
+    std::atomic<bool> stopped_{false};
     boost::asio::io_context io_; // before the runs: their coroutines live on it
     run_manager runs_;
     langgraph_api api_;
     server::router router_;
     boost::asio::strand<boost::asio::io_context::executor_type> accept_strand_{boost::asio::make_strand(io_)};
     boost::asio::ip::tcp::acceptor acceptor_;
-    std::atomic<std::size_t> connections_{0};
-    std::atomic<bool> stopped_{false};
 };
 
 } // namespace agentware::server

@@ -1,6 +1,7 @@
 // `agentware run` (examples/agentware/run_command.hpp) as a user starts it,
 // against a local OpenAI-compatible server on 127.0.0.1: what DeerFlow's
 // configuration asks for works in the product, or the start is refused.
+#include "../support/cli_process.hpp"
 #include "../support/scripted_http_server.hpp"
 
 #include <boost/json/parse.hpp>
@@ -32,22 +33,8 @@ struct cli_result {
 // Runs the agentware program in `dir` with `args`, no standard input.
 cli_result run_cli(const fs::path& dir, std::vector<std::string> args) {
     const fs::path out_file = dir / "cli-output.txt";
-    std::fflush(nullptr); // the child must not write out the test's own buffered output again
-    const pid_t pid = ::fork();
+    const pid_t pid = agentware::test::start_cli(AGENTWARE_CLI, dir, out_file, std::move(args));
     REQUIRE(pid >= 0);
-    if (pid == 0) {
-        if (::chdir(dir.c_str()) != 0) ::_exit(126);
-        std::FILE* out = std::freopen(out_file.c_str(), "w", stdout);
-        if (out == nullptr || ::dup2(::fileno(stdout), 2) < 0) ::_exit(126);
-        if (!std::freopen("/dev/null", "r", stdin)) ::_exit(126);
-        args.insert(args.begin(), AGENTWARE_CLI);
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
-    }
     int status = 0;
     ::waitpid(pid, &status, 0);
     std::ifstream in(out_file);

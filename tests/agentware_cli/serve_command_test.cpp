@@ -3,6 +3,7 @@
 // configuration has a deep_agent section), a run of each, and a clean stop on
 // SIGTERM that keeps the data for the next start.
 #include "../server/server_support.hpp"
+#include "../support/cli_process.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -22,22 +23,9 @@ public:
     serve_process(const std::filesystem::path& dir, std::vector<std::string> args)
         : out_(dir / "serve-output.txt") {
         std::filesystem::remove(out_); // a line of an earlier start must not be read as this one's
-        std::fflush(nullptr);
-        pid_ = ::fork();
+        args.insert(args.begin(), "serve");
+        pid_ = agentware::test::start_cli(AGENTWARE_CLI, dir, out_, std::move(args));
         REQUIRE(pid_ >= 0);
-        if (pid_ == 0) {
-            if (::chdir(dir.c_str()) != 0) ::_exit(126);
-            std::FILE* out = std::freopen(out_.c_str(), "w", stdout);
-            if (out == nullptr || ::dup2(::fileno(stdout), 2) < 0) ::_exit(126);
-            if (!std::freopen("/dev/null", "r", stdin)) ::_exit(126);
-            args.insert(args.begin(), {AGENTWARE_CLI, "serve"});
-            std::vector<char*> argv;
-            for (auto& a : args)
-                argv.push_back(a.data());
-            argv.push_back(nullptr);
-            ::execv(argv[0], argv.data());
-            ::_exit(127);
-        }
         const std::string marker = "listening on http://127.0.0.1:";
         REQUIRE(eventually([&] { return output().find(marker) != std::string::npos; }));
         const auto text = output();

@@ -90,31 +90,9 @@ public:
         return storage_->load(user_id, agent_name);
     }
 
-    /// The manager's read view: the summaries as stored plus `facts`, each
-    /// fact's source projected back to a string (thread id or source type).
+    /// The manager's read view (memory_view of what is stored).
     boost::json::object read_view(std::string_view user_id, std::string_view agent_name) {
-        const user_memory m = storage_->load(user_id, agent_name);
-        boost::json::object user, history;
-        for (std::size_t i = 0; i < 3; ++i) {
-            user[memory_user_keys[i]] = detail::summary_json(m.user[i]);
-            history[memory_history_keys[i]] = detail::summary_json(m.history[i]);
-        }
-        boost::json::array facts;
-        for (const auto& f : m.facts) {
-            boost::json::object o{{"id", f.id},
-                                  {"content", f.content},
-                                  {"category", f.category},
-                                  {"confidence", f.confidence},
-                                  {"createdAt", f.created_at},
-                                  {"source", f.source_type == "conversation" ? f.source : f.source_type}};
-            if (!f.source_error.empty()) o["sourceError"] = f.source_error;
-            if (!f.last_confirmed_at.empty()) o["lastConfirmedAt"] = f.last_confirmed_at;
-            if (f.confirmation_count > 0) o["confirmationCount"] = f.confirmation_count;
-            facts.push_back(std::move(o));
-        }
-        return boost::json::object{
-            {"version", "2.0"},        {"revision", m.revision},        {"lastUpdated", m.last_updated},
-            {"user", std::move(user)}, {"history", std::move(history)}, {"facts", std::move(facts)}};
+        return memory_view(storage_->load(user_id, agent_name));
     }
 
     /// The `<memory>` block for dynamic_context; "" when injection is off,

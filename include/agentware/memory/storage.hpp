@@ -429,6 +429,34 @@ inline memory_fact fact_from_v1(const boost::json::object& o) {
 
 } // namespace detail
 
+/// A user's memory as DeerFlow's memory API shows it: version, revision,
+/// lastUpdated, the summaries, and `facts` with each fact's source projected
+/// back to a string (its thread id, or its source type).
+inline boost::json::object memory_view(const user_memory& m) {
+    boost::json::object user, history;
+    for (std::size_t i = 0; i < 3; ++i) {
+        user[memory_user_keys[i]] = detail::summary_json(m.user[i]);
+        history[memory_history_keys[i]] = detail::summary_json(m.history[i]);
+    }
+    boost::json::array facts;
+    for (const auto& f : m.facts) {
+        boost::json::object o{{"id", f.id},
+                              {"content", f.content},
+                              {"category", f.category},
+                              {"confidence", f.confidence},
+                              {"createdAt", f.created_at},
+                              {"source", f.source_type == "conversation" ? f.source : f.source_type}};
+        if (!f.source_error.empty()) o["sourceError"] = f.source_error;
+        if (!f.updated_at.empty()) o["updatedAt"] = f.updated_at;
+        if (!f.last_confirmed_at.empty()) o["lastConfirmedAt"] = f.last_confirmed_at;
+        if (f.confirmation_count > 0) o["confirmationCount"] = f.confirmation_count;
+        facts.push_back(std::move(o));
+    }
+    return boost::json::object{
+        {"version", "2.0"},        {"revision", m.revision},        {"lastUpdated", m.last_updated},
+        {"user", std::move(user)}, {"history", std::move(history)}, {"facts", std::move(facts)}};
+}
+
 /// The files of DeerMem v2 under one root directory.
 class memory_storage {
 public:

@@ -169,6 +169,17 @@ inline boost::json::object thread_state(std::string_view thread_id, const checkp
             {"interrupts", pending}};
 }
 
+// `limit` items from `offset` on, with the total in `x-pagination-total`.
+template <class List>
+http_response page_of(const List& all, std::size_t offset, std::size_t limit) {
+    boost::json::array page;
+    for (std::size_t i = offset; i < all.size() && page.size() < limit; ++i)
+        page.push_back(all[i]);
+    auto r = http_response::json(page);
+    r.headers.emplace_back("x-pagination-total", std::to_string(all.size()));
+    return r;
+}
+
 inline bool metadata_matches(const boost::json::object& have, const boost::json::object& want) {
     for (const auto& kv : want) {
         const auto* v = have.if_contains(kv.key());
@@ -357,18 +368,14 @@ private:
             if (!detail::metadata_matches(a.at("metadata").as_object(), meta)) continue;
             all.push_back(std::move(a));
         }
-        boost::json::array page;
-        for (std::size_t i = offset; i < all.size() && page.size() < limit; ++i)
-            page.push_back(all[i]);
-        auto r = http_response::json(page);
-        r.headers.emplace_back("x-pagination-total", std::to_string(all.size()));
-        return r;
+        return detail::page_of(all, offset, limit);
     }
 
     std::optional<boost::json::object> find_thread(const std::string& id) {
         auto t = store_.thread(id);
-        if (t && detail::public_metadata(*t).size() != t->at("metadata").as_object().size() &&
-            t->at("metadata").as_object().contains("__temporary"))
+        if (!t || !t->contains("created_at")) return std::nullopt; // none, or only its runs' records
+        if (const auto* m = t->if_contains("metadata");
+            m && m->is_object() && m->get_object().contains("__temporary"))
             return std::nullopt; // a stateless run's thread is not the client's
         return t;
     }
@@ -496,12 +503,7 @@ private:
             const std::string x = detail::string_or(a, sort_by, ""), y = detail::string_or(b, sort_by, "");
             return order == "asc" ? x < y : y < x;
         });
-        boost::json::array page;
-        for (std::size_t i = offset; i < all.size() && page.size() < limit; ++i)
-            page.push_back(all[i]);
-        auto r = http_response::json(page);
-        r.headers.emplace_back("x-pagination-total", std::to_string(all.size()));
-        return r;
+        return detail::page_of(all, offset, limit);
     }
 
     http_response get_state(http_request& q, const std::string& checkpoint_id) {

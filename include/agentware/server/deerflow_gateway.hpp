@@ -170,14 +170,7 @@ public:
     void add_routes(router& r, std::shared_ptr<const void> keep_alive = {}) {
         auto add = [&](std::string method, std::string pattern,
                        http_response (deerflow_gateway::*f)(http_request&)) {
-            r.add(std::move(method), std::move(pattern), [this, f, keep_alive](http_request& q) {
-                // A file that cannot be read or written: DeerFlow's 500 with the reason.
-                try {
-                    return (this->*f)(q);
-                } catch (const std::runtime_error& e) {
-                    return http_response::detail(500, e.what());
-                }
-            });
+            r.add(std::move(method), std::move(pattern), detail::gateway_handler(this, f, keep_alive));
         };
         add("GET", "/api/models", &deerflow_gateway::models);
         add("GET", "/api/models/{name}", &deerflow_gateway::model);
@@ -361,29 +354,6 @@ private:
 
     // The lead agent's facts are kept under the default agent's name.
     static constexpr std::string_view memory_agent = "";
-
-    static boost::json::object memory_view(const user_memory& m) {
-        boost::json::object user, history;
-        for (std::size_t i = 0; i < 3; ++i) {
-            user[memory_user_keys[i]] = agentware::detail::summary_json(m.user[i]);
-            history[memory_history_keys[i]] = agentware::detail::summary_json(m.history[i]);
-        }
-        boost::json::array facts;
-        for (const auto& f : m.facts) {
-            boost::json::object o{{"id", f.id},
-                                  {"content", f.content},
-                                  {"category", f.category},
-                                  {"confidence", f.confidence},
-                                  {"createdAt", f.created_at},
-                                  {"source", f.source_type == "conversation" ? f.source : f.source_type}};
-            if (!f.source_error.empty()) o["sourceError"] = f.source_error;
-            if (!f.updated_at.empty()) o["updatedAt"] = f.updated_at;
-            facts.push_back(std::move(o));
-        }
-        return boost::json::object{
-            {"version", "2.0"},        {"revision", m.revision},        {"lastUpdated", m.last_updated},
-            {"user", std::move(user)}, {"history", std::move(history)}, {"facts", std::move(facts)}};
-    }
 
     std::optional<http_response> memory_unsupported(std::string_view label) const {
         if (memory_.manager_class != "noop") return std::nullopt;

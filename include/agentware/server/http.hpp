@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -140,6 +141,26 @@ inline std::string percent_decode(std::string_view s) {
     }
     return out;
 }
+
+namespace detail {
+
+/// A handler that calls `self->*f`, keeps `keep_alive` (the owner of `self`)
+/// alive, and answers a file that cannot be read or written as DeerFlow's
+/// gateway does: 500 with the reason in `detail`.
+template <class Owner>
+std::function<http_response(http_request&)> gateway_handler(Owner* self,
+                                                            http_response (Owner::*f)(http_request&),
+                                                            std::shared_ptr<const void> keep_alive) {
+    return [self, f, keep_alive = std::move(keep_alive)](http_request& q) {
+        try {
+            return (self->*f)(q);
+        } catch (const std::runtime_error& e) {
+            return http_response::detail(500, e.what());
+        }
+    };
+}
+
+} // namespace detail
 
 /// Routes by method and path pattern; `{name}` matches one segment, a last
 /// `{name:path}` the rest of the path.

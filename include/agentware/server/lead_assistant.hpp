@@ -32,31 +32,45 @@ lead_agent_assistant(std::shared_ptr<const boost::json::value> config,
     // the first agent's manager is kept (with its model) and handed to the
     // agents after it, so memory updates are debounced across runs and
     // flushed when the server ends, not at the end of each run.
-    struct shared_memory {
+    struct shared_state {
         std::mutex mutex;
         std::shared_ptr<memory_manager> manager;
+        // The setup the runs use: the current one with the memory sharing
+        // added, made again only when the current one changes.
+        std::shared_ptr<const lead_agent_setup> base;
+        std::shared_ptr<const lead_agent_setup> own;
     };
-    auto memory_state = std::make_shared<shared_memory>();
+    auto state = std::make_shared<shared_state>();
     spec.factory = [config, current_setup = std::move(current_setup),
-                    memory_state](const boost::json::object& context) -> std::unique_ptr<assistant_run> {
-        const std::shared_ptr<const lead_agent_setup> base = current_setup();
-        lead_agent_setup setup = *base;
-        setup.attach_helpers = [attach = base->attach_helpers, memory_state](deerflow_pipeline& chain) {
-            if (attach) attach(chain);
-            if (auto* m = chain.get<memory>()) {
-                std::lock_guard lock(memory_state->mutex);
-                if (!memory_state->manager)
-                    memory_state->manager = m->manager();
-                else
-                    *m = memory(memory_state->manager);
+                    state](const boost::json::object& context) -> std::unique_ptr<assistant_run> {
+        std::shared_ptr<const lead_agent_setup> base = current_setup(), setup;
+        {
+            std::lock_guard lock(state->mutex);
+            if (state->base != base) {
+                auto own = std::make_shared<lead_agent_setup>(*base);
+                own->attach_helpers = [attach = base->attach_helpers,
+                                       weak = std::weak_ptr<shared_state>(state)](deerflow_pipeline& chain) {
+                    if (attach) attach(chain);
+                    auto* m = chain.get<memory>();
+                    auto shared = weak.lock();
+                    if (m == nullptr || !shared) return;
+                    std::lock_guard lock(shared->mutex);
+                    if (!shared->manager)
+                        shared->manager = m->manager();
+                    else
+                        *m = memory(shared->manager);
+                };
+                state->base = base;
+                state->own = std::move(own);
             }
-        };
+            setup = state->own;
+        }
         auto holder = std::make_shared<lead_agent>(
-            make_lead_agent(*config, lead_agent_request::from_context(context), setup));
+            make_lead_agent(*config, lead_agent_request::from_context(context), *setup));
         using agent_type = lead_agent::agent_type;
         std::shared_ptr<agent_type> agent(holder, holder->agent.get());
         return std::make_unique<agent_run<agent_type>>(
-            std::move(agent), [holder](run_config c) { return holder->config(std::move(c)); });
+            std::move(agent), [holder, setup](run_config c) { return holder->config(std::move(c)); });
     };
     return spec;
 }

@@ -28,17 +28,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <exception>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <stop_token>
 #include <string>
-#include <thread>
 #include <variant>
 #include <vector>
 

@@ -125,14 +125,7 @@ public:
     void add_routes(router& r, std::shared_ptr<const void> keep_alive = {}) {
         auto add = [&](std::string method, std::string pattern,
                        http_response (thread_files::*f)(http_request&)) {
-            r.add(std::move(method), std::move(pattern), [this, f, keep_alive](http_request& q) {
-                // A file that cannot be read or written: DeerFlow's 500 with the reason.
-                try {
-                    return (this->*f)(q);
-                } catch (const std::runtime_error& e) {
-                    return http_response::detail(500, e.what());
-                }
-            });
+            r.add(std::move(method), std::move(pattern), detail::gateway_handler(this, f, keep_alive));
         };
         add("POST", "/api/threads/{thread_id}/uploads", &thread_files::upload);
         add("GET", "/api/threads/{thread_id}/uploads/list", &thread_files::list);

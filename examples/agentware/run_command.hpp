@@ -228,10 +228,13 @@ inline std::unique_ptr<run_script> load_run_script(const std::string& file) {
     if (auto* answers = turn.contains("model") ? turn["model"].if_array() : nullptr)
         for (auto& a : *answers)
             if (auto* ao = a.if_object(); ao && ao->contains("delay_ms")) {
-                if (!ao->contains("metadata") || !(*ao)["metadata"].is_object())
-                    (*ao)["metadata"] = boost::json::object{};
-                (*ao)["metadata"].as_object()["delay_ms"] = ao->at("delay_ms");
+                // Moved out first: object::operator[] may rehash (even for a key it
+                // has), which would leave a reference into the old table dangling.
+                boost::json::value delay = std::move(ao->at("delay_ms"));
                 ao->erase("delay_ms");
+                auto* metadata = ao->contains("metadata") ? ao->at("metadata").if_object() : nullptr;
+                if (!metadata) metadata = &(*ao)["metadata"].emplace_object();
+                (*metadata)["delay_ms"] = std::move(delay);
             }
     turn["input"] = "";
     scenario_turn t;

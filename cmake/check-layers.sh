@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 layers=(
   "detail"
   "json"
-  "config"
+  "config postgres"
   "core"
   "message"
   "state"

@@ -18,6 +18,8 @@ packages=(
   nodejs npm                     # the MCP reference servers mcp_test runs (tests/mcp)
   bubblewrap                     # the isolated sandbox (bash in namespaces, without Docker)
   python3-venv                   # the virtual environment of CI's pinned Conan 2 (cmake/conan-test.sh)
+  libpq-dev                      # libpq 15, the PostgreSQL client (postgres/, the optional component `postgres`)
+  postgresql-15                  # the server the PostgreSQL tests start in a temporary folder
 )
 
 missing=()

@@ -16,8 +16,8 @@ namespace agentware::test {
 
 /// Starts `program` with `args` in `dir`, its output into `out_file`; the
 /// child's pid, or -1 when it could not be forked.
-inline pid_t start_cli(const char* program, const std::filesystem::path& dir, const std::filesystem::path& out_file,
-                       std::vector<std::string> args) {
+inline pid_t start_cli(const char* program, const std::filesystem::path& dir,
+                       const std::filesystem::path& out_file, std::vector<std::string> args) {
     std::fflush(nullptr); // the child must not write out the test's own buffered output again
     const pid_t pid = ::fork();
     if (pid != 0) return pid;

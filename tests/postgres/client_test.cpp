@@ -5,8 +5,8 @@
 
 #include "support/postgres_server.hpp"
 
-#include <agentware/postgres/conninfo.hpp>
 #include <agentware/postgres/connection.hpp>
+#include <agentware/postgres/conninfo.hpp>
 #include <agentware/postgres/pool.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -24,6 +24,9 @@
 #include <optional>
 #include <set>
 #include <string>
+
+// co_await never sits inside a CHECK or REQUIRE: g++ 12 miscompiles an
+// awaited call inside Catch's expression templates.
 
 namespace postgres_client_test {
 
@@ -68,13 +71,14 @@ TEST_CASE("postgres: a statement with parameters returns typed values and NULL",
         CHECK_FALSE(r.text(0, "nothing"));
         CHECK(r.as<std::string>(0, "quoted") == "'; DROP TABLE x; --");
         CHECK_THROWS_WITH(r.as<int>(0, "nothing"), "postgres: column \"nothing\" of row 0 is NULL");
-        CHECK_THROWS_WITH(r.as<int>(0, "s"), "postgres: column \"s\" is not a number of the asked type: \"héllo\"");
+        CHECK_THROWS_WITH(r.as<int>(0, "s"),
+                          "postgres: column \"s\" is not a number of the asked type: \"héllo\"");
         CHECK_THROWS_WITH(r.column("missing"), "postgres: the result has no column \"missing\"");
 
         // A script of several statements in one round trip; a command's count.
         const auto table = fresh_table("items");
-        co_await c.execute("CREATE TABLE " + table + " (id int PRIMARY KEY, body jsonb);" + "INSERT INTO " + table +
-                           " VALUES (1, '{\"a\": 1}'), (2, '[]');");
+        co_await c.execute("CREATE TABLE " + table + " (id int PRIMARY KEY, body jsonb);" + "INSERT INTO " +
+                           table + " VALUES (1, '{\"a\": 1}'), (2, '[]');");
         auto updated = co_await c.query("UPDATE " + table + " SET body = $1::jsonb WHERE id >= $2",
                                         std::string(R"({"b": [true, null]})"), 1);
         CHECK(updated.affected() == 2);
@@ -85,7 +89,8 @@ TEST_CASE("postgres: a statement with parameters returns typed values and NULL",
     });
 }
 
-TEST_CASE("postgres: a failed statement carries its SQLSTATE and leaves the connection usable", "[postgres]") {
+TEST_CASE("postgres: a failed statement carries its SQLSTATE and leaves the connection usable",
+          "[postgres]") {
     auto& server = postgres_server::shared();
     run([&]() -> asio::awaitable<void> {
         auto c = co_await pg::connection::connect(server.conninfo());
@@ -109,7 +114,13 @@ TEST_CASE("postgres: a failed statement carries its SQLSTATE and leaves the conn
         }
         // An error inside a transaction: the transaction is the caller's to end.
         co_await c.query("BEGIN");
-        CHECK_THROWS_AS(co_await c.query("SELECT 1/0"), pg::error);
+        std::string division;
+        try {
+            co_await c.query("SELECT 1/0");
+        } catch (const pg::error& e) {
+            division = e.sqlstate();
+        }
+        CHECK(division == "22012");
         CHECK_FALSE(c.usable()); // a transaction is open (and failed)
         co_await c.query("ROLLBACK");
         CHECK(c.usable());
@@ -121,7 +132,8 @@ TEST_CASE("postgres: a failed statement carries its SQLSTATE and leaves the conn
 TEST_CASE("postgres: the pool's statement_timeout has the server cancel a long statement", "[postgres]") {
     auto& server = postgres_server::shared();
     run([&]() -> asio::awaitable<void> {
-        pg::pool p({.conninfo = server.conninfo(), .size = 2, .statement_timeout = std::chrono::milliseconds(200)});
+        pg::pool p(
+            {.conninfo = server.conninfo(), .size = 2, .statement_timeout = std::chrono::milliseconds(200)});
         const auto start = std::chrono::steady_clock::now();
         try {
             co_await p.query("SELECT pg_sleep(20)");
@@ -158,7 +170,8 @@ TEST_CASE("postgres: a notification reaches the listening connection when its se
         co_await sleep_for(std::chrono::milliseconds(150));
         CHECK_FALSE(received); // not before the commit
         co_await sender.query("COMMIT");
-        for (int i = 0; i < 200 && !done; ++i) co_await sleep_for(std::chrono::milliseconds(10));
+        for (int i = 0; i < 200 && !done; ++i)
+            co_await sleep_for(std::chrono::milliseconds(10));
         REQUIRE(received);
         CHECK(received->channel == "agentware_test");
         CHECK(received->payload == "run-1");
@@ -181,7 +194,8 @@ TEST_CASE("postgres: a notification reaches the listening connection when its se
             });
         co_await sleep_for(std::chrono::milliseconds(20));
         listener.cancel();
-        for (int i = 0; i < 200 && !done; ++i) co_await sleep_for(std::chrono::milliseconds(10));
+        for (int i = 0; i < 200 && !done; ++i)
+            co_await sleep_for(std::chrono::milliseconds(10));
         CHECK(cancelled == "postgres: the wait for a notification was cancelled");
         CHECK(listener.usable());
         co_await sender.query("NOTIFY agentware_test, 'run-2'");
@@ -213,13 +227,14 @@ TEST_CASE("postgres: a pool runs many statements at once on at most its size", "
                     if (e) failure = e;
                     ++finished;
                 });
-        while (finished < 30) co_await sleep_for(std::chrono::milliseconds(10));
+        while (finished < 30)
+            co_await sleep_for(std::chrono::milliseconds(10));
         if (failure) std::rethrow_exception(failure);
         CHECK(most_open == 3);
         CHECK(p.open() == 3);
         CHECK(p.idle() == 3);
-        auto r = co_await p.query("SELECT count(*) AS n, count(DISTINCT n) AS d, count(DISTINCT pid) AS pids FROM " +
-                                  table);
+        auto r = co_await p.query(
+            "SELECT count(*) AS n, count(DISTINCT n) AS d, count(DISTINCT pid) AS pids FROM " + table);
         CHECK(r.as<int>(0, "n") == 30);
         CHECK(r.as<int>(0, "d") == 30);
         CHECK(r.as<int>(0, "pids") == 3);
@@ -248,9 +263,16 @@ TEST_CASE("postgres: after the server restarts, the pool connects again", "[post
         } catch (const pg::error& e) {
             CHECK(e.connection_lost());
         }
-        while (!stopped) co_await sleep_for(std::chrono::milliseconds(10));
+        while (!stopped)
+            co_await sleep_for(std::chrono::milliseconds(10));
         CHECK(p.open() == 0); // the broken connections were closed
-        CHECK_THROWS_AS(co_await p.query("SELECT 1"), pg::error);
+        bool refused = false;
+        try {
+            co_await p.query("SELECT 1");
+        } catch (const pg::error& e) {
+            refused = e.connection_lost(); // no server to connect to
+        }
+        CHECK(refused);
 
         server.start();
         const auto again = (co_await p.query("SELECT pg_backend_pid() AS pid")).as<int>(0, "pid");
@@ -266,26 +288,27 @@ TEST_CASE("postgres: a connection error names the server without its password", 
             FAIL("connected to nothing");
         } catch (const pg::error& e) {
             const std::string what = e.what();
-            CHECK(what.starts_with(
-                "postgres: cannot connect to \"host=/nonexistent-agentware user=u password=*** dbname=d\": "));
+            CHECK(what.starts_with("postgres: cannot connect to \"host=/nonexistent-agentware user=u "
+                                   "password=*** dbname=d\": "));
             CHECK(what.find("hunter2") == std::string::npos);
             CHECK(e.connection_lost());
         }
 
         // A server that accepts and never answers: the connect's own time limit.
-        asio::ip::tcp::acceptor silent(co_await asio::this_coro::executor, {asio::ip::make_address("127.0.0.1"), 0});
+        asio::ip::tcp::acceptor silent(co_await asio::this_coro::executor,
+                                       {asio::ip::make_address("127.0.0.1"), 0});
         asio::ip::tcp::socket held(silent.get_executor());
         silent.async_accept(held, [](boost::system::error_code) {});
         const auto port = silent.local_endpoint().port();
         try {
-            co_await pg::connection::connect(
-                "postgresql://u:hunter2@127.0.0.1:" + std::to_string(port) + "/d?sslmode=disable",
-                std::chrono::milliseconds(300));
+            co_await pg::connection::connect("postgresql://u:hunter2@127.0.0.1:" + std::to_string(port) +
+                                                 "/d?sslmode=disable",
+                                             std::chrono::milliseconds(300));
             FAIL("connected to a silent server");
         } catch (const pg::error& e) {
-            CHECK(std::string(e.what()) == "postgres: cannot connect to \"postgresql://u:***@127.0.0.1:" +
-                                               std::to_string(port) +
-                                               "/d?sslmode=disable\": no answer within 300 ms");
+            CHECK(std::string(e.what()) ==
+                  "postgres: cannot connect to \"postgresql://u:***@127.0.0.1:" + std::to_string(port) +
+                      "/d?sslmode=disable\": no answer within 300 ms");
         }
     });
 }

@@ -34,22 +34,28 @@ public:
     postgres_server() {
         bindir_ = find_bindir();
         char dir_template[] = "/tmp/agentware-pg-XXXXXX";
-        if (!::mkdtemp(dir_template)) throw std::runtime_error("postgres_server: cannot make a temporary folder");
+        if (!::mkdtemp(dir_template))
+            throw std::runtime_error("postgres_server: cannot make a temporary folder");
         dir_ = dir_template;
         if (::geteuid() == 0) {
             const passwd* pw = ::getpwnam("postgres");
             if (!pw)
-                throw std::runtime_error("postgres_server: running as root, and PostgreSQL refuses root; there is no "
-                                         "`postgres` user to run it as (Debian's postgresql-15 package makes one)");
+                throw std::runtime_error(
+                    "postgres_server: running as root, and PostgreSQL refuses root; there is no "
+                    "`postgres` user to run it as (Debian's postgresql-15 package makes one)");
             uid_ = pw->pw_uid;
             gid_ = pw->pw_gid;
             if (::chown(dir_.c_str(), uid_, gid_) != 0)
-                throw std::runtime_error("postgres_server: cannot give " + dir_.string() + " to the postgres user");
+                throw std::runtime_error("postgres_server: cannot give " + dir_.string() +
+                                         " to the postgres user");
         }
-        const int rc = wait_for(spawn({(bindir_ / "initdb").string(), "-D", (dir_ / "data").string(), "-A", "trust",
-                                       "-U", "agentware", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"},
-                                      dir_ / "initdb.log"));
-        if (rc != 0) throw std::runtime_error("postgres_server: initdb failed (" + std::to_string(rc) + "): " + log("initdb.log"));
+        const int rc =
+            wait_for(spawn({(bindir_ / "initdb").string(), "-D", (dir_ / "data").string(), "-A", "trust",
+                            "-U", "agentware", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"},
+                           dir_ / "initdb.log"));
+        if (rc != 0)
+            throw std::runtime_error("postgres_server: initdb failed (" + std::to_string(rc) +
+                                     "): " + log("initdb.log"));
         start();
     }
     ~postgres_server() {
@@ -68,8 +74,8 @@ public:
 
     void start() {
         if (pid_ > 0) return;
-        pid_ = spawn({(bindir_ / "postgres").string(), "-D", (dir_ / "data").string(), "-k", dir_.string(), "-c",
-                      "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c",
+        pid_ = spawn({(bindir_ / "postgres").string(), "-D", (dir_ / "data").string(), "-k", dir_.string(),
+                      "-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c",
                       "full_page_writes=off", "-c", "max_connections=200"},
                      dir_ / "server.log");
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -133,7 +139,8 @@ private:
         ::prctl(PR_SET_PDEATHSIG, SIGINT);
         if (::chdir(dir_.c_str()) != 0) ::_exit(126);
         std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
+        for (auto& a : args)
+            argv.push_back(a.data());
         argv.push_back(nullptr);
         ::execv(argv[0], argv.data());
         ::_exit(127);

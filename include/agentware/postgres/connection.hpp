@@ -41,29 +41,28 @@ struct notification {
 };
 
 /// A statement parameter, sent as text: a string, a number, a boolean, or SQL
-/// NULL (nullptr, an empty optional). A std::string lvalue is borrowed until
-/// the statement has been sent (co_await the query where it is written); any
-/// other value is copied.
+/// NULL (nullptr, an empty optional). The value is copied (a std::string
+/// rvalue is moved), so nothing the caller holds must outlive the call: the
+/// statement may wait for a pooled connection long after it.
 class param {
 public:
     param(std::nullptr_t) : null_(true) {}
-    param(const std::string& s) : borrowed_(s.c_str()) {}
-    param(std::string&& s) : owned_(std::move(s)) {}
-    param(std::string_view s) : owned_(s) {}
-    param(const char* s) : owned_(s) {}
-    param(bool b) : borrowed_(b ? "true" : "false") {}
+    param(const std::string& s) : text_(s) {}
+    param(std::string&& s) : text_(std::move(s)) {}
+    param(std::string_view s) : text_(s) {}
+    param(const char* s) : text_(s) {}
+    param(bool b) : text_(b ? "true" : "false") {}
     template <class T>
         requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
-    param(T v) : owned_(fmt::format("{}", v)) {}
+    param(T v) : text_(fmt::format("{}", v)) {}
     template <class T>
     param(const std::optional<T>& v) : param(v ? param(*v) : param(nullptr)) {}
 
     /// The text libpq sends; nullptr for NULL.
-    const char* c_str() const noexcept { return null_ ? nullptr : borrowed_ ? borrowed_ : owned_.c_str(); }
+    const char* c_str() const noexcept { return null_ ? nullptr : text_.c_str(); }
 
 private:
-    std::string owned_;
-    const char* borrowed_ = nullptr;
+    std::string text_;
     bool null_ = false;
 };
 
@@ -96,7 +95,8 @@ struct connection_state {
 
     std::string libpq_message() const {
         std::string m = conn ? PQerrorMessage(conn) : "not connected";
-        while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+        while (!m.empty() && (m.back() == '\n' || m.back() == ' '))
+            m.pop_back();
         return m;
     }
 
@@ -112,7 +112,8 @@ struct connection_state {
         const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
         lost = lost || PQstatus(conn) != CONNECTION_OK;
         std::string message = primary ? primary : PQresultErrorMessage(r);
-        while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+        while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+            message.pop_back();
         if (message.empty()) message = libpq_message();
         return state ? error(fmt::format("postgres: {} (SQLSTATE {})", message, state), state, lost)
                      : error(fmt::format("postgres: {}", message), {}, lost);
@@ -134,27 +135,30 @@ public:
     /// Connects with a libpq connection string (keywords or a URI; TLS, the
     /// password and the rest as libpq reads them, PGPASSWORD included). Errors
     /// name the server with its password redacted.
-    static boost::asio::awaitable<connection> connect(std::string conninfo,
-                                                      std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    static boost::asio::awaitable<connection>
+    connect(std::string conninfo, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
         namespace asio = boost::asio;
         auto ex = co_await asio::this_coro::executor;
         auto st = std::make_shared<detail::connection_state>(ex);
         const auto where = [&] { return redact(conninfo); };
         st->conn = PQconnectStart(conninfo.c_str());
         if (!st->conn || PQstatus(st->conn) == CONNECTION_BAD)
-            throw error(fmt::format("postgres: cannot connect to \"{}\": {}", where(), st->libpq_message()), {}, true);
+            throw error(fmt::format("postgres: cannot connect to \"{}\": {}", where(), st->libpq_message()),
+                        {}, true);
         // libpq leaves the time limit of an asynchronous connect to its caller.
         asio::steady_timer timer(ex, timeout);
-        timer.async_wait([weak = std::weak_ptr<detail::connection_state>(st)](const boost::system::error_code& ec) {
-            if (auto s = weak.lock(); s && !ec) {
-                s->timed_out = true;
-                if (s->socket.is_open()) s->socket.cancel();
-            }
-        });
+        timer.async_wait(
+            [weak = std::weak_ptr<detail::connection_state>(st)](const boost::system::error_code& ec) {
+                if (auto s = weak.lock(); s && !ec) {
+                    s->timed_out = true;
+                    if (s->socket.is_open()) s->socket.cancel();
+                }
+            });
         for (auto poll = PGRES_POLLING_WRITING; poll != PGRES_POLLING_OK; poll = PQconnectPoll(st->conn)) {
             if (poll == PGRES_POLLING_FAILED)
-                throw error(fmt::format("postgres: cannot connect to \"{}\": {}", where(), st->libpq_message()), {},
-                            true);
+                throw error(
+                    fmt::format("postgres: cannot connect to \"{}\": {}", where(), st->libpq_message()), {},
+                    true);
             st->bind_socket();
             const auto wait = poll == PGRES_POLLING_READING ? asio::posix::stream_descriptor::wait_read
                                                             : asio::posix::stream_descriptor::wait_write;
@@ -163,9 +167,15 @@ public:
                 throw error(fmt::format("postgres: cannot connect to \"{}\": no answer within {} ms", where(),
                                         timeout.count()),
                             {}, true);
-            if (ec) throw error(fmt::format("postgres: cannot connect to \"{}\": {}", where(), ec.message()), {}, true);
+            if (ec)
+                throw error(fmt::format("postgres: cannot connect to \"{}\": {}", where(), ec.message()), {},
+                            true);
         }
         timer.cancel();
+        // The server's notices (NOTICE, WARNING: "already exists, skipping")
+        // are not errors, and a library does not write to the program's stderr.
+        PQsetNoticeProcessor(
+            st->conn, [](void*, const char*) {}, nullptr);
         if (PQsetnonblocking(st->conn, 1) != 0) throw st->failure("cannot make the connection non-blocking");
         st->bind_socket();
         co_return connection(std::move(st));
@@ -178,18 +188,20 @@ public:
         std::vector<param> params;
         params.reserve(sizeof...(Args));
         (params.emplace_back(std::forward<Args>(args)), ...);
-        return query_with(sql, std::move(params));
+        return query_with(std::string(sql), std::move(params));
     }
 
-    /// query() with the parameters as a list built at run time.
-    boost::asio::awaitable<result> query_with(std::string_view sql, std::vector<param> params) {
+    /// query() with the parameters as a list built at run time. (Coroutines
+    /// here take what they keep by value: a reference into the caller's
+    /// expression would have to outlive every suspension.)
+    boost::asio::awaitable<result> query_with(std::string sql, std::vector<param> params) {
         auto st = state_;
         const busy_guard guard(*st);
         std::vector<const char*> values;
         values.reserve(params.size());
-        for (const auto& p : params) values.push_back(p.c_str());
-        const std::string text(sql);
-        if (!PQsendQueryParams(st->conn, text.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+        for (const auto& p : params)
+            values.push_back(p.c_str());
+        if (!PQsendQueryParams(st->conn, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
                                nullptr, nullptr, 0))
             throw st->failure("cannot send the statement");
         co_await flush(*st);
@@ -198,11 +210,10 @@ public:
 
     /// Runs a script of several statements without parameters (a migration),
     /// in one round trip; the last statement's rows are returned.
-    boost::asio::awaitable<result> execute(std::string_view script) {
+    boost::asio::awaitable<result> execute(std::string script) {
         auto st = state_;
         const busy_guard guard(*st);
-        const std::string text(script);
-        if (!PQsendQuery(st->conn, text.c_str())) throw st->failure("cannot send the script");
+        if (!PQsendQuery(st->conn, script.c_str())) throw st->failure("cannot send the script");
         co_await flush(*st);
         co_return co_await collect(*st);
     }
@@ -223,12 +234,15 @@ public:
         auto st = state_;
         const busy_guard guard(*st);
         for (;;) {
-            if (!PQconsumeInput(st->conn)) throw st->failure("the connection failed while waiting for a notification");
+            if (!PQconsumeInput(st->conn))
+                throw st->failure("the connection failed while waiting for a notification");
             if (auto n = poll_notification()) co_return std::move(*n);
             auto [ec] = co_await st->socket.async_wait(asio::posix::stream_descriptor::wait_read,
                                                        asio::as_tuple(asio::use_awaitable));
-            if (ec == asio::error::operation_aborted) throw error("postgres: the wait for a notification was cancelled");
-            if (ec) throw error(fmt::format("postgres: waiting for a notification: {}", ec.message()), {}, true);
+            if (ec == asio::error::operation_aborted)
+                throw error("postgres: the wait for a notification was cancelled");
+            if (ec)
+                throw error(fmt::format("postgres: waiting for a notification: {}", ec.message()), {}, true);
         }
     }
 

@@ -64,20 +64,24 @@ inline std::string redact_pairs(std::string_view s) {
             continue;
         }
         const auto key_start = i;
-        while (i < s.size() && s[i] != '=' && s[i] != ' ' && s[i] != '\t') ++i;
+        while (i < s.size() && s[i] != '=' && s[i] != ' ' && s[i] != '\t')
+            ++i;
         const auto key = s.substr(key_start, i - key_start);
         out.append(key);
-        while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) out.push_back(s[i++]);
+        while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+            out.push_back(s[i++]);
         if (i >= s.size() || s[i] != '=') continue;
         out.push_back(s[i++]);
-        while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) out.push_back(s[i++]);
+        while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+            out.push_back(s[i++]);
         const auto value_start = i;
         if (i < s.size() && s[i] == '\'') {
             for (++i; i < s.size() && s[i] != '\''; ++i)
                 if (s[i] == '\\') ++i;
             if (i < s.size()) ++i;
         } else {
-            while (i < s.size() && s[i] != ' ' && s[i] != '\t' && s[i] != '\n') ++i;
+            while (i < s.size() && s[i] != ' ' && s[i] != '\t' && s[i] != '\n')
+                ++i;
         }
         out.append(key == "password" ? std::string_view("***") : s.substr(value_start, i - value_start));
     }

@@ -127,10 +127,10 @@ public:
         std::vector<param> params;
         params.reserve(sizeof...(Args));
         (params.emplace_back(std::forward<Args>(args)), ...);
-        return query_with(sql, std::move(params));
+        return query_with(std::string(sql), std::move(params));
     }
 
-    boost::asio::awaitable<result> query_with(std::string_view sql, std::vector<param> params) {
+    boost::asio::awaitable<result> query_with(std::string sql, std::vector<param> params) {
         auto c = co_await acquire();
         co_return co_await c->query_with(sql, std::move(params));
     }

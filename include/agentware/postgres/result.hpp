@@ -53,7 +53,8 @@ public:
     std::optional<std::string_view> text(std::size_t row, std::size_t col) const {
         if (is_null(row, col)) return std::nullopt;
         const auto r = static_cast<int>(row), c = static_cast<int>(col);
-        return std::string_view(PQgetvalue(r_.get(), r, c), static_cast<std::size_t>(PQgetlength(r_.get(), r, c)));
+        return std::string_view(PQgetvalue(r_.get(), r, c),
+                                static_cast<std::size_t>(PQgetlength(r_.get(), r, c)));
     }
     std::optional<std::string_view> text(std::size_t row, std::string_view col) const {
         return text(row, column(col));
@@ -75,8 +76,8 @@ public:
             T v{};
             const auto [end, ec] = std::from_chars(t->data(), t->data() + t->size(), v);
             if (ec != std::errc{} || end != t->data() + t->size())
-                throw error(fmt::format("postgres: column \"{}\" is not a number of the asked type: \"{}\"", name(col),
-                                        *t));
+                throw error(fmt::format("postgres: column \"{}\" is not a number of the asked type: \"{}\"",
+                                        name(col), *t));
             return v;
         } else {
             static_assert(sizeof(T) == 0, "postgres::result::as<T>: T is a string, bool or arithmetic type");
@@ -98,8 +99,9 @@ public:
 private:
     void check(std::size_t row, std::size_t col) const {
         if (col >= columns() || row >= size())
-            throw error(fmt::format("postgres: no value at row {}, column {} (the result has {} rows, {} columns)", row,
-                                    col, size(), columns()));
+            throw error(
+                fmt::format("postgres: no value at row {}, column {} (the result has {} rows, {} columns)",
+                            row, col, size(), columns()));
     }
 
     struct clear {

@@ -7,6 +7,7 @@
 
 #include <agentware/postgres/connection.hpp>
 #include <agentware/postgres/conninfo.hpp>
+#include <agentware/postgres/listener.hpp>
 #include <agentware/postgres/pool.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -241,11 +242,30 @@ TEST_CASE("postgres: a pool runs many statements at once on at most its size", "
     });
 }
 
-TEST_CASE("postgres: after the server restarts, the pool connects again", "[postgres]") {
+TEST_CASE("postgres: after the server restarts, the pool and the listener connect again", "[postgres]") {
     postgres_server server; // its own: this test stops it
     run([&]() -> asio::awaitable<void> {
         pg::pool p({.conninfo = server.conninfo(), .size = 2, .connect_timeout = std::chrono::seconds(5)});
         const auto first = (co_await p.query("SELECT pg_backend_pid() AS pid")).as<int>(0, "pid");
+
+        std::vector<std::string> heard, errors;
+        int listening = 0;
+        pg::listener listener(
+            {.conninfo = server.conninfo(),
+             .channels = {"agentware_runs", "with \"quote\""},
+             .on_notification = [&](const pg::notification& n) { heard.push_back(n.payload); },
+             .on_listening = [&] { ++listening; },
+             .on_error = [&](const std::string& e) { errors.push_back(e); },
+             .retry_first = std::chrono::milliseconds(50),
+             .retry_most = std::chrono::milliseconds(200)});
+        listener.start(co_await asio::this_coro::executor);
+        while (listening < 1)
+            co_await sleep_for(std::chrono::milliseconds(10));
+        co_await p.query("SELECT pg_notify('agentware_runs', 'before')");
+        co_await p.query("SELECT pg_notify('with \"quote\"', 'quoted')");
+        for (int i = 0; i < 200 && heard.size() < 2; ++i)
+            co_await sleep_for(std::chrono::milliseconds(10));
+        CHECK(heard == std::vector<std::string>{"before", "quoted"});
 
         // A statement in flight when the server goes away fails as a lost connection.
         bool stopped = false;
@@ -278,6 +298,19 @@ TEST_CASE("postgres: after the server restarts, the pool connects again", "[post
         const auto again = (co_await p.query("SELECT pg_backend_pid() AS pid")).as<int>(0, "pid");
         CHECK(again != first);
         CHECK(p.open() == 1);
+
+        // The listener came back by itself and LISTENs again.
+        for (int i = 0; i < 500 && listening < 2; ++i)
+            co_await sleep_for(std::chrono::milliseconds(10));
+        CHECK(listening == 2);
+        CHECK(listener.sessions() == 2);
+        REQUIRE_FALSE(errors.empty());
+        CHECK(errors.front().starts_with("postgres: "));
+        co_await p.query("SELECT pg_notify('agentware_runs', 'after')");
+        for (int i = 0; i < 200 && heard.size() < 3; ++i)
+            co_await sleep_for(std::chrono::milliseconds(10));
+        CHECK(heard.back() == "after");
+        listener.stop();
     });
 }
 

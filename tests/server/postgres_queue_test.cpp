@@ -64,7 +64,9 @@ asio::awaitable<std::string> fresh_database(bool migrated = true) {
     co_return conninfo;
 }
 
-boost::json::object record_of(const std::string& run_id) { return {{"run_id", run_id}, {"kwargs", {{"n", 1}}}}; }
+boost::json::object record_of(const std::string& run_id) {
+    return {{"run_id", run_id}, {"kwargs", {{"n", 1}}}};
+}
 
 TEST_CASE("postgres run queue: processes starting together make the schema once", "[postgres][server]") {
     run([]() -> asio::awaitable<void> {
@@ -76,16 +78,20 @@ TEST_CASE("postgres run queue: processes starting together make the schema once"
             pools.push_back(std::make_unique<pg::pool>(pg::pool_options{.conninfo = conninfo, .size = 1}));
             asio::co_spawn(
                 co_await asio::this_coro::executor,
-                [&, i]() -> asio::awaitable<void> { applied += co_await srv::postgres_schema::migrate(*pools[i]); },
+                [&, i]() -> asio::awaitable<void> {
+                    applied += co_await srv::postgres_schema::migrate(*pools[i]);
+                },
                 [&](std::exception_ptr e) {
                     if (e) failure = e;
                     ++finished;
                 });
         }
-        while (finished < 3) co_await sleep_for(std::chrono::milliseconds(10));
+        while (finished < 3)
+            co_await sleep_for(std::chrono::milliseconds(10));
         if (failure) std::rethrow_exception(failure);
         CHECK(applied == static_cast<int>(srv::postgres_schema::migrations.size()));
-        auto versions = co_await pools[0]->query("SELECT count(*) AS n, max(version) AS v FROM agentware_migrations");
+        auto versions =
+            co_await pools[0]->query("SELECT count(*) AS n, max(version) AS v FROM agentware_migrations");
         CHECK(versions.as<int>(0, "n") == static_cast<int>(srv::postgres_schema::migrations.size()));
         const int again = co_await srv::postgres_schema::migrate(*pools[1]);
         CHECK(again == 0);
@@ -145,15 +151,18 @@ TEST_CASE("postgres run queue: each run goes to one worker, a thread's runs one 
                     ++workers_done;
                 });
         }
-        while (workers_done < 4) co_await sleep_for(std::chrono::milliseconds(10));
+        while (workers_done < 4)
+            co_await sleep_for(std::chrono::milliseconds(10));
         if (failure) std::rethrow_exception(failure);
 
         CHECK_FALSE(overlap);
         REQUIRE(claims.size() == created.size());
-        for (const auto& [id, n] : claims) CHECK(n == 1);
+        for (const auto& [id, n] : claims)
+            CHECK(n == 1);
         for (int t = 0; t < threads; ++t) {
             std::vector<std::string> expected;
-            for (int k = 0; k < per_thread; ++k) expected.push_back("run-" + std::to_string(t) + "-" + std::to_string(k));
+            for (int k = 0; k < per_thread; ++k)
+                expected.push_back("run-" + std::to_string(t) + "-" + std::to_string(k));
             CHECK(finished_by_thread["thread-" + std::to_string(t)] == expected);
         }
         auto statuses = co_await front.query(
@@ -183,7 +192,8 @@ TEST_CASE("postgres run queue: multitask strategies and idempotency keys", "[pos
 
         // The same key twice: one run.
         auto c1 = co_await q.create("c", "t", "agent", record_of("c"), "enqueue", std::string("key-1"));
-        auto c2 = co_await q.create("c-retry", "t", "agent", record_of("c-retry"), "enqueue", std::string("key-1"));
+        auto c2 =
+            co_await q.create("c-retry", "t", "agent", record_of("c-retry"), "enqueue", std::string("key-1"));
         CHECK(c2.run_id == "c");
         CHECK(c1.run_id == "c");
         auto retried = co_await q.run("c-retry");
@@ -212,8 +222,9 @@ TEST_CASE("postgres run queue: multitask strategies and idempotency keys", "[pos
     });
 }
 
-TEST_CASE("postgres run queue: a lapsed lease returns the run, fences its old owner, and attempts are bounded",
-          "[postgres][server]") {
+TEST_CASE(
+    "postgres run queue: a lapsed lease returns the run, fences its old owner, and attempts are bounded",
+    "[postgres][server]") {
     run([]() -> asio::awaitable<void> {
         const auto conninfo = co_await fresh_database();
         pg::pool db_a({.conninfo = conninfo, .size = 1}), db_b({.conninfo = conninfo, .size = 1});

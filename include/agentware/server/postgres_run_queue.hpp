@@ -67,7 +67,8 @@ struct postgres_run_queue_options {
 
 class postgres_run_queue {
 public:
-    /// NOTIFY channels: a run may be claimable (payload: a run or thread id); a run was asked to cancel (payload: its id).
+    /// NOTIFY channels: a run may be claimable (payload: a run or thread id); a run was asked to cancel
+    /// (payload: its id).
     static constexpr const char* runs_channel = "agentware_runs";
     static constexpr const char* cancel_channel = "agentware_cancel";
 
@@ -81,42 +82,49 @@ public:
     /// thread_busy when the thread has a pending or running run; "enqueue"
     /// queues behind them; "interrupt" and "rollback" cancel them first. A
     /// reused `idempotency_key` returns the run it made the first time.
-    boost::asio::awaitable<queued_run> create(std::string run_id, std::string thread_id, std::string assistant_id,
-                                              boost::json::object record, std::string strategy,
+    boost::asio::awaitable<queued_run> create(std::string run_id, std::string thread_id,
+                                              std::string assistant_id, boost::json::object record,
+                                              std::string strategy,
                                               std::optional<std::string> idempotency_key = std::nullopt) {
         const std::string record_text = boost::json::serialize(record);
         try {
-            co_return co_await postgres::in_transaction(db_, [&](postgres::connection& c) -> boost::asio::awaitable<queued_run> {
-                co_await c.query("INSERT INTO agentware_threads (thread_id) VALUES ($1) ON CONFLICT DO NOTHING",
-                                 thread_id);
-                // Creates on one thread take turns: the checks below see every run before them.
-                co_await c.query("SELECT 1 FROM agentware_threads WHERE thread_id = $1 FOR UPDATE", thread_id);
-                if (idempotency_key) {
-                    auto prior = co_await c.query(select_columns + " WHERE idempotency_key = $1", *idempotency_key);
-                    if (!prior.empty()) co_return read_run(prior, 0);
-                }
-                auto active = co_await c.query(
-                    "SELECT run_id FROM agentware_runs WHERE thread_id = $1 AND status IN ('pending', 'running')",
-                    thread_id);
-                if (!active.empty()) {
-                    if (strategy == "reject") throw thread_busy(thread_id);
-                    if (strategy == "interrupt" || strategy == "rollback")
-                        co_await c.query(cancel_thread_sql, thread_id, strategy);
-                }
-                auto made = co_await c.query(
-                    "INSERT INTO agentware_runs (run_id, thread_id, assistant_id, record, multitask_strategy, "
-                    "idempotency_key) VALUES ($1, $2, $3, $4::jsonb, $5, $6) RETURNING " +
-                        columns,
-                    run_id, thread_id, assistant_id, record_text, strategy, idempotency_key);
-                co_await c.query("SELECT pg_notify($1, $2)", runs_channel, run_id);
-                co_return read_run(made, 0);
-            });
+            co_return co_await postgres::in_transaction(
+                db_, [&](postgres::connection& c) -> boost::asio::awaitable<queued_run> {
+                    co_await c.query(
+                        "INSERT INTO agentware_threads (thread_id) VALUES ($1) ON CONFLICT DO NOTHING",
+                        thread_id);
+                    // Creates on one thread take turns: the checks below see every run before them.
+                    co_await c.query("SELECT 1 FROM agentware_threads WHERE thread_id = $1 FOR UPDATE",
+                                     thread_id);
+                    if (idempotency_key) {
+                        auto prior = co_await c.query(select_columns + " WHERE idempotency_key = $1",
+                                                      *idempotency_key);
+                        if (!prior.empty()) co_return read_run(prior, 0);
+                    }
+                    auto active = co_await c.query("SELECT run_id FROM agentware_runs WHERE thread_id = $1 "
+                                                   "AND status IN ('pending', 'running')",
+                                                   thread_id);
+                    if (!active.empty()) {
+                        if (strategy == "reject") throw thread_busy(thread_id);
+                        if (strategy == "interrupt" || strategy == "rollback")
+                            co_await c.query(cancel_thread_sql, thread_id, strategy);
+                    }
+                    auto made = co_await c.query(
+                        "INSERT INTO agentware_runs (run_id, thread_id, assistant_id, record, "
+                        "multitask_strategy, "
+                        "idempotency_key) VALUES ($1, $2, $3, $4::jsonb, $5, $6) RETURNING " +
+                            columns,
+                        run_id, thread_id, assistant_id, record_text, strategy, idempotency_key);
+                    co_await c.query("SELECT pg_notify($1, $2)", runs_channel, run_id);
+                    co_return read_run(made, 0);
+                });
         } catch (const postgres::error& e) {
             // Two creates with one key on two threads: the second finds the first's run.
             if (!idempotency_key || e.sqlstate() != postgres::sqlstate::unique_violation) throw;
         }
         auto prior = co_await db_.query(select_columns + " WHERE idempotency_key = $1", *idempotency_key);
-        if (prior.empty()) throw postgres::error("postgres: the run of idempotency key " + *idempotency_key + " vanished");
+        if (prior.empty())
+            throw postgres::error("postgres: the run of idempotency key " + *idempotency_key + " vanished");
         co_return read_run(prior, 0);
     }
 
@@ -153,10 +161,11 @@ public:
 
     /// Extends this worker's lease on a run, and tells it whether a cancel was asked for.
     boost::asio::awaitable<lease_state> renew(std::string run_id) {
-        auto r = co_await db_.query("UPDATE agentware_runs SET lease_expires_at = clock_timestamp() + $3::bigint * "
-                                    "interval '1 millisecond' WHERE run_id = $1 AND owner = $2 AND status = 'running' "
-                                    "RETURNING cancel_action",
-                                    run_id, o_.worker_id, o_.lease.count());
+        auto r = co_await db_.query(
+            "UPDATE agentware_runs SET lease_expires_at = clock_timestamp() + $3::bigint * "
+            "interval '1 millisecond' WHERE run_id = $1 AND owner = $2 AND status = 'running' "
+            "RETURNING cancel_action",
+            run_id, o_.worker_id, o_.lease.count());
         lease_state s;
         s.owned = !r.empty();
         if (s.owned) s.cancel_action = optional_text(r, 0, "cancel_action");
@@ -179,7 +188,8 @@ public:
     /// attempt (a drain at shutdown); false when it is no longer the owner.
     boost::asio::awaitable<bool> release(std::string run_id) {
         auto r = co_await db_.query(
-            "WITH back AS (UPDATE agentware_runs SET status = 'pending', owner = NULL, lease_expires_at = NULL, "
+            "WITH back AS (UPDATE agentware_runs SET status = 'pending', owner = NULL, lease_expires_at = "
+            "NULL, "
             "attempt = attempt - 1, updated_at = clock_timestamp() WHERE run_id = $1 AND owner = $2 AND "
             "status = 'running' RETURNING run_id) SELECT pg_notify($3, run_id) FROM back",
             run_id, o_.worker_id, runs_channel);
@@ -196,7 +206,8 @@ public:
             "status = CASE WHEN status = 'pending' THEN 'interrupted' ELSE status END, "
             "stop_reason = CASE WHEN status = 'pending' THEN 'cancelled' ELSE stop_reason END, "
             "cancel_action = coalesce(cancel_action, $2), "
-            "cancel_requested_at = coalesce(cancel_requested_at, clock_timestamp()), updated_at = clock_timestamp() "
+            "cancel_requested_at = coalesce(cancel_requested_at, clock_timestamp()), updated_at = "
+            "clock_timestamp() "
             "WHERE run_id = $1 AND status IN ('pending', 'running') RETURNING run_id, status) "
             "SELECT status, pg_notify($3, run_id) FROM asked",
             run_id, action, cancel_channel);

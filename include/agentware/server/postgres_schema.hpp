@@ -62,10 +62,13 @@ inline boost::asio::awaitable<int> migrate(postgres::pool& db) {
     co_await c->query("SELECT pg_advisory_lock($1)", lock_key);
     int applied = 0;
     try {
-        co_await c->execute("CREATE TABLE IF NOT EXISTS agentware_migrations ("
-                            "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())");
-        const auto done = co_await c->query("SELECT coalesce(max(version), 0) AS v FROM agentware_migrations");
-        for (auto version = done.as<int>(0, "v") + 1; version <= static_cast<int>(migrations.size()); ++version) {
+        co_await c->execute(
+            "CREATE TABLE IF NOT EXISTS agentware_migrations ("
+            "version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+        const auto done =
+            co_await c->query("SELECT coalesce(max(version), 0) AS v FROM agentware_migrations");
+        for (auto version = done.as<int>(0, "v") + 1; version <= static_cast<int>(migrations.size());
+             ++version) {
             co_await c->execute("BEGIN");
             co_await c->execute(std::string(migrations[static_cast<std::size_t>(version - 1)]));
             co_await c->query("INSERT INTO agentware_migrations (version) VALUES ($1)", version);

@@ -3,7 +3,7 @@
 // statement timeout, LISTEN/NOTIFY, the pool's bound and its reconnection
 // after a restart, and connection strings that never show a password.
 
-#include "support/postgres_server.hpp"
+#include "../support/postgres_server.hpp"
 
 #include <agentware/postgres/connection.hpp>
 #include <agentware/postgres/conninfo.hpp>

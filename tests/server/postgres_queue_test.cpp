@@ -5,7 +5,7 @@
 // keys, leases that lapse and fence their old owner, and cancels from
 // another process.
 
-#include "support/postgres_server.hpp"
+#include "../support/postgres_server.hpp"
 
 #include <agentware/server/postgres_run_queue.hpp>
 #include <agentware/server/postgres_schema.hpp>

@@ -3,6 +3,7 @@
 // statement timeout, LISTEN/NOTIFY, the pool's bound and its reconnection
 // after a restart, and connection strings that never show a password.
 
+#include "../support/coroutine_test.hpp"
 #include "../support/postgres_server.hpp"
 
 #include <agentware/postgres/connection.hpp>
@@ -35,19 +36,8 @@ namespace asio = boost::asio;
 namespace pg = agentware::postgres;
 using agentware::test::postgres_server;
 
-// Runs a test's coroutine to its end on a fresh event loop; its failure is the test's.
-void run(const std::function<asio::awaitable<void>()>& body) {
-    asio::io_context io;
-    std::exception_ptr failure;
-    asio::co_spawn(io, body(), [&](std::exception_ptr e) { failure = e; });
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-}
-
-asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(asio::use_awaitable);
-}
+using agentware::test::sleep_for;
+constexpr auto run = agentware::test::run_coroutine;
 
 // A table of the test's own, so tests share one server without sharing rows.
 std::string fresh_table(const char* prefix) {
@@ -211,26 +201,13 @@ TEST_CASE("postgres: a pool runs many statements at once on at most its size", "
         pg::pool p({.conninfo = server.conninfo(), .size = 3});
         const auto table = fresh_table("pooled");
         co_await p.query("CREATE TABLE " + table + " (n int, pid int)");
-        int finished = 0;
         std::size_t most_open = 0;
-        std::exception_ptr failure;
-        const auto ex = co_await asio::this_coro::executor;
-        for (int i = 0; i < 30; ++i)
-            asio::co_spawn(
-                ex,
-                [&, i]() -> asio::awaitable<void> {
-                    auto c = co_await p.acquire();
-                    most_open = std::max(most_open, p.open());
-                    co_await c->query("INSERT INTO " + table + " VALUES ($1, pg_backend_pid())", i);
-                    co_await c->query("SELECT pg_sleep(0.01)");
-                },
-                [&](std::exception_ptr e) {
-                    if (e) failure = e;
-                    ++finished;
-                });
-        while (finished < 30)
-            co_await sleep_for(std::chrono::milliseconds(10));
-        if (failure) std::rethrow_exception(failure);
+        co_await agentware::test::side_by_side(30, [&](int i) -> asio::awaitable<void> {
+            auto c = co_await p.acquire();
+            most_open = std::max(most_open, p.open());
+            co_await c->query("INSERT INTO " + table + " VALUES ($1, pg_backend_pid())", i);
+            co_await c->query("SELECT pg_sleep(0.01)");
+        });
         CHECK(most_open == 3);
         CHECK(p.open() == 3);
         CHECK(p.idle() == 3);

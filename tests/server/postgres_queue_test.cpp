@@ -5,6 +5,7 @@
 // keys, leases that lapse and fence their old owner, and cancels from
 // another process.
 
+#include "../support/coroutine_test.hpp"
 #include "../support/postgres_server.hpp"
 
 #include <agentware/server/postgres_run_queue.hpp>
@@ -36,18 +37,8 @@ namespace pg = agentware::postgres;
 namespace srv = agentware::server;
 using agentware::test::postgres_server;
 
-void run(const std::function<asio::awaitable<void>()>& body) {
-    asio::io_context io;
-    std::exception_ptr failure;
-    asio::co_spawn(io, body(), [&](std::exception_ptr e) { failure = e; });
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-}
-
-asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-    asio::steady_timer t(co_await asio::this_coro::executor, d);
-    co_await t.async_wait(asio::use_awaitable);
-}
+using agentware::test::sleep_for;
+constexpr auto run = agentware::test::run_coroutine;
 
 // A database of the test's own on the shared server, migrated.
 asio::awaitable<std::string> fresh_database(bool migrated = true) {
@@ -72,23 +63,12 @@ TEST_CASE("postgres run queue: processes starting together make the schema once"
     run([]() -> asio::awaitable<void> {
         const auto conninfo = co_await fresh_database(false);
         std::vector<std::unique_ptr<pg::pool>> pools;
-        int finished = 0, applied = 0;
-        std::exception_ptr failure;
-        for (int i = 0; i < 3; ++i) {
+        int applied = 0;
+        for (int i = 0; i < 3; ++i)
             pools.push_back(std::make_unique<pg::pool>(pg::pool_options{.conninfo = conninfo, .size = 1}));
-            asio::co_spawn(
-                co_await asio::this_coro::executor,
-                [&, i]() -> asio::awaitable<void> {
-                    applied += co_await srv::postgres_schema::migrate(*pools[i]);
-                },
-                [&](std::exception_ptr e) {
-                    if (e) failure = e;
-                    ++finished;
-                });
-        }
-        while (finished < 3)
-            co_await sleep_for(std::chrono::milliseconds(10));
-        if (failure) std::rethrow_exception(failure);
+        co_await agentware::test::side_by_side(3, [&](int i) -> asio::awaitable<void> {
+            applied += co_await srv::postgres_schema::migrate(*pools[i]);
+        });
         CHECK(applied == static_cast<int>(srv::postgres_schema::migrations.size()));
         auto versions =
             co_await pools[0]->query("SELECT count(*) AS n, max(version) AS v FROM agentware_migrations");
@@ -117,43 +97,32 @@ TEST_CASE("postgres run queue: each run goes to one worker, a thread's runs one 
         std::map<std::string, std::vector<std::string>> finished_by_thread;
         std::map<std::string, int> claims;
         bool overlap = false;
-        int workers_done = 0;
-        std::exception_ptr failure;
         std::vector<std::unique_ptr<pg::pool>> pools;
         std::vector<std::unique_ptr<srv::postgres_run_queue>> queues;
         for (int w = 0; w < 4; ++w) {
             pools.push_back(std::make_unique<pg::pool>(pg::pool_options{.conninfo = conninfo, .size = 1}));
             queues.push_back(std::make_unique<srv::postgres_run_queue>(
                 *pools.back(), srv::postgres_run_queue_options{.worker_id = "worker-" + std::to_string(w)}));
-            asio::co_spawn(
-                co_await asio::this_coro::executor,
-                [&, w]() -> asio::awaitable<void> {
-                    auto& q = *queues[w];
-                    for (int idle = 0; idle < 20;) {
-                        auto r = co_await q.claim();
-                        if (!r) {
-                            ++idle;
-                            co_await sleep_for(std::chrono::milliseconds(5));
-                            continue;
-                        }
-                        idle = 0;
-                        ++claims[r->run_id];
-                        overlap = overlap || !running_threads.insert(r->thread_id).second;
-                        co_await sleep_for(std::chrono::milliseconds(2));
-                        running_threads.erase(r->thread_id);
-                        finished_by_thread[r->thread_id].push_back(r->run_id);
-                        const bool ended = co_await q.finish(r->run_id, "success", r->record);
-                        REQUIRE(ended);
-                    }
-                },
-                [&](std::exception_ptr e) {
-                    if (e) failure = e;
-                    ++workers_done;
-                });
         }
-        while (workers_done < 4)
-            co_await sleep_for(std::chrono::milliseconds(10));
-        if (failure) std::rethrow_exception(failure);
+        co_await agentware::test::side_by_side(4, [&](int w) -> asio::awaitable<void> {
+            auto& q = *queues[static_cast<std::size_t>(w)];
+            for (int idle = 0; idle < 20;) {
+                auto r = co_await q.claim();
+                if (!r) {
+                    ++idle;
+                    co_await sleep_for(std::chrono::milliseconds(5));
+                    continue;
+                }
+                idle = 0;
+                ++claims[r->run_id];
+                overlap = overlap || !running_threads.insert(r->thread_id).second;
+                co_await sleep_for(std::chrono::milliseconds(2));
+                running_threads.erase(r->thread_id);
+                finished_by_thread[r->thread_id].push_back(r->run_id);
+                const bool ended = co_await q.finish(r->run_id, "success", r->record);
+                REQUIRE(ended);
+            }
+        });
 
         CHECK_FALSE(overlap);
         REQUIRE(claims.size() == created.size());

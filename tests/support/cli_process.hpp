@@ -14,6 +14,16 @@
 
 namespace agentware::test {
 
+/// In a forked child: runs `args` (the program first), or ends the child with 127.
+[[noreturn]] inline void exec_or_exit(std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+}
+
 /// Starts `program` with `args` in `dir`, its output into `out_file`; the
 /// child's pid, or -1 when it could not be forked.
 inline pid_t start_cli(const char* program, const std::filesystem::path& dir,
@@ -26,12 +36,7 @@ inline pid_t start_cli(const char* program, const std::filesystem::path& dir,
     if (out == nullptr || ::dup2(::fileno(stdout), 2) < 0) ::_exit(126);
     if (!std::freopen("/dev/null", "r", stdin)) ::_exit(126);
     args.insert(args.begin(), program);
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
+    exec_or_exit(args);
 }
 
 } // namespace agentware::test

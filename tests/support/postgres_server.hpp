@@ -6,6 +6,8 @@
 #ifndef AGENTWARE_TESTS_SUPPORT_POSTGRES_SERVER_HPP
 #define AGENTWARE_TESTS_SUPPORT_POSTGRES_SERVER_HPP
 
+#include "cli_process.hpp"
+
 #include <libpq-fe.h>
 
 #include <chrono>
@@ -138,12 +140,7 @@ private:
         // (set after setuid, which clears it).
         ::prctl(PR_SET_PDEATHSIG, SIGINT);
         if (::chdir(dir_.c_str()) != 0) ::_exit(126);
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
+        exec_or_exit(args);
     }
 
     static int wait_for(pid_t pid) {

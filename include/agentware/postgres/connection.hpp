@@ -66,6 +66,15 @@ private:
     bool null_ = false;
 };
 
+/// The parameters of a statement, in order.
+template <class... Args>
+std::vector<param> params_of(Args&&... args) {
+    std::vector<param> params;
+    params.reserve(sizeof...(Args));
+    (params.emplace_back(std::forward<Args>(args)), ...);
+    return params;
+}
+
 namespace detail {
 
 namespace asio = boost::asio;
@@ -185,10 +194,7 @@ public:
     /// protocol: values never mix with the SQL text) and returns its rows.
     template <class... Args>
     boost::asio::awaitable<result> query(std::string_view sql, Args&&... args) {
-        std::vector<param> params;
-        params.reserve(sizeof...(Args));
-        (params.emplace_back(std::forward<Args>(args)), ...);
-        return query_with(std::string(sql), std::move(params));
+        return query_with(std::string(sql), params_of(std::forward<Args>(args)...));
     }
 
     /// query() with the parameters as a list built at run time. (Coroutines

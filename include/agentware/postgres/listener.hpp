@@ -94,8 +94,10 @@ private:
         while (!s->stopped) {
             std::string failure;
             try {
-                s->conn.emplace(co_await connection::connect(s->options.conninfo, s->options.connect_timeout));
-                for (const auto& ch : s->options.channels) co_await s->conn->execute("LISTEN " + quoted(ch));
+                s->conn.emplace(
+                    co_await connection::connect(s->options.conninfo, s->options.connect_timeout));
+                for (const auto& ch : s->options.channels)
+                    co_await s->conn->execute("LISTEN " + quoted(ch));
                 ++s->sessions;
                 retry = s->options.retry_first;
                 if (s->options.on_listening && !s->stopped) s->options.on_listening();

@@ -124,10 +124,7 @@ public:
     /// One statement on a pooled connection (see connection::query).
     template <class... Args>
     boost::asio::awaitable<result> query(std::string_view sql, Args&&... args) {
-        std::vector<param> params;
-        params.reserve(sizeof...(Args));
-        (params.emplace_back(std::forward<Args>(args)), ...);
-        return query_with(std::string(sql), std::move(params));
+        return query_with(std::string(sql), params_of(std::forward<Args>(args)...));
     }
 
     boost::asio::awaitable<result> query_with(std::string sql, std::vector<param> params) {

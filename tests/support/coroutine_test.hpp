@@ -31,7 +31,8 @@ inline boost::asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
 
 /// Runs `body(0)` to `body(n - 1)` side by side on the caller's event loop
 /// and waits for them all; the first failure is rethrown.
-inline boost::asio::awaitable<void> side_by_side(int n, std::function<boost::asio::awaitable<void>(int)> body) {
+inline boost::asio::awaitable<void> side_by_side(int n,
+                                                 std::function<boost::asio::awaitable<void>(int)> body) {
     const auto ex = co_await boost::asio::this_coro::executor;
     int finished = 0;
     std::exception_ptr failure;

@@ -99,7 +99,11 @@ struct connection_state {
         if (socket.is_open()) socket.release();
         const int fd = PQsocket(conn);
         if (fd < 0) throw error("postgres: the connection has no socket", {}, true);
-        socket.assign(fd);
+        boost::system::error_code ec;
+        socket.assign(fd, ec);
+        if (ec)
+            throw error(fmt::format("postgres: cannot watch the connection's socket: {}", ec.message()), {},
+                        true);
     }
 
     std::string libpq_message() const {
@@ -225,13 +229,7 @@ public:
     }
 
     /// A notification already received, without waiting.
-    std::optional<notification> poll_notification() {
-        PGnotify* n = state_->conn ? PQnotifies(state_->conn) : nullptr;
-        if (!n) return std::nullopt;
-        notification out{n->relname, n->extra ? n->extra : "", n->be_pid};
-        PQfreemem(n);
-        return out;
-    }
+    std::optional<notification> poll_notification() { return received(*state_); }
 
     /// Waits for the next notification on a channel this connection LISTENs to.
     /// cancel() ends the wait with an error that leaves the connection usable.
@@ -242,7 +240,7 @@ public:
         for (;;) {
             if (!PQconsumeInput(st->conn))
                 throw st->failure("the connection failed while waiting for a notification");
-            if (auto n = poll_notification()) co_return std::move(*n);
+            if (auto n = received(*st)) co_return std::move(*n);
             auto [ec] = co_await st->socket.async_wait(asio::posix::stream_descriptor::wait_read,
                                                        asio::as_tuple(asio::use_awaitable));
             if (ec == asio::error::operation_aborted)
@@ -291,6 +289,14 @@ private:
         busy_guard& operator=(const busy_guard&) = delete;
         detail::connection_state& st;
     };
+
+    static std::optional<notification> received(detail::connection_state& st) {
+        PGnotify* n = st.conn ? PQnotifies(st.conn) : nullptr;
+        if (!n) return std::nullopt;
+        notification out{n->relname, n->extra ? n->extra : "", n->be_pid};
+        PQfreemem(n);
+        return out;
+    }
 
     static boost::asio::awaitable<void> wait(detail::connection_state& st,
                                              boost::asio::posix::stream_descriptor::wait_type w) {

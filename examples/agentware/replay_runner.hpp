@@ -490,6 +490,10 @@ inline replay_result run_scenario(const scenario& sc, const replay_options& opti
             return base(std::move(run));
         };
         eo.clock = subagent_scripts->clock;
+        // Ledger entries carry a time: the scenario's `now`, else a fixed one
+        // (2026-01-01T00:00:00Z), so that two replays print the same.
+        eo.now = [t = sc.now.value_or(std::chrono::system_clock::time_point(
+                      std::chrono::seconds(1'767'225'600)))] { return t; };
         executor = std::make_shared<subagent_executor>(std::move(eo));
         own_tools.add(make_task_tool(executor));
     }

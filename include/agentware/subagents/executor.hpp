@@ -378,6 +378,9 @@ struct subagent_executor_options {
     subagent_runner runner;
     /// The timeouts' clock; empty: real time (a steady_timer).
     std::shared_ptr<subagent_clock> clock;
+    /// The time a delegation's ledger entry is stamped with; empty: the
+    /// system clock. A replay fixes it, so that its output is the same each time.
+    std::function<std::chrono::system_clock::time_point()> now;
 };
 
 /// Runs delegations. One executor serves every run of an agent (its
@@ -388,9 +391,13 @@ public:
     explicit subagent_executor(subagent_executor_options o)
         : registry_(o.config, o.allow_bash), tools_(std::move(o.tools)),
           model_named_(std::move(o.model_named)), runner_(std::move(o.runner)), clock_(std::move(o.clock)),
-          slots_(o.config.max_concurrent) {}
+          now_(std::move(o.now)), slots_(o.config.max_concurrent) {}
 
     const subagent_registry& registry() const noexcept { return registry_; }
+    /// The wall-clock time of the executor's options (`now`).
+    std::chrono::system_clock::time_point now() const {
+        return now_ ? now_() : std::chrono::system_clock::now();
+    }
     /// Delegations waiting for a slot now.
     std::size_t waiting() const { return slots_.waiting(); }
 
@@ -849,6 +856,7 @@ private:
     std::function<any_chat_model(std::string_view)> model_named_;
     subagent_runner runner_;
     std::shared_ptr<subagent_clock> clock_;
+    std::function<std::chrono::system_clock::time_point()> now_;
     detail::subagent_slots slots_;
 };
 

@@ -163,7 +163,7 @@ public:
                 e.result_sha256 = std::string(out.metadata.at("subagent_result_sha256").as_string());
             }
             e.stop_reason = r.stop_reason;
-            e.created_at = detail::iso_utc(std::chrono::system_clock::now());
+            e.created_at = detail::iso_utc(executor_->now());
             out.update.set<delegations_field>({std::move(e)});
         }
         co_return out;

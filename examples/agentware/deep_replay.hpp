@@ -102,6 +102,10 @@ inline replay_result run_deep_scenario(const scenario& sc, const replay_options&
     if (!sc.files.empty()) throw scenario_error("files: the deep agent's files are given as files_state");
 
     deep_agent_options deep_options = detail::make_deep_options(sc, base_dir);
+    // The offloaded history's headings carry a time: the scenario's `now`, else
+    // a fixed one (2026-01-01T00:00:00Z), so that two replays print the same.
+    deep_options.history_clock = [t = sc.now.value_or(std::chrono::system_clock::time_point(
+                                      std::chrono::seconds(1'767'225'600)))] { return t; };
     // Each delegation's model is the one the turn scripts for its task call
     // (`"models": {"subagent:<call id>": [...]}`); a call without one fails as
     // a model error does.

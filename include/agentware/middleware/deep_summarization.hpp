@@ -50,9 +50,9 @@ namespace detail {
 
 // One offloaded batch: a heading with the time, then the messages in
 // LangChain's buffer form ("Human: ...\nAI: ...").
-inline std::string offload_section(const summarization_event& e) {
+inline std::string offload_section(const summarization_event& e, std::chrono::system_clock::time_point at) {
     return detail::format("## Summarized at {:%Y-%m-%dT%H:%M:%SZ}\n\n{}\n\n",
-                          std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()),
+                          std::chrono::floor<std::chrono::seconds>(at),
                           buffer_string(e.messages_to_summarize));
 }
 
@@ -72,17 +72,19 @@ inline std::string history_file(std::string_view dir, std::string_view thread_id
 /// backend that keeps its files in the agent state (the state backend) returns
 /// its write as a `files` update: it goes in the event's update, and the
 /// summarization applies it with the compaction. On any error it returns
-/// nothing and the summary message says nothing of a file.
+/// nothing and the summary message says nothing of a file. `now` gives the
+/// time of each batch's heading (empty: the system clock).
 inline std::function<std::optional<std::string>(const summarization_event&)>
-offload_history_to(backend_factory backend, std::string dir = "/conversation_history") {
-    return [backend = std::move(backend),
-            dir = std::move(dir)](const summarization_event& e) -> std::optional<std::string> {
+offload_history_to(backend_factory backend, std::string dir = "/conversation_history",
+                   std::function<std::chrono::system_clock::time_point()> now = {}) {
+    return [backend = std::move(backend), dir = std::move(dir),
+            now = std::move(now)](const summarization_event& e) -> std::optional<std::string> {
         const tool_runtime unbound;
         any_backend b = backend(e.tool_rt ? *e.tool_rt : unbound);
         const std::string path = detail::history_file(dir, e.thread_id);
         fs_read_result before = b.read(path);
         std::string content = before.error.empty() ? std::move(before.content) : std::string();
-        content += detail::offload_section(e);
+        content += detail::offload_section(e, now ? now() : std::chrono::system_clock::now());
         fs_write_result written = b.write(path, content);
         if (!written.error.empty()) return std::nullopt;
         if (written.files_update) {

@@ -48,6 +48,7 @@
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
@@ -106,6 +107,8 @@ struct deep_agent_options {
     std::optional<any_chat_model> summarization_model;
     /// Where summarization offloads the summarised history; empty: not offloaded.
     std::string conversation_history_dir = "/conversation_history";
+    /// The time written in the offloaded history's headings; empty: the system clock.
+    std::function<std::chrono::system_clock::time_point()> history_clock;
     /// Approval modes for tools the catalog does not cover (the policy's win).
     std::map<std::string, tool_approval_mode, std::less<>> extra_approvals;
 
@@ -192,8 +195,8 @@ std::optional<summarization> deep_summarization_slot(deep_agent_options& o, cons
     }
     slot.emplace(std::move(so), std::move(o.summarization_model));
     if (!o.conversation_history_dir.empty())
-        slot->offload =
-            offload_history_to(o.backend ? o.backend : state_backend_factory(), o.conversation_history_dir);
+        slot->offload = offload_history_to(o.backend ? o.backend : state_backend_factory(),
+                                           o.conversation_history_dir, o.history_clock);
     return slot;
 }
 

@@ -59,7 +59,7 @@ boost::json::object record_of(const std::string& run_id) {
     return {{"run_id", run_id}, {"kwargs", {{"n", 1}}}};
 }
 
-TEST_CASE("postgres run queue: processes starting together make the schema once", "[postgres][server]") {
+TEST_CASE("postgres run queue: processes starting together make the schema once", "[postgres][queue]") {
     run([]() -> asio::awaitable<void> {
         const auto conninfo = co_await fresh_database(false);
         std::vector<std::unique_ptr<pg::pool>> pools;
@@ -79,7 +79,7 @@ TEST_CASE("postgres run queue: processes starting together make the schema once"
 }
 
 TEST_CASE("postgres run queue: each run goes to one worker, a thread's runs one at a time and in order",
-          "[postgres][server]") {
+          "[postgres][queue]") {
     run([]() -> asio::awaitable<void> {
         const auto conninfo = co_await fresh_database();
         pg::pool front({.conninfo = conninfo, .size = 2});
@@ -142,7 +142,7 @@ TEST_CASE("postgres run queue: each run goes to one worker, a thread's runs one 
     });
 }
 
-TEST_CASE("postgres run queue: multitask strategies and idempotency keys", "[postgres][server]") {
+TEST_CASE("postgres run queue: multitask strategies and idempotency keys", "[postgres][queue]") {
     run([]() -> asio::awaitable<void> {
         const auto conninfo = co_await fresh_database();
         pg::pool db({.conninfo = conninfo, .size = 2});
@@ -193,7 +193,7 @@ TEST_CASE("postgres run queue: multitask strategies and idempotency keys", "[pos
 
 TEST_CASE(
     "postgres run queue: a lapsed lease returns the run, fences its old owner, and attempts are bounded",
-    "[postgres][server]") {
+    "[postgres][queue]") {
     run([]() -> asio::awaitable<void> {
         const auto conninfo = co_await fresh_database();
         pg::pool db_a({.conninfo = conninfo, .size = 1}), db_b({.conninfo = conninfo, .size = 1});
@@ -250,7 +250,7 @@ TEST_CASE(
 }
 
 TEST_CASE("postgres run queue: creates wake the workers, cancels reach the owner from another process",
-          "[postgres][server]") {
+          "[postgres][queue]") {
     run([]() -> asio::awaitable<void> {
         const auto conninfo = co_await fresh_database();
         auto listener = co_await pg::connection::connect(conninfo);

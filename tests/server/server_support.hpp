@@ -10,6 +10,8 @@
 #include <agentware/server/server.hpp>
 #include <agentware/tool/make_tool.hpp>
 
+#include "../support/coroutine_test.hpp"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>

@@ -432,14 +432,18 @@ TEST_CASE("server: a run in flight when the process died ends in error after the
     {
         // What a process killed during a run leaves behind.
         server::file_store store(dir.path);
-        store.put_thread({{"thread_id", "t-died"},
-                          {"created_at", "2026-11-29T00:00:00.000Z"},
-                          {"updated_at", "2026-11-29T00:00:00.000Z"},
-                          {"metadata", object{}},
-                          {"status", "busy"},
-                          {"config", object{}}});
-        store.put_run(
-            {{"run_id", "r-died"}, {"thread_id", "t-died"}, {"status", "running"}, {"kwargs", object{}}});
+        const object thread{{"thread_id", "t-died"},
+                            {"created_at", "2026-11-29T00:00:00.000Z"},
+                            {"updated_at", "2026-11-29T00:00:00.000Z"},
+                            {"metadata", object{}},
+                            {"status", "busy"},
+                            {"config", object{}}};
+        const object run{
+            {"run_id", "r-died"}, {"thread_id", "t-died"}, {"status", "running"}, {"kwargs", object{}}};
+        test::run_coroutine([&]() -> boost::asio::awaitable<void> {
+            co_await store.put_thread(thread);
+            co_await store.put_run(run);
+        });
     }
     std::vector<std::string> warnings;
     // A record cut short by the crash is skipped, with a warning.

@@ -15,6 +15,7 @@
 #include <agentware/server/wire.hpp>
 #include <agentware/thread/id.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -300,18 +301,18 @@ public:
     }
 
     /// A thread as GET /threads/{id} shows it (values and interrupts once it has a checkpoint).
-    boost::json::object thread_view(const boost::json::object& t) {
+    boost::asio::awaitable<boost::json::object> thread_view(boost::json::object t) {
         boost::json::object out = t;
         out["metadata"] = detail::public_metadata(t);
         const std::string id = detail::string_or(t, "thread_id", "");
-        if (auto c = store_.last_checkpoint(id)) {
+        if (auto c = co_await store_.last_checkpoint(id)) {
             out["values"] = langchain_values(c->at("values"));
             const auto pending = detail::pending_interrupts(c->at("values"));
             boost::json::object interrupts;
             if (!pending.empty()) interrupts[std::string(c->at("checkpoint_id").get_string())] = pending;
             out["interrupts"] = std::move(interrupts);
         }
-        return out;
+        co_return out;
     }
 
 private:
@@ -371,19 +372,19 @@ private:
         return detail::page_of(all, offset, limit);
     }
 
-    std::optional<boost::json::object> find_thread(const std::string& id) {
-        auto t = store_.thread(id);
-        if (!t || !t->contains("created_at")) return std::nullopt; // none, or only its runs' records
+    boost::asio::awaitable<std::optional<boost::json::object>> find_thread(std::string id) {
+        auto t = co_await store_.thread(id);
+        if (!t || !t->contains("created_at")) co_return std::nullopt; // none, or only its runs' records
         if (const auto* m = t->if_contains("metadata");
             m && m->is_object() && m->get_object().contains("__temporary"))
-            return std::nullopt; // a stateless run's thread is not the client's
-        return t;
+            co_return std::nullopt; // a stateless run's thread is not the client's
+        co_return t;
     }
     static http_response no_thread(const std::string& id) {
         return http_response::text(404, agentware::detail::format("Thread with ID {} not found", id));
     }
 
-    http_response create_thread(http_request& q) {
+    boost::asio::awaitable<http_response> create_thread(http_request& q) {
         auto body = detail::parse_body(q);
         std::string id;
         if (const auto* v =
@@ -398,52 +399,52 @@ private:
                 detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
             metadata = m->get_object();
         if (!id.empty())
-            if (auto t = store_.thread(id)) {
-                if (if_exists == "do_nothing") return http_response::json(thread_view(*t));
-                return http_response::text(409,
-                                           agentware::detail::format("Thread with ID {} already exists", id));
+            if (auto t = co_await store_.thread(id)) {
+                if (if_exists == "do_nothing") co_return http_response::json(co_await thread_view(*t));
+                co_return http_response::text(
+                    409, agentware::detail::format("Thread with ID {} already exists", id));
             }
         if (id.empty()) id = new_uuid7();
         const std::string now = iso_now();
         boost::json::object t{{"thread_id", id},      {"created_at", now}, {"updated_at", now},
                               {"metadata", metadata}, {"status", "idle"},  {"config", boost::json::object{}}};
-        store_.put_thread(t);
-        return http_response::json(t);
+        co_await store_.put_thread(t);
+        co_return http_response::json(t);
     }
 
-    http_response get_thread(http_request& q) {
+    boost::asio::awaitable<http_response> get_thread(http_request& q) {
         const std::string id = q.param("thread_id");
-        auto t = find_thread(id);
-        if (!t) return no_thread(id);
-        return http_response::json(thread_view(*t));
+        auto t = co_await find_thread(id);
+        if (!t) co_return no_thread(id);
+        co_return http_response::json(co_await thread_view(*t));
     }
 
-    http_response patch_thread(http_request& q) {
+    boost::asio::awaitable<http_response> patch_thread(http_request& q) {
         const std::string id = q.param("thread_id");
         auto body = detail::parse_body(q);
-        auto t = find_thread(id);
-        if (!t) return no_thread(id);
+        auto t = co_await find_thread(id);
+        if (!t) co_return no_thread(id);
         if (const auto* m =
                 detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
             for (const auto& kv : m->get_object())
                 (*t)["metadata"].as_object()[kv.key()] = kv.value();
         (*t)["updated_at"] = iso_now();
-        store_.put_thread(*t);
-        return http_response::json(thread_view(*t));
+        co_await store_.put_thread(*t);
+        co_return http_response::json(co_await thread_view(*t));
     }
 
-    http_response delete_thread(http_request& q) {
+    boost::asio::awaitable<http_response> delete_thread(http_request& q) {
         const std::string id = q.param("thread_id");
-        if (!find_thread(id)) return no_thread(id);
+        if (!co_await find_thread(id)) co_return no_thread(id);
         runs_.cancel_thread(id);
-        store_.erase_thread(id);
-        return http_response::empty(204);
+        co_await store_.erase_thread(id);
+        co_return http_response::empty(204);
     }
 
-    http_response copy_thread(http_request& q) {
+    boost::asio::awaitable<http_response> copy_thread(http_request& q) {
         const std::string id = q.param("thread_id");
-        auto t = find_thread(id);
-        if (!t) return no_thread(id);
+        auto t = co_await find_thread(id);
+        if (!t) co_return no_thread(id);
         const std::string copy_id = new_uuid7();
         const std::string now = iso_now();
         boost::json::object c = *t;
@@ -451,15 +452,16 @@ private:
         c["created_at"] = now;
         c["updated_at"] = now;
         if (c.at("status") == "busy") c["status"] = "idle";
-        store_.put_thread(c);
-        for (auto cp : store_.checkpoints(id)) {
+        co_await store_.put_thread(c);
+        auto checkpoints = co_await store_.checkpoints(id);
+        for (auto cp : checkpoints) {
             cp["thread_id"] = copy_id;
-            store_.add_checkpoint(cp);
+            co_await store_.add_checkpoint(cp);
         }
-        return http_response::json(thread_view(c));
+        co_return http_response::json(co_await thread_view(c));
     }
 
-    http_response search_threads(http_request& q, bool count_only) {
+    boost::asio::awaitable<http_response> search_threads(http_request& q, bool count_only) {
         auto body = detail::parse_body(q);
         boost::json::object meta, values;
         if (const auto* m =
@@ -480,7 +482,8 @@ private:
             body, "sort_by", {"thread_id", "status", "created_at", "updated_at"}, "created_at");
         const std::string order = detail::one_of(body, "sort_order", {"asc", "desc"}, "desc");
         std::vector<boost::json::object> all;
-        for (auto& t : store_.threads()) {
+        auto threads = co_await store_.threads();
+        for (auto& t : threads) {
             if (!t.contains("created_at")) continue; // a record only its runs made
             const auto m = t.contains("metadata") && t.at("metadata").is_object()
                                ? t.at("metadata").as_object()
@@ -491,42 +494,43 @@ private:
             if (!ids.empty() &&
                 std::find(ids.begin(), ids.end(), detail::string_or(t, "thread_id", "")) == ids.end())
                 continue;
-            auto view = thread_view(t);
+            auto view = co_await thread_view(t);
             if (!values.empty()) {
                 const auto* v = view.if_contains("values");
                 if (v == nullptr || !detail::metadata_matches(v->as_object(), values)) continue;
             }
             all.push_back(std::move(view));
         }
-        if (count_only) return http_response::json(boost::json::value(all.size()));
+        if (count_only) co_return http_response::json(boost::json::value(all.size()));
         std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) {
             const std::string x = detail::string_or(a, sort_by, ""), y = detail::string_or(b, sort_by, "");
             return order == "asc" ? x < y : y < x;
         });
-        return detail::page_of(all, offset, limit);
+        co_return detail::page_of(all, offset, limit);
     }
 
-    http_response get_state(http_request& q, const std::string& checkpoint_id) {
+    boost::asio::awaitable<http_response> get_state(http_request& q, std::string checkpoint_id) {
         const std::string id = q.param("thread_id");
-        if (!find_thread(id)) return no_thread(id);
+        if (!co_await find_thread(id)) co_return no_thread(id);
         if (checkpoint_id.empty()) {
-            auto c = store_.last_checkpoint(id);
-            return http_response::json(detail::thread_state(id, c ? &*c : nullptr));
+            auto c = co_await store_.last_checkpoint(id);
+            co_return http_response::json(detail::thread_state(id, c ? &*c : nullptr));
         }
-        for (const auto& c : store_.checkpoints(id))
+        const auto checkpoints = co_await store_.checkpoints(id);
+        for (const auto& c : checkpoints)
             if (detail::string_or(c, "checkpoint_id", "") == checkpoint_id)
-                return http_response::json(detail::thread_state(id, &c));
-        return http_response::text(
+                co_return http_response::json(detail::thread_state(id, &c));
+        co_return http_response::text(
             404, agentware::detail::format("Checkpoint {} not found on thread {}", checkpoint_id, id));
     }
 
-    http_response update_state(http_request& q) {
+    boost::asio::awaitable<http_response> update_state(http_request& q) {
         const std::string id = q.param("thread_id");
         auto body = detail::parse_body(q);
-        if (!find_thread(id)) return no_thread(id);
+        if (!co_await find_thread(id)) co_return no_thread(id);
         if (runs_.thread_busy(id))
-            return http_response::text(409, "Thread is busy: its state can change only between runs.");
-        auto last = store_.last_checkpoint(id);
+            co_return http_response::text(409, "Thread is busy: its state can change only between runs.");
+        auto last = co_await store_.last_checkpoint(id);
         boost::json::object state = last ? last->at("values").as_object() : boost::json::object{};
         if (!state.contains("messages")) state["messages"] = boost::json::array{};
         if (const auto* v = detail::optional_field(
@@ -556,26 +560,27 @@ private:
                 }
             }
         }
+        const std::size_t step = co_await store_.checkpoint_count(id);
         checkpoint_record c{
             {"checkpoint_id", new_uuid7()},
             {"parent_checkpoint_id", last ? last->at("checkpoint_id") : nullptr},
             {"thread_id", id},
             {"created_at", iso_now()},
-            {"step", store_.checkpoint_count(id)},
+            {"step", step},
             {"source", "update"},
             {"values", state},
             {"metadata", boost::json::object{{"as_node", detail::string_or(body, "as_node", "")}}}};
-        store_.add_checkpoint(c);
-        return http_response::json(
+        co_await store_.add_checkpoint(c);
+        co_return http_response::json(
             boost::json::object{{"checkpoint", detail::checkpoint_ref(id, c.at("checkpoint_id"))}});
     }
 
-    http_response history(http_request& q) {
+    boost::asio::awaitable<http_response> history(http_request& q) {
         const std::string id = q.param("thread_id");
         auto body = q.method == "POST" ? detail::parse_body(q) : boost::json::object{};
         if (q.method == "GET")
             if (auto l = q.query_value("limit")) body["limit"] = std::atoll(l->c_str());
-        if (!find_thread(id)) return no_thread(id);
+        if (!co_await find_thread(id)) co_return no_thread(id);
         const std::size_t limit = detail::count_field(body, "limit", 10);
         std::string before;
         if (const auto* b = body.if_contains("before"); b && b->is_object()) {
@@ -590,7 +595,7 @@ private:
         if (const auto* m =
                 detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
             meta = m->get_object();
-        auto all = store_.checkpoints(id);
+        auto all = co_await store_.checkpoints(id);
         boost::json::array out;
         bool skipping = !before.empty();
         for (auto it = all.rbegin(); it != all.rend() && out.size() < limit; ++it) {
@@ -602,7 +607,7 @@ private:
             if (!detail::metadata_matches(s.at("metadata").as_object(), meta)) continue;
             out.push_back(std::move(s));
         }
-        return http_response::json(out);
+        co_return http_response::json(out);
     }
 
     static std::string run_location(const boost::json::object& run, bool stateless) {
@@ -611,15 +616,15 @@ private:
         return "/threads/" + detail::string_or(run, "thread_id", "") + "/runs/" + rid;
     }
 
-    http_response create_run(http_request& q, start how) {
+    boost::asio::awaitable<http_response> create_run(http_request& q, start how) {
         const bool stateless = q.param("thread_id").empty();
         auto body = detail::parse_body(q);
         detail::validate_run_create(body, true);
         if (how == start::wait && !body.contains("stream_mode"))
             body["stream_mode"] = boost::json::array{"values"};
-        auto made = runs_.create(q.param("thread_id"), body, stateless);
+        auto made = co_await runs_.create(q.param("thread_id"), body, stateless);
         if (auto* refused = std::get_if<run_refused>(&made))
-            return http_response::text(refused->status, refused->message);
+            co_return http_response::text(refused->status, refused->message);
         auto& run = std::get<boost::json::object>(made);
         const std::string location = run_location(run, stateless);
         const std::string run_id = detail::string_or(run, "run_id", "");
@@ -646,10 +651,10 @@ private:
             if (cancel_on_disconnect) r.on_disconnect = [this, run_id] { runs_.cancel(run_id, "interrupt"); };
         }
         r.headers.emplace_back("content-location", location);
-        return r;
+        co_return r;
     }
 
-    http_response batch(http_request& q) {
+    boost::asio::awaitable<http_response> batch(http_request& q) {
         boost::system::error_code ec;
         auto v = boost::json::parse(q.body, ec);
         if (ec || !v.is_array()) throw json_error("", "the body must be a list of run requests");
@@ -662,37 +667,38 @@ private:
             } catch (const json_error& e) {
                 throw e.within(agentware::detail::format("[{}]", i));
             }
-            auto made = runs_.create({}, *b, true);
+            auto made = co_await runs_.create(std::string(), *b, true);
             if (auto* refused = std::get_if<run_refused>(&made))
-                return http_response::text(refused->status, refused->message);
+                co_return http_response::text(refused->status, refused->message);
             out.push_back(std::get<boost::json::object>(made));
         }
-        return http_response::json(out);
+        co_return http_response::json(out);
     }
 
     // The run named by the path, if it belongs to the path's thread.
-    std::optional<boost::json::object> find_run(http_request& q, http_response& missing) {
+    boost::asio::awaitable<std::optional<boost::json::object>> find_run(http_request& q,
+                                                                        http_response& missing) {
         const std::string tid = q.param("thread_id"), rid = q.param("run_id");
-        if (!tid.empty() && !find_thread(tid)) {
+        if (!tid.empty() && !co_await find_thread(tid)) {
             missing = no_thread(tid);
-            return std::nullopt;
+            co_return std::nullopt;
         }
-        auto r = store_.run(rid);
+        auto r = co_await store_.run(rid);
         if (!r || (!tid.empty() && detail::string_or(*r, "thread_id", "") != tid)) {
             missing = http_response::text(404, agentware::detail::format("Run with ID {} not found", rid));
-            return std::nullopt;
+            co_return std::nullopt;
         }
-        return r;
+        co_return r;
     }
 
-    http_response list_runs(http_request& q) {
+    boost::asio::awaitable<http_response> list_runs(http_request& q) {
         const std::string id = q.param("thread_id");
-        if (!find_thread(id)) return no_thread(id);
+        if (!co_await find_thread(id)) co_return no_thread(id);
         std::size_t limit = 10, offset = 0;
         if (auto l = q.query_value("limit")) limit = std::size_t(std::max(0ll, std::atoll(l->c_str())));
         if (auto o = q.query_value("offset")) offset = std::size_t(std::max(0ll, std::atoll(o->c_str())));
         const auto status = q.query_value("status");
-        auto all = store_.runs(id);
+        auto all = co_await store_.runs(id);
         boost::json::array out;
         std::size_t skipped = 0;
         for (auto it = all.rbegin(); it != all.rend() && out.size() < limit; ++it) { // newest first
@@ -700,30 +706,31 @@ private:
             if (skipped++ < offset) continue;
             out.push_back(*it);
         }
-        return http_response::json(out);
+        co_return http_response::json(out);
     }
 
-    http_response get_run(http_request& q) {
+    boost::asio::awaitable<http_response> get_run(http_request& q) {
         http_response missing;
-        auto r = find_run(q, missing);
-        if (!r) return missing;
-        return http_response::json(*r);
+        auto r = co_await find_run(q, missing);
+        if (!r) co_return missing;
+        co_return http_response::json(*r);
     }
 
-    http_response delete_run(http_request& q) {
+    boost::asio::awaitable<http_response> delete_run(http_request& q) {
         http_response missing;
-        auto r = find_run(q, missing);
-        if (!r) return missing;
+        auto r = co_await find_run(q, missing);
+        if (!r) co_return missing;
         const std::string rid = detail::string_or(*r, "run_id", "");
-        if (runs_.active(rid)) return http_response::text(409, "Run is pending or running: cancel it first.");
-        store_.erase_run(rid);
-        return http_response::empty(204);
+        if (runs_.active(rid))
+            co_return http_response::text(409, "Run is pending or running: cancel it first.");
+        co_await store_.erase_run(rid);
+        co_return http_response::empty(204);
     }
 
-    http_response join(http_request& q) {
+    boost::asio::awaitable<http_response> join(http_request& q) {
         http_response missing;
-        auto run = find_run(q, missing);
-        if (!run) return missing;
+        auto run = co_await find_run(q, missing);
+        if (!run) co_return missing;
         const std::string rid = detail::string_or(*run, "run_id", "");
         const std::string tid = detail::string_or(*run, "thread_id", "");
         auto stream = runs_.stream(rid);
@@ -739,26 +746,27 @@ private:
             if (q.query_value("cancel_on_disconnect").value_or("0") == "1" ||
                 q.query_value("cancel_on_disconnect").value_or("") == "true")
                 r.on_disconnect = [this, rid] { runs_.cancel(rid, "interrupt"); };
-            return r;
+            co_return r;
         }
         // Long finished: the thread's values as they are now.
-        auto c = store_.last_checkpoint(tid);
+        auto c = co_await store_.last_checkpoint(tid);
         if (detail::string_or(*run, "status", "") == "error")
-            return http_response::json(boost::json::object{
+            co_return http_response::json(boost::json::object{
                 {"__error__", boost::json::object{{"error", "Error"},
                                                   {"message", detail::string_or(*run, "error", "")}}}});
         if (c) {
             auto pending = detail::pending_interrupts(c->at("values"));
-            if (!pending.empty()) return http_response::json(boost::json::object{{"__interrupt__", pending}});
-            return http_response::json(langchain_values(c->at("values")));
+            if (!pending.empty())
+                co_return http_response::json(boost::json::object{{"__interrupt__", pending}});
+            co_return http_response::json(langchain_values(c->at("values")));
         }
-        return http_response::json(boost::json::object{});
+        co_return http_response::json(boost::json::object{});
     }
 
-    http_response join_stream(http_request& q) {
+    boost::asio::awaitable<http_response> join_stream(http_request& q) {
         http_response missing;
-        auto run = find_run(q, missing);
-        if (!run) return missing;
+        auto run = co_await find_run(q, missing);
+        if (!run) co_return missing;
         const std::string rid = detail::string_or(*run, "run_id", "");
         std::size_t from = 0;
         const std::string last = q.header("last-event-id");
@@ -766,7 +774,7 @@ private:
             std::size_t n = 0;
             const auto [end, ec] = std::from_chars(last.data(), last.data() + last.size(), n);
             if (ec != std::errc{} || end != last.data() + last.size())
-                return http_response::text(
+                co_return http_response::text(
                     422, agentware::detail::format(
                              "Last-Event-ID must be the id of an event of this run (a number), "
                              "not \"{}\"",
@@ -787,36 +795,36 @@ private:
             q.query_value("cancel_on_disconnect").value_or("") == "true")
             r.on_disconnect = [this, rid] { runs_.cancel(rid, "interrupt"); };
         r.headers.emplace_back("content-location", run_location(*run, q.param("thread_id").empty()));
-        return r;
+        co_return r;
     }
 
     static bool truthy(const std::optional<std::string>& v) { return v && (*v == "1" || *v == "true"); }
 
-    http_response cancel(http_request& q) {
+    boost::asio::awaitable<http_response> cancel(http_request& q) {
         http_response missing;
-        auto run = find_run(q, missing);
-        if (!run) return missing;
+        auto run = co_await find_run(q, missing);
+        if (!run) co_return missing;
         const std::string rid = detail::string_or(*run, "run_id", "");
         const std::string action = q.query_value("action").value_or("interrupt");
         if (action != "interrupt" && action != "rollback")
-            return http_response::text(422, "action must be interrupt or rollback");
+            co_return http_response::text(422, "action must be interrupt or rollback");
         const std::string reason = q.query_value("reason").value_or("");
         if (!reason.empty() && action != "interrupt")
-            return http_response::text(422, "a cancel reason goes only with action=interrupt");
+            co_return http_response::text(422, "a cancel reason goes only with action=interrupt");
         auto stream = runs_.stream(rid);
         if (!runs_.cancel(rid, action, reason))
-            return http_response::text(409,
-                                       agentware::detail::format("Run {} is not pending or running", rid));
-        if (!truthy(q.query_value("wait")) || !stream) return http_response::empty(202);
+            co_return http_response::text(409,
+                                          agentware::detail::format("Run {} is not pending or running", rid));
+        if (!truthy(q.query_value("wait")) || !stream) co_return http_response::empty(202);
         http_response r;
         r.kind = http_response::mode::await;
         r.stream = stream;
         r.keep_alive = false;
         r.then = [] { return http_response::empty(204); };
-        return r;
+        co_return r;
     }
 
-    http_response bulk_cancel(http_request& q) {
+    boost::asio::awaitable<http_response> bulk_cancel(http_request& q) {
         auto body = detail::parse_body(q);
         const std::string action = q.query_value("action").value_or("interrupt");
         const std::string tid = detail::string_or(body, "thread_id", "");
@@ -826,8 +834,10 @@ private:
                 detail::optional_field(body, "run_ids", {boost::json::kind::array}, "a list of run ids"))
             for (const auto& i : v->get_array())
                 if (i.is_string()) ids.emplace_back(i.get_string());
+        std::vector<boost::json::object> thread_runs;
+        if (!tid.empty()) thread_runs = co_await store_.runs(tid);
         if (!tid.empty())
-            for (const auto& r : store_.runs(tid))
+            for (const auto& r : thread_runs)
                 if (ids.empty() ||
                     std::find(ids.begin(), ids.end(), detail::string_or(r, "run_id", "")) != ids.end()) {
                     const std::string s = detail::string_or(r, "status", "");
@@ -837,7 +847,7 @@ private:
         if (tid.empty())
             for (const auto& id : ids)
                 runs_.cancel(id, action);
-        return http_response::empty(204);
+        co_return http_response::empty(204);
     }
 
     run_manager& runs_;

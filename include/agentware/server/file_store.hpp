@@ -47,22 +47,23 @@ public:
 
     const std::filesystem::path& directory() const noexcept { return dir_; }
 
-    void put_thread(const boost::json::object& t) override {
+    task<void> put_thread(boost::json::object t) override {
         const std::string id = key(t, "thread_id");
         std::unique_lock lock(mutex_);
         threads_[id].record = t;
         if (!dir_.empty()) persist(id, {write_kind::thread, boost::json::serialize(t)}, lock);
+        co_return;
     }
-    std::optional<boost::json::object> thread(std::string_view id) override {
+    task<std::optional<boost::json::object>> thread(std::string id) override {
         std::lock_guard lock(mutex_);
         auto it = threads_.find(id);
-        if (it == threads_.end()) return std::nullopt;
-        return it->second.record;
+        if (it == threads_.end()) co_return std::nullopt;
+        co_return it->second.record;
     }
-    bool erase_thread(std::string_view id) override {
+    task<bool> erase_thread(std::string id) override {
         std::lock_guard lock(mutex_);
         auto it = threads_.find(id);
-        if (it == threads_.end()) return false;
+        if (it == threads_.end()) co_return false;
         for (const auto& r : it->second.runs)
             run_index_.erase(r);
         threads_.erase(it);
@@ -70,44 +71,45 @@ public:
             std::error_code ec;
             std::filesystem::remove_all(folder(std::string(id)), ec);
         }
-        return true;
+        co_return true;
     }
-    std::vector<boost::json::object> threads() override {
+    task<std::vector<boost::json::object>> threads() override {
         std::lock_guard lock(mutex_);
         std::vector<boost::json::object> out;
         out.reserve(threads_.size());
         for (const auto& [id, t] : threads_)
             out.push_back(t.record);
-        return out;
+        co_return out;
     }
 
-    void add_checkpoint(const checkpoint_record& c) override {
+    task<void> add_checkpoint(checkpoint_record c) override {
         const std::string id = key(c, "thread_id");
         std::unique_lock lock(mutex_);
         auto& t = known(id);
         t.checkpoints.push_back(c);
         if (!dir_.empty()) persist(id, {write_kind::checkpoint, boost::json::serialize(c)}, lock);
+        co_return;
     }
-    std::vector<checkpoint_record> checkpoints(std::string_view id) override {
+    task<std::vector<checkpoint_record>> checkpoints(std::string id) override {
         std::lock_guard lock(mutex_);
         auto it = threads_.find(id);
-        return it == threads_.end() ? std::vector<checkpoint_record>{} : it->second.checkpoints;
+        co_return it == threads_.end() ? std::vector<checkpoint_record>{} : it->second.checkpoints;
     }
-    std::optional<checkpoint_record> last_checkpoint(std::string_view id) override {
+    task<std::optional<checkpoint_record>> last_checkpoint(std::string id) override {
         std::lock_guard lock(mutex_);
         auto it = threads_.find(id);
-        if (it == threads_.end() || it->second.checkpoints.empty()) return std::nullopt;
-        return it->second.checkpoints.back();
+        if (it == threads_.end() || it->second.checkpoints.empty()) co_return std::nullopt;
+        co_return it->second.checkpoints.back();
     }
-    std::size_t checkpoint_count(std::string_view id) override {
+    task<std::size_t> checkpoint_count(std::string id) override {
         std::lock_guard lock(mutex_);
         auto it = threads_.find(id);
-        return it == threads_.end() ? 0 : it->second.checkpoints.size();
+        co_return it == threads_.end() ? 0 : it->second.checkpoints.size();
     }
-    void truncate_checkpoints(std::string_view id, std::size_t keep) override {
+    task<void> truncate_checkpoints(std::string id, std::size_t keep) override {
         std::unique_lock lock(mutex_);
         auto it = threads_.find(id);
-        if (it == threads_.end() || it->second.checkpoints.size() <= keep) return;
+        if (it == threads_.end() || it->second.checkpoints.size() <= keep) co_return;
         it->second.checkpoints.resize(keep);
         if (!dir_.empty()) {
             std::string text;
@@ -117,7 +119,7 @@ public:
         }
     }
 
-    void put_run(const boost::json::object& r) override {
+    task<void> put_run(boost::json::object r) override {
         const std::string id = key(r, "run_id");
         const std::string thread_id = key(r, "thread_id");
         std::unique_lock lock(mutex_);
@@ -126,34 +128,35 @@ public:
         if (added) t.runs.push_back(id);
         t.run_records[id] = r;
         if (!dir_.empty()) persist(thread_id, {write_kind::run, boost::json::serialize(r)}, lock);
+        co_return;
     }
-    std::optional<boost::json::object> run(std::string_view id) override {
+    task<std::optional<boost::json::object>> run(std::string id) override {
         std::lock_guard lock(mutex_);
         auto it = run_index_.find(id);
-        if (it == run_index_.end()) return std::nullopt;
+        if (it == run_index_.end()) co_return std::nullopt;
         auto t = threads_.find(it->second);
-        if (t == threads_.end()) return std::nullopt;
+        if (t == threads_.end()) co_return std::nullopt;
         auto r = t->second.run_records.find(std::string(id));
-        if (r == t->second.run_records.end()) return std::nullopt;
-        return r->second;
+        if (r == t->second.run_records.end()) co_return std::nullopt;
+        co_return r->second;
     }
-    std::vector<boost::json::object> runs(std::string_view thread_id) override {
+    task<std::vector<boost::json::object>> runs(std::string thread_id) override {
         std::lock_guard lock(mutex_);
         std::vector<boost::json::object> out;
         auto t = threads_.find(thread_id);
-        if (t == threads_.end()) return out;
+        if (t == threads_.end()) co_return out;
         for (const auto& id : t->second.runs)
             out.push_back(t->second.run_records.at(id));
-        return out;
+        co_return out;
     }
-    bool erase_run(std::string_view id) override {
+    task<bool> erase_run(std::string id) override {
         std::unique_lock lock(mutex_);
         auto it = run_index_.find(id);
-        if (it == run_index_.end()) return false;
+        if (it == run_index_.end()) co_return false;
         const std::string thread_id = it->second;
         run_index_.erase(it);
         auto t = threads_.find(thread_id);
-        if (t == threads_.end()) return true;
+        if (t == threads_.end()) co_return true;
         std::erase(t->second.runs, std::string(id));
         t->second.run_records.erase(std::string(id));
         if (!dir_.empty())
@@ -162,7 +165,7 @@ public:
                      boost::json::serialize(boost::json::object{
                          {"run_id", std::string(id)}, {"thread_id", thread_id}, {"__deleted", true}})},
                     lock);
-        return true;
+        co_return true;
     }
 
 private:

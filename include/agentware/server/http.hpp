@@ -3,7 +3,8 @@
 
 // The server's requests and responses, and the router that maps a method and
 // a path (`/threads/{thread_id}/runs/{run_id}`) to a handler. A handler is a
-// plain function of the request: it answers at once, or names a run whose
+// function of the request, plain or a coroutine (one that asks the store, whose
+// answer may take a database round trip): it answers, or names a run whose
 // events the connection then streams (SSE) or waits on (runs.wait, join,
 // cancel with wait) — the session (server.hpp) does the waiting, so a handler
 // never blocks a connection's thread.
@@ -11,8 +12,10 @@
 #include <agentware/json/reader.hpp>
 #include <agentware/server/run_stream.hpp>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json.hpp>
 
+#include <concepts>
 #include <functional>
 #include <map>
 #include <memory>
@@ -166,14 +169,23 @@ std::function<http_response(http_request&)> gateway_handler(Owner* self,
 /// `{name:path}` the rest of the path.
 class router {
 public:
-    using handler = std::function<http_response(http_request&)>;
+    using handler = std::function<boost::asio::awaitable<http_response>(http_request&)>;
 
     void add(std::string method, std::string pattern, handler h) {
         routes_.push_back({std::move(method), split(pattern), std::move(h)});
     }
+    /// A handler that answers at once.
+    template <class F>
+        requires std::same_as<std::invoke_result_t<F&, http_request&>, http_response>
+    void add(std::string method, std::string pattern, F f) {
+        add(std::move(method), std::move(pattern),
+            handler([f = std::move(f)](http_request& q) mutable -> boost::asio::awaitable<http_response> {
+                co_return f(q);
+            }));
+    }
 
     /// The response of the matching route; 404 (no path) or 405 (no method) otherwise.
-    http_response dispatch(http_request& req) const {
+    boost::asio::awaitable<http_response> dispatch(http_request& req) const {
         auto segments = split(req.path);
         for (auto& s : segments)
             s = percent_decode(s);
@@ -184,10 +196,10 @@ public:
             path_known = true;
             if (r.method != req.method) continue;
             req.params = std::move(params);
-            return r.run(req);
+            co_return co_await r.run(req);
         }
-        if (path_known) return http_response::text(405, "Method Not Allowed");
-        return http_response::text(404, "Not Found");
+        if (path_known) co_return http_response::text(405, "Method Not Allowed");
+        co_return http_response::text(404, "Not Found");
     }
 
 private:

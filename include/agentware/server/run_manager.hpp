@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <variant>
@@ -106,7 +107,6 @@ public:
           pool_(std::max<std::size_t>(1, options_.workers)) {
         for (const auto& a : assistants_)
             ids_.push_back(assistant_uuid(a.graph_id));
-        recover();
     }
     ~run_manager() {
         begin_shutdown();
@@ -149,29 +149,31 @@ public:
 
     /// Creates a run of thread `thread_id` from a validated RunCreate body
     /// (`stateless`: a temporary thread). Returns the run record, or why not.
-    std::variant<boost::json::object, run_refused> create(std::string thread_id,
-                                                          const boost::json::object& body, bool stateless) {
+    boost::asio::awaitable<std::variant<boost::json::object, run_refused>>
+    create(std::string thread_id, boost::json::object body, bool stateless) {
         std::size_t index = 0;
         const std::string assistant = detail::string_or(body, "assistant_id", "");
         const assistant_spec* spec = find_assistant(assistant, &index);
         if (spec == nullptr)
-            return run_refused{404, agentware::detail::format(
-                                        "No assistant found for \"{}\". Make sure the assistant ID is for a "
-                                        "valid assistant or a valid graph ID.",
-                                        assistant)};
+            co_return run_refused{404,
+                                  agentware::detail::format(
+                                      "No assistant found for \"{}\". Make sure the assistant ID is for a "
+                                      "valid assistant or a valid graph ID.",
+                                      assistant)};
         std::optional<boost::json::object> thread;
-        if (!thread_id.empty()) thread = store_.thread(thread_id);
+        if (!thread_id.empty()) thread = co_await store_.thread(thread_id);
         if (!thread) {
             const bool create = stateless || detail::string_or(body, "if_not_exists", "reject") == "create";
             if (!create)
-                return run_refused{404, agentware::detail::format("Thread with ID {} not found", thread_id)};
+                co_return run_refused{404,
+                                      agentware::detail::format("Thread with ID {} not found", thread_id)};
             if (thread_id.empty()) thread_id = new_uuid7();
             const std::string now = iso_now();
             thread = boost::json::object{{"thread_id", thread_id}, {"created_at", now},
                                          {"updated_at", now},      {"metadata", boost::json::object{}},
                                          {"status", "idle"},       {"config", boost::json::object{}}};
             if (stateless) (*thread)["metadata"].as_object()["__temporary"] = true;
-            store_.put_thread(*thread);
+            co_await store_.put_thread(*thread);
         }
         boost::json::object metadata;
         if (const auto* m = thread->if_contains("metadata"); m && m->is_object())
@@ -211,28 +213,41 @@ public:
             live->not_before = std::chrono::steady_clock::now() +
                                std::chrono::milliseconds(std::int64_t(a->to_number<double>() * 1000));
         const std::string run_id(run.at("run_id").get_string());
+        // Refused before the record is written; written before the run may
+        // start (the run's own status writes come after this one); checked
+        // again after, since another request may have taken the thread meanwhile.
+        if (auto refused = refusal(thread_id, strategy)) co_return *refused;
+        co_await store_.put_run(run);
+        std::optional<run_refused> refused;
         {
             std::lock_guard lock(mutex_);
-            if (stopping_) return run_refused{503, "The server is shutting down."};
-            prune_finished();
-            auto& q = queues_[thread_id];
-            const bool busy = !q.active.empty() || !q.pending.empty();
-            if (busy && strategy == "reject")
-                return run_refused{422, "Thread is already running a task. Wait for it to finish or choose a "
-                                        "different multitask strategy."};
-            store_.put_run(run);
-            live_[run_id] = live;
-            if (busy && (strategy == "interrupt" || strategy == "rollback")) {
-                // The runs before it stop (or never start), then it runs.
-                for (const auto& p : q.pending)
-                    cancel_locked(p, strategy);
-                if (!q.active.empty()) cancel_locked(q.active, strategy);
-                q.pending.clear();
+            refused = refusal_locked(thread_id, strategy);
+            if (!refused) {
+                auto& q = queues_[thread_id];
+                const bool busy = !q.active.empty() || !q.pending.empty();
+                live_[run_id] = live;
+                if (busy && (strategy == "interrupt" || strategy == "rollback")) {
+                    // The runs before it stop (or never start), then it runs.
+                    for (const auto& p : q.pending)
+                        cancel_locked(p, strategy);
+                    if (!q.active.empty()) cancel_locked(q.active, strategy);
+                    q.pending.clear();
+                }
+                q.pending.push_back(run_id);
+                schedule_locked(thread_id);
             }
-            q.pending.push_back(run_id);
-            schedule_locked(thread_id);
         }
-        return run;
+        if (refused) {
+            co_await store_.erase_run(run_id);
+            co_return *refused;
+        }
+        co_return run;
+    }
+
+    /// Why a new run of the thread would be refused now, if it would.
+    std::optional<run_refused> refusal(const std::string& thread_id, const std::string& strategy) {
+        std::lock_guard lock(mutex_);
+        return refusal_locked(thread_id, strategy);
     }
 
     /// The events of a run, while they are kept (its life and `keep_streams` after).
@@ -279,6 +294,35 @@ public:
         if (!it->second.active.empty()) cancel_locked(it->second.active, "interrupt");
     }
 
+    /// Runs left pending or running by a process that stopped: the running ones
+    /// end in error (their agent's last checkpoint is kept, so an interrupted
+    /// thread can still be resumed); the pending ones run again. The server
+    /// calls it once, before it takes requests.
+    boost::asio::awaitable<void> recover() {
+        auto threads = co_await store_.threads();
+        for (auto& t : threads) {
+            const std::string tid = detail::string_or(t, "thread_id", "");
+            bool changed = false;
+            auto runs = co_await store_.runs(tid);
+            for (auto& r : runs) {
+                const std::string status = detail::string_or(r, "status", "");
+                if (status != "pending" && status != "running") continue;
+                r["status"] = "error";
+                r["updated_at"] = iso_now();
+                r["error"] = "the server stopped during the run";
+                co_await store_.put_run(r);
+                changed = true;
+            }
+            if (changed || detail::string_or(t, "status", "") == "busy") {
+                auto last = co_await store_.last_checkpoint(tid);
+                t["status"] =
+                    last && !detail::pending_interrupts(last->at("values")).empty() ? "interrupted" : "idle";
+                t["updated_at"] = iso_now();
+                co_await store_.put_thread(t);
+            }
+        }
+    }
+
     /// The modes a RunCreate asks for, as a list (default ["values"]).
     static boost::json::array stream_modes(const boost::json::object& body) {
         const auto* m = detail::find(body, "stream_mode");
@@ -309,6 +353,17 @@ private:
         std::string active;
         std::deque<std::string> pending;
     };
+
+    std::optional<run_refused> refusal_locked(const std::string& thread_id, const std::string& strategy) {
+        if (stopping_) return run_refused{503, "The server is shutting down."};
+        prune_finished();
+        auto q = queues_.find(thread_id);
+        const bool busy = q != queues_.end() && (!q->second.active.empty() || !q->second.pending.empty());
+        if (busy && strategy == "reject")
+            return run_refused{422, "Thread is already running a task. Wait for it to finish or choose a "
+                                    "different multitask strategy."};
+        return std::nullopt;
+    }
 
     // With the lock: the thread's next run becomes ready when none is active.
     void schedule_locked(const std::string& thread_id) {
@@ -367,44 +422,17 @@ private:
         });
     }
 
-    // Runs left pending or running by a process that stopped: the running ones
-    // end in error (their agent's last checkpoint is kept, so an interrupted
-    // thread can still be resumed); the pending ones run again.
-    void recover() {
-        for (auto& t : store_.threads()) {
-            const std::string tid = detail::string_or(t, "thread_id", "");
-            bool changed = false;
-            for (auto r : store_.runs(tid)) {
-                const std::string status = detail::string_or(r, "status", "");
-                if (status != "pending" && status != "running") continue;
-                r["status"] = "error";
-                r["updated_at"] = iso_now();
-                r["error"] = "the server stopped during the run";
-                store_.put_run(r);
-                changed = true;
-            }
-            if (changed || detail::string_or(t, "status", "") == "busy") {
-                auto last = store_.last_checkpoint(tid);
-                t["status"] =
-                    last && !detail::pending_interrupts(last->at("values")).empty() ? "interrupted" : "idle";
-                t["updated_at"] = iso_now();
-                store_.put_thread(t);
-            }
-        }
-    }
-
-    void set_thread_status(const std::string& thread_id, std::string_view status) {
-        auto t = store_.thread(thread_id);
-        if (!t) return;
+    boost::asio::awaitable<void> set_thread_status(std::string thread_id, std::string status) {
+        auto t = co_await store_.thread(thread_id);
+        if (!t) co_return;
         (*t)["status"] = status;
         (*t)["updated_at"] = iso_now();
-        store_.put_thread(*t);
+        co_await store_.put_thread(std::move(*t));
     }
-
-    void set_run_status(live_run& r, std::string_view status) {
+    boost::asio::awaitable<void> set_run_status(live_run& r, std::string status) {
         r.record["status"] = status;
         r.record["updated_at"] = iso_now();
-        store_.put_run(r.record);
+        co_await store_.put_run(r.record);
     }
 
     // One run, start to end.

@@ -92,7 +92,7 @@ public:
                 "warning: listening on {} without authentication: anyone who can reach it can run the agents "
                 "(set a token, or bind 127.0.0.1)",
                 options_.host));
-        boost::asio::co_spawn(accept_strand_, accept_loop(), boost::asio::detached);
+        boost::asio::co_spawn(accept_strand_, serve(), boost::asio::detached);
     }
     unsigned short port() const { return acceptor_.local_endpoint().port(); }
     std::string url() const {
@@ -140,6 +140,18 @@ private:
         io_.stop();
     }
 
+    // Connections wait in the listen queue until the runs the last process
+    // left behind are settled: no client sees a run of a dead process as running.
+    boost::asio::awaitable<void> serve() {
+        try {
+            co_await runs_.recover();
+        } catch (const std::exception& e) {
+            if (options_.log)
+                options_.log(agentware::detail::format("cannot recover the runs left behind: {}", e.what()));
+        }
+        co_await accept_loop();
+    }
+
     boost::asio::awaitable<void> accept_loop() {
         for (;;) {
             auto [ec, socket] = co_await acceptor_.async_accept(
@@ -185,20 +197,20 @@ private:
         return !key.empty() && equal(key);
     }
 
-    http_response handle(http_request& req) {
+    boost::asio::awaitable<http_response> handle(http_request& req) {
         if (req.method == "OPTIONS") {
             auto r = http_response::empty(204);
             r.headers.emplace_back("access-control-allow-methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS");
             const std::string asked = req.header("access-control-request-headers");
             r.headers.emplace_back("access-control-allow-headers", asked.empty() ? "*" : asked);
             r.headers.emplace_back("access-control-max-age", "600");
-            return r;
+            co_return r;
         }
         if (!authorized(req)) {
             auto r = http_response::text(
                 401, "Unauthorized: give the server's token as `Authorization: Bearer ...`");
             r.headers.emplace_back("www-authenticate", "Bearer");
-            return r;
+            co_return r;
         }
         // DeerFlow's web UI calls the LangGraph API under /api/langgraph (its nginx strips the prefix).
         if (req.path == "/api/langgraph" || req.path.starts_with("/api/langgraph/")) {
@@ -206,15 +218,15 @@ private:
             if (req.path.empty()) req.path = "/";
         }
         try {
-            return router_.dispatch(req);
+            co_return co_await router_.dispatch(req);
         } catch (const json_error& e) {
-            return validation_error(e);
+            co_return validation_error(e);
         } catch (const std::invalid_argument& e) {
-            return validation_error(json_error("", e.what()));
+            co_return validation_error(json_error("", e.what()));
         } catch (const std::exception& e) {
             if (options_.log)
                 options_.log(agentware::detail::format("{} {}: {}", req.method, req.path, e.what()));
-            return http_response::text(500, "Internal Server Error");
+            co_return http_response::text(500, "Internal Server Error");
         }
     }
 

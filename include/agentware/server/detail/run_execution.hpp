@@ -5,6 +5,7 @@
 // input), the agent, and the events each stream mode asks for, in the order
 // and shapes the LangGraph server writes them (reference: server.md §3).
 
+#include <agentware/server/detail/checkpoint_writer.hpp>
 #include <agentware/server/run_manager.hpp>
 
 #include <boost/json.hpp>
@@ -90,46 +91,52 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         co_await wait.async_wait(boost::asio::use_awaitable);
     }
 
-    auto fail = [&](std::string_view kind, const std::string& message) {
-        ev.always("error", boost::json::object{{"error", kind}, {"message", message}});
-        r.events->set_outcome(boost::json::serialize(
-            boost::json::object{{"__error__", boost::json::object{{"error", kind}, {"message", message}}}}));
+    // The steps that end a run; each reads or writes the store, so each is a coroutine.
+    using step = boost::asio::awaitable<void>;
+    auto fail = [&](std::string kind, std::string message) -> step {
+        boost::json::object error{{"error", kind}, {"message", message}};
+        ev.always("error", error);
+        r.events->set_outcome(boost::json::serialize(boost::json::object{{"__error__", error}}));
         r.record["error"] = message;
-        set_run_status(r, "error");
+        co_await set_run_status(r, "error");
         if (options_.log) options_.log(agentware::detail::format("run {} failed: {}", run_id, message));
     };
-    auto end_status_of_thread = [&] {
-        auto last = store_.last_checkpoint(thread_id);
-        return last && !detail::pending_interrupts(last->at("values")).empty() ? "interrupted" : "idle";
+    auto end_status_of_thread = [&]() -> boost::asio::awaitable<std::string> {
+        auto last = co_await store_.last_checkpoint(thread_id);
+        co_return last && !detail::pending_interrupts(last->at("values")).empty() ? "interrupted" : "idle";
     };
-    auto final_values = [&] {
-        auto c = store_.last_checkpoint(thread_id);
+    auto end_thread = [&]() -> step {
+        co_await set_thread_status(thread_id, co_await end_status_of_thread());
+    };
+    auto final_values = [&]() -> step {
+        auto c = co_await store_.last_checkpoint(thread_id);
         r.events->set_outcome(
             boost::json::serialize(c ? langchain_values(c->at("values")) : boost::json::object{}));
     };
-    auto finish_cancelled = [&] {
-        final_values();
+    auto finish_cancelled = [&]() -> step {
+        co_await final_values();
         if (r.cancel_action == "rollback") {
-            store_.truncate_checkpoints(thread_id, r.checkpoints_before);
-            store_.erase_run(run_id);
+            co_await store_.truncate_checkpoints(thread_id, r.checkpoints_before);
+            co_await store_.erase_run(run_id);
         } else {
             if (!r.cancel_reason.empty()) r.record["cancel_reason"] = r.cancel_reason;
-            set_run_status(r, "interrupted");
+            co_await set_run_status(r, "interrupted");
         }
-        set_thread_status(thread_id, end_status_of_thread());
+        co_await end_thread();
     };
-    auto end_temporary = [&] {
-        if (kwargs.at("temporary").as_bool()) store_.erase_thread(thread_id);
+    auto end_temporary = [&]() -> step {
+        if (kwargs.at("temporary").as_bool()) co_await store_.erase_thread(thread_id);
     };
 
-    r.checkpoints_before = store_.checkpoint_count(thread_id);
+    r.checkpoints_before = co_await store_.checkpoint_count(thread_id);
     if (stop.stop_requested()) {
-        finish_cancelled();
-        end_temporary();
+        co_await finish_cancelled();
+        co_await end_temporary();
         co_return;
     }
-    set_run_status(r, "running");
-    set_thread_status(thread_id, "busy");
+    co_await set_run_status(r, "running");
+    co_await set_thread_status(thread_id, "busy");
+    auto writer = std::make_shared<detail::checkpoint_writer>(store_, ex_);
 
     // The run's context: config.configurable, then context (LangGraph merges both into the runtime).
     boost::json::object context;
@@ -142,22 +149,27 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     if (const auto* l = kwargs.at("config").as_object().if_contains("recursion_limit"); l && l->is_number())
         recursion_limit = std::size_t(std::max<double>(1, l->to_number<double>()));
 
+    // What failed, when the run threw: caught below, answered after the handler
+    // (a handler cannot wait for the store).
+    std::optional<std::pair<std::string, std::string>> failure;
+    bool invalid_input = false;
     try {
         // A fork: the run starts from an earlier checkpoint, copied as the thread's newest.
         std::string from;
         if (const auto& id = kwargs.at("checkpoint_id"); id.is_string()) from = id.get_string();
         if (const auto& c = kwargs.at("checkpoint"); c.is_object())
             from = detail::string_or(c.get_object(), "checkpoint_id", from);
-        auto last = store_.last_checkpoint(thread_id);
+        auto last = co_await store_.last_checkpoint(thread_id);
         if (!from.empty() && (!last || detail::string_or(*last, "checkpoint_id", "") != from)) {
             std::optional<checkpoint_record> base;
-            for (auto& c : store_.checkpoints(thread_id))
+            auto all = co_await store_.checkpoints(thread_id);
+            for (auto& c : all)
                 if (detail::string_or(c, "checkpoint_id", "") == from) base = std::move(c);
             if (!base) {
-                fail("ValueError",
-                     agentware::detail::format("Checkpoint {} not found on thread {}", from, thread_id));
-                set_thread_status(thread_id, end_status_of_thread());
-                end_temporary();
+                co_await fail("ValueError", agentware::detail::format("Checkpoint {} not found on thread {}",
+                                                                      from, thread_id));
+                co_await end_thread();
+                co_await end_temporary();
                 co_return;
             }
             (*base)["parent_checkpoint_id"] = last ? last->at("checkpoint_id") : nullptr;
@@ -165,7 +177,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
             (*base)["source"] = "fork";
             (*base)["run_id"] = run_id;
             (*base)["created_at"] = iso_now();
-            store_.add_checkpoint(*base);
+            co_await store_.add_checkpoint(*base);
             last = std::move(base);
         }
         boost::json::value state = last ? last->at("values") : boost::json::value(boost::json::object{});
@@ -183,13 +195,15 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
             boost::json::value value = command->at("resume");
             if (pending.empty()) {
                 // Kept for parity: LangGraph's name for a resume that answers nothing.
-                fail("UnknownInterruptError",
-                     r.strict_resume ? "strict_resume: the thread has no interrupt waiting for this resume"
-                                     : "the thread has no interrupt waiting: nothing to resume");
-                set_thread_status(thread_id, end_status_of_thread());
-                end_temporary();
+                co_await fail("UnknownInterruptError",
+                              r.strict_resume
+                                  ? "strict_resume: the thread has no interrupt waiting for this resume"
+                                  : "the thread has no interrupt waiting: nothing to resume");
+                co_await end_thread();
+                co_await end_temporary();
                 co_return;
             }
+            std::optional<std::string> unknown_interrupt;
             // {"<interrupt id>": value} for the only pending interrupt is that value.
             if (const auto* o = value.if_object(); o && pending.size() == 1 && o->size() == 1) {
                 const auto& id = pending[0].as_object().at("id");
@@ -200,14 +214,18 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
                         return p.as_object().at("id") == boost::json::value(kv.key());
                     });
                     if (!known) {
-                        fail("UnknownInterruptError",
-                             agentware::detail::format("strict_resume: no interrupt \"{}\" is waiting",
-                                                       kv.key()));
-                        set_thread_status(thread_id, end_status_of_thread());
-                        end_temporary();
-                        co_return;
+                        unknown_interrupt = std::string(kv.key());
+                        break;
                     }
                 }
+            }
+            if (unknown_interrupt) {
+                co_await fail("UnknownInterruptError",
+                              agentware::detail::format("strict_resume: no interrupt \"{}\" is waiting",
+                                                        *unknown_interrupt));
+                co_await end_thread();
+                co_await end_temporary();
+                co_return;
             }
             req.resume = std::move(value);
         } else {
@@ -221,7 +239,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
                 copy["source"] = "input";
                 copy["run_id"] = run_id;
                 copy["created_at"] = iso_now();
-                store_.add_checkpoint(copy);
+                co_await store_.add_checkpoint(copy);
                 state = copy["values"];
                 pending.clear();
             }
@@ -254,13 +272,13 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         }
 
         // Saves: each is a checkpoint (and a `values` event).
-        std::size_t step = store_.checkpoint_count(thread_id);
+        // The agent reads the state it saved last (the writer may not have
+        // written it yet): the run keeps it.
+        std::size_t step = co_await store_.checkpoint_count(thread_id);
         std::string parent = last ? detail::string_or(*last, "checkpoint_id", "") : "";
-        req.state.load = [this, &thread_id](std::string_view) -> std::optional<boost::json::value> {
-            auto c = store_.last_checkpoint(thread_id);
-            if (!c) return std::nullopt;
-            return c->at("values");
-        };
+        std::optional<boost::json::value> latest;
+        if (last) latest = state;
+        req.state.load = [&latest](std::string_view) { return latest; };
         req.state.save = [&](std::string_view, const boost::json::value& saved) {
             checkpoint_record c{{"checkpoint_id", new_uuid7()},
                                 {"parent_checkpoint_id",
@@ -274,7 +292,8 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
                                 {"metadata", r.record.at("metadata")}};
             parent = std::string(c.at("checkpoint_id").get_string());
             ++step;
-            store_.add_checkpoint(c);
+            latest = saved;
+            writer->push(std::move(c));
             if (ev.wants("checkpoints") || ev.wants("debug")) {
                 boost::json::object cp{
                     {"values", langchain_values(saved)},
@@ -450,9 +469,10 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         // The agent goes on the pool: its destructor may wait (memory's queue
         // flushing what a summary handed it), and must not hold the event loop.
         boost::asio::post(pool_, [done = std::move(runner)]() mutable { done.reset(); });
+        co_await writer->flush();
 
         if (stop.stop_requested() && !r.cancel_action.empty()) {
-            finish_cancelled();
+            co_await finish_cancelled();
         } else if (out.reason == stop_reason::interrupted) {
             boost::json::array list;
             for (const auto& i : out.interrupts)
@@ -460,13 +480,14 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
             ev.send("updates", "updates", boost::json::object{{"__interrupt__", list}});
             ev.send("values", "values", boost::json::object{{"__interrupt__", list}});
             r.events->set_outcome(boost::json::serialize(boost::json::object{{"__interrupt__", list}}));
-            set_run_status(r, "interrupted");
-            set_thread_status(thread_id, "interrupted");
+            co_await set_run_status(r, "interrupted");
+            co_await set_thread_status(thread_id, "interrupted");
         } else if (!out.ok()) {
-            fail(out.reason == stop_reason::recursion_limit ? "GraphRecursionError" : "Error", out.error);
-            set_thread_status(thread_id, "error");
+            co_await fail(out.reason == stop_reason::recursion_limit ? "GraphRecursionError" : "Error",
+                          out.error);
+            co_await set_thread_status(thread_id, "error");
         } else {
-            if (auto c = store_.last_checkpoint(thread_id))
+            if (auto c = co_await store_.last_checkpoint(thread_id))
                 ev.send("events", "events",
                         boost::json::object{
                             {"event", "on_chain_end"},
@@ -475,18 +496,25 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
                             {"tags", boost::json::array{}},
                             {"metadata", meta},
                             {"data", boost::json::object{{"output", langchain_values(c->at("values"))}}}});
-            final_values();
-            set_run_status(r, "success");
-            set_thread_status(thread_id, "idle");
+            co_await final_values();
+            co_await set_run_status(r, "success");
+            co_await set_thread_status(thread_id, "idle");
         }
     } catch (const json_error& e) {
-        fail("ValidationError", e.what());
-        set_thread_status(thread_id, end_status_of_thread());
+        failure.emplace("ValidationError", e.what());
+        invalid_input = true;
     } catch (const std::exception& e) {
-        fail("Error", e.what());
-        set_thread_status(thread_id, "error");
+        failure.emplace("Error", e.what());
     }
-    end_temporary();
+    if (failure) {
+        co_await writer->flush(false); // what the agent saved before it failed stays
+        co_await fail(failure->first, failure->second);
+        if (invalid_input)
+            co_await end_thread();
+        else
+            co_await set_thread_status(thread_id, "error");
+    }
+    co_await end_temporary();
 }
 
 } // namespace agentware::server

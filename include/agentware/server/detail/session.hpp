@@ -139,7 +139,7 @@ inline boost::asio::awaitable<void> agent_server::session(boost::asio::ip::tcp::
         req.body = std::move(msg.body());
         const bool keep_alive = msg.keep_alive();
 
-        http_response res = handle(req);
+        http_response res = co_await handle(req);
         const std::string origin = allowed_origin(req.header("origin"));
         auto set_common = [&](auto& head, const http_response& r) {
             for (const auto& [k, v] : r.headers)

@@ -7,6 +7,7 @@
 // is compacted into one snapshot now and then.
 
 #include <agentware/agent/checkpointer.hpp>
+#include <agentware/agent/detail/state_diff.hpp>
 #include <agentware/agent/file_checkpointer.hpp>
 #include <agentware/thread/id.hpp>
 
@@ -357,15 +358,7 @@ private:
         appended.reserve(count - log.count);
         for (std::size_t i = log.count; i < count; ++i)
             appended.push_back(state.message(i));
-        boost::json::object fields = state.fields();
-        boost::json::object set;
-        for (auto& kv : fields) {
-            const auto* before = log.fields.if_contains(kv.key());
-            if (before == nullptr || *before != kv.value()) set.emplace(kv.key(), std::move(kv.value()));
-        }
-        boost::json::array unset;
-        for (const auto& kv : log.fields)
-            if (!fields.contains(kv.key())) unset.emplace_back(kv.key());
+        auto [set, unset] = detail::changed_fields(log.fields, state.fields());
         if (appended.empty() && set.empty() && unset.empty() && log.results == 0)
             return true; // nothing to write
 

@@ -153,11 +153,13 @@ public:
         namespace asio = boost::asio;
         auto ex = co_await asio::this_coro::executor;
         auto st = std::make_shared<detail::connection_state>(ex);
-        const auto where = [&] { return redact(conninfo); };
+        // Every failure names the server, its password redacted, and counts as a lost connection.
+        const auto cannot_connect = [&](const std::string& why) {
+            return error(fmt::format("postgres: cannot connect to \"{}\": {}", redact(conninfo), why), {},
+                         true);
+        };
         st->conn = PQconnectStart(conninfo.c_str());
-        if (!st->conn || PQstatus(st->conn) == CONNECTION_BAD)
-            throw error(fmt::format("postgres: cannot connect to \"{}\": {}", where(), st->libpq_message()),
-                        {}, true);
+        if (!st->conn || PQstatus(st->conn) == CONNECTION_BAD) throw cannot_connect(st->libpq_message());
         // libpq leaves the time limit of an asynchronous connect to its caller.
         asio::steady_timer timer(ex, timeout);
         timer.async_wait(
@@ -168,21 +170,13 @@ public:
                 }
             });
         for (auto poll = PGRES_POLLING_WRITING; poll != PGRES_POLLING_OK; poll = PQconnectPoll(st->conn)) {
-            if (poll == PGRES_POLLING_FAILED)
-                throw error(
-                    fmt::format("postgres: cannot connect to \"{}\": {}", where(), st->libpq_message()), {},
-                    true);
+            if (poll == PGRES_POLLING_FAILED) throw cannot_connect(st->libpq_message());
             st->bind_socket();
             const auto wait = poll == PGRES_POLLING_READING ? asio::posix::stream_descriptor::wait_read
                                                             : asio::posix::stream_descriptor::wait_write;
             auto [ec] = co_await st->socket.async_wait(wait, asio::as_tuple(asio::use_awaitable));
-            if (st->timed_out)
-                throw error(fmt::format("postgres: cannot connect to \"{}\": no answer within {} ms", where(),
-                                        timeout.count()),
-                            {}, true);
-            if (ec)
-                throw error(fmt::format("postgres: cannot connect to \"{}\": {}", where(), ec.message()), {},
-                            true);
+            if (st->timed_out) throw cannot_connect(fmt::format("no answer within {} ms", timeout.count()));
+            if (ec) throw cannot_connect(ec.message());
         }
         timer.cancel();
         // The server's notices (NOTICE, WARNING: "already exists, skipping")

@@ -107,7 +107,10 @@ public:
                     if (!active.empty()) {
                         if (strategy == "reject") throw thread_busy(thread_id);
                         if (strategy == "interrupt" || strategy == "rollback")
-                            co_await c.query(cancel_thread_sql, thread_id, strategy);
+                            co_await c.query(
+                                cancel_where("thread_id") +
+                                    "SELECT pg_notify($3, run_id) FROM asked WHERE status = 'running'",
+                                thread_id, strategy, cancel_channel);
                     }
                     auto made = co_await c.query(
                         "INSERT INTO agentware_runs (run_id, thread_id, assistant_id, record, "
@@ -201,16 +204,9 @@ public:
     /// hears of it (NOTIFY, and its next renewal). The run's status after it,
     /// or nullopt when the run is unknown or already over.
     boost::asio::awaitable<std::optional<std::string>> cancel(std::string run_id, std::string action) {
-        auto r = co_await db_.query(
-            "WITH asked AS (UPDATE agentware_runs SET "
-            "status = CASE WHEN status = 'pending' THEN 'interrupted' ELSE status END, "
-            "stop_reason = CASE WHEN status = 'pending' THEN 'cancelled' ELSE stop_reason END, "
-            "cancel_action = coalesce(cancel_action, $2), "
-            "cancel_requested_at = coalesce(cancel_requested_at, clock_timestamp()), updated_at = "
-            "clock_timestamp() "
-            "WHERE run_id = $1 AND status IN ('pending', 'running') RETURNING run_id, status) "
-            "SELECT status, pg_notify($3, run_id) FROM asked",
-            run_id, action, cancel_channel);
+        auto r =
+            co_await db_.query(cancel_where("run_id") + "SELECT status, pg_notify($3, run_id) FROM asked",
+                               run_id, action, cancel_channel);
         if (r.empty()) co_return std::nullopt;
         co_return r.as<std::string>(0, "status");
     }
@@ -248,15 +244,19 @@ private:
     static inline const std::string columns =
         "run_id, thread_id, assistant_id, status, record::text AS record, attempt, cancel_action";
     static inline const std::string select_columns = "SELECT " + columns + " FROM agentware_runs";
-    // The thread's pending runs end at once; its running one is asked to stop.
-    static constexpr const char* cancel_thread_sql =
-        "WITH asked AS (UPDATE agentware_runs SET "
-        "status = CASE WHEN status = 'pending' THEN 'interrupted' ELSE status END, "
-        "stop_reason = CASE WHEN status = 'pending' THEN 'cancelled' ELSE stop_reason END, "
-        "cancel_action = coalesce(cancel_action, $2), "
-        "cancel_requested_at = coalesce(cancel_requested_at, clock_timestamp()) "
-        "WHERE thread_id = $1 AND status IN ('pending', 'running') RETURNING run_id, status) "
-        "SELECT pg_notify('agentware_cancel', run_id) FROM asked WHERE status = 'running'";
+    // A cancel of the runs whose `key` column is $1, with action $2, as the
+    // CTE `asked` (run_id, status): pending runs end at once; a running one
+    // records the action for its owner.
+    static std::string cancel_where(std::string_view key) {
+        return "WITH asked AS (UPDATE agentware_runs SET "
+               "status = CASE WHEN status = 'pending' THEN 'interrupted' ELSE status END, "
+               "stop_reason = CASE WHEN status = 'pending' THEN 'cancelled' ELSE stop_reason END, "
+               "cancel_action = coalesce(cancel_action, $2), "
+               "cancel_requested_at = coalesce(cancel_requested_at, clock_timestamp()), "
+               "updated_at = clock_timestamp() "
+               "WHERE " +
+               std::string(key) + " = $1 AND status IN ('pending', 'running') RETURNING run_id, status) ";
+    }
 
     static std::optional<std::string> optional_text(const postgres::result& r, std::size_t row,
                                                     std::string_view col) {

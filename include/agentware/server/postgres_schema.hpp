@@ -18,7 +18,7 @@ namespace agentware::server::postgres_schema {
 
 /// Migrations in order; each runs once, in its own transaction. Never edit
 /// one that has shipped: add the next.
-inline constexpr std::array<std::string_view, 1> migrations{
+inline constexpr std::array<std::string_view, 2> migrations{
     // 1: threads and the run queue.
     R"sql(
 CREATE TABLE agentware_threads (
@@ -50,6 +50,25 @@ CREATE UNIQUE INDEX agentware_runs_one_running ON agentware_runs (thread_id) WHE
 CREATE INDEX agentware_runs_pending ON agentware_runs (created_at) WHERE status = 'pending';
 CREATE INDEX agentware_runs_thread ON agentware_runs (thread_id, created_at);
 CREATE INDEX agentware_runs_lease ON agentware_runs (lease_expires_at) WHERE status = 'running';
+)sql",
+    // 2: checkpoints, each a snapshot of the state or what changed since the one before (postgres_store.hpp).
+    R"sql(
+CREATE TABLE agentware_checkpoints (
+    thread_id     text NOT NULL REFERENCES agentware_threads ON DELETE CASCADE,
+    seq           bigint NOT NULL,
+    checkpoint_id text NOT NULL DEFAULT '',
+    snapshot      boolean NOT NULL,
+    -- The checkpoint less its values: jsonb, so its metadata can be searched.
+    record        jsonb NOT NULL,
+    -- The values (snapshot) or a delta; json keeps the text as written (jsonb
+    -- would give the double 1E0 back as the integer 1, and reorder keys).
+    -- NULL: the checkpoint had no values.
+    state         json,
+    created_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (thread_id, seq)
+);
+-- Reading a checkpoint starts from the snapshot at or before it.
+CREATE INDEX agentware_checkpoints_snapshots ON agentware_checkpoints (thread_id, seq) WHERE snapshot;
 )sql",
 };
 

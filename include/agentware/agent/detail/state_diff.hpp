@@ -1,0 +1,47 @@
+#ifndef AGENTWARE_AGENT_DETAIL_STATE_DIFF_HPP
+#define AGENTWARE_AGENT_DETAIL_STATE_DIFF_HPP
+
+// What changed between two saves of an agent state in JSON: how many leading
+// messages the new one keeps of the old, and which other top-level keys it
+// set or removed. The stores that write differences (append_checkpointer.hpp,
+// server/postgres_store.hpp) share it, so they agree on what a change is.
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include <algorithm>
+#include <cstddef>
+
+namespace agentware::detail {
+
+/// How many leading elements `after` shares with `before`, compared by value
+/// (a summarisation rewrites old messages: only a full comparison sees it).
+inline std::size_t kept_prefix(const boost::json::array& before, const boost::json::array& after) {
+    const std::size_t n = std::min(before.size(), after.size());
+    std::size_t i = 0;
+    while (i < n && before[i] == after[i])
+        ++i;
+    return i;
+}
+
+struct field_changes {
+    boost::json::object set;  ///< keys new in `after` or holding another value, with that value
+    boost::json::array unset; ///< keys `before` has and `after` lacks
+    bool empty() const noexcept { return set.empty() && unset.empty(); }
+};
+
+/// The top-level keys that differ between `before` and `after`, compared by value.
+inline field_changes changed_fields(const boost::json::object& before, const boost::json::object& after) {
+    field_changes out;
+    for (const auto& kv : after) {
+        const auto* old = before.if_contains(kv.key());
+        if (old == nullptr || *old != kv.value()) out.set.emplace(kv.key(), kv.value());
+    }
+    for (const auto& kv : before)
+        if (!after.contains(kv.key())) out.unset.emplace_back(kv.key());
+    return out;
+}
+
+} // namespace agentware::detail
+
+#endif

@@ -1,0 +1,656 @@
+// The server's stores against one contract (server/store.hpp): the embedded
+// store in memory and on disk, and the PostgreSQL store against a server the
+// tests start. Then what only the PostgreSQL store does: checkpoints stored
+// as what changed and read back exactly (a long thread, a rewritten history),
+// two processes writing one thread, pruning, and the run queue seeing the
+// store's runs.
+
+#include "../support/coroutine_test.hpp"
+#include "../support/postgres_server.hpp"
+
+#include <agentware/server/file_store.hpp>
+#include <agentware/server/postgres_run_queue.hpp>
+#include <agentware/server/postgres_schema.hpp>
+#include <agentware/server/postgres_store.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+// co_await never sits inside a CHECK or REQUIRE, and never around a braced
+// list: g++ 12 miscompiles both, so each object is made, and each result
+// awaited into a variable, first.
+
+namespace store_test {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace pg = agentware::postgres;
+namespace srv = agentware::server;
+using agentware::test::postgres_server;
+
+constexpr auto run = agentware::test::run_coroutine;
+
+// A database of the test's own on the shared server.
+asio::awaitable<std::string> fresh_database() {
+    static int n = 0;
+    auto& server = postgres_server::shared();
+    const std::string name = "store_" + std::to_string(::getpid()) + "_" + std::to_string(++n);
+    auto admin = co_await pg::connection::connect(server.conninfo());
+    co_await admin.query("CREATE DATABASE " + name);
+    co_return server.conninfo(name);
+}
+
+// A pool on an event loop of its own, on a thread of its own, as a server's
+// pool is: the tests call the store from their own loop, so every call hops
+// to the pool's thread and back.
+class pool_thread {
+public:
+    explicit pool_thread(const std::string& conninfo)
+        : db_(pg::pool_options{.conninfo = conninfo, .size = 2}), thread_([this] { io_.run(); }) {}
+    ~pool_thread() {
+        work_.reset();
+        thread_.join();
+    }
+    pool_thread(const pool_thread&) = delete;
+    pool_thread& operator=(const pool_thread&) = delete;
+
+    pg::pool& db() { return db_; }
+    asio::any_io_executor executor() { return io_.get_executor(); }
+
+    /// Runs `work` (on the pool) on the pool's thread.
+    template <class T>
+    asio::awaitable<T> there(asio::awaitable<T> work) {
+        return asio::co_spawn(io_.get_executor(), std::move(work), asio::use_awaitable);
+    }
+    asio::awaitable<pg::result> query(std::string sql, std::vector<pg::param> params = {}) {
+        return there(db_.query_with(std::move(sql), std::move(params)));
+    }
+    asio::awaitable<int> migrate() { return there(srv::postgres_schema::migrate(db_)); }
+
+private:
+    asio::io_context io_;
+    asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
+    pg::pool db_;
+    std::thread thread_;
+};
+
+std::vector<std::string> ids_of(const std::vector<json::object>& records, const char* key) {
+    std::vector<std::string> out;
+    for (const auto& r : records)
+        out.emplace_back(r.at(key).as_string());
+    return out;
+}
+
+std::set<std::string> id_set(const std::vector<json::object>& records, const char* key) {
+    const auto ids = ids_of(records, key);
+    return {ids.begin(), ids.end()};
+}
+
+json::object checkpoint_of(const std::string& thread_id, int step, json::value values) {
+    json::object c;
+    c["checkpoint_id"] = thread_id + "-c" + std::to_string(step);
+    c["parent_checkpoint_id"] =
+        step == 0 ? json::value(nullptr) : json::value(thread_id + "-c" + std::to_string(step - 1));
+    c["thread_id"] = thread_id;
+    c["run_id"] = "run-1";
+    c["created_at"] = "2025-01-01T00:00:00Z";
+    c["step"] = step;
+    c["source"] = "loop";
+    json::object metadata;
+    metadata["step"] = step;
+    c["metadata"] = std::move(metadata);
+    c["values"] = std::move(values);
+    return c;
+}
+
+// A message of about 200 bytes, different for each `i` (and each `round` of rewriting).
+json::object message(std::size_t i, int round = 0) {
+    json::object m;
+    m["type"] = i % 2 == 0 ? "human" : "ai";
+    m["id"] = "m-" + std::to_string(i);
+    std::string text = "message " + std::to_string(i) + " round " + std::to_string(round) + ": ";
+    while (text.size() < 160)
+        text += "lorem ipsum ";
+    m["content"] = text;
+    return m;
+}
+
+// A call that must throw std::invalid_argument (a record without its key).
+asio::awaitable<bool> rejects(asio::awaitable<void> call) {
+    try {
+        co_await std::move(call);
+    } catch (const std::invalid_argument&) {
+        co_return true;
+    }
+    co_return false;
+}
+
+// The contract every store keeps, checked on a store with nothing in it.
+asio::awaitable<void> check_contract(srv::store& s) {
+    // Threads: put, get, replace, list, erase; unknown ids.
+    json::object t1{{"thread_id", "t1"}, {"status", "idle"}, {"metadata", {{"owner", "ann"}}}};
+    co_await s.put_thread(t1);
+    auto got = co_await s.thread("t1");
+    REQUIRE(got);
+    CHECK(*got == t1);
+    t1["status"] = "busy";
+    t1["values_seen"] = 3;
+    co_await s.put_thread(t1);
+    got = co_await s.thread("t1");
+    REQUIRE(got);
+    CHECK(*got == t1);
+    json::object t2{{"thread_id", "t2"}};
+    co_await s.put_thread(t2);
+    const auto all = co_await s.threads();
+    CHECK(id_set(all, "thread_id") == std::set<std::string>{"t1", "t2"});
+    const auto unknown = co_await s.thread("nope");
+    CHECK_FALSE(unknown);
+    const bool erased_unknown = co_await s.erase_thread("nope");
+    CHECK_FALSE(erased_unknown);
+
+    // Runs: oldest first, replaced in place, erased; a run of an unknown thread makes the thread.
+    json::object r1{{"run_id", "r1"}, {"thread_id", "t1"}, {"assistant_id", "agent"}, {"status", "pending"}};
+    json::object r2{{"run_id", "r2"}, {"thread_id", "t1"}, {"assistant_id", "agent"}, {"status", "error"}};
+    json::object r3{{"run_id", "r3"}, {"thread_id", "t1"}, {"status", "success"}};
+    co_await s.put_run(r1);
+    co_await s.put_run(r2);
+    co_await s.put_run(r3);
+    auto runs = co_await s.runs("t1");
+    CHECK(ids_of(runs, "run_id") == std::vector<std::string>{"r1", "r2", "r3"});
+    r1["status"] = "success";
+    r1["kwargs"] = json::object{{"input", "hi"}};
+    co_await s.put_run(r1);
+    auto run1 = co_await s.run("r1");
+    REQUIRE(run1);
+    CHECK(*run1 == r1);
+    runs = co_await s.runs("t1");
+    CHECK(ids_of(runs, "run_id") == std::vector<std::string>{"r1", "r2", "r3"});
+    CHECK(runs[0] == r1);
+    CHECK(runs[2] == r3);
+    bool erased = co_await s.erase_run("r2");
+    CHECK(erased);
+    erased = co_await s.erase_run("r2");
+    CHECK_FALSE(erased);
+    const auto run2 = co_await s.run("r2");
+    CHECK_FALSE(run2);
+    runs = co_await s.runs("t1");
+    CHECK(ids_of(runs, "run_id") == std::vector<std::string>{"r1", "r3"});
+    const auto no_runs = co_await s.runs("nope");
+    CHECK(no_runs.empty());
+    json::object r4{{"run_id", "r4"}, {"thread_id", "t3"}, {"status", "pending"}};
+    co_await s.put_run(r4);
+    const auto t3 = co_await s.thread("t3");
+    REQUIRE(t3);
+    CHECK(*t3 == json::object{{"thread_id", "t3"}});
+
+    // Checkpoints: oldest first, the last, the count, truncation.
+    std::vector<json::object> written;
+    json::array messages;
+    for (int step = 0; step < 5; ++step) {
+        messages.push_back(message(static_cast<std::size_t>(step)));
+        json::object values{{"messages", messages}, {"title", "step " + std::to_string(step)}};
+        written.push_back(checkpoint_of("t1", step, values));
+        co_await s.add_checkpoint(written.back());
+    }
+    auto checkpoints = co_await s.checkpoints("t1");
+    CHECK(checkpoints == written);
+    auto last = co_await s.last_checkpoint("t1");
+    REQUIRE(last);
+    CHECK(*last == written.back());
+    auto count = co_await s.checkpoint_count("t1");
+    CHECK(count == 5);
+    co_await s.truncate_checkpoints("t1", 3);
+    count = co_await s.checkpoint_count("t1");
+    CHECK(count == 3);
+    written.resize(3);
+    checkpoints = co_await s.checkpoints("t1");
+    CHECK(checkpoints == written);
+    last = co_await s.last_checkpoint("t1");
+    REQUIRE(last);
+    CHECK(*last == written.back());
+    co_await s.truncate_checkpoints("t1", 10);
+    count = co_await s.checkpoint_count("t1");
+    CHECK(count == 3);
+    // After a truncation (a rolled back run), the thread goes on from what was kept.
+    json::object rewritten_values{{"messages", json::array{message(0), message(1), message(2, 1)}}};
+    written.push_back(checkpoint_of("t1", 3, rewritten_values));
+    co_await s.add_checkpoint(written.back());
+    checkpoints = co_await s.checkpoints("t1");
+    CHECK(checkpoints == written);
+    last = co_await s.last_checkpoint("t1");
+    REQUIRE(last);
+    CHECK(*last == written.back());
+    const auto none = co_await s.checkpoints("nope");
+    CHECK(none.empty());
+    const auto no_last = co_await s.last_checkpoint("nope");
+    CHECK_FALSE(no_last);
+    count = co_await s.checkpoint_count("nope");
+    CHECK(count == 0);
+    co_await s.truncate_checkpoints("nope", 0);
+    // A checkpoint of an unknown thread makes the thread.
+    auto orphan = checkpoint_of("t4", 0, json::object{{"messages", json::array{}}});
+    co_await s.add_checkpoint(orphan);
+    const auto t4 = co_await s.thread("t4");
+    REQUIRE(t4);
+    CHECK(*t4 == json::object{{"thread_id", "t4"}});
+
+    // Erasing a thread takes its checkpoints and runs.
+    erased = co_await s.erase_thread("t1");
+    CHECK(erased);
+    const auto gone = co_await s.thread("t1");
+    CHECK_FALSE(gone);
+    runs = co_await s.runs("t1");
+    CHECK(runs.empty());
+    run1 = co_await s.run("r1");
+    CHECK_FALSE(run1);
+    checkpoints = co_await s.checkpoints("t1");
+    CHECK(checkpoints.empty());
+    count = co_await s.checkpoint_count("t1");
+    CHECK(count == 0);
+    last = co_await s.last_checkpoint("t1");
+    CHECK_FALSE(last);
+    erased = co_await s.erase_thread("t1");
+    CHECK_FALSE(erased);
+    const auto others = co_await s.threads();
+    CHECK(id_set(others, "thread_id") == std::set<std::string>{"t2", "t3", "t4"});
+
+    // A record without its key is refused.
+    json::object keyless{{"status", "idle"}};
+    bool refused = co_await rejects(s.put_thread(keyless));
+    CHECK(refused);
+    refused = co_await rejects(s.add_checkpoint(keyless));
+    CHECK(refused);
+    json::object run_without_id{{"thread_id", "t2"}};
+    refused = co_await rejects(s.put_run(run_without_id));
+    CHECK(refused);
+    json::object run_without_thread{{"run_id", "r9"}};
+    refused = co_await rejects(s.put_run(run_without_thread));
+    CHECK(refused);
+}
+
+TEST_CASE("stores: the embedded store in memory keeps the contract", "[postgres][store]") {
+    srv::file_store s;
+    run([&]() -> asio::awaitable<void> { co_await check_contract(s); });
+}
+
+TEST_CASE("stores: the embedded store on disk keeps the contract", "[postgres][store]") {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("agentware-store-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    {
+        srv::file_store s(dir);
+        run([&]() -> asio::awaitable<void> { co_await check_contract(s); });
+    }
+    srv::file_store again(dir);
+    run([&]() -> asio::awaitable<void> {
+        const auto threads = co_await again.threads();
+        CHECK(threads.size() == 3);
+        const auto count = co_await again.checkpoint_count("t4");
+        CHECK(count == 1);
+    });
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("stores: the PostgreSQL store keeps the contract", "[postgres][store]") {
+    run([]() -> asio::awaitable<void> {
+        pool_thread pool(co_await fresh_database());
+        co_await pool.migrate();
+        srv::postgres_store s(pool.db(), pool.executor());
+        co_await check_contract(s);
+    });
+}
+
+TEST_CASE("postgres store: migrating twice applies nothing the second time", "[postgres][store]") {
+    run([]() -> asio::awaitable<void> {
+        pool_thread pool(co_await fresh_database());
+        const int first = co_await pool.migrate();
+        CHECK(first == static_cast<int>(srv::postgres_schema::migrations.size()));
+        const int second = co_await pool.migrate();
+        CHECK(second == 0);
+        auto tables = co_await pool.query("SELECT count(*) AS n FROM pg_tables WHERE tablename = "
+                                          "'agentware_checkpoints'");
+        CHECK(tables.as<int>(0, "n") == 1);
+    });
+}
+
+// The values of checkpoint `k` of the long thread: 2 (k + 1) messages.
+json::object long_values(std::size_t k) {
+    json::array messages;
+    for (std::size_t i = 0; i < 2 * (k + 1); ++i)
+        messages.push_back(message(i));
+    return {{"messages", std::move(messages)}, {"step", k}};
+}
+
+TEST_CASE("postgres store: a long thread stores what changed and reads back exactly", "[postgres][store]") {
+    run([]() -> asio::awaitable<void> {
+        pool_thread pool(co_await fresh_database());
+        co_await pool.migrate();
+        srv::postgres_store s(pool.db(), pool.executor());
+        constexpr std::size_t checkpoints = 2000;
+        std::size_t stored_at_half = 0;
+        // The sum of what a whole-state store would write: each checkpoint's values, serialized.
+        std::size_t whole_states = 0;
+        json::object values{{"messages", json::array{}}, {"step", 0}};
+        std::size_t messages_bytes = 2; // the list's brackets
+        for (std::size_t k = 0; k < checkpoints; ++k) {
+            auto& list = values["messages"].as_array();
+            for (std::size_t i = list.size(); i < 2 * (k + 1); ++i) {
+                list.push_back(message(i));
+                messages_bytes += json::serialize(list.back()).size() + (i > 0 ? 1 : 0);
+            }
+            values["step"] = k;
+            // {"messages":[...],"step":k}
+            const std::size_t size =
+                messages_bytes + std::string(R"({"messages":,"step":})").size() + std::to_string(k).size();
+            if (k == 0 || k == 777 || k + 1 == checkpoints) CHECK(size == json::serialize(values).size());
+            whole_states += size;
+            co_await s.add_checkpoint(checkpoint_of("long", static_cast<int>(k), values));
+            if (k + 1 == checkpoints / 2) stored_at_half = co_await s.checkpoint_bytes("long");
+        }
+        const std::size_t last_state = json::serialize(values).size();
+        const std::size_t stored = co_await s.checkpoint_bytes("long");
+        INFO("stored " << stored << " bytes (" << stored_at_half << " at half way) for " << whole_states
+                       << " bytes of whole states; the last state is " << last_state << " bytes");
+        // Linear: a few times the last state (the deltas add up to it, the
+        // snapshots to at most about twice it), and twice the thread about twice
+        // the bytes (whole states would take four times).
+        CHECK(stored < 5 * last_state);
+        CHECK(stored * 100 < whole_states * 1);
+        CHECK(stored * 10 < stored_at_half * 25);
+
+        auto kinds =
+            co_await pool.query("SELECT count(*) FILTER (WHERE snapshot) AS snapshots, count(*) AS n "
+                                "FROM agentware_checkpoints WHERE thread_id = 'long'");
+        CHECK(kinds.as<std::size_t>(0, "n") == checkpoints);
+        // Snapshots at doubling intervals: about log2 of the thread's length.
+        const auto snapshots = kinds.as<std::size_t>(0, "snapshots");
+        CHECK(snapshots >= 5);
+        CHECK(snapshots <= 30);
+
+        // Read back: each snapshot, the rows around it, deep in a chain of deltas, the last.
+        std::vector<std::size_t> probes{0, 1, 49, 50, 51, 99, 100, 777, 1000, 1949, 1950, 1951, 1998, 1999};
+        auto snapshot_rows = co_await pool.query(
+            "SELECT seq FROM agentware_checkpoints WHERE thread_id = 'long' AND snapshot ORDER BY seq");
+        for (std::size_t i = 0; i < snapshot_rows.size(); ++i) {
+            const auto seq = snapshot_rows.as<std::size_t>(i, "seq");
+            for (std::size_t k : {seq - (seq > 0 ? 1 : 0), seq, seq + 1})
+                if (k < checkpoints) probes.push_back(k);
+        }
+        for (std::size_t k : probes) {
+            auto c = co_await s.checkpoint("long", "long-c" + std::to_string(k));
+            REQUIRE(c);
+            CHECK(*c == checkpoint_of("long", static_cast<int>(k), long_values(k)));
+        }
+        const auto last = co_await s.last_checkpoint("long");
+        REQUIRE(last);
+        CHECK(*last ==
+              checkpoint_of("long", static_cast<int>(checkpoints - 1), long_values(checkpoints - 1)));
+        const auto count = co_await s.checkpoint_count("long");
+        CHECK(count == checkpoints);
+        const auto unknown = co_await s.checkpoint("long", "no-such-checkpoint");
+        CHECK_FALSE(unknown);
+    });
+}
+
+TEST_CASE("postgres store: rewritten histories and odd values read back exactly", "[postgres][store]") {
+    run([]() -> asio::awaitable<void> {
+        pool_thread pool(co_await fresh_database());
+        co_await pool.migrate();
+        srv::postgres_store s(pool.db(), pool.executor());
+        std::vector<json::object> written;
+        json::array messages;
+        json::object values;
+        const auto add = [&]() -> asio::awaitable<void> {
+            written.push_back(checkpoint_of("t", static_cast<int>(written.size()), values));
+            co_await s.add_checkpoint(written.back());
+        };
+        for (std::size_t i = 0; i < 20; ++i) {
+            messages.push_back(message(2 * i));
+            messages.push_back(message(2 * i + 1));
+            values = {{"messages", messages}, {"todos", json::array{"a", "b"}}, {"ratio", 1.0}};
+            co_await add();
+        }
+        // Summarisation rewrote an early message, the count unchanged (stored whole).
+        messages[1] = message(1, 1);
+        values["messages"] = messages;
+        co_await add();
+        // The last message replaced, two added, a field set and one removed (a delta cutting one message).
+        messages.back() = message(39, 2);
+        messages.push_back(message(40));
+        messages.push_back(message(41));
+        values = {{"messages", messages}, {"title", "renamed"}, {"ratio", 2.5}};
+        co_await add();
+        const std::size_t cut = written.size() - 1;
+        // Summarisation replaced all but the last four with a summary.
+        json::array summarised{message(1000, 3)};
+        for (std::size_t i = messages.size() - 4; i < messages.size(); ++i)
+            summarised.push_back(messages[i]);
+        messages = summarised;
+        values["messages"] = messages;
+        co_await add();
+        messages.push_back(message(42));
+        values["messages"] = messages;
+        co_await add();
+        // Values without messages, without values at all, not an object, and back.
+        values = {{"x", 1}, {"nested", {{"deep", json::array{1, 2.5, nullptr, "\u0001"}}}}};
+        co_await add();
+        values = {{"x", 2}, {"nested", {{"deep", json::array{1, 2.5, nullptr, "\u0001"}}}}};
+        co_await add();
+        written.push_back(checkpoint_of("t", static_cast<int>(written.size()), nullptr));
+        written.back().erase("values");
+        co_await s.add_checkpoint(written.back());
+        values = {{"messages", messages}};
+        co_await add();
+        written.push_back(checkpoint_of("t", static_cast<int>(written.size()), json::array{1, 2, 3}));
+        co_await s.add_checkpoint(written.back());
+        values = {{"messages", messages}, {"x", 3}};
+        co_await add();
+
+        const auto all = co_await s.checkpoints("t");
+        CHECK(all == written);
+        for (const auto& c : written) {
+            auto one = co_await s.checkpoint("t", std::string(c.at("checkpoint_id").as_string()));
+            REQUIRE(one);
+            CHECK(*one == c);
+        }
+        const auto last = co_await s.last_checkpoint("t");
+        REQUIRE(last);
+        CHECK(*last == written.back());
+
+        // The replaced last message was stored as a delta that cuts the previous messages.
+        std::vector<pg::param> at_cut{pg::param(cut)};
+        auto row = co_await pool.query("SELECT snapshot, state::text AS state FROM agentware_checkpoints "
+                                       "WHERE thread_id = 't' AND seq = $1",
+                                       std::move(at_cut));
+        REQUIRE(row.size() == 1);
+        CHECK_FALSE(row.as<bool>(0, "snapshot"));
+        const auto delta = json::parse(row.as<std::string_view>(0, "state")).as_object();
+        CHECK(delta.at("at") == 39);
+        CHECK(delta.at("append").as_array().size() == 3);
+        CHECK(delta.at("set").as_object().contains("title"));
+        CHECK(delta.at("unset").as_array() == json::array{"todos"});
+        // The early rewrite was stored whole.
+        std::vector<pg::param> before_cut{pg::param(cut - 1)};
+        row = co_await pool.query(
+            "SELECT snapshot FROM agentware_checkpoints WHERE thread_id = 't' AND seq = $1",
+            std::move(before_cut));
+        CHECK(row.as<bool>(0, "snapshot"));
+    });
+}
+
+TEST_CASE("postgres store: two processes writing one thread read each other's checkpoints",
+          "[postgres][store]") {
+    run([]() -> asio::awaitable<void> {
+        const auto conninfo = co_await fresh_database();
+        pool_thread pool_a(conninfo), pool_b(conninfo);
+        co_await pool_a.migrate();
+        const srv::postgres_store_options options{.snapshot_every = 7};
+        srv::postgres_store a(pool_a.db(), pool_a.executor(), options);
+        srv::postgres_store b(pool_b.db(), pool_b.executor(), options);
+
+        // Taking turns: each write follows the other process's.
+        std::vector<json::object> written;
+        json::array messages;
+        for (int step = 0; step < 40; ++step) {
+            messages.push_back(message(static_cast<std::size_t>(step), step % 2));
+            json::object values{{"messages", messages}, {"writer", step % 2 == 0 ? "a" : "b"}};
+            written.push_back(checkpoint_of("shared", step, values));
+            srv::postgres_store& writer = step % 2 == 0 ? a : b;
+            co_await writer.add_checkpoint(written.back());
+        }
+        auto from_a = co_await a.checkpoints("shared");
+        auto from_b = co_await b.checkpoints("shared");
+        CHECK(from_a == written);
+        CHECK(from_b == written);
+
+        // A remembers the last row; B rolls it back and writes another under the
+        // same seq and checkpoint id, with a key A never saw; A's next delta must
+        // follow B's row (and remove that key), not what A remembers.
+        auto last = co_await a.last_checkpoint("shared");
+        REQUIRE(last);
+        co_await b.truncate_checkpoints("shared", written.size() - 1);
+        written.pop_back();
+        messages.pop_back();
+        messages.push_back(message(5000));
+        json::object b_values{{"messages", messages}, {"writer", "b again"}, {"note", "only in b's row"}};
+        written.push_back(checkpoint_of("shared", static_cast<int>(written.size()), b_values));
+        co_await b.add_checkpoint(written.back());
+        messages.push_back(message(5001));
+        json::object a_values{{"messages", messages}, {"writer", "a again"}};
+        written.push_back(checkpoint_of("shared", static_cast<int>(written.size()), a_values));
+        co_await a.add_checkpoint(written.back());
+        from_a = co_await a.checkpoints("shared");
+        from_b = co_await b.checkpoints("shared");
+        CHECK(from_a == written);
+        CHECK(from_b == written);
+
+        // Side by side: every checkpoint reads back as its writer wrote it, in some order.
+        std::map<std::string, json::object> by_id;
+        for (const auto& c : written)
+            by_id[std::string(c.at("checkpoint_id").as_string())] = c;
+        co_await agentware::test::side_by_side(2, [&](int who) -> asio::awaitable<void> {
+            srv::postgres_store& writer = who == 0 ? a : b;
+            json::array own;
+            for (int i = 0; i < 15; ++i) {
+                own.push_back(message(static_cast<std::size_t>(10'000 * (who + 1) + i)));
+                json::object values{{"messages", own}, {"writer", who}};
+                auto c = checkpoint_of("race", 100 * who + i, values);
+                by_id[std::string(c.at("checkpoint_id").as_string())] = c;
+                co_await writer.add_checkpoint(std::move(c));
+            }
+        });
+        const auto raced = co_await b.checkpoints("race");
+        CHECK(raced.size() == 30);
+        for (const auto& c : raced)
+            CHECK(c == by_id.at(std::string(c.at("checkpoint_id").as_string())));
+    });
+}
+
+TEST_CASE("postgres store: prune keeps the last checkpoints whole", "[postgres][store]") {
+    run([]() -> asio::awaitable<void> {
+        pool_thread pool(co_await fresh_database());
+        co_await pool.migrate();
+        srv::postgres_store s(pool.db(), pool.executor(), {.snapshot_every = 50});
+        std::vector<json::object> written;
+        json::array messages;
+        const auto add = [&]() -> asio::awaitable<void> {
+            messages.push_back(message(written.size()));
+            json::object values{{"messages", messages}, {"n", written.size()}};
+            written.push_back(checkpoint_of("p", static_cast<int>(written.size()), values));
+            co_await s.add_checkpoint(written.back());
+        };
+        for (int i = 0; i < 130; ++i)
+            co_await add();
+
+        auto dropped = co_await s.prune("p", 20); // the oldest kept, 110, is a delta
+        CHECK(dropped == 110);
+        auto kept = co_await s.checkpoints("p");
+        CHECK(kept == std::vector<json::object>(written.begin() + 110, written.end()));
+        auto first = co_await pool.query(
+            "SELECT seq, snapshot FROM agentware_checkpoints WHERE thread_id = 'p' ORDER BY seq LIMIT 1");
+        CHECK(first.as<int>(0, "seq") == 110);
+        CHECK(first.as<bool>(0, "snapshot"));
+
+        // The last one alone, then the thread goes on from it.
+        dropped = co_await s.prune("p", 1);
+        CHECK(dropped == 19);
+        co_await add();
+        co_await add();
+        kept = co_await s.checkpoints("p");
+        CHECK(kept == std::vector<json::object>(written.end() - 3, written.end()));
+        const auto last = co_await s.last_checkpoint("p");
+        REQUIRE(last);
+        CHECK(*last == written.back());
+
+        dropped = co_await s.prune("p", 10);
+        CHECK(dropped == 0);
+        dropped = co_await s.prune("nope", 1);
+        CHECK(dropped == 0);
+        dropped = co_await s.prune("p", 0);
+        CHECK(dropped == 3);
+        auto count = co_await s.checkpoint_count("p");
+        CHECK(count == 0);
+        const auto bytes = co_await s.checkpoint_bytes("p");
+        CHECK(bytes == 0);
+        co_await add();
+        kept = co_await s.checkpoints("p");
+        CHECK(kept == std::vector<json::object>{written.back()});
+    });
+}
+
+TEST_CASE("postgres store: the run queue and the store see the same runs and threads", "[postgres][store]") {
+    run([]() -> asio::awaitable<void> {
+        pool_thread pool(co_await fresh_database());
+        co_await pool.migrate();
+        srv::postgres_store s(pool.db(), pool.executor());
+        srv::postgres_run_queue queue(pool.db(), {.worker_id = "w1"});
+
+        json::object record{
+            {"run_id", "r1"}, {"thread_id", "t1"}, {"assistant_id", "agent"}, {"status", "success"}};
+        co_await s.put_run(record);
+        auto queued = co_await pool.there(queue.run("r1"));
+        REQUIRE(queued);
+        CHECK(queued->thread_id == "t1");
+        CHECK(queued->assistant_id == "agent");
+        CHECK(queued->status == "success");
+        CHECK(queued->record == record);
+        json::object no_status{{"run_id", "r2"}, {"thread_id", "t1"}};
+        co_await s.put_run(no_status);
+        queued = co_await pool.there(queue.run("r2"));
+        REQUIRE(queued);
+        CHECK(queued->assistant_id.empty());
+        CHECK(queued->status == "pending");
+
+        json::object made{{"run_id", "r3"}, {"thread_id", "t2"}};
+        co_await pool.there(queue.create("r3", "t2", "agent", made, "enqueue"));
+        const auto seen = co_await s.run("r3");
+        REQUIRE(seen);
+        CHECK(*seen == made);
+        const auto thread = co_await s.thread("t2");
+        REQUIRE(thread);
+        CHECK(thread->at("thread_id") == "t2");
+        const bool erased = co_await s.erase_thread("t2");
+        CHECK(erased);
+        queued = co_await pool.there(queue.run("r3"));
+        CHECK_FALSE(queued);
+    });
+}
+
+} // namespace store_test

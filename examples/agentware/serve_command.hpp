@@ -3,7 +3,8 @@
 
 // `agentware serve`: DeerFlow's lead agent behind the LangGraph Server API
 // (docs/server.md), so the LangGraph SDKs and DeerFlow's web UI can use it.
-// Threads, runs and checkpoints are kept in --data; a restart keeps them.
+// Threads, runs and checkpoints are kept in --data, or in PostgreSQL with
+// --database; a restart keeps them.
 
 #include "run_command.hpp"
 
@@ -12,6 +13,12 @@
 #include <agentware/server/file_store.hpp>
 #include <agentware/server/lead_assistant.hpp>
 #include <agentware/server/server.hpp>
+#if AGENTWARE_CLI_POSTGRES
+#include <agentware/postgres/conninfo.hpp>
+#include <agentware/postgres/pool_thread.hpp>
+#include <agentware/server/postgres_schema.hpp>
+#include <agentware/server/postgres_store.hpp>
+#endif
 
 #include <boost/asio/signal_set.hpp>
 
@@ -47,6 +54,10 @@ options:
       --port N             the port (default 2024; 0: any free port)
       --data DIR           where threads, runs and checkpoints are kept
                            (default .agentware/server)
+      --database DSN       keep them in PostgreSQL instead: a libpq connection
+                           string or URI, or $NAME to read it from the environment
+                           variable NAME (so the password stays off the command
+                           line); several processes may share one database
       --auth-token-file F  requests must carry this token (Authorization: Bearer ...);
                            default: $AGENTWARE_AUTH_TOKEN, else no authentication
       --workers N          runs executed at once (default 32; the rest wait)
@@ -59,6 +70,7 @@ struct serve_options {
     std::string host = "127.0.0.1";
     unsigned short port = 2024;
     std::string data = ".agentware/server";
+    std::string database;
     std::string auth_token_file;
     std::size_t workers = 32;
     std::vector<std::string> cors{"*"};
@@ -99,6 +111,8 @@ inline serve_options parse_serve_options(const std::vector<std::string>& args) {
             o.port = static_cast<unsigned short>(number(65535));
         else if (a == "--data")
             o.data = value();
+        else if (a == "--database")
+            o.database = value();
         else if (a == "--auth-token-file")
             o.auth_token_file = value();
         else if (a == "--workers")
@@ -146,6 +160,16 @@ private:
     agentware::scripted_model inner_;
     std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
 };
+
+// --database's value: a connection string, or $NAME for the environment's.
+inline std::string database_conninfo(const std::string& given) {
+    if (!given.starts_with('$')) return given;
+    const char* v = std::getenv(given.c_str() + 1);
+    if (v == nullptr || *v == '\0')
+        throw std::runtime_error(
+            fmt::format("--database {}: the environment has no {}", given, given.substr(1)));
+    return v;
+}
 
 inline std::string read_token_file(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
@@ -200,7 +224,28 @@ inline int serve(const serve_options& o) {
     else if (const char* t = std::getenv("AGENTWARE_AUTH_TOKEN"); t && *t)
         so.auth_token = t;
 
-    srv::file_store store(o.data, log);
+        // The store: PostgreSQL's (on a thread of its pool's own), or the embedded one.
+#if AGENTWARE_CLI_POSTGRES
+    std::unique_ptr<agentware::postgres::pool_thread> database;
+#endif
+    std::unique_ptr<srv::store> store;
+    if (!o.database.empty()) {
+#if AGENTWARE_CLI_POSTGRES
+        const std::string conninfo = detail::database_conninfo(o.database);
+        database = std::make_unique<agentware::postgres::pool_thread>(
+            agentware::postgres::pool_options{.conninfo = conninfo, .size = 8});
+        const int applied = database->wait(srv::postgres_schema::migrate(database->db()));
+        log(fmt::format("keeping threads in PostgreSQL at {}{}", agentware::postgres::redact(conninfo),
+                        applied > 0 ? fmt::format(" ({} migrations applied)", applied) : ""));
+        store = std::make_unique<srv::postgres_store>(database->db(), database->executor());
+        // Other processes may share the database: their runs are not this one's to settle.
+        so.runs.recover_runs = false;
+#else
+        throw std::runtime_error("--database: this agentware was built without PostgreSQL (libpq-dev)");
+#endif
+    } else {
+        store = std::make_unique<srv::file_store>(o.data, log);
+    }
     std::shared_ptr<const boost::json::value> config(std::shared_ptr<void>(), &env->config);
     std::shared_ptr<const agentware::lead_agent_setup> setup(std::shared_ptr<void>(), &env->setup);
     // A skill switched over HTTP applies to the runs that start after it: each
@@ -234,7 +279,7 @@ inline int serve(const serve_options& o) {
         assistants.back().description = "the deep agent (deepagents' create_deep_agent)";
         log("serving the deep agent as \"deep_agent\"");
     }
-    srv::agent_server server(store, std::move(assistants), so);
+    srv::agent_server server(*store, std::move(assistants), so);
     // DeerFlow's gateway routes (models, skills, memory, uploads, artifacts, MCP) for its web UI.
     srv::deerflow_gateway_options gateway;
     gateway.config = env->sections;

@@ -8,6 +8,7 @@
 #include "../support/coroutine_test.hpp"
 #include "../support/postgres_server.hpp"
 
+#include <agentware/postgres/pool_thread.hpp>
 #include <agentware/server/file_store.hpp>
 #include <agentware/server/postgres_run_queue.hpp>
 #include <agentware/server/postgres_schema.hpp>
@@ -57,38 +58,13 @@ asio::awaitable<std::string> fresh_database() {
     co_return server.conninfo(name);
 }
 
-// A pool on an event loop of its own, on a thread of its own, as a server's
-// pool is: the tests call the store from their own loop, so every call hops
-// to the pool's thread and back.
-class pool_thread {
+// A pool on a thread of its own, as a server's is: the tests call the store
+// from their own loop, so every call hops to the pool's thread and back.
+class pool_thread : public pg::pool_thread {
 public:
     explicit pool_thread(const std::string& conninfo)
-        : db_(pg::pool_options{.conninfo = conninfo, .size = 2}), thread_([this] { io_.run(); }) {}
-    ~pool_thread() {
-        work_.reset();
-        thread_.join();
-    }
-    pool_thread(const pool_thread&) = delete;
-    pool_thread& operator=(const pool_thread&) = delete;
-
-    pg::pool& db() { return db_; }
-    asio::any_io_executor executor() { return io_.get_executor(); }
-
-    /// Runs `work` (on the pool) on the pool's thread.
-    template <class T>
-    asio::awaitable<T> there(asio::awaitable<T> work) {
-        return asio::co_spawn(io_.get_executor(), std::move(work), asio::use_awaitable);
-    }
-    asio::awaitable<pg::result> query(std::string sql, std::vector<pg::param> params = {}) {
-        return there(db_.query_with(std::move(sql), std::move(params)));
-    }
-    asio::awaitable<int> migrate() { return there(srv::postgres_schema::migrate(db_)); }
-
-private:
-    asio::io_context io_;
-    asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
-    pg::pool db_;
-    std::thread thread_;
+        : pg::pool_thread(pg::pool_options{.conninfo = conninfo, .size = 2}) {}
+    asio::awaitable<int> migrate() { return there(srv::postgres_schema::migrate(db())); }
 };
 
 std::vector<std::string> ids_of(const std::vector<json::object>& records, const char* key) {

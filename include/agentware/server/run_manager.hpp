@@ -55,7 +55,11 @@ struct run_manager_options {
     /// Each executing agent holds its own state and, once it calls a blocking
     /// tool, its tool threads: this bounds them.
     std::size_t max_active_runs = 512;
-    std::chrono::seconds keep_streams{120};      ///< how long a finished run's events stay for joins
+    std::chrono::seconds keep_streams{120}; ///< how long a finished run's events stay for joins
+    /// At start, settle the runs a stopped process left pending or running
+    /// (recover()). Off when other live processes share the store: their runs
+    /// are not this process's to settle.
+    bool recover_runs = true;
     std::function<void(const std::string&)> log; ///< one line per run that fails
 };
 
@@ -299,6 +303,7 @@ public:
     /// thread can still be resumed); the pending ones run again. The server
     /// calls it once, before it takes requests.
     boost::asio::awaitable<void> recover() {
+        if (!options_.recover_runs) co_return;
         auto threads = co_await store_.threads();
         for (auto& t : threads) {
             const std::string tid = detail::string_or(t, "thread_id", "");

@@ -232,14 +232,12 @@ inline int serve(const serve_options& o) {
     if (!o.database.empty()) {
 #if AGENTWARE_CLI_POSTGRES
         const std::string conninfo = detail::database_conninfo(o.database);
-        database = std::make_unique<agentware::postgres::pool_thread>(
-            agentware::postgres::pool_options{.conninfo = conninfo, .size = 8});
+        database = std::make_unique<agentware::postgres::pool_thread>(agentware::postgres::pool_options{
+            .conninfo = conninfo, .size = 8, .statement_timeout = std::chrono::seconds(60)});
         const int applied = database->wait(srv::postgres_schema::migrate(database->db()));
         log(fmt::format("keeping threads in PostgreSQL at {}{}", agentware::postgres::redact(conninfo),
                         applied > 0 ? fmt::format(" ({} migrations applied)", applied) : ""));
         store = std::make_unique<srv::postgres_store>(database->db(), database->executor());
-        // Other processes may share the database: their runs are not this one's to settle.
-        so.runs.recover_runs = false;
 #else
         throw std::runtime_error("--database: this agentware was built without PostgreSQL (libpq-dev)");
 #endif
@@ -314,6 +312,9 @@ inline int serve(const serve_options& o) {
     std::fflush(stdout);
     server.run();
     server.stop();
+#if AGENTWARE_CLI_POSTGRES
+    database.reset(); // the store's statements in flight end before the store and the server go
+#endif
     log("stopped");
     return 0;
 }

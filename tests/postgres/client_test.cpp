@@ -330,6 +330,10 @@ TEST_CASE("postgres: redact hides the password of either form of connection stri
           "postgresql://user:***@db.example:5432/app?sslmode=require&password=***");
     CHECK(pg::redact("postgres://db.example/app") == "postgres://db.example/app");
     CHECK(pg::redact("postgresql://user@db.example/app") == "postgresql://user@db.example/app");
+    // The passphrase of the client's TLS key is a secret too.
+    CHECK(pg::redact("host=db sslkey=/k sslpassword=pass") == "host=db sslkey=/k sslpassword=***");
+    CHECK(pg::redact("postgresql://db/app?sslpassword=pass&sslmode=verify-full") ==
+          "postgresql://db/app?sslpassword=***&sslmode=verify-full");
 }
 
 } // namespace postgres_client_test

@@ -13,6 +13,10 @@ namespace agentware::postgres {
 
 namespace detail {
 
+// The keys whose values are secrets: the password, and the one that unlocks
+// the client's TLS key.
+inline bool is_secret_key(std::string_view key) { return key == "password" || key == "sslpassword"; }
+
 inline bool is_uri(std::string_view s) {
     return s.starts_with("postgresql://") || s.starts_with("postgres://");
 }
@@ -40,8 +44,9 @@ inline std::string redact_uri(std::string_view s) {
     while (!s.empty()) {
         const auto amp = std::min(s.find('&'), s.size());
         const auto pair = s.substr(0, amp);
-        if (pair.starts_with("password="))
-            out.append("password=***");
+        const auto key = pair.substr(0, pair.find('='));
+        if (is_secret_key(key) && key.size() < pair.size())
+            out.append(key).append("=***");
         else
             out.append(pair);
         s.remove_prefix(amp);
@@ -83,14 +88,14 @@ inline std::string redact_pairs(std::string_view s) {
             while (i < s.size() && s[i] != ' ' && s[i] != '\t' && s[i] != '\n')
                 ++i;
         }
-        out.append(key == "password" ? std::string_view("***") : s.substr(value_start, i - value_start));
+        out.append(is_secret_key(key) ? std::string_view("***") : s.substr(value_start, i - value_start));
     }
     return out;
 }
 
 } // namespace detail
 
-/// The connection string with every password replaced by `***`.
+/// The connection string with every password (`password`, `sslpassword`) replaced by `***`.
 inline std::string redact(std::string_view conninfo) {
     return detail::is_uri(conninfo) ? detail::redact_uri(conninfo) : detail::redact_pairs(conninfo);
 }

@@ -134,7 +134,8 @@ public:
     }
     bool drained() {
         std::lock_guard lock(mutex_);
-        return std::all_of(live_.begin(), live_.end(), [](const auto& kv) { return kv.second->finished; });
+        return creating_ == 0 &&
+               std::all_of(live_.begin(), live_.end(), [](const auto& kv) { return kv.second->finished; });
     }
 
     store& records() noexcept { return store_; }
@@ -221,6 +222,18 @@ public:
         // start (the run's own status writes come after this one); checked
         // again after, since another request may have taken the thread meanwhile.
         if (auto refused = refusal(thread_id, strategy)) co_return *refused;
+        // Counted until it is live or refused: a shutdown waits for it (drained()).
+        {
+            std::lock_guard lock(mutex_);
+            ++creating_;
+        }
+        struct created {
+            run_manager* self;
+            ~created() {
+                std::lock_guard lock(self->mutex_);
+                --self->creating_;
+            }
+        } counted{this};
         co_await store_.put_run(run);
         std::optional<run_refused> refused;
         {
@@ -231,11 +244,11 @@ public:
                 const bool busy = !q.active.empty() || !q.pending.empty();
                 live_[run_id] = live;
                 if (busy && (strategy == "interrupt" || strategy == "rollback")) {
-                    // The runs before it stop (or never start), then it runs.
+                    // The runs before it stop (the pending ones start only to
+                    // end cancelled, so each gets its end), then it runs.
                     for (const auto& p : q.pending)
                         cancel_locked(p, strategy);
                     if (!q.active.empty()) cancel_locked(q.active, strategy);
-                    q.pending.clear();
                 }
                 q.pending.push_back(run_id);
                 schedule_locked(thread_id);
@@ -464,6 +477,7 @@ private:
     std::map<std::string, thread_queue, std::less<>> queues_;
     std::deque<std::shared_ptr<live_run>> ready_; ///< runs whose thread is free, waiting for room
     std::size_t active_ = 0;                      ///< runs executing
+    std::size_t creating_ = 0; ///< create() calls between their record's write and their end
     bool stopping_ = false;
 };
 

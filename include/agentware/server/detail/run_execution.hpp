@@ -128,16 +128,6 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         if (kwargs.at("temporary").as_bool()) co_await store_.erase_thread(thread_id);
     };
 
-    r.checkpoints_before = co_await store_.checkpoint_count(thread_id);
-    if (stop.stop_requested()) {
-        co_await finish_cancelled();
-        co_await end_temporary();
-        co_return;
-    }
-    co_await set_run_status(r, "running");
-    co_await set_thread_status(thread_id, "busy");
-    auto writer = std::make_shared<detail::checkpoint_writer>(store_, ex_);
-
     // The run's context: config.configurable, then context (LangGraph merges both into the runtime).
     boost::json::object context;
     std::size_t recursion_limit = 100;
@@ -153,7 +143,18 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     // (a handler cannot wait for the store).
     std::optional<std::pair<std::string, std::string>> failure;
     bool invalid_input = false;
+    std::shared_ptr<detail::checkpoint_writer> writer;
     try {
+        r.checkpoints_before = co_await store_.checkpoint_count(thread_id);
+        if (stop.stop_requested()) {
+            co_await finish_cancelled();
+            co_await end_temporary();
+            co_return;
+        }
+        co_await set_run_status(r, "running");
+        co_await set_thread_status(thread_id, "busy");
+        writer = std::make_shared<detail::checkpoint_writer>(store_, ex_);
+
         // A fork: the run starts from an earlier checkpoint, copied as the thread's newest.
         std::string from;
         if (const auto& id = kwargs.at("checkpoint_id"); id.is_string()) from = id.get_string();
@@ -507,7 +508,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         failure.emplace("Error", e.what());
     }
     if (failure) {
-        co_await writer->flush(false); // what the agent saved before it failed stays
+        if (writer) co_await writer->flush(false); // what the agent saved before it failed stays
         co_await fail(failure->first, failure->second);
         if (invalid_input)
             co_await end_thread();

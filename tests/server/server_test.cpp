@@ -440,7 +440,7 @@ TEST_CASE("server: a run in flight when the process died ends in error after the
                             {"config", object{}}};
         const object run{
             {"run_id", "r-died"}, {"thread_id", "t-died"}, {"status", "running"}, {"kwargs", object{}}};
-        test::run_coroutine([&]() -> boost::asio::awaitable<void> {
+        agentware::test::run_coroutine([&]() -> boost::asio::awaitable<void> {
             co_await store.put_thread(thread);
             co_await store.put_run(run);
         });

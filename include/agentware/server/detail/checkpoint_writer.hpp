@@ -16,21 +16,20 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <chrono>
 #include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 namespace agentware::server::detail {
 
 class checkpoint_writer : public std::enable_shared_from_this<checkpoint_writer> {
 public:
-    checkpoint_writer(store& s, boost::asio::any_io_executor ex)
-        : store_(s), strand_(boost::asio::make_strand(std::move(ex))) {}
+    checkpoint_writer(store& s, boost::asio::any_io_executor ex) : store_(s), ex_(std::move(ex)) {}
 
     /// Queues a checkpoint; callable from any thread (a blocking agent saves from the pool).
     void push(checkpoint_record c) {
@@ -41,55 +40,41 @@ public:
             writing_ = true;
         }
         // Outside the lock: co_spawn may start the writer here and now.
-        boost::asio::co_spawn(strand_, drain(shared_from_this()), boost::asio::detached);
+        boost::asio::co_spawn(ex_, drain(shared_from_this()), boost::asio::detached);
     }
 
     /// Waits until every queued checkpoint is in the store; rethrows the first
     /// write that failed (after which nothing more was written) when `rethrow`.
+    /// It looks every millisecond: a run waits for its last writes once, at its
+    /// end, and no timer is shared between threads.
     boost::asio::awaitable<void> flush(bool rethrow = true) {
-        co_await boost::asio::co_spawn(strand_, wait_idle(shared_from_this()), boost::asio::use_awaitable);
-        std::lock_guard lock(mutex_);
-        if (rethrow && failure_) std::rethrow_exception(failure_);
-    }
-
-private:
-    // The writer and the waiters' timers live on one strand: a waiter is
-    // registered and starts waiting in one turn of it, the writer wakes the
-    // waiters in another, so no wake-up falls between the two.
-    static boost::asio::awaitable<void> wait_idle(std::shared_ptr<checkpoint_writer> self) {
+        boost::asio::steady_timer tick(co_await boost::asio::this_coro::executor);
         for (;;) {
-            auto wake = std::make_shared<boost::asio::steady_timer>(
-                self->strand_, boost::asio::steady_timer::time_point::max());
             {
-                std::lock_guard lock(self->mutex_);
-                if (!self->writing_) co_return;
-                self->waiters_.push_back(wake);
+                std::lock_guard lock(mutex_);
+                if (!writing_) {
+                    if (rethrow && failure_) std::rethrow_exception(failure_);
+                    co_return;
+                }
             }
-            co_await wake->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+            tick.expires_after(std::chrono::milliseconds(1));
+            co_await tick.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
         }
     }
 
+private:
     static boost::asio::awaitable<void> drain(std::shared_ptr<checkpoint_writer> self) {
         for (;;) {
             checkpoint_record next;
-            bool done = false;
-            std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters;
             {
                 std::lock_guard lock(self->mutex_);
                 if (self->queue_.empty() || self->failure_) {
                     self->queue_.clear();
                     self->writing_ = false;
-                    waiters.swap(self->waiters_);
-                    done = true;
-                } else {
-                    next = std::move(self->queue_.front());
-                    self->queue_.pop_front();
+                    co_return;
                 }
-            }
-            if (done) {
-                for (auto& w : waiters)
-                    w->cancel();
-                co_return;
+                next = std::move(self->queue_.front());
+                self->queue_.pop_front();
             }
             try {
                 co_await self->store_.add_checkpoint(std::move(next));
@@ -101,12 +86,11 @@ private:
     }
 
     store& store_;
-    boost::asio::strand<boost::asio::any_io_executor> strand_;
+    boost::asio::any_io_executor ex_;
     std::mutex mutex_;
     std::deque<checkpoint_record> queue_;
     bool writing_ = false;
     std::exception_ptr failure_;
-    std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters_;
 };
 
 } // namespace agentware::server::detail

@@ -10,6 +10,7 @@
 // warning, and what came before it is kept.
 
 #include <agentware/detail/format.hpp>
+#include <agentware/server/detail/record.hpp>
 #include <agentware/server/store.hpp>
 #include <agentware/thread/id.hpp>
 
@@ -48,7 +49,7 @@ public:
     const std::filesystem::path& directory() const noexcept { return dir_; }
 
     task<void> put_thread(boost::json::object t) override {
-        const std::string id = key(t, "thread_id");
+        const std::string id = detail::record_key(t, "thread_id");
         std::unique_lock lock(mutex_);
         threads_[id].record = t;
         if (!dir_.empty()) persist(id, {write_kind::thread, boost::json::serialize(t)}, lock);
@@ -83,7 +84,7 @@ public:
     }
 
     task<void> add_checkpoint(checkpoint_record c) override {
-        const std::string id = key(c, "thread_id");
+        const std::string id = detail::record_key(c, "thread_id");
         std::unique_lock lock(mutex_);
         auto& t = known(id);
         t.checkpoints.push_back(c);
@@ -120,8 +121,8 @@ public:
     }
 
     task<void> put_run(boost::json::object r) override {
-        const std::string id = key(r, "run_id");
-        const std::string thread_id = key(r, "thread_id");
+        const std::string id = detail::record_key(r, "run_id");
+        const std::string thread_id = detail::record_key(r, "thread_id");
         std::unique_lock lock(mutex_);
         auto& t = known(thread_id);
         auto [it, added] = run_index_.try_emplace(id, thread_id);
@@ -236,13 +237,6 @@ private:
             if (!out) throw std::runtime_error("cannot write " + temp.string());
         }
         std::filesystem::rename(temp, dir / name);
-    }
-
-    static std::string key(const boost::json::object& o, std::string_view name) {
-        const auto* v = o.if_contains(name);
-        if (v == nullptr || !v->is_string())
-            throw std::invalid_argument("store record without " + std::string(name));
-        return std::string(v->get_string());
     }
 
     // A record whose thread is not (yet) known: checkpoints and runs of a

@@ -30,6 +30,7 @@
 #include <agentware/agent/detail/state_diff.hpp>
 #include <agentware/postgres/pool.hpp>
 #include <agentware/postgres/transaction.hpp>
+#include <agentware/server/detail/record.hpp>
 #include <agentware/server/store.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -189,18 +190,6 @@ private:
         return boost::asio::co_spawn(executor_, std::move(body), boost::asio::use_awaitable);
     }
 
-    static std::string key(const boost::json::object& o, std::string_view name) {
-        const auto* v = o.if_contains(name);
-        if (v == nullptr || !v->is_string())
-            throw std::invalid_argument("store record without " + std::string(name));
-        return std::string(v->get_string());
-    }
-
-    static std::string text_or(const boost::json::object& o, std::string_view name, std::string fallback) {
-        const auto* v = o.if_contains(name);
-        return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::move(fallback);
-    }
-
     // A thread that checkpoints or runs name before it was put (as file_store makes it).
     static std::string minimal_thread(const std::string& thread_id) {
         return boost::json::serialize(boost::json::object{{"thread_id", thread_id}});
@@ -215,7 +204,7 @@ private:
     // --- threads and runs ---------------------------------------------------
 
     task<void> write_thread(boost::json::object t) {
-        const std::string thread_id = key(t, "thread_id");
+        const std::string thread_id = detail::record_key(t, "thread_id");
         const std::string record = boost::json::serialize(t);
         co_await db_.query("INSERT INTO agentware_threads (thread_id, record) VALUES ($1, $2::jsonb) "
                            "ON CONFLICT (thread_id) DO UPDATE SET record = excluded.record, "
@@ -256,8 +245,8 @@ private:
     }
 
     task<void> write_run(boost::json::object r) {
-        const std::string run_id = key(r, "run_id");
-        const std::string thread_id = key(r, "thread_id");
+        const std::string run_id = detail::record_key(r, "run_id");
+        const std::string thread_id = detail::record_key(r, "thread_id");
         // The run's thread is made in the same statement: runs reference threads.
         co_await db_.query(
             "WITH thread AS (INSERT INTO agentware_threads (thread_id, record) VALUES ($2, $6::jsonb) "
@@ -266,8 +255,8 @@ private:
             "VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (run_id) DO UPDATE SET "
             "thread_id = excluded.thread_id, assistant_id = excluded.assistant_id, status = excluded.status, "
             "record = excluded.record, updated_at = clock_timestamp()",
-            run_id, thread_id, text_or(r, "assistant_id", ""), text_or(r, "status", "pending"),
-            boost::json::serialize(r), minimal_thread(thread_id));
+            run_id, thread_id, detail::string_or(r, "assistant_id", ""),
+            detail::string_or(r, "status", "pending"), boost::json::serialize(r), minimal_thread(thread_id));
     }
 
     task<std::optional<boost::json::object>> read_run(std::string run_id) {
@@ -439,13 +428,13 @@ private:
     }
 
     task<void> write_checkpoint(checkpoint_record c) {
-        const std::string thread_id = key(c, "thread_id");
+        const std::string thread_id = detail::record_key(c, "thread_id");
         std::optional<boost::json::value> values;
         if (auto it = c.find("values"); it != c.end()) {
             values = std::move(it->value());
             c.erase(it);
         }
-        const std::string checkpoint_id = text_or(c, "checkpoint_id", "");
+        const std::string checkpoint_id = detail::string_or(c, "checkpoint_id", "");
         const std::string record = boost::json::serialize(c);
         std::optional<thread_tail> known = tails_.take(thread_id);
 

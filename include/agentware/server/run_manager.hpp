@@ -11,6 +11,7 @@
 // what is alive.
 
 #include <agentware/server/assistant.hpp>
+#include <agentware/server/detail/record.hpp>
 #include <agentware/server/ids.hpp>
 #include <agentware/server/run_stream.hpp>
 #include <agentware/server/store.hpp>
@@ -64,16 +65,6 @@ struct run_manager_options {
 };
 
 namespace detail {
-
-inline const boost::json::value* find(const boost::json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v == nullptr || v->is_null() ? nullptr : v;
-}
-
-inline std::string string_or(const boost::json::object& o, std::string_view key, std::string fallback) {
-    const auto* v = find(o, key);
-    return v && v->is_string() ? std::string(v->get_string()) : std::move(fallback);
-}
 
 /// The pending interrupts of a saved state, as [{id, value}].
 inline boost::json::array pending_interrupts(const boost::json::value& state) {

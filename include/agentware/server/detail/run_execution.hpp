@@ -127,6 +127,12 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     auto end_temporary = [&]() -> step {
         if (kwargs.at("temporary").as_bool()) co_await store_.erase_thread(thread_id);
     };
+    // A run refused before its agent starts: an error, and the thread as it was.
+    auto refuse = [&](std::string kind, std::string message) -> step {
+        co_await fail(std::move(kind), std::move(message));
+        co_await end_thread();
+        co_await end_temporary();
+    };
 
     // The run's context: config.configurable, then context (LangGraph merges both into the runtime).
     boost::json::object context;
@@ -167,10 +173,8 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
             for (auto& c : all)
                 if (detail::string_or(c, "checkpoint_id", "") == from) base = std::move(c);
             if (!base) {
-                co_await fail("ValueError", agentware::detail::format("Checkpoint {} not found on thread {}",
-                                                                      from, thread_id));
-                co_await end_thread();
-                co_await end_temporary();
+                co_await refuse("ValueError", agentware::detail::format(
+                                                  "Checkpoint {} not found on thread {}", from, thread_id));
                 co_return;
             }
             (*base)["parent_checkpoint_id"] = last ? last->at("checkpoint_id") : nullptr;
@@ -196,12 +200,10 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
             boost::json::value value = command->at("resume");
             if (pending.empty()) {
                 // Kept for parity: LangGraph's name for a resume that answers nothing.
-                co_await fail("UnknownInterruptError",
-                              r.strict_resume
-                                  ? "strict_resume: the thread has no interrupt waiting for this resume"
-                                  : "the thread has no interrupt waiting: nothing to resume");
-                co_await end_thread();
-                co_await end_temporary();
+                co_await refuse("UnknownInterruptError",
+                                r.strict_resume
+                                    ? "strict_resume: the thread has no interrupt waiting for this resume"
+                                    : "the thread has no interrupt waiting: nothing to resume");
                 co_return;
             }
             std::optional<std::string> unknown_interrupt;
@@ -221,11 +223,9 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
                 }
             }
             if (unknown_interrupt) {
-                co_await fail("UnknownInterruptError",
-                              agentware::detail::format("strict_resume: no interrupt \"{}\" is waiting",
-                                                        *unknown_interrupt));
-                co_await end_thread();
-                co_await end_temporary();
+                co_await refuse("UnknownInterruptError",
+                                agentware::detail::format("strict_resume: no interrupt \"{}\" is waiting",
+                                                          *unknown_interrupt));
                 co_return;
             }
             req.resume = std::move(value);

@@ -16,8 +16,11 @@
 #if AGENTWARE_CLI_POSTGRES
 #include <agentware/postgres/conninfo.hpp>
 #include <agentware/postgres/pool_thread.hpp>
+#include <agentware/server/postgres_run_queue.hpp>
 #include <agentware/server/postgres_schema.hpp>
 #include <agentware/server/postgres_store.hpp>
+
+#include <unistd.h>
 #endif
 
 #include <boost/asio/signal_set.hpp>
@@ -30,6 +33,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,7 +61,11 @@ options:
       --database DSN       keep them in PostgreSQL instead: a libpq connection
                            string or URI, or $NAME to read it from the environment
                            variable NAME (so the password stays off the command
-                           line); several processes may share one database
+                           line); several processes may share one database, and
+                           then its runs: any process executes any run
+      --lease SECONDS      with --database: how long a run stays a process's
+                           without word from it (default 30); a run whose process
+                           died goes on in another after this and a third more
       --auth-token-file F  requests must carry this token (Authorization: Bearer ...);
                            default: $AGENTWARE_AUTH_TOKEN, else no authentication
       --workers N          runs executed at once (default 32; the rest wait)
@@ -73,6 +81,7 @@ struct serve_options {
     std::string database;
     std::string auth_token_file;
     std::size_t workers = 32;
+    std::chrono::seconds lease{30};
     std::vector<std::string> cors{"*"};
 };
 
@@ -115,6 +124,8 @@ inline serve_options parse_serve_options(const std::vector<std::string>& args) {
             o.database = value();
         else if (a == "--auth-token-file")
             o.auth_token_file = value();
+        else if (a == "--lease")
+            o.lease = std::chrono::seconds(std::max<unsigned long>(1, number(3600)));
         else if (a == "--workers")
             o.workers = std::max<std::size_t>(1, number(4096));
         else if (a == "--cors") {
@@ -160,6 +171,17 @@ private:
     agentware::scripted_model inner_;
     std::shared_ptr<std::atomic<bool>> cancelled_ = std::make_shared<std::atomic<bool>>(false);
 };
+
+#if AGENTWARE_CLI_POSTGRES
+// This process as the run queue names its runs' owner: host, pid and a
+// random part (a pid is reused after a restart; the lease it held is not).
+inline std::string worker_name() {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "host");
+    std::random_device random;
+    return fmt::format("{}:{}:{:08x}", host, ::getpid(), random());
+}
+#endif
 
 // --database's value: a connection string, or $NAME for the environment's.
 inline std::string database_conninfo(const std::string& given) {
@@ -227,6 +249,7 @@ inline int serve(const serve_options& o) {
         // The store: PostgreSQL's (on a thread of its pool's own), or the embedded one.
 #if AGENTWARE_CLI_POSTGRES
     std::unique_ptr<agentware::postgres::pool_thread> database;
+    std::unique_ptr<srv::postgres_run_queue> queue;
 #endif
     std::unique_ptr<srv::store> store;
     if (!o.database.empty()) {
@@ -238,6 +261,16 @@ inline int serve(const serve_options& o) {
         log(fmt::format("keeping threads in PostgreSQL at {}{}", agentware::postgres::redact(conninfo),
                         applied > 0 ? fmt::format(" ({} migrations applied)", applied) : ""));
         store = std::make_unique<srv::postgres_store>(database->db(), database->executor());
+        // The runs too: this process is one worker of the deployment's queue.
+        queue = std::make_unique<srv::postgres_run_queue>(
+            database->db(),
+            srv::postgres_run_queue_options{
+                .worker_id = detail::worker_name(),
+                .lease = o.lease,
+                .grace = std::chrono::duration_cast<std::chrono::milliseconds>(o.lease) / 3},
+            database->executor());
+        so.runs.queue = queue.get();
+        log("working the shared run queue as " + queue->options().worker_id);
 #else
         throw std::runtime_error("--database: this agentware was built without PostgreSQL (libpq-dev)");
 #endif
@@ -313,6 +346,7 @@ inline int serve(const serve_options& o) {
     server.run();
     server.stop();
 #if AGENTWARE_CLI_POSTGRES
+    if (queue) queue->unwatch();
     database.reset(); // the store's statements in flight end before the store and the server go
 #endif
     log("stopped");

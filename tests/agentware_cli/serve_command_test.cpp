@@ -14,6 +14,8 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
 
 #include <sys/wait.h>
@@ -38,6 +40,12 @@ public:
     }
     ~serve_process() {
         if (pid_ > 0) stop();
+    }
+    /// SIGKILL: the process dies mid-work, as on a lost machine.
+    void kill() {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = -1;
     }
     /// SIGTERM; the exit status.
     int stop() {
@@ -155,6 +163,179 @@ TEST_CASE("agentware serve --database: two processes share threads and their his
     auto after = call(b.port(), "GET", "/threads/" + thread + "/state").json();
     CHECK(after.at("values").at("messages").as_array().size() == 4);
     CHECK(b.stop() == 0);
+    ::unsetenv("AGENTWARE_TEST_DATABASE");
+}
+
+namespace {
+
+// A database of the test's own, named to the processes through the environment.
+void fresh_test_database(const std::string& name) {
+    auto& pg = agentware::test::postgres_server::shared();
+    agentware::test::run_coroutine([&]() -> boost::asio::awaitable<void> {
+        auto admin = co_await agentware::postgres::connection::connect(pg.conninfo());
+        co_await admin.query("DROP DATABASE IF EXISTS " + name);
+        co_await admin.query("CREATE DATABASE " + name);
+    });
+    ::setenv("AGENTWARE_TEST_DATABASE", pg.conninfo(name).c_str(), 1);
+}
+
+// The run's record as `port` serves it, once `done` holds of it (or the last seen).
+boost::json::object run_when(unsigned short port, const std::string& path,
+                             const std::function<bool(const boost::json::object&)>& done) {
+    boost::json::object last;
+    eventually(
+        [&] {
+            last = call(port, "GET", path).json().as_object();
+            return done(last);
+        },
+        std::chrono::seconds(30));
+    return last;
+}
+
+} // namespace
+
+TEST_CASE("agentware serve --database: a run whose process dies goes on in another from its last "
+          "checkpoint; a cancel reaches the process that runs it",
+          "[cli][serve][postgres]") {
+    temp_dir dir;
+    fresh_test_database("takeover_" + std::to_string(::getpid()));
+    const std::vector<std::string> args{"--config",   "config.json",
+                                        "--script",   "script.json",
+                                        "--port",     "0",
+                                        "--database", "$AGENTWARE_TEST_DATABASE",
+                                        "--lease",    "1"};
+    const std::string config = R"({"models": [{"name": "scripted", "model": "scripted"}],
+                                   "thread_data": true, "sandbox": true})";
+    // a: a tool call, then a model that never answers (the process dies first).
+    // b: the rest of the run, then a slow answer to cancel.
+    const std::map<std::string, std::string> scripts{{"a", R"({"model": [
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_note", "type": "function",
+              "function": {"name": "write_file", "arguments": "{\"description\": \"a note\", \"path\": \"/mnt/user-data/outputs/note.md\", \"content\": \"once\\n\"}"}}]},
+            {"role": "assistant", "content": "never sent", "delay_ms": 600000}]})"},
+                                                     {"b", R"({"model": [
+            {"role": "assistant", "content": "finished by b"},
+            {"role": "assistant", "content": "too slow", "delay_ms": 600000}]})"},
+                                                     {"c", R"({"model": []})"}};
+    for (const auto& [who, script] : scripts) {
+        std::filesystem::create_directories(dir.path / who);
+        write(dir.path / who / "config.json", config);
+        write(dir.path / who / "script.json", script);
+    }
+    serve_process a(dir.path / "a", args);
+    serve_process b(dir.path / "b", args);
+    CHECK(a.output().find("working the shared run queue as ") != std::string::npos);
+
+    const std::string thread(call(a.port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
+    const std::string ask =
+        R"({"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "hi"}]}})";
+    auto made = call(a.port(), "POST", "/threads/" + thread + "/runs", ask).json().as_object();
+    CHECK(made.at("status") == "running"); // the thread was free: its creator runs it
+    const std::string run_path = "/threads/" + thread + "/runs/" + std::string(made.at("run_id").as_string());
+    // The tool's result is checkpointed (b reads it from the database), then a dies mid model call.
+    auto has_tool_result = [&] {
+        const auto state = call(b.port(), "GET", "/threads/" + thread + "/state").json();
+        const auto* ms = state.at("values").as_object().if_contains("messages");
+        return ms != nullptr && std::any_of(ms->as_array().begin(), ms->as_array().end(),
+                                            [](const auto& m) { return m.at("type") == "tool"; });
+    };
+    if (!eventually(has_tool_result, std::chrono::seconds(20)))
+        FAIL("the run never saved its tool's result; the run: " + call(a.port(), "GET", run_path).body +
+             "\na said:\n" + a.output() + "\nb said:\n" + b.output());
+    a.kill();
+
+    // b takes the run over once a's lease lapsed, and ends it.
+    auto run = run_when(b.port(), run_path, [](const auto& r) { return r.at("status") == "success"; });
+    CHECK(run.at("status") == "success");
+    const auto state = call(b.port(), "GET", "/threads/" + thread + "/state").json();
+    const auto& ms = state.at("values").at("messages").as_array();
+    std::vector<std::string> types;
+    for (const auto& m : ms)
+        types.emplace_back(m.at("type").as_string());
+    // Its input once, the tool once (its checkpointed result is not run again), b's answer.
+    CHECK(types == std::vector<std::string>{"human", "ai", "tool", "ai"});
+    CHECK(ms.back().at("content") == "finished by b");
+    CHECK(call(b.port(), "GET", "/threads/" + thread).json().at("status") == "idle");
+
+    // A cancel asked of one process stops the run another executes.
+    serve_process c(dir.path / "c", args);
+    const std::string other(call(b.port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
+    auto slow = call(b.port(), "POST", "/threads/" + other + "/runs", ask).json().as_object();
+    REQUIRE(slow.at("status") == "running");
+    const std::string slow_path = "/threads/" + other + "/runs/" + std::string(slow.at("run_id").as_string());
+    CHECK(call(c.port(), "POST", slow_path + "/cancel", "").status == 202);
+    auto cancelled =
+        run_when(c.port(), slow_path, [](const auto& r) { return r.at("status") == "interrupted"; });
+    CHECK(cancelled.at("status") == "interrupted");
+    CHECK(b.stop() == 0);
+    CHECK(c.stop() == 0);
+    ::unsetenv("AGENTWARE_TEST_DATABASE");
+}
+
+TEST_CASE("agentware serve --database: three processes, a thousand runs, one process killed mid-run",
+          "[cli][serve][postgres]") {
+    constexpr int threads = 100, runs_per_thread = 10;
+    temp_dir dir;
+    fresh_test_database("three_" + std::to_string(::getpid()));
+    const std::vector<std::string> args{"--config",   "config.json",
+                                        "--script",   "script.json",
+                                        "--port",     "0",
+                                        "--database", "$AGENTWARE_TEST_DATABASE",
+                                        "--lease",    "1"};
+    // Each process can answer every run (each answer a little late, so that runs are in flight).
+    std::string script = R"({"model": [)";
+    for (int i = 0; i < threads * runs_per_thread + 100; ++i)
+        script += std::string(i ? "," : "") + R"({"role": "assistant", "content": "ok", "delay_ms": 20})";
+    script += "]}";
+    std::vector<std::unique_ptr<serve_process>> servers;
+    for (std::string who : {"a", "b", "c"}) {
+        std::filesystem::create_directories(dir.path / who);
+        write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
+        write(dir.path / who / "script.json", script);
+        servers.push_back(std::make_unique<serve_process>(dir.path / who, args));
+    }
+    std::vector<std::string> ids;
+    for (int t = 0; t < threads; ++t)
+        ids.emplace_back(
+            call(servers[t % 3]->port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
+    // Runs queue on their threads (enqueue) and go to whichever process is free.
+    bool killed = false;
+    for (int k = 0; k < threads * runs_per_thread; ++k) {
+        if (k == threads * runs_per_thread * 2 / 5) { // c dies with runs of its own in flight
+            servers[2]->kill();
+            killed = true;
+        }
+        const auto& via = *servers[killed ? k % 2 : k % 3];
+        const int t = k % threads;
+        const auto made = call(via.port(), "POST", "/threads/" + ids[t] + "/runs",
+                               R"({"assistant_id": "lead_agent", "multitask_strategy": "enqueue", )"
+                               R"("input": {"messages": [{"role": "user", "content": "run )" +
+                                   std::to_string(k) + R"("}]}})");
+        REQUIRE(made.status == 200);
+    }
+    // Every run ends once, successfully, on a or b.
+    auto all_done = [&] {
+        for (const auto& id : ids) {
+            const auto runs = call(servers[0]->port(), "GET", "/threads/" + id + "/runs?limit=100").json();
+            if (runs.as_array().size() != runs_per_thread) return false;
+            for (const auto& r : runs.as_array())
+                if (r.at("status") != "success") return false;
+        }
+        return true;
+    };
+    REQUIRE(eventually(all_done, std::chrono::seconds(180)));
+    // Each thread has each of its inputs once, in order, each with its answer.
+    for (int t = 0; t < threads; ++t) {
+        const auto state = call(servers[1]->port(), "GET", "/threads/" + ids[t] + "/state").json();
+        const auto& ms = state.at("values").at("messages").as_array();
+        REQUIRE(ms.size() == 2 * runs_per_thread);
+        for (int i = 0; i < runs_per_thread; ++i) {
+            CHECK(ms[2 * i].at("content").as_string() == "run " + std::to_string(t + i * threads));
+            CHECK(ms[2 * i + 1].at("type") == "ai");
+        }
+        CHECK(call(servers[0]->port(), "GET", "/threads/" + ids[t]).json().at("status") == "idle");
+    }
+    CHECK(servers[0]->stop() == 0);
+    CHECK(servers[1]->stop() == 0);
     ::unsetenv("AGENTWARE_TEST_DATABASE");
 }
 

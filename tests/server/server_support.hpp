@@ -275,10 +275,11 @@ inline std::vector<sse_frame> parse_sse(const std::string& text) {
 
 inline std::string body(const boost::json::object& o) { return boost::json::serialize(o); }
 
-/// Polls until `pred` holds (or a few seconds pass).
+/// Polls until `pred` holds (or `within` passes).
 template <class Pred>
-bool eventually(Pred pred) {
-    for (int i = 0; i < 500; ++i) {
+bool eventually(Pred pred, std::chrono::milliseconds within = std::chrono::seconds(5)) {
+    const auto until = std::chrono::steady_clock::now() + within;
+    while (std::chrono::steady_clock::now() < until) {
         if (pred()) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }

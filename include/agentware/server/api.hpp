@@ -528,7 +528,7 @@ private:
         const std::string id = q.param("thread_id");
         auto body = detail::parse_body(q);
         if (!co_await find_thread(id)) co_return no_thread(id);
-        if (runs_.thread_busy(id))
+        if (co_await busy(id))
             co_return http_response::text(409, "Thread is busy: its state can change only between runs.");
         auto last = co_await store_.last_checkpoint(id);
         boost::json::object state = last ? last->at("values").as_object() : boost::json::object{};
@@ -721,7 +721,7 @@ private:
         auto r = co_await find_run(q, missing);
         if (!r) co_return missing;
         const std::string rid = detail::string_or(*r, "run_id", "");
-        if (runs_.active(rid))
+        if (runs_.active(rid) || unfinished(*r))
             co_return http_response::text(409, "Run is pending or running: cancel it first.");
         co_await store_.erase_run(rid);
         co_return http_response::empty(204);
@@ -734,6 +734,7 @@ private:
         const std::string rid = detail::string_or(*run, "run_id", "");
         const std::string tid = detail::string_or(*run, "thread_id", "");
         auto stream = runs_.stream(rid);
+        if (!stream && unfinished(*run)) stream = runs_.follow(*run); // another process runs it
         if (stream) {
             http_response r;
             r.kind = http_response::mode::await;
@@ -785,6 +786,7 @@ private:
         r.kind = http_response::mode::events;
         r.content_type = "text/event-stream";
         r.stream = runs_.stream(rid);
+        if (!r.stream && unfinished(*run)) r.stream = runs_.follow(*run); // another process runs it
         if (!r.stream) { // nothing kept: an empty, finished stream
             r.stream = std::make_shared<run_stream>();
             r.stream->close();
@@ -800,6 +802,18 @@ private:
 
     static bool truthy(const std::optional<std::string>& v) { return v && (*v == "1" || *v == "true"); }
 
+    static bool unfinished(const boost::json::object& run) {
+        const std::string s = detail::string_or(run, "status", "");
+        return s == "pending" || s == "running";
+    }
+
+    // A run of the thread is pending or running, here or (a shared queue) in another process.
+    boost::asio::awaitable<bool> busy(std::string thread_id) {
+        if (runs_.thread_busy(thread_id)) co_return true;
+        auto all = co_await store_.runs(thread_id);
+        co_return std::any_of(all.begin(), all.end(), [](const auto& r) { return unfinished(r); });
+    }
+
     boost::asio::awaitable<http_response> cancel(http_request& q) {
         http_response missing;
         auto run = co_await find_run(q, missing);
@@ -812,7 +826,7 @@ private:
         if (!reason.empty() && action != "interrupt")
             co_return http_response::text(422, "a cancel reason goes only with action=interrupt");
         auto stream = runs_.stream(rid);
-        if (!runs_.cancel(rid, action, reason))
+        if (!co_await runs_.request_cancel(rid, action, reason))
             co_return http_response::text(409,
                                           agentware::detail::format("Run {} is not pending or running", rid));
         if (!truthy(q.query_value("wait")) || !stream) co_return http_response::empty(202);
@@ -842,11 +856,11 @@ private:
                     std::find(ids.begin(), ids.end(), detail::string_or(r, "run_id", "")) != ids.end()) {
                     const std::string s = detail::string_or(r, "status", "");
                     if (status.empty() || status == "all" || s == status)
-                        runs_.cancel(detail::string_or(r, "run_id", ""), action);
+                        co_await runs_.request_cancel(detail::string_or(r, "run_id", ""), action);
                 }
         if (tid.empty())
             for (const auto& id : ids)
-                runs_.cancel(id, action);
+                co_await runs_.request_cancel(id, action);
         co_return http_response::empty(204);
     }
 

@@ -40,6 +40,10 @@ struct run_observer {
 struct state_access {
     std::function<std::optional<boost::json::value>(std::string_view thread_id)> load;
     std::function<void(std::string_view thread_id, const boost::json::value& state)> save;
+    /// A tool's result as it completes, from the tool's thread (the state
+    /// saved last plus the results since is the thread's state now). Null:
+    /// the results are kept with the next save.
+    std::function<void(std::string_view thread_id, const boost::json::value& message)> save_result;
 };
 
 /// One run, as the server asks for it.
@@ -110,7 +114,10 @@ struct store_checkpointer {
         access->save(id, state);
         if (observer->on_checkpoint) observer->on_checkpoint(state);
     }
-    void save_result(std::string_view, const boost::json::value& message) { results.push_back(message); }
+    void save_result(std::string_view id, const boost::json::value& message) {
+        results.push_back(message);
+        if (access->save_result) access->save_result(id, message);
+    }
     bool erase(std::string_view) { return false; }
     std::vector<std::string> list() { return {}; }
 };

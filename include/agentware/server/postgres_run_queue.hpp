@@ -9,16 +9,29 @@
 // a bounded number of times. One running run per thread is the database's
 // own rule (a partial unique index); the multitask strategies sit on top.
 // Creation and completion NOTIFY the workers; a cancel NOTIFYs the owner.
+//
+// A pool belongs to one thread: given an executor (the pool's thread), every
+// call runs its statements there, so the queue may be called from any
+// executor of the server; without one, calls run on the caller's.
 
+#include <agentware/postgres/listener.hpp>
 #include <agentware/postgres/pool.hpp>
 #include <agentware/postgres/transaction.hpp>
+#include <agentware/server/run_queue.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -27,32 +40,6 @@
 #include <vector>
 
 namespace agentware::server {
-
-/// A run as the queue keeps it.
-struct queued_run {
-    std::string run_id;
-    std::string thread_id;
-    std::string assistant_id;
-    /// pending, running, success, error, timeout, interrupted.
-    std::string status;
-    /// The run's record in the API's JSON form.
-    boost::json::object record;
-    /// Claims so far (1 on the first).
-    int attempt = 0;
-    /// "interrupt" or "rollback" once a cancel was asked for.
-    std::optional<std::string> cancel_action;
-};
-
-/// The `reject` strategy met a thread that has a pending or running run.
-class thread_busy : public std::runtime_error {
-public:
-    explicit thread_busy(const std::string& thread_id)
-        : std::runtime_error("Thread " + thread_id + " is busy with another run"), thread_id_(thread_id) {}
-    const std::string& thread_id() const noexcept { return thread_id_; }
-
-private:
-    std::string thread_id_;
-};
 
 struct postgres_run_queue_options {
     /// This process, as the runs' owner column names it (unique per process).
@@ -65,27 +52,108 @@ struct postgres_run_queue_options {
     int max_attempts = 3;
 };
 
-class postgres_run_queue {
+class postgres_run_queue final : public run_queue {
 public:
     /// NOTIFY channels: a run may be claimable (payload: a run or thread id); a run was asked to cancel
     /// (payload: its id).
     static constexpr const char* runs_channel = "agentware_runs";
     static constexpr const char* cancel_channel = "agentware_cancel";
 
-    postgres_run_queue(postgres::pool& db, postgres_run_queue_options options)
-        : db_(db), o_(std::move(options)) {}
+    /// `executor`, when given, runs all of `db`'s work (the pool's thread).
+    postgres_run_queue(postgres::pool& db, postgres_run_queue_options options,
+                       boost::asio::any_io_executor executor = {})
+        : db_(db), o_(std::move(options)), executor_(std::move(executor)) {}
+    ~postgres_run_queue() override { unwatch(); }
 
     const postgres_run_queue_options& options() const noexcept { return o_; }
+    std::chrono::milliseconds lease() const override { return o_.lease; }
+    std::chrono::milliseconds grace() const override { return o_.grace; }
 
-    /// Creates a pending run and wakes the workers, in one transaction.
+    task<queued_run> create(std::string run_id, std::string thread_id, std::string assistant_id,
+                            boost::json::object record, std::string strategy,
+                            std::optional<std::string> idempotency_key = std::nullopt,
+                            bool claim = false) override {
+        return on_executor(create_here(std::move(run_id), std::move(thread_id), std::move(assistant_id),
+                                       std::move(record), std::move(strategy), std::move(idempotency_key),
+                                       claim));
+    }
+    task<std::optional<queued_run>> claim() override { return on_executor(claim_here()); }
+    task<lease_state> renew(std::string run_id) override {
+        return on_executor(renew_here(std::move(run_id)));
+    }
+    task<bool> finish(std::string run_id, std::string status, boost::json::object record) override {
+        return on_executor(finish_here(std::move(run_id), std::move(status), std::move(record)));
+    }
+    task<bool> release(std::string run_id) override { return on_executor(release_here(std::move(run_id))); }
+    task<std::optional<std::string>> cancel(std::string run_id, std::string action) override {
+        return on_executor(cancel_here(std::move(run_id), std::move(action)));
+    }
+    task<std::vector<std::pair<std::string, std::string>>> reap() override {
+        return on_executor(reap_here());
+    }
+    /// The run as the queue has it now.
+    task<std::optional<queued_run>> run(std::string run_id) {
+        return on_executor(run_here(std::move(run_id)));
+    }
+
+    /// LISTENs on a connection of its own (the pool's connection string), on
+    /// the queue's executor, which watching needs.
+    void watch(std::function<void()> on_claimable, std::function<void(std::string)> on_cancel) override {
+        if (!executor_) throw std::logic_error("postgres_run_queue: watching needs the pool's executor");
+        unwatch();
+        auto told = std::make_shared<watchers>();
+        told->on_claimable = std::move(on_claimable);
+        told->on_cancel = std::move(on_cancel);
+        watchers_ = told;
+        postgres::listener_options lo;
+        lo.conninfo = db_.options().conninfo;
+        lo.channels = {runs_channel, cancel_channel};
+        lo.on_notification = [told](const postgres::notification& n) {
+            std::lock_guard lock(told->mutex);
+            if (n.channel == cancel_channel) {
+                if (told->on_cancel) told->on_cancel(n.payload);
+            } else if (told->on_claimable) {
+                told->on_claimable();
+            }
+        };
+        // After a reconnection: what was announced meanwhile is unknown, so look.
+        lo.on_listening = [told] {
+            std::lock_guard lock(told->mutex);
+            if (told->on_claimable) told->on_claimable();
+        };
+        listener_ = std::make_shared<postgres::listener>(std::move(lo));
+        listener_->start(executor_);
+    }
+    /// No callback runs after it returns (one in progress is waited for).
+    void unwatch() override {
+        if (watchers_) {
+            std::lock_guard lock(watchers_->mutex);
+            watchers_->on_claimable = nullptr;
+            watchers_->on_cancel = nullptr;
+        }
+        watchers_.reset();
+        if (!listener_) return;
+        // Stopped and destroyed on its own executor: its coroutine lives there.
+        boost::asio::post(executor_, [l = std::move(listener_)] { l->stop(); });
+        listener_.reset();
+    }
+
+private:
+    template <class T>
+    task<T> on_executor(task<T> body) {
+        if (!executor_) return body;
+        return boost::asio::co_spawn(executor_, std::move(body), boost::asio::use_awaitable);
+    }
+
+    /// Creates a pending run and wakes the workers, in one transaction (or,
+    /// with `claim` and the thread free, a run this worker holds at once).
     /// `strategy` is the thread's multitask strategy: "reject" throws
     /// thread_busy when the thread has a pending or running run; "enqueue"
     /// queues behind them; "interrupt" and "rollback" cancel them first. A
     /// reused `idempotency_key` returns the run it made the first time.
-    boost::asio::awaitable<queued_run> create(std::string run_id, std::string thread_id,
-                                              std::string assistant_id, boost::json::object record,
-                                              std::string strategy,
-                                              std::optional<std::string> idempotency_key = std::nullopt) {
+    task<queued_run> create_here(std::string run_id, std::string thread_id, std::string assistant_id,
+                                 boost::json::object record, std::string strategy,
+                                 std::optional<std::string> idempotency_key, bool claim) {
         const std::string record_text = boost::json::serialize(record);
         try {
             co_return co_await postgres::in_transaction(
@@ -112,6 +180,18 @@ public:
                                     "SELECT pg_notify($3, run_id) FROM asked WHERE status = 'running'",
                                 thread_id, strategy, cancel_channel);
                     }
+                    if (claim && active.empty()) {
+                        // The thread is free: the creator runs it (no other worker needs waking).
+                        auto made = co_await c.query(
+                            "INSERT INTO agentware_runs (run_id, thread_id, assistant_id, record, "
+                            "multitask_strategy, idempotency_key, status, owner, attempt, lease_expires_at) "
+                            "VALUES ($1, $2, $3, $4::jsonb, $5, $6, 'running', $7, 1, "
+                            "clock_timestamp() + $8::bigint * interval '1 millisecond') RETURNING " +
+                                columns,
+                            run_id, thread_id, assistant_id, record_text, strategy, idempotency_key,
+                            o_.worker_id, o_.lease.count());
+                        co_return read_run(made, 0);
+                    }
                     auto made = co_await c.query(
                         "INSERT INTO agentware_runs (run_id, thread_id, assistant_id, record, "
                         "multitask_strategy, "
@@ -133,7 +213,7 @@ public:
 
     /// Claims the oldest claimable run for this worker: pending, the first
     /// pending run of its thread, its thread running none. nullopt when none is.
-    boost::asio::awaitable<std::optional<queued_run>> claim() {
+    task<std::optional<queued_run>> claim_here() {
         for (int tries = 0;; ++tries) {
             try {
                 auto r = co_await db_.query(
@@ -156,14 +236,8 @@ public:
         }
     }
 
-    struct lease_state {
-        /// False once another worker took the run over: stop, write nothing more.
-        bool owned = false;
-        std::optional<std::string> cancel_action;
-    };
-
     /// Extends this worker's lease on a run, and tells it whether a cancel was asked for.
-    boost::asio::awaitable<lease_state> renew(std::string run_id) {
+    task<lease_state> renew_here(std::string run_id) {
         auto r = co_await db_.query(
             "UPDATE agentware_runs SET lease_expires_at = clock_timestamp() + $3::bigint * "
             "interval '1 millisecond' WHERE run_id = $1 AND owner = $2 AND status = 'running' "
@@ -178,7 +252,7 @@ public:
     /// Ends a run this worker owns with `status` and its final record, and
     /// wakes the workers (the thread's next run may go). False when the
     /// worker no longer owns it: nothing was written.
-    boost::asio::awaitable<bool> finish(std::string run_id, std::string status, boost::json::object record) {
+    task<bool> finish_here(std::string run_id, std::string status, boost::json::object record) {
         auto r = co_await db_.query(
             "WITH done AS (UPDATE agentware_runs SET status = $3, record = $4::jsonb, owner = NULL, "
             "lease_expires_at = NULL, updated_at = clock_timestamp() WHERE run_id = $1 AND owner = $2 AND "
@@ -189,7 +263,7 @@ public:
 
     /// Gives a run this worker owns back to the queue without counting the
     /// attempt (a drain at shutdown); false when it is no longer the owner.
-    boost::asio::awaitable<bool> release(std::string run_id) {
+    task<bool> release_here(std::string run_id) {
         auto r = co_await db_.query(
             "WITH back AS (UPDATE agentware_runs SET status = 'pending', owner = NULL, lease_expires_at = "
             "NULL, "
@@ -203,7 +277,7 @@ public:
     /// `interrupted` at once; a running one records the action and its owner
     /// hears of it (NOTIFY, and its next renewal). The run's status after it,
     /// or nullopt when the run is unknown or already over.
-    boost::asio::awaitable<std::optional<std::string>> cancel(std::string run_id, std::string action) {
+    task<std::optional<std::string>> cancel_here(std::string run_id, std::string action) {
         auto r =
             co_await db_.query(cancel_where("run_id") + "SELECT status, pg_notify($3, run_id) FROM asked",
                                run_id, action, cancel_channel);
@@ -215,7 +289,7 @@ public:
     /// again (the next claim resumes from the run's last checkpoint), or
     /// `error` after max_attempts, or `interrupted` when a cancel was asked
     /// for. Returns each run reaped with its new status.
-    boost::asio::awaitable<std::vector<std::pair<std::string, std::string>>> reap() {
+    task<std::vector<std::pair<std::string, std::string>>> reap_here() {
         auto r = co_await db_.query(
             "WITH lapsed AS (UPDATE agentware_runs SET "
             "status = CASE WHEN cancel_action IS NOT NULL THEN 'interrupted' "
@@ -233,14 +307,12 @@ public:
         co_return out;
     }
 
-    /// The run as the queue has it now.
-    boost::asio::awaitable<std::optional<queued_run>> run(std::string run_id) {
+    task<std::optional<queued_run>> run_here(std::string run_id) {
         auto r = co_await db_.query(select_columns + " WHERE run_id = $1", run_id);
         if (r.empty()) co_return std::nullopt;
         co_return read_run(r, 0);
     }
 
-private:
     static inline const std::string columns =
         "run_id, thread_id, assistant_id, status, record::text AS record, attempt, cancel_action";
     static inline const std::string select_columns = "SELECT " + columns + " FROM agentware_runs";
@@ -279,6 +351,14 @@ private:
 
     postgres::pool& db_;
     postgres_run_queue_options o_;
+    struct watchers {
+        std::mutex mutex;
+        std::function<void()> on_claimable;
+        std::function<void(std::string)> on_cancel;
+    };
+    boost::asio::any_io_executor executor_;
+    std::shared_ptr<watchers> watchers_;
+    std::shared_ptr<postgres::listener> listener_;
 };
 
 } // namespace agentware::server

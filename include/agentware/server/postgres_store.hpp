@@ -259,16 +259,22 @@ private:
             detail::string_or(r, "status", "pending"), boost::json::serialize(r), minimal_thread(thread_id));
     }
 
+    // A run's record with its status from the status column: the run queue
+    // moves a run along (claimed, requeued, reaped) by that column alone.
+    static inline const std::string run_columns =
+        "(record || jsonb_build_object('status', status))::text AS record";
+
     task<std::optional<boost::json::object>> read_run(std::string run_id) {
         auto r =
-            co_await db_.query("SELECT record::text AS record FROM agentware_runs WHERE run_id = $1", run_id);
+            co_await db_.query("SELECT " + run_columns + " FROM agentware_runs WHERE run_id = $1", run_id);
         if (r.empty()) co_return std::nullopt;
         co_return object_of(r.as<std::string_view>(0, "record"));
     }
 
     task<std::vector<boost::json::object>> read_runs(std::string thread_id) {
-        auto r = co_await db_.query("SELECT record::text AS record FROM agentware_runs WHERE thread_id = $1 "
-                                    "ORDER BY created_at, run_id",
+        auto r = co_await db_.query("SELECT " + run_columns +
+                                        " FROM agentware_runs WHERE thread_id = $1 "
+                                        "ORDER BY created_at, run_id",
                                     thread_id);
         std::vector<boost::json::object> out;
         out.reserve(r.size());

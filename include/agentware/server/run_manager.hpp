@@ -9,10 +9,17 @@
 // rollback). The store keeps every run's record and the checkpoints its
 // agent saves, so the API answers from the store and the manager only holds
 // what is alive.
+//
+// Given a run queue (run_queue.hpp), the processes that share it share the
+// runs: a run goes to the queue, its creator runs it when the thread is free
+// and it has room, any process's worker claims the others, a lease kept
+// renewed says the run is alive, and a run whose process died is taken up
+// again by another from its last checkpoint.
 
 #include <agentware/server/assistant.hpp>
 #include <agentware/server/detail/record.hpp>
 #include <agentware/server/ids.hpp>
+#include <agentware/server/run_queue.hpp>
 #include <agentware/server/run_stream.hpp>
 #include <agentware/server/store.hpp>
 #include <agentware/server/wire.hpp>
@@ -28,6 +35,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <exception>
@@ -61,6 +69,9 @@ struct run_manager_options {
     /// (recover()). Off when other live processes share the store: their runs
     /// are not this process's to settle.
     bool recover_runs = true;
+    /// The queue the processes of a deployment share (null: this process's
+    /// runs are its own). With one, recover() is not needed: leases replace it.
+    run_queue* queue = nullptr;
     std::function<void(const std::string&)> log; ///< one line per run that fails
 };
 
@@ -103,6 +114,28 @@ public:
         for (const auto& a : assistants_)
             ids_.push_back(assistant_uuid(a.graph_id));
     }
+
+    /// Begins serving: with a queue, the worker that claims runs and the
+    /// reaper of lapsed leases; without, recover(). The server calls it once,
+    /// before it takes requests.
+    boost::asio::awaitable<void> start() {
+        if (options_.queue == nullptr) {
+            co_await recover();
+            co_return;
+        }
+        options_.queue->watch([this] { wake_ = true; },
+                              [this](std::string run_id) {
+                                  std::lock_guard lock(mutex_);
+                                  if (auto it = live_.find(run_id); it != live_.end() && it->second->started)
+                                      it->second->check_lease = true;
+                              });
+        {
+            std::lock_guard lock(mutex_);
+            loops_ += 2;
+        }
+        boost::asio::co_spawn(ex_, claim_loop(), boost::asio::detached);
+        boost::asio::co_spawn(ex_, reap_loop(), boost::asio::detached);
+    }
     ~run_manager() {
         begin_shutdown();
         pool_.join();
@@ -113,19 +146,38 @@ public:
     /// Stops taking runs and cancels those pending or running (they end
     /// interrupted, their threads keep their last checkpoint). `drained()`
     /// tells when they have.
+    /// With a queue, the runs executing here stop at once and go back to the
+    /// queue for another process (their checkpoints kept); the runs followed
+    /// here end their streams.
     void begin_shutdown() {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-        for (auto& [id, r] : live_)
-            if (!r->finished) {
-                if (r->cancel_action.empty()) r->cancel_action = "interrupt";
+        std::vector<std::shared_ptr<run_stream>> ended;
+        {
+            std::lock_guard lock(mutex_);
+            if (stopping_) return;
+            stopping_ = true;
+            for (auto& [id, r] : live_) {
+                if (r->finished) continue;
+                if (options_.queue != nullptr && !r->started) { // followed, not ours
+                    r->finished = true;
+                    r->finished_at = std::chrono::steady_clock::now();
+                    ended.push_back(r->events);
+                    continue;
+                }
+                if (options_.queue != nullptr)
+                    r->draining = true;
+                else if (r->cancel_action.empty())
+                    r->cancel_action = "interrupt";
                 r->stop.request_stop();
                 if (r->runner) r->runner->cancel();
             }
+        }
+        if (options_.queue != nullptr) options_.queue->unwatch();
+        for (auto& e : ended)
+            e->close();
     }
     bool drained() {
         std::lock_guard lock(mutex_);
-        return creating_ == 0 &&
+        return creating_ == 0 && loops_ == 0 &&
                std::all_of(live_.begin(), live_.end(), [](const auto& kv) { return kv.second->finished; });
     }
 
@@ -209,6 +261,10 @@ public:
             live->not_before = std::chrono::steady_clock::now() +
                                std::chrono::milliseconds(std::int64_t(a->to_number<double>() * 1000));
         const std::string run_id(run.at("run_id").get_string());
+        if (options_.queue != nullptr) {
+            run["kwargs"].as_object()["strict_resume"] = live->strict_resume;
+            co_return co_await create_queued(std::move(run), std::move(live), strategy);
+        }
         // Refused before the record is written; written before the run may
         // start (the run's own status writes come after this one); checked
         // again after, since another request may have taken the thread meanwhile.
@@ -285,6 +341,36 @@ public:
         return true;
     }
 
+    /// cancel(), and with a queue the same asked of the run's process,
+    /// wherever it runs: true when the run was pending or running.
+    boost::asio::awaitable<bool> request_cancel(std::string run_id, std::string action,
+                                                std::string reason = {}) {
+        const bool here = cancel(run_id, action, std::move(reason));
+        if (options_.queue == nullptr) co_return here;
+        auto status = co_await options_.queue->cancel(run_id, action);
+        co_return here || status.has_value();
+    }
+
+    /// A stream for a run that another process executes: it ends when the
+    /// run does (polled from the store), with the run's outcome and, in
+    /// `values` mode, its final values. Null without a queue.
+    std::shared_ptr<run_stream> follow(const boost::json::object& record) {
+        if (options_.queue == nullptr) return nullptr;
+        const std::string run_id = detail::string_or(record, "run_id", "");
+        std::shared_ptr<live_run> r;
+        {
+            std::lock_guard lock(mutex_);
+            if (auto it = live_.find(run_id); it != live_.end()) return it->second->events;
+            if (stopping_) return nullptr;
+            r = std::make_shared<live_run>();
+            r->record = record;
+            live_[run_id] = r;
+            ++loops_;
+        }
+        boost::asio::co_spawn(ex_, watch_elsewhere(r), boost::asio::detached);
+        return r->events;
+    }
+
     /// Threads with a run pending or running.
     bool thread_busy(std::string_view thread_id) {
         std::lock_guard lock(mutex_);
@@ -307,7 +393,7 @@ public:
     /// thread can still be resumed); the pending ones run again. The server
     /// calls it once, before it takes requests.
     boost::asio::awaitable<void> recover() {
-        if (!options_.recover_runs) co_return;
+        if (!options_.recover_runs || options_.queue != nullptr) co_return;
         auto threads = co_await store_.threads();
         for (auto& t : threads) {
             const std::string tid = detail::string_or(t, "thread_id", "");
@@ -353,8 +439,13 @@ private:
         std::size_t checkpoints_before = 0;
         bool stateless = false;
         bool strict_resume = false;
-        bool started = false;
+        bool started = false; ///< executing here (with a queue: claimed by this process)
         bool finished = false;
+        int attempt = 1;                      ///< the queue's claims of the run so far
+        bool draining = false;                ///< stopping for a shutdown: back to the queue, not ended
+        bool fenced = false;                  ///< the lease was lost: another process owns the run now
+        bool finishing = false;               ///< its end is being written: renewals stop
+        std::atomic<bool> check_lease{false}; ///< a cancel was announced: renew now
         std::chrono::steady_clock::time_point not_before{};
         std::chrono::steady_clock::time_point finished_at{};
     };
@@ -363,14 +454,17 @@ private:
         std::deque<std::string> pending;
     };
 
+    // Kept for parity: the reference server's texts.
+    static constexpr const char* shutting_down = "The server is shutting down.";
+    static constexpr const char* thread_taken =
+        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.";
+
     std::optional<run_refused> refusal_locked(const std::string& thread_id, const std::string& strategy) {
-        if (stopping_) return run_refused{503, "The server is shutting down."};
+        if (stopping_) return run_refused{503, shutting_down};
         prune_finished();
         auto q = queues_.find(thread_id);
         const bool busy = q != queues_.end() && (!q->second.active.empty() || !q->second.pending.empty());
-        if (busy && strategy == "reject")
-            return run_refused{422, "Thread is already running a task. Wait for it to finish or choose a "
-                                    "different multitask strategy."};
+        if (busy && strategy == "reject") return run_refused{422, thread_taken};
         return std::nullopt;
     }
 
@@ -400,6 +494,18 @@ private:
     // The run is over: the thread's next run may start.
     void end_run(const std::shared_ptr<live_run>& r) {
         const std::string tid(r->record.at("thread_id").get_string());
+        if (options_.queue != nullptr) {
+            {
+                std::lock_guard lock(mutex_);
+                r->finished = true;
+                r->finished_at = std::chrono::steady_clock::now();
+                r->runner.reset();
+                --active_;
+            }
+            wake_ = true; // room for another claim
+            r->events->close();
+            return;
+        }
         {
             std::lock_guard lock(mutex_);
             r->finished = true;
@@ -441,13 +547,43 @@ private:
     boost::asio::awaitable<void> set_run_status(live_run& r, std::string status) {
         r.record["status"] = status;
         r.record["updated_at"] = iso_now();
-        co_await store_.put_run(r.record);
+        if (options_.queue == nullptr) {
+            co_await store_.put_run(r.record);
+            co_return;
+        }
+        if (status == "pending" || status == "running") co_return; // the queue's own moves
+        {
+            std::lock_guard lock(mutex_);
+            if (r.fenced) co_return;
+            r.finishing = true;
+        }
+        const std::string run_id = detail::string_or(r.record, "run_id", "");
+        if (!co_await options_.queue->finish(run_id, status, r.record) && options_.log)
+            options_.log(agentware::detail::format(
+                "run {}: another process took it over; its end here ({}) was not written", run_id, status));
+    }
+    bool flag(const live_run& r, bool live_run::*which) {
+        std::lock_guard lock(mutex_);
+        return r.*which;
     }
 
     // One run, start to end.
     boost::asio::awaitable<void> execute(std::shared_ptr<live_run> r) {
+        if (options_.queue != nullptr) {
+            {
+                std::lock_guard lock(mutex_);
+                ++loops_;
+            }
+            boost::asio::co_spawn(ex_, keep_lease(r), boost::asio::detached);
+        }
         try {
-            co_await run_body(*r);
+            if (r->spec == nullptr) { // claimed from the queue: made by a process with other assistants
+                r->record["error"] = agentware::detail::format(
+                    "this server has no assistant {}", detail::string_or(r->record, "assistant_id", ""));
+                co_await set_run_status(*r, "error");
+            } else {
+                co_await run_body(*r);
+            }
         } catch (const std::exception& e) {
             if (options_.log)
                 options_.log(agentware::detail::format("run {}: {}",
@@ -456,6 +592,17 @@ private:
         end_run(r);
     }
     boost::asio::awaitable<void> run_body(live_run& r);
+
+    // The queue's side of the manager (run_queue_worker.hpp).
+    boost::asio::awaitable<std::variant<boost::json::object, run_refused>>
+    create_queued(boost::json::object run, std::shared_ptr<live_run> live, std::string strategy);
+    void start_claimed(queued_run q);
+    boost::asio::awaitable<void> claim_loop();
+    boost::asio::awaitable<void> reap_loop();
+    boost::asio::awaitable<void> keep_lease(std::shared_ptr<live_run> r);
+    boost::asio::awaitable<void> watch_elsewhere(std::shared_ptr<live_run> r);
+    // Waits `d`, in short steps, until the manager stops.
+    boost::asio::awaitable<bool> pause(std::chrono::milliseconds d);
 
     store& store_;
     std::vector<assistant_spec> assistants_;
@@ -469,11 +616,14 @@ private:
     std::deque<std::shared_ptr<live_run>> ready_; ///< runs whose thread is free, waiting for room
     std::size_t active_ = 0;                      ///< runs executing
     std::size_t creating_ = 0; ///< create() calls between their record's write and their end
+    std::size_t loops_ = 0;    ///< the queue's coroutines (claims, reaping, leases, follows) still running
     bool stopping_ = false;
+    std::atomic<bool> wake_{false}; ///< a run may be claimable: look now, not at the next second
 };
 
 } // namespace agentware::server
 
 #include <agentware/server/detail/run_execution.hpp>
+#include <agentware/server/detail/run_queue_worker.hpp>
 
 #endif

@@ -141,10 +141,11 @@ private:
     }
 
     // Connections wait in the listen queue until the runs the last process
-    // left behind are settled: no client sees a run of a dead process as running.
+    // left behind are settled (or, with a shared run queue, its worker is
+    // up): no client sees a run of a dead process as running.
     boost::asio::awaitable<void> serve() {
         try {
-            co_await runs_.recover();
+            co_await runs_.start();
         } catch (const std::exception& e) {
             if (options_.log)
                 options_.log(agentware::detail::format("cannot recover the runs left behind: {}", e.what()));

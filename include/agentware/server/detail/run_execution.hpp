@@ -13,6 +13,7 @@
 #include <chrono>
 #include <exception>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -55,6 +56,17 @@ private:
     std::set<std::string> modes_;
 };
 
+// The state ends with the model's answer: an assistant message that calls no tool.
+inline bool answered(const boost::json::value& state) {
+    const auto* o = state.if_object();
+    const auto* ms = o ? o->if_contains("messages") : nullptr;
+    if (ms == nullptr || !ms->is_array() || ms->get_array().empty()) return false;
+    const auto* last = ms->get_array().back().if_object();
+    if (last == nullptr || string_or(*last, "role", "") != "assistant") return false;
+    const auto* calls = last->if_contains("tool_calls");
+    return calls == nullptr || !calls->is_array() || calls->get_array().empty();
+}
+
 inline boost::json::object ai_chunk(std::string_view id, std::string_view text) {
     return {{"content", text},
             {"additional_kwargs", boost::json::object{}},
@@ -78,10 +90,10 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     boost::json::object meta = r.record.at("metadata").as_object();
     meta["thread_id"] = thread_id;
     meta["run_id"] = run_id;
-    meta["run_attempt"] = 1;
+    meta["run_attempt"] = r.attempt;
     meta["langgraph_host"] = "self-hosted";
     detail::run_events ev(*r.events, kwargs.at("stream_mode").as_array(), meta);
-    ev.always("metadata", boost::json::object{{"run_id", run_id}, {"attempt", 1}});
+    ev.always("metadata", boost::json::object{{"run_id", run_id}, {"attempt", r.attempt}});
 
     const std::stop_token stop = r.stop.get_token();
     for (boost::asio::steady_timer wait(ex_);
@@ -93,6 +105,19 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
 
     // The steps that end a run; each reads or writes the store, so each is a coroutine.
     using step = boost::asio::awaitable<void>;
+    // A run whose lease was lost (a shared queue) writes nothing more: the
+    // process that took it over does.
+    auto fenced = [&] { return flag(r, &live_run::fenced); };
+    auto thread_status = [&](std::string status) -> step {
+        if (!fenced()) co_await set_thread_status(thread_id, std::move(status));
+    };
+    // A shutdown with a shared queue: the run goes back to it, as its last
+    // checkpoint left it, for another process to go on with.
+    auto released = [&]() -> boost::asio::awaitable<bool> {
+        if (options_.queue == nullptr || !flag(r, &live_run::draining) || fenced()) co_return false;
+        co_await options_.queue->release(run_id);
+        co_return true;
+    };
     auto fail = [&](std::string kind, std::string message) -> step {
         boost::json::object error{{"error", kind}, {"message", message}};
         ev.always("error", error);
@@ -105,9 +130,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         auto last = co_await store_.last_checkpoint(thread_id);
         co_return last && !detail::pending_interrupts(last->at("values")).empty() ? "interrupted" : "idle";
     };
-    auto end_thread = [&]() -> step {
-        co_await set_thread_status(thread_id, co_await end_status_of_thread());
-    };
+    auto end_thread = [&]() -> step { co_await thread_status(co_await end_status_of_thread()); };
     auto final_values = [&]() -> step {
         auto c = co_await store_.last_checkpoint(thread_id);
         r.events->set_outcome(
@@ -115,6 +138,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     };
     auto finish_cancelled = [&]() -> step {
         co_await final_values();
+        if (fenced()) co_return;
         if (r.cancel_action == "rollback") {
             co_await store_.truncate_checkpoints(thread_id, r.checkpoints_before);
             co_await store_.erase_run(run_id);
@@ -152,13 +176,14 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     std::shared_ptr<detail::checkpoint_writer> writer;
     try {
         r.checkpoints_before = co_await store_.checkpoint_count(thread_id);
+        if (co_await released()) co_return;
         if (stop.stop_requested()) {
             co_await finish_cancelled();
             co_await end_temporary();
             co_return;
         }
         co_await set_run_status(r, "running");
-        co_await set_thread_status(thread_id, "busy");
+        co_await thread_status("busy");
         writer = std::make_shared<detail::checkpoint_writer>(store_, ex_);
 
         // A fork: the run starts from an earlier checkpoint, copied as the thread's newest.
@@ -187,6 +212,18 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         }
         boost::json::value state = last ? last->at("values") : boost::json::value(boost::json::object{});
         boost::json::array pending = detail::pending_interrupts(state);
+        // Another attempt of a run whose process died: it goes on from the
+        // last checkpoint it saved, its input already in it (and the tool
+        // calls whose results were saved do not run again).
+        const bool going_on = r.attempt > 1 && last && detail::string_or(*last, "run_id", "") == run_id;
+        if (going_on && pending.empty() && detail::answered(state)) {
+            // It had ended (its answer is saved); only its end was not written.
+            co_await final_values();
+            co_await set_run_status(r, "success");
+            co_await thread_status("idle");
+            co_await end_temporary();
+            co_return;
+        }
 
         run_request req;
         req.thread_id = thread_id;
@@ -195,8 +232,10 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         req.recursion_limit = recursion_limit;
         req.stop = stop;
 
-        const auto* command = kwargs.at("command").if_object();
-        if (command != nullptr && command->contains("resume")) {
+        const auto* command = going_on ? nullptr : kwargs.at("command").if_object();
+        if (going_on) {
+            // Nothing new: the agent starts from the state as saved.
+        } else if (command != nullptr && command->contains("resume")) {
             boost::json::value value = command->at("resume");
             if (pending.empty()) {
                 // Kept for parity: LangGraph's name for a resume that answers nothing.
@@ -279,8 +318,10 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         std::string parent = last ? detail::string_or(*last, "checkpoint_id", "") : "";
         std::optional<boost::json::value> latest;
         if (last) latest = state;
-        req.state.load = [&latest](std::string_view) { return latest; };
-        req.state.save = [&](std::string_view, const boost::json::value& saved) {
+        // The agent saves from its thread, tool results come from theirs.
+        std::mutex saving;
+        std::vector<boost::json::value> results_since_save;
+        auto push_checkpoint = [&](const boost::json::value& saved) {
             checkpoint_record c{{"checkpoint_id", new_uuid7()},
                                 {"parent_checkpoint_id",
                                  parent.empty() ? boost::json::value(nullptr) : boost::json::value(parent)},
@@ -293,7 +334,6 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
                                 {"metadata", r.record.at("metadata")}};
             parent = std::string(c.at("checkpoint_id").get_string());
             ++step;
-            latest = saved;
             writer->push(std::move(c));
             if (ev.wants("checkpoints") || ev.wants("debug")) {
                 boost::json::object cp{
@@ -313,6 +353,30 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
                         {"step", step}, {"type", "checkpoint"}, {"timestamp", iso_now()}, {"payload", cp}});
             }
         };
+        req.state.load = [&](std::string_view) {
+            std::lock_guard lock(saving);
+            return latest;
+        };
+        req.state.save = [&](std::string_view, const boost::json::value& saved) {
+            std::lock_guard lock(saving);
+            results_since_save.clear();
+            latest = saved;
+            push_checkpoint(saved);
+        };
+        if (options_.queue != nullptr)
+            // Shared by several processes: each tool result is checkpointed as
+            // it completes, so a run taken over after its process died does
+            // not call that tool again.
+            req.state.save_result = [&](std::string_view, const boost::json::value& result) {
+                std::lock_guard lock(saving);
+                if (!latest || !latest->is_object()) return;
+                results_since_save.push_back(result);
+                boost::json::value now = *latest;
+                if (auto* ms = now.as_object().if_contains("messages"); ms && ms->is_array())
+                    for (const auto& m : results_since_save)
+                        ms->as_array().push_back(m);
+                push_checkpoint(now);
+            };
         std::string streaming_id;  // the ai message being streamed, "" between model calls
         std::string streamed_text; // its text so far (legacy `messages` mode)
         std::size_t round = 0;
@@ -472,6 +536,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         boost::asio::post(pool_, [done = std::move(runner)]() mutable { done.reset(); });
         co_await writer->flush();
 
+        if (co_await released()) co_return;
         if (stop.stop_requested() && !r.cancel_action.empty()) {
             co_await finish_cancelled();
         } else if (out.reason == stop_reason::interrupted) {
@@ -482,11 +547,11 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
             ev.send("values", "values", boost::json::object{{"__interrupt__", list}});
             r.events->set_outcome(boost::json::serialize(boost::json::object{{"__interrupt__", list}}));
             co_await set_run_status(r, "interrupted");
-            co_await set_thread_status(thread_id, "interrupted");
+            co_await thread_status("interrupted");
         } else if (!out.ok()) {
             co_await fail(out.reason == stop_reason::recursion_limit ? "GraphRecursionError" : "Error",
                           out.error);
-            co_await set_thread_status(thread_id, "error");
+            co_await thread_status("error");
         } else {
             if (auto c = co_await store_.last_checkpoint(thread_id))
                 ev.send("events", "events",
@@ -499,7 +564,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
                             {"data", boost::json::object{{"output", langchain_values(c->at("values"))}}}});
             co_await final_values();
             co_await set_run_status(r, "success");
-            co_await set_thread_status(thread_id, "idle");
+            co_await thread_status("idle");
         }
     } catch (const json_error& e) {
         failure.emplace("ValidationError", e.what());
@@ -509,11 +574,12 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     }
     if (failure) {
         if (writer) co_await writer->flush(false); // what the agent saved before it failed stays
+        if (co_await released()) co_return;
         co_await fail(failure->first, failure->second);
         if (invalid_input)
             co_await end_thread();
         else
-            co_await set_thread_status(thread_id, "error");
+            co_await thread_status("error");
     }
     co_await end_temporary();
 }

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 layers=(
   "detail"
   "json"
-  "config postgres"
+  "config postgres redis"
   "core"
   "message"
   "state"

@@ -20,6 +20,7 @@ packages=(
   python3-venv                   # the virtual environment of CI's pinned Conan 2 (cmake/conan-test.sh)
   libpq-dev                      # libpq 15, the PostgreSQL client (postgres/, the optional component `postgres`)
   postgresql-15                  # the server the PostgreSQL tests start in a temporary folder
+  redis-server                   # the server the Redis tests start on a socket in a temporary folder
 )
 
 missing=()

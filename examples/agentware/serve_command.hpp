@@ -16,9 +16,11 @@
 #if AGENTWARE_CLI_POSTGRES
 #include <agentware/postgres/conninfo.hpp>
 #include <agentware/postgres/pool_thread.hpp>
+#include <agentware/server/postgres_event_bus.hpp>
 #include <agentware/server/postgres_run_queue.hpp>
 #include <agentware/server/postgres_schema.hpp>
 #include <agentware/server/postgres_store.hpp>
+#include <agentware/server/redis_event_bus.hpp>
 
 #include <unistd.h>
 #endif
@@ -63,6 +65,10 @@ options:
                            variable NAME (so the password stays off the command
                            line); several processes may share one database, and
                            then its runs: any process executes any run
+      --redis URL          with --database: carry the runs' live events through Redis
+                           Streams (redis://[:password@]host[:port][/db] or
+                           unix:///path; $NAME reads it from the environment)
+                           instead of the database
       --lease SECONDS      with --database: how long a run stays a process's
                            without word from it (default 30); a run whose process
                            died goes on in another after this and a third more
@@ -79,6 +85,7 @@ struct serve_options {
     unsigned short port = 2024;
     std::string data = ".agentware/server";
     std::string database;
+    std::string redis;
     std::string auth_token_file;
     std::size_t workers = 32;
     std::chrono::seconds lease{30};
@@ -122,6 +129,8 @@ inline serve_options parse_serve_options(const std::vector<std::string>& args) {
             o.data = value();
         else if (a == "--database")
             o.database = value();
+        else if (a == "--redis")
+            o.redis = value();
         else if (a == "--auth-token-file")
             o.auth_token_file = value();
         else if (a == "--lease")
@@ -139,6 +148,9 @@ inline serve_options parse_serve_options(const std::vector<std::string>& args) {
         } else
             throw run_usage_error{fmt::format("unknown option \"{}\"", a)};
     }
+    if (!o.redis.empty() && o.database.empty())
+        throw run_usage_error{
+            "--redis needs --database (Redis carries the live events; the database keeps the rest)"};
     return o;
 }
 
@@ -183,13 +195,13 @@ inline std::string worker_name() {
 }
 #endif
 
-// --database's value: a connection string, or $NAME for the environment's.
-inline std::string database_conninfo(const std::string& given) {
+// A secret-bearing flag's value (--database, --redis): itself, or $NAME for the environment's.
+inline std::string from_environment(const std::string& given, std::string_view flag) {
     if (!given.starts_with('$')) return given;
     const char* v = std::getenv(given.c_str() + 1);
     if (v == nullptr || *v == '\0')
         throw std::runtime_error(
-            fmt::format("--database {}: the environment has no {}", given, given.substr(1)));
+            fmt::format("{} {}: the environment has no {}", flag, given, given.substr(1)));
     return v;
 }
 
@@ -250,11 +262,12 @@ inline int serve(const serve_options& o) {
 #if AGENTWARE_CLI_POSTGRES
     std::unique_ptr<agentware::postgres::pool_thread> database;
     std::unique_ptr<srv::postgres_run_queue> queue;
+    std::unique_ptr<srv::event_bus> events;
 #endif
     std::unique_ptr<srv::store> store;
     if (!o.database.empty()) {
 #if AGENTWARE_CLI_POSTGRES
-        const std::string conninfo = detail::database_conninfo(o.database);
+        const std::string conninfo = detail::from_environment(o.database, "--database");
         database = std::make_unique<agentware::postgres::pool_thread>(agentware::postgres::pool_options{
             .conninfo = conninfo, .size = 8, .statement_timeout = std::chrono::seconds(60)});
         const int applied = database->wait(srv::postgres_schema::migrate(database->db()));
@@ -270,6 +283,18 @@ inline int serve(const serve_options& o) {
                 .grace = std::chrono::duration_cast<std::chrono::milliseconds>(o.lease) / 3},
             database->executor());
         so.runs.queue = queue.get();
+        // And the runs' events, for the clients that follow a run from another process.
+        if (!o.redis.empty()) {
+            srv::redis_event_bus_options ro;
+            ro.server = agentware::redis::address::parse(detail::from_environment(o.redis, "--redis"));
+            ro.expire = std::chrono::duration_cast<std::chrono::seconds>(so.runs.keep_streams) +
+                        std::chrono::seconds(60);
+            log("carrying the runs' events through Redis at " + ro.server.text());
+            events = std::make_unique<srv::redis_event_bus>(std::move(ro));
+        } else {
+            events = std::make_unique<srv::postgres_event_bus>(database->db(), database->executor());
+        }
+        so.runs.events = events.get();
         log("working the shared run queue as " + queue->options().worker_id);
 #else
         throw std::runtime_error("--database: this agentware was built without PostgreSQL (libpq-dev)");
@@ -347,6 +372,7 @@ inline int serve(const serve_options& o) {
     server.stop();
 #if AGENTWARE_CLI_POSTGRES
     if (queue) queue->unwatch();
+    if (events) events->unwatch();
     database.reset(); // the store's statements in flight end before the store and the server go
 #endif
     log("stopped");

@@ -6,6 +6,7 @@
 #include "../support/cli_process.hpp"
 #include "../support/coroutine_test.hpp"
 #include "../support/postgres_server.hpp"
+#include "../support/redis_server.hpp"
 
 #include <agentware/postgres/connection.hpp>
 
@@ -47,6 +48,7 @@ public:
         ::waitpid(pid_, nullptr, 0);
         pid_ = -1;
     }
+    void signal(int sig) { ::kill(pid_, sig); }
     /// SIGTERM; the exit status.
     int stop() {
         ::kill(pid_, SIGTERM);
@@ -115,11 +117,10 @@ TEST_CASE("agentware serve: the lead agent and the deep agent, a stop and a rest
     CHECK(again.stop() == 0);
 }
 
-TEST_CASE("agentware serve --database: two processes share threads and their history in PostgreSQL",
-          "[cli][serve][postgres]") {
-    temp_dir dir;
-    // A database of the test's own, named to the processes through the environment.
-    const std::string name = "serve_" + std::to_string(::getpid());
+namespace {
+
+// A database of the test's own, named to the processes through the environment.
+void fresh_test_database(const std::string& name) {
     auto& pg = agentware::test::postgres_server::shared();
     agentware::test::run_coroutine([&]() -> boost::asio::awaitable<void> {
         auto admin = co_await agentware::postgres::connection::connect(pg.conninfo());
@@ -127,6 +128,35 @@ TEST_CASE("agentware serve --database: two processes share threads and their his
         co_await admin.query("CREATE DATABASE " + name);
     });
     ::setenv("AGENTWARE_TEST_DATABASE", pg.conninfo(name).c_str(), 1);
+}
+
+// A stream's frames as lines ("id name data"), to compare two streams whole.
+std::vector<std::string> sse_lines(const std::vector<sse_frame>& frames) {
+    std::vector<std::string> out;
+    for (const auto& e : frames)
+        out.push_back(e.id + " " + e.name + " " + boost::json::serialize(e.data));
+    return out;
+}
+
+// The run's record as `port` serves it, once `done` holds of it (or the last seen).
+boost::json::object run_when(unsigned short port, const std::string& path,
+                             const std::function<bool(const boost::json::object&)>& done) {
+    boost::json::object last;
+    eventually(
+        [&] {
+            last = call(port, "GET", path).json().as_object();
+            return done(last);
+        },
+        std::chrono::seconds(30));
+    return last;
+}
+
+} // namespace
+
+TEST_CASE("agentware serve --database: two processes share threads and their history in PostgreSQL",
+          "[cli][serve][postgres]") {
+    temp_dir dir;
+    fresh_test_database("serve_" + std::to_string(::getpid()));
     const std::vector<std::string> args{"--config", "config.json", "--script",   "script.json",
                                         "--port",   "0",           "--database", "$AGENTWARE_TEST_DATABASE"};
     for (std::string who : {"a", "b"}) {
@@ -166,34 +196,6 @@ TEST_CASE("agentware serve --database: two processes share threads and their his
     ::unsetenv("AGENTWARE_TEST_DATABASE");
 }
 
-namespace {
-
-// A database of the test's own, named to the processes through the environment.
-void fresh_test_database(const std::string& name) {
-    auto& pg = agentware::test::postgres_server::shared();
-    agentware::test::run_coroutine([&]() -> boost::asio::awaitable<void> {
-        auto admin = co_await agentware::postgres::connection::connect(pg.conninfo());
-        co_await admin.query("DROP DATABASE IF EXISTS " + name);
-        co_await admin.query("CREATE DATABASE " + name);
-    });
-    ::setenv("AGENTWARE_TEST_DATABASE", pg.conninfo(name).c_str(), 1);
-}
-
-// The run's record as `port` serves it, once `done` holds of it (or the last seen).
-boost::json::object run_when(unsigned short port, const std::string& path,
-                             const std::function<bool(const boost::json::object&)>& done) {
-    boost::json::object last;
-    eventually(
-        [&] {
-            last = call(port, "GET", path).json().as_object();
-            return done(last);
-        },
-        std::chrono::seconds(30));
-    return last;
-}
-
-} // namespace
-
 TEST_CASE("agentware serve --database: a run whose process dies goes on in another from its last "
           "checkpoint; a cancel reaches the process that runs it",
           "[cli][serve][postgres]") {
@@ -208,14 +210,19 @@ TEST_CASE("agentware serve --database: a run whose process dies goes on in anoth
                                    "thread_data": true, "sandbox": true})";
     // a: a tool call, then a model that never answers (the process dies first).
     // b: the rest of the run, then a slow answer to cancel.
-    const std::map<std::string, std::string> scripts{{"a", R"({"model": [
+    const std::map<std::string, std::string> scripts{
+        {"a", R"({"model": [
             {"role": "assistant", "content": null, "tool_calls": [{"id": "call_note", "type": "function",
               "function": {"name": "write_file", "arguments": "{\"description\": \"a note\", \"path\": \"/mnt/user-data/outputs/note.md\", \"content\": \"once\\n\"}"}}]},
             {"role": "assistant", "content": "never sent", "delay_ms": 600000}]})"},
-                                                     {"b", R"({"model": [
+        {"b", R"({"model": [
             {"role": "assistant", "content": "finished by b"},
-            {"role": "assistant", "content": "too slow", "delay_ms": 600000}]})"},
-                                                     {"c", R"({"model": []})"}};
+            {"role": "assistant", "content": null, "delay_ms": 300, "tool_calls": [{"id": "call_two",
+              "type": "function", "function": {"name": "write_file", "arguments": "{\"description\": \"another\", \"path\": \"/mnt/user-data/outputs/two.md\", \"content\": \"two\"}"}}]},
+            {"role": "assistant", "content": "streamed from b", "delay_ms": 300},
+            {"role": "assistant", "content": "too slow", "delay_ms": 600000},
+            {"role": "assistant", "content": "finished while c was paused"}]})"},
+        {"c", R"({"model": [{"role": "assistant", "content": "never sent", "delay_ms": 600000}]})"}};
     for (const auto& [who, script] : scripts) {
         std::filesystem::create_directories(dir.path / who);
         write(dir.path / who / "config.json", config);
@@ -256,8 +263,32 @@ TEST_CASE("agentware serve --database: a run whose process dies goes on in anoth
     CHECK(ms.back().at("content") == "finished by b");
     CHECK(call(b.port(), "GET", "/threads/" + thread).json().at("status") == "idle");
 
-    // A cancel asked of one process stops the run another executes.
+    // A client of another process follows a run event by event, as a client of its own process does.
     serve_process c(dir.path / "c", args);
+    const std::string third(call(b.port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
+    auto streamed = call(b.port(), "POST", "/threads/" + third + "/runs",
+                         R"({"assistant_id": "lead_agent", "stream_mode": ["values", "updates"], )"
+                         R"("input": {"messages": [{"role": "user", "content": "hi"}]}})")
+                        .json()
+                        .as_object();
+    REQUIRE(streamed.at("status") == "running");
+    const std::string streamed_path =
+        "/threads/" + third + "/runs/" + std::string(streamed.at("run_id").as_string()) + "/stream";
+    const auto from_c = parse_sse(call(c.port(), "GET", streamed_path).body); // while b runs it
+    const auto from_b = parse_sse(call(b.port(), "GET", streamed_path).body); // b's own, once over
+    REQUIRE(from_b.size() >= 4);
+    CHECK(sse_lines(from_c) == sse_lines(from_b));
+    CHECK(from_c.front().name == "metadata");
+    CHECK(from_c.back().data.at("messages").as_array().back().at("content") == "streamed from b");
+    // Resumed after an event it saw, from a third process: the rest, exactly.
+    serve_process again(dir.path / "a", args);
+    const auto resumed =
+        parse_sse(call(again.port(), "GET", streamed_path, "", {{"Last-Event-ID", from_b[1].id}}).body);
+    CHECK(again.stop() == 0);
+    const auto all = sse_lines(from_b);
+    CHECK(sse_lines(resumed) == std::vector<std::string>(all.begin() + 2, all.end()));
+
+    // A cancel asked of one process stops the run another executes.
     const std::string other(call(b.port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
     auto slow = call(b.port(), "POST", "/threads/" + other + "/runs", ask).json().as_object();
     REQUIRE(slow.at("status") == "running");
@@ -266,6 +297,27 @@ TEST_CASE("agentware serve --database: a run whose process dies goes on in anoth
     auto cancelled =
         run_when(c.port(), slow_path, [](const auto& r) { return r.at("status") == "interrupted"; });
     CHECK(cancelled.at("status") == "interrupted");
+
+    // A process paused past its lease (SIGSTOP) loses its run to another, and
+    // once it resumes it finds out and writes nothing.
+    const std::string paused_thread(
+        call(c.port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
+    auto held = call(c.port(), "POST", "/threads/" + paused_thread + "/runs", ask).json().as_object();
+    REQUIRE(held.at("status") == "running");
+    const std::string held_path =
+        "/threads/" + paused_thread + "/runs/" + std::string(held.at("run_id").as_string());
+    c.signal(SIGSTOP);
+    auto taken = run_when(b.port(), held_path, [](const auto& r) { return r.at("status") == "success"; });
+    CHECK(taken.at("status") == "success");
+    c.signal(SIGCONT);
+    REQUIRE(eventually([&] { return c.output().find("its lease was lost") != std::string::npos; },
+                       std::chrono::seconds(10)));
+    CHECK(call(c.port(), "GET", held_path).json().at("status") == "success");
+    const auto after_pause = call(c.port(), "GET", "/threads/" + paused_thread + "/state").json();
+    const auto& kept = after_pause.at("values").at("messages").as_array();
+    REQUIRE(kept.size() == 2);
+    CHECK(kept.back().at("content") == "finished while c was paused");
+    CHECK(call(c.port(), "GET", "/threads/" + paused_thread).json().at("status") == "idle");
     CHECK(b.stop() == 0);
     CHECK(c.stop() == 0);
     ::unsetenv("AGENTWARE_TEST_DATABASE");
@@ -337,6 +389,46 @@ TEST_CASE("agentware serve --database: three processes, a thousand runs, one pro
     CHECK(servers[0]->stop() == 0);
     CHECK(servers[1]->stop() == 0);
     ::unsetenv("AGENTWARE_TEST_DATABASE");
+}
+
+TEST_CASE("agentware serve --database --redis: a client of one process follows a run another executes, "
+          "through Redis Streams",
+          "[cli][serve][postgres][redis]") {
+    temp_dir dir;
+    fresh_test_database("redis_" + std::to_string(::getpid()));
+    ::setenv("AGENTWARE_TEST_REDIS", agentware::test::redis_server::shared().url().c_str(), 1);
+    const std::vector<std::string> args{"--config",   "config.json",
+                                        "--script",   "script.json",
+                                        "--port",     "0",
+                                        "--database", "$AGENTWARE_TEST_DATABASE",
+                                        "--redis",    "$AGENTWARE_TEST_REDIS"};
+    for (std::string who : {"runs", "follows"}) {
+        std::filesystem::create_directories(dir.path / who);
+        write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
+        write(dir.path / who / "script.json", R"({"model": [
+            {"role": "assistant", "content": "one moment", "delay_ms": 200},
+            {"role": "assistant", "content": "followed through Redis", "delay_ms": 200}]})");
+    }
+    serve_process runs(dir.path / "runs", args);
+    serve_process follows(dir.path / "follows", args);
+    CHECK(runs.output().find("carrying the runs' events through Redis at unix://") != std::string::npos);
+
+    const std::string thread(call(runs.port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
+    const std::string ask = R"({"assistant_id": "lead_agent", "stream_mode": ["values", "messages-tuple"], )"
+                            R"("input": {"messages": [{"role": "user", "content": "hi"}]}})";
+    auto made = call(runs.port(), "POST", "/threads/" + thread + "/runs", ask).json().as_object();
+    REQUIRE(made.at("status") == "running");
+    const std::string path =
+        "/threads/" + thread + "/runs/" + std::string(made.at("run_id").as_string()) + "/stream";
+    const auto followed = parse_sse(call(follows.port(), "GET", path).body);
+    const auto own = parse_sse(call(runs.port(), "GET", path).body);
+    REQUIRE(own.size() >= 3);
+    CHECK(sse_lines(followed) == sse_lines(own));
+    CHECK(followed.back().data.at("messages").as_array().back().at("content") == "one moment");
+    CHECK(runs.stop() == 0);
+    CHECK(follows.stop() == 0);
+    ::unsetenv("AGENTWARE_TEST_DATABASE");
+    ::unsetenv("AGENTWARE_TEST_REDIS");
 }
 
 } // namespace server_test

@@ -7,12 +7,16 @@
 
 #include "../support/coroutine_test.hpp"
 #include "../support/postgres_server.hpp"
+#include "../support/redis_server.hpp"
 
 #include <agentware/postgres/pool_thread.hpp>
+#include <agentware/redis/connection.hpp>
 #include <agentware/server/file_store.hpp>
+#include <agentware/server/postgres_event_bus.hpp>
 #include <agentware/server/postgres_run_queue.hpp>
 #include <agentware/server/postgres_schema.hpp>
 #include <agentware/server/postgres_store.hpp>
+#include <agentware/server/redis_event_bus.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -22,6 +26,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <filesystem>
 #include <map>
@@ -629,6 +634,125 @@ TEST_CASE("postgres store: the run queue and the store see the same runs and thr
         CHECK(erased);
         queued = co_await pool.there(queue.run("r3"));
         CHECK_FALSE(queued);
+    });
+}
+
+TEST_CASE("redis client: commands and their replies, pipelines, errors, addresses", "[redis]") {
+    const auto where = agentware::redis::address::parse(agentware::test::redis_server::shared().url());
+    run([&]() -> asio::awaitable<void> {
+        auto c = co_await agentware::redis::connection::connect(where);
+        auto set = co_await c.command("SET", "greeting", "hello\r\nworld");
+        CHECK(set.type == agentware::redis::reply::kind::simple);
+        auto got = co_await c.command("GET", "greeting");
+        CHECK(got.text == "hello\r\nworld"); // a bulk string holds any bytes
+        auto missing = co_await c.command("GET", "nothing here");
+        CHECK(missing.nil());
+        std::vector<agentware::redis::connection::command_args> three{
+            {"INCR", "n"}, {"INCR", "n"}, {"LRANGE", "none", "0", "-1"}};
+        auto replies = co_await c.pipeline(three);
+        REQUIRE(replies.size() == 3);
+        CHECK(replies[1].integer == 2);
+        CHECK(replies[2].type == agentware::redis::reply::kind::array);
+        auto wrong = co_await c.command("NOSUCHCOMMAND");
+        CHECK(wrong.failed());
+        CHECK_THROWS_WITH(wrong.ok("NOSUCHCOMMAND"),
+                          Catch::Contains("redis: NOSUCHCOMMAND: ERR unknown command"));
+    });
+    const auto tcp = agentware::redis::address::parse("redis://:secret@cache.internal:6380/2");
+    CHECK(tcp.host == "cache.internal");
+    CHECK(tcp.port == 6380);
+    CHECK(tcp.db == 2);
+    CHECK(tcp.password == "secret");
+    CHECK(tcp.text() == "redis://cache.internal:6380/2"); // no password in what logs show
+    CHECK(agentware::redis::address::parse("unix:///run/redis.sock?db=3").db == 3);
+    CHECK_THROWS_WITH(agentware::redis::address::parse("http://:secret@x"),
+                      Catch::Contains("is not a Redis URL") && !Catch::Contains("secret"));
+}
+
+namespace {
+
+// The conformance of an event bus: ids in order from where a reader asks,
+// appends announced to a watcher.
+asio::awaitable<void> check_event_bus(srv::event_bus& bus, std::string run_id) {
+    std::atomic<int> announced{0};
+    bus.watch([&](std::string id) {
+        if (id == run_id) ++announced;
+    });
+    std::vector<srv::stream_event> first{{"metadata", R"({"run_id": "r"})", 0},
+                                         {"values", "{}", 1},
+                                         {"updates|task:1", R"({"x": [1, 2]})", 2}};
+    co_await bus.append(run_id, first);
+    auto all = co_await bus.read(run_id, 0, 1000);
+    REQUIRE(all.size() == 3);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        CHECK(all[i].id == i);
+        CHECK(all[i].name == first[i].name);
+        CHECK(all[i].data == first[i].data);
+    }
+    std::vector<srv::stream_event> more{{"values", R"({"n": 3})", 3}, {"values", R"({"n": 4})", 4}};
+    co_await bus.append(run_id, more);
+    auto rest = co_await bus.read(run_id, 3, 1000);
+    REQUIRE(rest.size() == 2);
+    CHECK(rest[0].id == 3);
+    CHECK(rest[1].data == R"({"n": 4})");
+    auto page = co_await bus.read(run_id, 1, 2);
+    REQUIRE(page.size() == 2);
+    CHECK(page[1].id == 2);
+    const auto none = co_await bus.read("another run", 0, 1000);
+    CHECK(none.empty());
+    // The watcher hears of appends (LISTEN or SUBSCRIBE: it may miss the first while it connects).
+    for (std::size_t i = 5; i < 200 && announced.load() == 0; ++i) {
+        std::vector<srv::stream_event> one{{"values", "{}", i}};
+        co_await bus.append(run_id, one);
+        co_await agentware::test::sleep_for(std::chrono::milliseconds(20));
+    }
+    CHECK(announced.load() > 0);
+    bus.unwatch();
+}
+
+} // namespace
+
+TEST_CASE("event bus: a run's events in order from any id, and their announcements, on PostgreSQL and Redis",
+          "[postgres][redis]") {
+    run([]() -> asio::awaitable<void> {
+        pool_thread pool(co_await fresh_database());
+        co_await pool.migrate();
+        srv::postgres_store s(pool.db(), pool.executor());
+        json::object over{{"run_id", "r1"}, {"thread_id", "t1"}, {"status", "success"}};
+        co_await s.put_run(over);
+        srv::postgres_event_bus on_postgres(pool.db(), pool.executor());
+        co_await check_event_bus(on_postgres, "r1");
+        // The events of a run long over go.
+        const auto pruned = co_await on_postgres.prune(std::chrono::seconds(0));
+        CHECK(pruned >= 5);
+        const auto gone = co_await on_postgres.read("r1", 0, 1000);
+        CHECK(gone.empty());
+
+        srv::redis_event_bus_options ro{
+            .server = agentware::redis::address::parse(agentware::test::redis_server::shared().url())};
+        srv::redis_event_bus on_redis(ro);
+        co_await check_event_bus(on_redis, "r1-" + std::to_string(::getpid()));
+    });
+}
+
+TEST_CASE("redis event bus: a reader behind the cap finds where the kept events start", "[redis]") {
+    run([]() -> asio::awaitable<void> {
+        srv::redis_event_bus_options ro{
+            .server = agentware::redis::address::parse(agentware::test::redis_server::shared().url()),
+            .max_events = 10};
+        srv::redis_event_bus bus(ro);
+        const std::string run_id = "capped-" + std::to_string(::getpid());
+        std::vector<srv::stream_event> many;
+        for (std::size_t i = 0; i < 1000; ++i)
+            many.push_back({"values", std::to_string(i), i});
+        co_await bus.append(run_id, many);
+        auto kept = co_await bus.read(run_id, 0, 10000);
+        REQUIRE_FALSE(kept.empty());
+        CHECK(kept.front().id > 0); // the first were trimmed: a follower from 0 has a gap
+        CHECK(kept.back().id == 999);
+        CHECK(kept.back().data == "999");
+        for (std::size_t i = 1; i < kept.size(); ++i)
+            CHECK(kept[i].id == kept[i - 1].id + 1);
     });
 }
 

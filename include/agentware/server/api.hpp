@@ -634,6 +634,7 @@ private:
             r = http_response::json(run);
         } else {
             r.stream = runs_.stream(run_id);
+            r.run_id = run_id;
             if (how == start::stream) {
                 r.kind = http_response::mode::events;
                 r.content_type = "text/event-stream";
@@ -786,12 +787,13 @@ private:
         r.kind = http_response::mode::events;
         r.content_type = "text/event-stream";
         r.stream = runs_.stream(rid);
-        if (!r.stream && unfinished(*run)) r.stream = runs_.follow(*run); // another process runs it
-        if (!r.stream) { // nothing kept: an empty, finished stream
+        if (!r.stream) r.stream = runs_.follow(*run); // another process runs it, or ran it
+        if (!r.stream) {                              // nothing kept: an empty, finished stream
             r.stream = std::make_shared<run_stream>();
             r.stream->close();
         }
         r.from = from;
+        r.run_id = rid;
         r.event_ids = !q.param("thread_id").empty();
         if (q.query_value("cancel_on_disconnect").value_or("0") == "1" ||
             q.query_value("cancel_on_disconnect").value_or("") == "true")

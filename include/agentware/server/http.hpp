@@ -66,6 +66,7 @@ struct http_response {
     } kind = mode::whole;
     std::shared_ptr<run_stream> stream;
     std::size_t from = 0;                ///< events: the first event id to send
+    std::string run_id;                  ///< events: the run, as a `gap` event names it
     bool event_ids = true;               ///< events: `id:` lines (stateless runs have none)
     bool keep_alive = true;              ///< await: newlines while waiting
     std::function<void()> on_disconnect; ///< the client left before the end

@@ -14,16 +14,13 @@
 // call runs its statements there, so the queue may be called from any
 // executor of the server; without one, calls run on the caller's.
 
-#include <agentware/postgres/listener.hpp>
 #include <agentware/postgres/pool.hpp>
 #include <agentware/postgres/transaction.hpp>
+#include <agentware/server/detail/postgres_calls.hpp>
 #include <agentware/server/run_queue.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -31,7 +28,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -100,49 +96,27 @@ public:
     /// the queue's executor, which watching needs.
     void watch(std::function<void()> on_claimable, std::function<void(std::string)> on_cancel) override {
         if (!executor_) throw std::logic_error("postgres_run_queue: watching needs the pool's executor");
-        unwatch();
-        auto told = std::make_shared<watchers>();
-        told->on_claimable = std::move(on_claimable);
-        told->on_cancel = std::move(on_cancel);
-        watchers_ = told;
-        postgres::listener_options lo;
-        lo.conninfo = db_.options().conninfo;
-        lo.channels = {runs_channel, cancel_channel};
-        lo.on_notification = [told](const postgres::notification& n) {
-            std::lock_guard lock(told->mutex);
-            if (n.channel == cancel_channel) {
-                if (told->on_cancel) told->on_cancel(n.payload);
-            } else if (told->on_claimable) {
-                told->on_claimable();
-            }
-        };
-        // After a reconnection: what was announced meanwhile is unknown, so look.
-        lo.on_listening = [told] {
-            std::lock_guard lock(told->mutex);
-            if (told->on_claimable) told->on_claimable();
-        };
-        listener_ = std::make_shared<postgres::listener>(std::move(lo));
-        listener_->start(executor_);
+        auto claimable = std::make_shared<std::function<void()>>(std::move(on_claimable));
+        heard_.start(
+            db_.options().conninfo, {runs_channel, cancel_channel}, executor_,
+            [claimable, on_cancel = std::move(on_cancel)](const postgres::notification& n) {
+                if (n.channel == cancel_channel) {
+                    if (on_cancel) on_cancel(n.payload);
+                } else if (*claimable) {
+                    (*claimable)();
+                }
+            },
+            [claimable] {
+                if (*claimable) (*claimable)();
+            });
     }
     /// No callback runs after it returns (one in progress is waited for).
-    void unwatch() override {
-        if (watchers_) {
-            std::lock_guard lock(watchers_->mutex);
-            watchers_->on_claimable = nullptr;
-            watchers_->on_cancel = nullptr;
-        }
-        watchers_.reset();
-        if (!listener_) return;
-        // Stopped and destroyed on its own executor: its coroutine lives there.
-        boost::asio::post(executor_, [l = std::move(listener_)] { l->stop(); });
-        listener_.reset();
-    }
+    void unwatch() override { heard_.stop(); }
 
 private:
     template <class T>
     task<T> on_executor(task<T> body) {
-        if (!executor_) return body;
-        return boost::asio::co_spawn(executor_, std::move(body), boost::asio::use_awaitable);
+        return detail::on_pool(executor_, std::move(body));
     }
 
     /// Creates a pending run and wakes the workers, in one transaction (or,
@@ -351,14 +325,8 @@ private:
 
     postgres::pool& db_;
     postgres_run_queue_options o_;
-    struct watchers {
-        std::mutex mutex;
-        std::function<void()> on_claimable;
-        std::function<void(std::string)> on_cancel;
-    };
     boost::asio::any_io_executor executor_;
-    std::shared_ptr<watchers> watchers_;
-    std::shared_ptr<postgres::listener> listener_;
+    detail::announcements heard_;
 };
 
 } // namespace agentware::server

@@ -18,7 +18,7 @@ namespace agentware::server::postgres_schema {
 
 /// Migrations in order; each runs once, in its own transaction. Never edit
 /// one that has shipped: add the next.
-inline constexpr std::array<std::string_view, 2> migrations{
+inline constexpr std::array<std::string_view, 3> migrations{
     // 1: threads and the run queue.
     R"sql(
 CREATE TABLE agentware_threads (
@@ -69,6 +69,17 @@ CREATE TABLE agentware_checkpoints (
 );
 -- Reading a checkpoint starts from the snapshot at or before it.
 CREATE INDEX agentware_checkpoints_snapshots ON agentware_checkpoints (thread_id, seq) WHERE snapshot;
+)sql",
+    // 3: the runs' events, for the processes whose clients follow a run another executes
+    // (postgres_event_bus.hpp).
+    R"sql(
+CREATE TABLE agentware_events (
+    run_id     text NOT NULL REFERENCES agentware_runs ON DELETE CASCADE,
+    id         bigint NOT NULL,
+    event      text NOT NULL,
+    data       text NOT NULL,
+    PRIMARY KEY (run_id, id)
+);
 )sql",
 };
 

@@ -30,13 +30,12 @@
 #include <agentware/agent/detail/state_diff.hpp>
 #include <agentware/postgres/pool.hpp>
 #include <agentware/postgres/transaction.hpp>
+#include <agentware/server/detail/postgres_calls.hpp>
 #include <agentware/server/detail/record.hpp>
 #include <agentware/server/store.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
@@ -187,7 +186,7 @@ private:
     // bodies check their arguments too: their errors reach the caller's co_await.)
     template <class T>
     task<T> on_executor(task<T> body) {
-        return boost::asio::co_spawn(executor_, std::move(body), boost::asio::use_awaitable);
+        return detail::on_pool(executor_, std::move(body));
     }
 
     // A thread that checkpoints or runs name before it was put (as file_store makes it).

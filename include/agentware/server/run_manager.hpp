@@ -18,6 +18,8 @@
 
 #include <agentware/server/assistant.hpp>
 #include <agentware/server/detail/record.hpp>
+#include <agentware/server/detail/write_behind.hpp>
+#include <agentware/server/event_bus.hpp>
 #include <agentware/server/ids.hpp>
 #include <agentware/server/run_queue.hpp>
 #include <agentware/server/run_stream.hpp>
@@ -72,6 +74,9 @@ struct run_manager_options {
     /// The queue the processes of a deployment share (null: this process's
     /// runs are its own). With one, recover() is not needed: leases replace it.
     run_queue* queue = nullptr;
+    /// With a queue: where a run's events go for the other processes, whose
+    /// clients follow it from there (null: a run's events are its process's).
+    event_bus* events = nullptr;
     std::function<void(const std::string&)> log; ///< one line per run that fails
 };
 
@@ -123,6 +128,12 @@ public:
             co_await recover();
             co_return;
         }
+        if (options_.events != nullptr)
+            options_.events->watch([this](std::string run_id) {
+                std::lock_guard lock(mutex_);
+                if (auto it = live_.find(run_id); it != live_.end() && !it->second->started)
+                    it->second->check_events = true;
+            });
         options_.queue->watch([this] { wake_ = true; },
                               [this](std::string run_id) {
                                   std::lock_guard lock(mutex_);
@@ -172,6 +183,7 @@ public:
             }
         }
         if (options_.queue != nullptr) options_.queue->unwatch();
+        if (options_.events != nullptr) options_.events->unwatch();
         for (auto& e : ended)
             e->close();
     }
@@ -351,9 +363,10 @@ public:
         co_return here || status.has_value();
     }
 
-    /// A stream for a run that another process executes: it ends when the
-    /// run does (polled from the store), with the run's outcome and, in
-    /// `values` mode, its final values. Null without a queue.
+    /// A stream for a run that another process executes or executed: its
+    /// events from the event bus, and its end when the store says it ended
+    /// (without a bus: its outcome and, in `values` mode, its final values).
+    /// Null without a queue.
     std::shared_ptr<run_stream> follow(const boost::json::object& record) {
         if (options_.queue == nullptr) return nullptr;
         const std::string run_id = detail::string_or(record, "run_id", "");
@@ -441,11 +454,17 @@ private:
         bool strict_resume = false;
         bool started = false; ///< executing here (with a queue: claimed by this process)
         bool finished = false;
-        int attempt = 1;                      ///< the queue's claims of the run so far
-        bool draining = false;                ///< stopping for a shutdown: back to the queue, not ended
-        bool fenced = false;                  ///< the lease was lost: another process owns the run now
-        bool finishing = false;               ///< its end is being written: renewals stop
-        std::atomic<bool> check_lease{false}; ///< a cancel was announced: renew now
+        int attempt = 1;        ///< the queue's claims of the run so far
+        bool draining = false;  ///< stopping for a shutdown: back to the queue, not ended
+        bool fenced = false;    ///< the lease was lost: another process owns the run now
+        bool finishing = false; ///< its end is being written: renewals stop
+        /// With a queue: the lease holds until then, as this process counts
+        /// (from before its last renewal was sent).
+        std::chrono::steady_clock::time_point lease_until{};
+        std::atomic<bool> check_lease{false};  ///< a cancel was announced: renew now
+        std::atomic<bool> check_events{false}; ///< followed: events were appended elsewhere, read now
+        /// Executing with an event bus: its events on their way there.
+        std::shared_ptr<detail::write_behind<stream_event>> to_bus;
         std::chrono::steady_clock::time_point not_before{};
         std::chrono::steady_clock::time_point finished_at{};
     };
@@ -552,16 +571,33 @@ private:
             co_return;
         }
         if (status == "pending" || status == "running") co_return; // the queue's own moves
+        if (!co_await still_owned(r)) co_return;
         {
             std::lock_guard lock(mutex_);
-            if (r.fenced) co_return;
             r.finishing = true;
         }
         const std::string run_id = detail::string_or(r.record, "run_id", "");
+        co_await events_written(r); // a follower that sees the end has every event
         if (!co_await options_.queue->finish(run_id, status, r.record) && options_.log)
             options_.log(agentware::detail::format(
                 "run {}: another process took it over; its end here ({}) was not written", run_id, status));
     }
+    // The run's events are all on the bus (failures there are logged, not the run's).
+    boost::asio::awaitable<void> events_written(live_run& r) {
+        if (!r.to_bus) co_return;
+        try {
+            co_await r.to_bus->flush();
+        } catch (const std::exception& e) {
+            if (options_.log)
+                options_.log(
+                    agentware::detail::format("run {}: its events did not all reach the other processes: {}",
+                                              detail::string_or(r.record, "run_id", ""), e.what()));
+        }
+    }
+    // Before a write, with a queue: false when the run is another process's
+    // now. A lease past its time as this process counts it (a process paused
+    // past its lease) is renewed first, so the answer is the database's.
+    boost::asio::awaitable<bool> still_owned(live_run& r);
     bool flag(const live_run& r, bool live_run::*which) {
         std::lock_guard lock(mutex_);
         return r.*which;
@@ -575,6 +611,7 @@ private:
                 ++loops_;
             }
             boost::asio::co_spawn(ex_, keep_lease(r), boost::asio::detached);
+            if (options_.events != nullptr) co_await publish_to_bus(r);
         }
         try {
             if (r->spec == nullptr) { // claimed from the queue: made by a process with other assistants
@@ -596,11 +633,15 @@ private:
     // The queue's side of the manager (run_queue_worker.hpp).
     boost::asio::awaitable<std::variant<boost::json::object, run_refused>>
     create_queued(boost::json::object run, std::shared_ptr<live_run> live, std::string strategy);
-    void start_claimed(queued_run q);
+    void start_claimed(queued_run q, std::chrono::steady_clock::time_point claimed_at);
     boost::asio::awaitable<void> claim_loop();
     boost::asio::awaitable<void> reap_loop();
     boost::asio::awaitable<void> keep_lease(std::shared_ptr<live_run> r);
     boost::asio::awaitable<void> watch_elsewhere(std::shared_ptr<live_run> r);
+    // The bus's events of the run that this process's stream lacks; true when there were any.
+    boost::asio::awaitable<bool> read_from_bus(live_run& r);
+    // The events of an earlier attempt first (a run taken over), then this one's, go to the bus.
+    boost::asio::awaitable<void> publish_to_bus(std::shared_ptr<live_run> r);
     // Waits `d`, in short steps, until the manager stops.
     boost::asio::awaitable<bool> pause(std::chrono::milliseconds d);
 

@@ -10,8 +10,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,7 +41,8 @@ public:
             if (closed_) return;
             const std::size_t id = first_id_ + events_.size();
             events_.push_back({std::move(name), std::move(data), id});
-            if (events_.size() > max_events_) { // the oldest go: a reader behind them hears of a gap
+            if (mirror_) mirror_(events_.back()); // in id order: under the lock
+            if (events_.size() > max_events_) {   // the oldest go: a reader behind them hears of a gap
                 events_.erase(events_.begin());
                 ++first_id_;
             }
@@ -47,6 +50,28 @@ public:
         }
         notify(wake);
     }
+    /// Hands every event published from now on to `m` too, in order (under
+    /// the stream's lock: `m` must only queue it). Null: no more.
+    void mirror(std::function<void(const stream_event&)> m) {
+        std::lock_guard lock(mutex_);
+        mirror_ = std::move(m);
+    }
+
+    /// Starts the stream at `id` when it holds no event from there on: a
+    /// follower whose source dropped the events before `id`. The readers
+    /// behind hear of a gap.
+    void skip_to(std::size_t id) {
+        std::vector<std::shared_ptr<boost::asio::steady_timer>> wake;
+        {
+            std::lock_guard lock(mutex_);
+            if (id <= first_id_ + events_.size()) return;
+            events_.clear();
+            first_id_ = id;
+            wake.swap(waiters_);
+        }
+        notify(wake);
+    }
+
     /// No more events: readers end once they have read the last.
     void close() {
         std::vector<std::shared_ptr<boost::asio::steady_timer>> wake;
@@ -76,7 +101,8 @@ public:
         for (std::size_t i = from - first_id_; i < events_.size(); ++i)
             out.push_back(events_[i]);
         done = closed_;
-        return first_id_ + events_.size();
+        // A reader ahead of the events (a follower's stream still filling) stays where it asked.
+        return std::max(from, first_id_ + events_.size());
     }
     /// The number of events so far.
     std::size_t size() const {
@@ -121,6 +147,7 @@ private:
     bool closed_ = false;
     std::chrono::steady_clock::time_point closed_at_;
     std::vector<std::shared_ptr<boost::asio::steady_timer>> waiters_;
+    std::function<void(const stream_event&)> mirror_;
     std::string outcome_ = "null";
     std::mutex readers_mutex_;
     std::size_t readers_ = 0;

@@ -5,7 +5,7 @@
 // input), the agent, and the events each stream mode asks for, in the order
 // and shapes the LangGraph server writes them (reference: server.md §3).
 
-#include <agentware/server/detail/checkpoint_writer.hpp>
+#include <agentware/server/detail/write_behind.hpp>
 #include <agentware/server/run_manager.hpp>
 
 #include <boost/json.hpp>
@@ -107,14 +107,15 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     using step = boost::asio::awaitable<void>;
     // A run whose lease was lost (a shared queue) writes nothing more: the
     // process that took it over does.
-    auto fenced = [&] { return flag(r, &live_run::fenced); };
     auto thread_status = [&](std::string status) -> step {
-        if (!fenced()) co_await set_thread_status(thread_id, std::move(status));
+        if (co_await still_owned(r)) co_await set_thread_status(thread_id, std::move(status));
     };
     // A shutdown with a shared queue: the run goes back to it, as its last
     // checkpoint left it, for another process to go on with.
     auto released = [&]() -> boost::asio::awaitable<bool> {
-        if (options_.queue == nullptr || !flag(r, &live_run::draining) || fenced()) co_return false;
+        if (options_.queue == nullptr || !flag(r, &live_run::draining) || !co_await still_owned(r))
+            co_return false;
+        co_await events_written(r);
         co_await options_.queue->release(run_id);
         co_return true;
     };
@@ -138,7 +139,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     };
     auto finish_cancelled = [&]() -> step {
         co_await final_values();
-        if (fenced()) co_return;
+        if (!co_await still_owned(r)) co_return;
         if (r.cancel_action == "rollback") {
             co_await store_.truncate_checkpoints(thread_id, r.checkpoints_before);
             co_await store_.erase_run(run_id);
@@ -173,7 +174,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     // (a handler cannot wait for the store).
     std::optional<std::pair<std::string, std::string>> failure;
     bool invalid_input = false;
-    std::shared_ptr<detail::checkpoint_writer> writer;
+    std::shared_ptr<detail::write_behind<checkpoint_record>> writer;
     try {
         r.checkpoints_before = co_await store_.checkpoint_count(thread_id);
         if (co_await released()) co_return;
@@ -184,7 +185,14 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         }
         co_await set_run_status(r, "running");
         co_await thread_status("busy");
-        writer = std::make_shared<detail::checkpoint_writer>(store_, ex_);
+        writer = std::make_shared<detail::write_behind<checkpoint_record>>(
+            [this, &r](std::vector<checkpoint_record> saved) -> boost::asio::awaitable<void> {
+                for (auto& c : saved) {
+                    if (!co_await still_owned(r)) co_return; // the run is another process's now
+                    co_await store_.add_checkpoint(std::move(c));
+                }
+            },
+            ex_);
 
         // A fork: the run starts from an earlier checkpoint, copied as the thread's newest.
         std::string from;

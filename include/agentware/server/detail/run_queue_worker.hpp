@@ -60,6 +60,7 @@ run_manager::create_queued(boost::json::object run, std::shared_ptr<live_run> li
     queued_run q;
     std::exception_ptr failed;
     bool busy = false;
+    const auto asked = std::chrono::steady_clock::now();
     try {
         q = co_await options_.queue->create(run_id, thread_id, assistant_id, run, strategy, std::nullopt,
                                             claim);
@@ -80,6 +81,7 @@ run_manager::create_queued(boost::json::object run, std::shared_ptr<live_run> li
             live_[run_id] = live;
             if (mine) {
                 live->started = true;
+                live->lease_until = asked + options_.queue->lease();
                 if (stopping_) {
                     live->draining = true;
                     live->stop.request_stop();
@@ -103,7 +105,7 @@ run_manager::create_queued(boost::json::object run, std::shared_ptr<live_run> li
     co_return run;
 }
 
-inline void run_manager::start_claimed(queued_run q) {
+inline void run_manager::start_claimed(queued_run q, std::chrono::steady_clock::time_point claimed_at) {
     std::shared_ptr<live_run> r;
     {
         std::lock_guard lock(mutex_);
@@ -122,6 +124,7 @@ inline void run_manager::start_claimed(queued_run q) {
                 r->strict_resume = s->get_bool();
         r->attempt = std::max(1, q.attempt);
         r->started = true;
+        r->lease_until = claimed_at + options_.queue->lease();
         ++active_;
         if (q.cancel_action) {
             r->cancel_action = *q.cancel_action;
@@ -147,9 +150,10 @@ inline boost::asio::awaitable<void> run_manager::claim_loop() {
                         std::lock_guard lock(mutex_);
                         if (stopping_ || active_ >= std::max<std::size_t>(1, options_.max_active_runs)) break;
                     }
+                    const auto asked = std::chrono::steady_clock::now();
                     auto q = co_await options_.queue->claim();
                     if (!q) break;
-                    start_claimed(std::move(*q));
+                    start_claimed(std::move(*q), asked);
                 }
             } catch (const std::exception& e) {
                 if (options_.log) options_.log(agentware::detail::format("cannot claim runs: {}", e.what()));
@@ -165,10 +169,16 @@ inline boost::asio::awaitable<void> run_manager::claim_loop() {
 inline boost::asio::awaitable<void> run_manager::reap_loop() {
     const auto every =
         std::max<std::chrono::milliseconds>(options_.queue->grace() / 2, std::chrono::milliseconds(100));
+    auto next_prune = std::chrono::steady_clock::now();
     for (;;) {
         const bool going_on = co_await pause(every);
         if (!going_on) break;
         try {
+            // The events of runs over for longer than a join may come for them.
+            if (options_.events != nullptr && std::chrono::steady_clock::now() >= next_prune) {
+                next_prune = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+                co_await options_.events->prune(options_.keep_streams);
+            }
             auto reaped = co_await options_.queue->reap();
             for (auto& [run_id, status] : reaped) {
                 if (status == "pending") { // another attempt: any worker resumes it
@@ -194,12 +204,46 @@ inline boost::asio::awaitable<void> run_manager::reap_loop() {
     --loops_;
 }
 
+inline boost::asio::awaitable<bool> run_manager::still_owned(live_run& r) {
+    if (options_.queue == nullptr) co_return true;
+    {
+        std::lock_guard lock(mutex_);
+        if (r.fenced) co_return false;
+        if (std::chrono::steady_clock::now() <= r.lease_until) co_return true;
+    }
+    const std::string run_id = detail::string_or(r.record, "run_id", "");
+    const auto asked = std::chrono::steady_clock::now();
+    std::optional<lease_state> s;
+    try {
+        s = co_await options_.queue->renew(run_id);
+    } catch (const std::exception&) {
+        // Unknown: the database is out of reach. Not owned, as far as writing goes.
+    }
+    bool fenced = false;
+    {
+        std::lock_guard lock(mutex_);
+        if (s && s->owned) {
+            r.lease_until = asked + options_.queue->lease();
+            co_return true;
+        }
+        if (s && !r.fenced) { // another process has it: stop here
+            r.fenced = fenced = true;
+            r.stop.request_stop();
+            if (r.runner) r.runner->cancel();
+        }
+    }
+    if (fenced && options_.log)
+        options_.log(agentware::detail::format(
+            "run {}: its lease was lost while this process was away; it stops here and writes nothing more",
+            run_id));
+    co_return false;
+}
+
 inline boost::asio::awaitable<void> run_manager::keep_lease(std::shared_ptr<live_run> r) {
     const std::string run_id = detail::string_or(r->record, "run_id", "");
     const auto lease = options_.queue->lease();
     const auto every = std::max<std::chrono::milliseconds>(lease / 3, std::chrono::milliseconds(20));
-    auto renewed = std::chrono::steady_clock::now();
-    auto next = renewed + every;
+    auto next = std::chrono::steady_clock::now() + every;
     boost::asio::steady_timer wait(ex_);
     for (;;) {
         {
@@ -211,17 +255,19 @@ inline boost::asio::awaitable<void> run_manager::keep_lease(std::shared_ptr<live
             next = now + every;
             std::optional<lease_state> s;
             std::string failure;
+            const auto asked = std::chrono::steady_clock::now();
             try {
                 s = co_await options_.queue->renew(run_id);
             } catch (const std::exception& e) {
                 failure = e.what();
             }
-            if (s && s->owned) renewed = std::chrono::steady_clock::now();
             // Fenced: the run is another's now, or may be (no renewal for a whole lease).
-            const bool lost = s ? !s->owned : std::chrono::steady_clock::now() - renewed > lease;
+            bool lost = false;
             bool fenced = false;
             {
                 std::lock_guard lock(mutex_);
+                if (s && s->owned) r->lease_until = asked + lease;
+                lost = s ? !s->owned : std::chrono::steady_clock::now() > r->lease_until;
                 if (lost && !r->finishing && !r->finished) {
                     r->fenced = fenced = true;
                     r->stop.request_stop();
@@ -243,21 +289,67 @@ inline boost::asio::awaitable<void> run_manager::keep_lease(std::shared_ptr<live
     --loops_;
 }
 
+inline boost::asio::awaitable<bool> run_manager::read_from_bus(live_run& r) {
+    const std::string run_id = detail::string_or(r.record, "run_id", "");
+    bool any = false;
+    for (;;) {
+        constexpr std::size_t page = 1000;
+        auto events = co_await options_.events->read(run_id, r.events->size(), page);
+        for (auto& e : events) {
+            // Dropped at the source before this process read them: its readers behind hear of a gap.
+            if (e.id > r.events->size()) r.events->skip_to(e.id);
+            if (e.id != r.events->size()) continue;
+            r.events->publish(std::move(e.name), std::move(e.data));
+            any = true;
+        }
+        if (events.size() < page) co_return any;
+    }
+}
+
+inline boost::asio::awaitable<void> run_manager::publish_to_bus(std::shared_ptr<live_run> r) {
+    const std::string run_id = detail::string_or(r->record, "run_id", "");
+    try {
+        // An earlier attempt's events (its process died) come first, so ids go on from them.
+        if (r->attempt > 1) co_await read_from_bus(*r);
+    } catch (const std::exception& e) {
+        if (options_.log)
+            options_.log(
+                agentware::detail::format("run {}: cannot read its earlier events: {}", run_id, e.what()));
+    }
+    event_bus* bus = options_.events;
+    auto to_bus = std::make_shared<detail::write_behind<stream_event>>(
+        [bus, run_id](std::vector<stream_event> events) -> boost::asio::awaitable<void> {
+            co_await bus->append(run_id, std::move(events));
+        },
+        ex_);
+    r->to_bus = to_bus;
+    r->events->mirror([to_bus](const stream_event& e) { to_bus->push(e); });
+}
+
 inline boost::asio::awaitable<void> run_manager::watch_elsewhere(std::shared_ptr<live_run> r) {
     const std::string run_id = detail::string_or(r->record, "run_id", "");
     const std::string thread_id = detail::string_or(r->record, "thread_id", "");
     std::optional<boost::json::object> outcome; // set once the run ended elsewhere
     bool failed = false;
+    bool from_bus = false; // the run's own events came from the bus: nothing to make up at the end
+    auto next_look = std::chrono::steady_clock::now();
     try {
         for (;;) {
-            const bool going_on = co_await pause(std::chrono::milliseconds(250));
+            const bool going_on = co_await pause(std::chrono::milliseconds(20));
             if (!going_on) break;
             {
                 std::lock_guard lock(mutex_);
                 if (r->started || r->finished) break; // a worker here took it: its events come
             }
+            // Events announced: read them now; else every quarter second, with the run's status.
+            const bool told = r->check_events.exchange(false);
+            if (told && options_.events != nullptr) from_bus |= co_await read_from_bus(*r);
+            if (std::chrono::steady_clock::now() < next_look) continue;
+            next_look = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
             auto record = co_await store_.run(run_id);
             const std::string status = record ? detail::string_or(*record, "status", "") : "";
+            // Read after the status: the run's process wrote every event before its end.
+            if (options_.events != nullptr) from_bus |= co_await read_from_bus(*r);
             if (status == "pending" || status == "running") continue;
             boost::json::object out;
             if (status == "error") {
@@ -288,17 +380,19 @@ inline boost::asio::awaitable<void> run_manager::watch_elsewhere(std::shared_ptr
     }
     if (ours) {
         if (outcome) {
-            r->events->publish(
-                "metadata", boost::json::serialize(boost::json::object{{"run_id", run_id}, {"attempt", 1}}));
-            bool values = false;
-            if (const auto* k = detail::find(r->record, "kwargs"); k && k->is_object())
-                if (const auto* m = k->get_object().if_contains("stream_mode"); m && m->is_array())
-                    values = std::find(m->get_array().begin(), m->get_array().end(),
-                                       boost::json::value("values")) != m->get_array().end();
-            if (failed)
-                r->events->publish("error", boost::json::serialize(outcome->at("__error__")));
-            else if (values)
-                r->events->publish("values", boost::json::serialize(*outcome));
+            if (!from_bus) { // no bus: the beginning and the end, as the run's stream would have them
+                r->events->publish("metadata", boost::json::serialize(
+                                                   boost::json::object{{"run_id", run_id}, {"attempt", 1}}));
+                bool values = false;
+                if (const auto* k = detail::find(r->record, "kwargs"); k && k->is_object())
+                    if (const auto* m = k->get_object().if_contains("stream_mode"); m && m->is_array())
+                        values = std::find(m->get_array().begin(), m->get_array().end(),
+                                           boost::json::value("values")) != m->get_array().end();
+                if (failed)
+                    r->events->publish("error", boost::json::serialize(outcome->at("__error__")));
+                else if (values)
+                    r->events->publish("values", boost::json::serialize(*outcome));
+            }
             r->events->set_outcome(boost::json::serialize(*outcome));
         }
         r->events->close();

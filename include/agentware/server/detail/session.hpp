@@ -46,6 +46,19 @@ inline void split_target(std::string_view target, http_request& req) {
     }
 }
 
+// Kept for parity with DeerFlow's stream bridge: the `gap` event a client
+// gets, once and without an id, when events it had not read were dropped.
+inline std::string gap_text(const http_response& res, std::size_t asked, std::size_t first, std::size_t end) {
+    boost::json::object gap{
+        {"code", "stream_replay_gap"},
+        {"run_id", res.run_id},
+        {"requested_event_id", asked == 0 ? boost::json::value(nullptr) : boost::json::value(asked - 1)},
+        {"earliest_available_event_id", first},
+        {"latest_available_event_id", end == 0 ? 0 : end - 1},
+        {"recovery", "reload_durable_state"}};
+    return "event: gap\ndata: " + boost::json::serialize(gap) + "\n\n";
+}
+
 inline std::string sse_text(const std::vector<stream_event>& events, bool ids) {
     std::string out;
     for (const auto& e : events) {
@@ -214,7 +227,13 @@ inline boost::asio::awaitable<void> agent_server::session(boost::asio::ip::tcp::
             while (connected) {
                 std::vector<stream_event> batch;
                 bool done = false, gap = false;
+                const std::size_t asked = next;
                 next = res.stream->read(next, batch, done, gap);
+                if (gap) { // events this client had not read were dropped: it reloads the state (DeerFlow's
+                           // way)
+                    connected = co_await write_chunk(detail::gap_text(res, asked, next - batch.size(), next));
+                    break;
+                }
                 if (!batch.empty()) connected = co_await write_chunk(detail::sse_text(batch, res.event_ids));
                 if (done || !connected) break;
                 timer->expires_after(options_.heartbeat);

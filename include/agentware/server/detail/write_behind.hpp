@@ -1,14 +1,13 @@
-#ifndef AGENTWARE_SERVER_DETAIL_CHECKPOINT_WRITER_HPP
-#define AGENTWARE_SERVER_DETAIL_CHECKPOINT_WRITER_HPP
+#ifndef AGENTWARE_SERVER_DETAIL_WRITE_BEHIND_HPP
+#define AGENTWARE_SERVER_DETAIL_WRITE_BEHIND_HPP
 
-// A run's checkpoints on their way to the store. The agent saves its state
-// from inside its loop, where it cannot wait for a database; the writer takes
-// each checkpoint at once and writes them in order from the event loop while
-// the run goes on (LangGraph's `async` durability: the step after a save runs
-// while the save is written). The run flushes it before it reads the store
-// again or ends, so every read after the run sees every checkpoint.
-
-#include <agentware/server/store.hpp>
+// What a run writes while it goes on: its checkpoints to the store, its events
+// to the event bus. The agent saves its state and publishes its events from
+// inside its loop, where it cannot wait for a database; the writer takes each
+// item at once and writes them in order, what has gathered in one call, from
+// the event loop while the run goes on (LangGraph's `async` durability: the
+// step after a save runs while the save is written). The run flushes it before
+// it reads the store again or ends, so every read after the run sees every item.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -20,31 +19,37 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
-#include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace agentware::server::detail {
 
-class checkpoint_writer : public std::enable_shared_from_this<checkpoint_writer> {
+template <class T>
+class write_behind : public std::enable_shared_from_this<write_behind<T>> {
 public:
-    checkpoint_writer(store& s, boost::asio::any_io_executor ex) : store_(s), ex_(std::move(ex)) {}
+    /// Writes the items gathered since the last call, in order.
+    using write_function = std::function<boost::asio::awaitable<void>(std::vector<T>)>;
 
-    /// Queues a checkpoint; callable from any thread (a blocking agent saves from the pool).
-    void push(checkpoint_record c) {
+    write_behind(write_function write, boost::asio::any_io_executor ex)
+        : write_(std::move(write)), ex_(std::move(ex)) {}
+
+    /// Queues an item; callable from any thread (a blocking agent saves from the pool).
+    void push(T item) {
         {
             std::lock_guard lock(mutex_);
-            queue_.push_back(std::move(c));
+            queue_.push_back(std::move(item));
             if (writing_) return;
             writing_ = true;
         }
         // Outside the lock: co_spawn may start the writer here and now.
-        boost::asio::co_spawn(ex_, drain(shared_from_this()), boost::asio::detached);
+        boost::asio::co_spawn(ex_, drain(this->shared_from_this()), boost::asio::detached);
     }
 
-    /// Waits until every queued checkpoint is in the store; rethrows the first
-    /// write that failed (after which nothing more was written) when `rethrow`.
+    /// Waits until every queued item is written; rethrows the first write
+    /// that failed (after which nothing more was written) when `rethrow`.
     /// It looks every millisecond: a run waits for its last writes once, at its
     /// end, and no timer is shared between threads.
     boost::asio::awaitable<void> flush(bool rethrow = true) {
@@ -63,9 +68,9 @@ public:
     }
 
 private:
-    static boost::asio::awaitable<void> drain(std::shared_ptr<checkpoint_writer> self) {
+    static boost::asio::awaitable<void> drain(std::shared_ptr<write_behind> self) {
         for (;;) {
-            checkpoint_record next;
+            std::vector<T> batch;
             {
                 std::lock_guard lock(self->mutex_);
                 if (self->queue_.empty() || self->failure_) {
@@ -73,11 +78,10 @@ private:
                     self->writing_ = false;
                     co_return;
                 }
-                next = std::move(self->queue_.front());
-                self->queue_.pop_front();
+                batch.swap(self->queue_);
             }
             try {
-                co_await self->store_.add_checkpoint(std::move(next));
+                co_await self->write_(std::move(batch));
             } catch (...) {
                 std::lock_guard lock(self->mutex_);
                 self->failure_ = std::current_exception();
@@ -85,10 +89,10 @@ private:
         }
     }
 
-    store& store_;
+    write_function write_;
     boost::asio::any_io_executor ex_;
     std::mutex mutex_;
-    std::deque<checkpoint_record> queue_;
+    std::vector<T> queue_;
     bool writing_ = false;
     std::exception_ptr failure_;
 };

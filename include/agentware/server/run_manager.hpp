@@ -375,6 +375,7 @@ public:
             std::lock_guard lock(mutex_);
             if (auto it = live_.find(run_id); it != live_.end()) return it->second->events;
             if (stopping_) return nullptr;
+            prune_finished();
             r = std::make_shared<live_run>();
             r->record = record;
             live_[run_id] = r;

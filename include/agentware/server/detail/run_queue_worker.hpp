@@ -51,6 +51,7 @@ run_manager::create_queued(boost::json::object run, std::shared_ptr<live_run> li
     {
         std::lock_guard lock(mutex_);
         if (stopping_) co_return run_refused{503, shutting_down};
+        prune_finished(); // the runs over for longer than keep_streams go
         ++creating_;
         // Room here: the run is this process's at once when its thread is free
         // (the room is held until the queue answers).
@@ -109,6 +110,7 @@ inline void run_manager::start_claimed(queued_run q, std::chrono::steady_clock::
     std::shared_ptr<live_run> r;
     {
         std::lock_guard lock(mutex_);
+        prune_finished();
         auto it = live_.find(q.run_id);
         if (it != live_.end() && !it->second->started && !it->second->finished) {
             r = it->second; // created or followed here: its stream goes on

@@ -197,7 +197,7 @@ TEST_CASE("agentware serve --database: two processes share threads and their his
 }
 
 TEST_CASE("agentware serve --database: a run whose process dies goes on in another from its last "
-          "checkpoint; a cancel reaches the process that runs it",
+          "checkpoint, a cancel reaches the process that runs it",
           "[cli][serve][postgres]") {
     temp_dir dir;
     fresh_test_database("takeover_" + std::to_string(::getpid()));

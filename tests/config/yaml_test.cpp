@@ -43,7 +43,7 @@ std::string error_of(F&& f) {
 
 } // namespace yamltest
 
-TEST_CASE("YAML scalars keep sensible types; quoted scalars stay strings", "[config][yaml]") {
+TEST_CASE("YAML scalars keep sensible types, quoted scalars stay strings", "[config][yaml]") {
     auto v = yaml_to_json(R"(
 int: 42
 negative: -7
@@ -92,7 +92,7 @@ nested: {a: {b: [x, {c: false}]}}
     CHECK(yaml_to_json("").is_null());
 }
 
-TEST_CASE("$VAR values come from the environment; a missing one names the path and the variable only",
+TEST_CASE("$VAR values come from the environment, a missing one names the path and the variable only",
           "[config][yaml]") {
     auto o = yamltest::env({{"API_KEY", "sk-secret-value"}, {"PORT", "8080"}});
     auto v = yaml_to_json("models:\n  - api_key: $API_KEY\n    port: $PORT\n    price: $5 a month\n", o);

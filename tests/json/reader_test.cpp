@@ -46,7 +46,7 @@ namespace {
 enum class reader_test_tone { plain, formal, curt };
 } // namespace
 
-TEST_CASE("json_reader::choice reads one of the names; any other is an error that lists them",
+TEST_CASE("json_reader::choice reads one of the names, any other is an error that lists them",
           "[json_reader][options]") {
     const auto read_tone = [](std::string_view text) {
         const boost::json::value jv = boost::json::parse(text);

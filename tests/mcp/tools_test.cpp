@@ -142,7 +142,7 @@ TEST_CASE("make_lead_agent offers the enabled servers' MCP tools after the built
     kit.close();
 }
 
-TEST_CASE("an MCP elicitation pauses the run; the answer reaches the server on resume",
+TEST_CASE("an MCP elicitation pauses the run, the answer reaches the server on resume",
           "[mcp][agent][interrupt]") {
     for (const std::string mode : {"legacy", "modern"}) {
         INFO(mode);

@@ -47,7 +47,7 @@ TEST_CASE("the queue keeps the latest conversation per key and unions signals", 
     CHECK(seen[2].agent_name == "coder");
 }
 
-TEST_CASE("every add restarts the debounce; the immediate path is due at once", "[memory]") {
+TEST_CASE("every add restarts the debounce, the immediate path is due at once", "[memory]") {
     int runs = 0;
     auto clock = std::make_shared<manual_clock>();
     memory_update_queue q(

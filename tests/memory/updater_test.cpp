@@ -168,7 +168,7 @@ TEST_CASE("the staleness review lists the facts past their window in the prompt"
     CHECK(p2.find("[fact_b |") == std::string::npos);
 }
 
-TEST_CASE("stale removals are capped, least confident first; extensions are bounded", "[memory]") {
+TEST_CASE("stale removals are capped, least confident first, extensions are bounded", "[memory]") {
     using namespace memory_review;
     user_memory m = aged_memory();
     memory_backend_options o;
@@ -290,7 +290,7 @@ TEST_CASE("consolidation merges groups of stored facts when it is on", "[memory]
     CHECK(*it == merged);
 }
 
-TEST_CASE("the update evicts by the configured policy; shadow mode reports hybrid-v1's choice", "[memory]") {
+TEST_CASE("the update evicts by the configured policy, shadow mode reports hybrid-v1's choice", "[memory]") {
     auto stored = [] {
         user_memory m;
         for (int i = 0; i < 10; ++i)

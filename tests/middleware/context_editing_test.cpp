@@ -66,7 +66,7 @@ TEST_CASE("context_editing clears all but the last three tool results over the t
     CHECK(ms[2].text() == std::string(1000, 'a'));       // the history untouched
 }
 
-TEST_CASE("context_editing: under the trigger nothing changes; the default trigger is 100000 tokens",
+TEST_CASE("context_editing: under the trigger nothing changes, the default trigger is 100000 tokens",
           "[middleware][context_editing]") {
     context_editing ce;
     auto ms = history(6, 1000);
@@ -76,7 +76,7 @@ TEST_CASE("context_editing: under the trigger nothing changes; the default trigg
     CHECK(ce.options().edits.at(0).placeholder == "[cleared]");
 }
 
-TEST_CASE("context_editing: clear_at_least stops early; exclusions, inputs and placeholder",
+TEST_CASE("context_editing: clear_at_least stops early, exclusions, inputs and placeholder",
           "[middleware][context_editing]") {
     clear_tool_uses_edit e;
     e.trigger = 10;

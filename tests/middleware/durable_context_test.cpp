@@ -73,7 +73,7 @@ TEST_CASE("durable_context records a run's delegations and projects the summary 
         CHECK(m.name != "durable_context");
 }
 
-TEST_CASE("durable_context shows nothing when there is nothing to show; leading system messages stay first",
+TEST_CASE("durable_context shows nothing when there is nothing to show, leading system messages stay first",
           "[middleware][durable_context]") {
     durable_context dc;
     CHECK(dc.project("", {}).empty());

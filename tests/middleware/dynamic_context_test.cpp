@@ -107,7 +107,7 @@ TEST_CASE("the first run gets the date and the memory by swapping ids", "[dynami
     CHECK(state.messages.size() == 8);
 }
 
-TEST_CASE("without memory only the date is injected; hidden and reminder messages are skipped",
+TEST_CASE("without memory only the date is injected, hidden and reminder messages are skipped",
           "[dynamic_context]") {
     temp_dir dir;
     dynamic_context dc({}, nullptr, monday_clock());
@@ -168,7 +168,7 @@ TEST_CASE("the dynamic_context section reads from JSON", "[dynamic_context]") {
         "dynamic_context.inject_memory: expected true or false, got 1");
 }
 
-TEST_CASE("a memory read slower than the time box delays the run no longer; the next run injects",
+TEST_CASE("a memory read slower than the time box delays the run no longer, the next run injects",
           "[dynamic_context]") {
     temp_dir dir;
     memory_options o;

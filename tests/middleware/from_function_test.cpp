@@ -37,7 +37,7 @@ TEST_CASE("hooks from lambdas run in LangChain's order", "[middleware][from_func
                                            "wrap_model_call", "after_model 2", "after_agent"});
 }
 
-TEST_CASE("a node hook from a lambda may jump; dynamic_system_prompt sets each call's prompt",
+TEST_CASE("a node hook from a lambda may jump, dynamic_system_prompt sets each call's prompt",
           "[middleware][from_function]") {
     scripted_model model({ai_message("one"), ai_message("two")});
     auto a = make_agent(model, tool_set{}, dynamic_system_prompt([](const auto& state, const runtime& rt) {

@@ -99,7 +99,7 @@ TEST_CASE("guardrail fails closed when the provider throws, or open when configu
     CHECK(ran);
 }
 
-TEST_CASE("a denial without reasons uses the default code and message; a missing id is named",
+TEST_CASE("a denial without reasons uses the default code and message, a missing id is named",
           "[middleware][guardrail]") {
     runtime rt{"t", "r", {}, 0};
     recording_provider p;

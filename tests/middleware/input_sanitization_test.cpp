@@ -73,7 +73,7 @@ TEST_CASE("the boundary tokens are defused, inside tags too", "[middleware][inpu
     CHECK_FALSE(detail::neutralized_if_needed("plain text - with dashes --- and < signs").has_value());
 }
 
-TEST_CASE("non-ASCII after a name counts as a word character; invalid UTF-8 passes through",
+TEST_CASE("non-ASCII after a name counts as a word character, invalid UTF-8 passes through",
           "[middleware][input_sanitization]") {
     CHECK(neutralize_untrusted_tags("<systemé>") == "<systemé>");
     const std::string binary("\xff\xfe<system>\x00\x01", 12);

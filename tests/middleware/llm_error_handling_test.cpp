@@ -424,7 +424,7 @@ TEST_CASE("llm_call options read DeerFlow's keys and refuse bad ones", "[middlew
 
 // ---------------------------------------------------------------- max_concurrent_calls
 
-TEST_CASE("max_concurrent_calls bounds the blocking calls in flight; the others wait their turn",
+TEST_CASE("max_concurrent_calls bounds the blocking calls in flight, the others wait their turn",
           "[middleware][llm_error_handling][concurrency]") {
     llm_error_handling_options o;
     o.max_concurrent_calls = 2;

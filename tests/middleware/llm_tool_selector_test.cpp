@@ -99,7 +99,7 @@ TEST_CASE("llm_tool_selector falls back to all tools on unknown names, garbage o
 }
 
 TEST_CASE(
-    "llm_tool_selector: always_include not offered is an error; no tools left to choose skips the selector",
+    "llm_tool_selector: always_include not offered is an error, no tools left to choose skips the selector",
     "[middleware][llm_tool_selector]") {
     scripted_model selector({pick({"search"})});
     scripted_model model({ai_message("ok")});

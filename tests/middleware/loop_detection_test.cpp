@@ -62,7 +62,7 @@ TEST_CASE("read_file calls are keyed by path and 200-line buckets", "[middleware
 
 // ---------------------------------------------------------------- layer 1
 
-TEST_CASE("the third identical answer queues a warning; the fifth is a hard stop",
+TEST_CASE("the third identical answer queues a warning, the fifth is a hard stop",
           "[middleware][loop_detection]") {
     bench<loop_detection> b;
     auto same = [] { return std::vector<tool_call>{test::call("x", "web_search", R"({"query":"q"})")}; };
@@ -212,7 +212,7 @@ TEST_CASE("answers cycling A, B, A, B warn at three laps and stop at four", "[mi
           "limit. Producing final answer with results collected so far.");
 }
 
-TEST_CASE("a three-step cycle is found; a single repeated tool is not a cycle",
+TEST_CASE("a three-step cycle is found, a single repeated tool is not a cycle",
           "[middleware][loop_detection]") {
     bench<loop_detection> b;
     int n = 0;
@@ -277,7 +277,7 @@ TEST_CASE("queued warnings are deduplicated and capped at four per run", "[middl
     CHECK(p[0] == warning);
 }
 
-TEST_CASE("before_agent drops other runs' warnings of the thread; after_agent the run's own",
+TEST_CASE("before_agent drops other runs' warnings of the thread, after_agent the run's own",
           "[middleware][loop_detection]") {
     loop_detection_options o;
     o.warn_threshold = 1;

@@ -35,7 +35,7 @@ TEST_CASE("model_call_limit ends a run at its run limit with LangChain's text",
     CHECK(get<thread_model_call_count>(r.state) == 2);
 }
 
-TEST_CASE("model_call_limit counts a thread across runs; the run count restarts",
+TEST_CASE("model_call_limit counts a thread across runs, the run count restarts",
           "[middleware][model_call_limit]") {
     scripted_model model({ai_message("one"), ai_message("two"), ai_message("three")});
     auto a = make_agent(model, tool_set{}, model_call_limit(limits(2, 5)));

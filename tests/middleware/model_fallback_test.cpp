@@ -72,7 +72,7 @@ TEST_CASE("model_fallback options: names from JSON", "[middleware][model_fallbac
                       Catch::Contains("model_fallback.models: missing"));
 }
 
-TEST_CASE("model_fallback built from names: the models are given later; until then a failure says so",
+TEST_CASE("model_fallback built from names: the models are given later, until then a failure says so",
           "[middleware][model_fallback]") {
     flaky_model primary, backup;
     primary.fail_with(model_error_kind::server, "primary down").fail_with(model_error_kind::server, "again");

@@ -52,7 +52,7 @@ TEST_CASE("model_retry: exhausted retries answer with LangChain's text (continue
     CHECK((*clock.waits)[1] <= milliseconds(2500));
 }
 
-TEST_CASE("model_retry: a non-retryable model error is not retried; error rethrows",
+TEST_CASE("model_retry: a non-retryable model error is not retried, error rethrows",
           "[middleware][model_retry]") {
     flaky_model model;
     model.fail_with(model_error_kind::authentication, "bad key");
@@ -71,7 +71,7 @@ TEST_CASE("model_retry: a non-retryable model error is not retried; error rethro
     CHECK(b.invoke("go").answer() == "Model call failed after 1 attempt with model_error: no such model");
 }
 
-TEST_CASE("model_retry: a predicate decides, one that throws means no retry; custom failure text",
+TEST_CASE("model_retry: a predicate decides, one that throws means no retry, custom failure text",
           "[middleware][model_retry]") {
     fake_clock clock;
     {

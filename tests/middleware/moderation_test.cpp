@@ -61,7 +61,7 @@ TEST_CASE("moderation: error throws, replace rewrites the flagged message", "[mi
     CHECK(s.messages[1].metadata.at("moderation").at("stage") == "output");
 }
 
-TEST_CASE("moderation checks tool results only when asked; output can be switched off",
+TEST_CASE("moderation checks tool results only when asked, output can be switched off",
           "[middleware][moderation]") {
     plain_state s;
     runtime rt;
@@ -80,7 +80,7 @@ TEST_CASE("moderation checks tool results only when asked; output can be switche
     CHECK(s.messages.back().text() == "bad");
 }
 
-TEST_CASE("moderation: an unknown placeholder leaves the template as it is; no check is an error",
+TEST_CASE("moderation: an unknown placeholder leaves the template as it is, no check is an error",
           "[middleware][moderation]") {
     auto o = checking();
     o.violation_message = "Flagged: {reason}";

@@ -64,7 +64,7 @@ TEST_CASE("prompt_caching: min_messages_to_cache counts the system prompt", "[mi
     CHECK(forwarded(prompt_caching(o), in).settings.extra_body.at("cache_control").at("ttl") == "1h");
 }
 
-TEST_CASE("prompt_caching for OpenAI sets the cache key; other providers per unsupported_model_behavior",
+TEST_CASE("prompt_caching for OpenAI sets the cache key, other providers per unsupported_model_behavior",
           "[middleware][prompt_caching]") {
     runtime rt{"thread-9", "run-1", {}, 0};
     chat_request in;

@@ -50,7 +50,7 @@ const std::string read_args = R"({"description":"d","path":"/mnt/user-data/works
 
 } // namespace
 
-TEST_CASE("a write to an existing unread file is blocked; after a read it goes through",
+TEST_CASE("a write to an existing unread file is blocked, after a read it goes through",
           "[middleware][read_before_write]") {
     dftest::sandbox_env env;
     dftest::write(env.ws() / "a.txt", "old\n");

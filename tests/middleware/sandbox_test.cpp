@@ -35,7 +35,7 @@ struct counting_provider {
 };
 } // namespace
 
-TEST_CASE("a thread keeps its sandbox across runs; every run releases it",
+TEST_CASE("a thread keeps its sandbox across runs, every run releases it",
           "[middleware][sandbox][lifecycle]") {
     dftest::temp_dir base;
     counting_provider provider;

@@ -38,7 +38,7 @@ inline std::string text(skills& mw, std::string name, std::string args_json) {
 
 } // namespace skillstest
 
-TEST_CASE("read_file and ls under /mnt/skills read the skill folders; a SKILL.md read lands in skill_context",
+TEST_CASE("read_file and ls under /mnt/skills read the skill folders, a SKILL.md read lands in skill_context",
           "[skills]") {
     skills mw(skillstest::fixture_options());
     mw.clock = [] {

@@ -68,7 +68,7 @@ TEST_CASE("an answer that only exceeds the remaining budget is cut without a not
     CHECK(m.text() == "x");
 }
 
-TEST_CASE("subagent_limit clamps its limits; ceilings may be raised for large fan-out",
+TEST_CASE("subagent_limit clamps its limits, ceilings may be raised for large fan-out",
           "[middleware][subagent_limit]") {
     runtime rt;
     CHECK(subagent_limit(subagent_limit_options{10, 100}).effective_max_concurrent(rt) == 4);

@@ -252,7 +252,7 @@ TEST_CASE("summarization sends the previous summary and escapes both sections",
     CHECK(get<summary_text_field>(state) == "new summary");
 }
 
-TEST_CASE("summarization tries the configured model, then the run's; blank and failing answers fall through",
+TEST_CASE("summarization tries the configured model, then the run's, blank and failing answers fall through",
           "[middleware][summarization]") {
     SECTION("a failing configured model falls back to the run's model") {
         summarization s(keep_messages(4, 2), any_chat_model(failing_model{}));
@@ -280,7 +280,7 @@ TEST_CASE("summarization tries the configured model, then the run's; blank and f
     }
 }
 
-TEST_CASE("summarization's before_summarization hooks see the event; a throwing one changes nothing",
+TEST_CASE("summarization's before_summarization hooks see the event, a throwing one changes nothing",
           "[middleware][summarization]") {
     summarization s(keep_messages(4, 2));
     std::size_t seen = 0, preserved = 0;
@@ -385,7 +385,7 @@ TEST_CASE("summarization compacts and retries once when the provider says the co
     }
 }
 
-TEST_CASE("summarization options read DeerFlow's section; bad values name the key",
+TEST_CASE("summarization options read DeerFlow's section, bad values name the key",
           "[middleware][summarization][options]") {
     auto read = [](std::string_view text) {
         return json_read_as<summarization_options>(boost::json::parse(text), "summarization");

@@ -98,7 +98,7 @@ TEST_CASE("title ignores dynamic-context reminders when counting user messages",
     CHECK_FALSE(t.should_generate(state));
 }
 
-TEST_CASE("title options read DeerFlow's section; out-of-range values name the key",
+TEST_CASE("title options read DeerFlow's section, out-of-range values name the key",
           "[middleware][title][options]") {
     auto o =
         json_read_as<title_options>(boost::json::parse(R"({"max_words": 8, "model_name": "fast"})"), "title");

@@ -49,7 +49,7 @@ TEST_CASE("todo_list plans in every run with LangChain's texts", "[middleware][t
     CHECK(reqs.size() == 2);
 }
 
-TEST_CASE("todo_list's prompt and description are options; an empty prompt adds nothing",
+TEST_CASE("todo_list's prompt and description are options, an empty prompt adds nothing",
           "[middleware][todo_list]") {
     todo_list_options o;
     o.system_prompt = "";

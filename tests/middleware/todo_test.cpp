@@ -194,7 +194,7 @@ TEST_CASE("the premature-exit guard sends the model back at most twice per run, 
     REQUIRE(r2.reason == stop_reason::error); // the script ran out: the guard asked again
 }
 
-TEST_CASE("todo items read tolerantly; the options name bad keys", "[middleware][todo][options]") {
+TEST_CASE("todo items read tolerantly, the options name bad keys", "[middleware][todo][options]") {
     auto items =
         json_read_as<std::vector<todo_item>>(boost::json::parse(R"([{"content": "x"}, {}])"), "todos");
     CHECK(items == std::vector<todo_item>{{"x", "pending"}, {"", "pending"}});

@@ -91,7 +91,7 @@ TEST_CASE("the input and output limits are checked beside the total", "[middlewa
           "far.");
 }
 
-TEST_CASE("earlier runs do not count; answers without usage are estimated", "[middleware][token_budget]") {
+TEST_CASE("earlier runs do not count, answers without usage are estimated", "[middleware][token_budget]") {
     scripted_model model({answer(700, 0, false, "one"), answer(700, 0, false, "two")});
     auto a = make_agent(model, tool_set{}, token_budget(budget(1000)));
     CHECK(a.invoke("first").context.contains("stop_reason") == false);

@@ -73,7 +73,7 @@ TEST_CASE("tool_call_limit counts the thread across runs and resets the run coun
           "Tool call limit exceeded. Do not make additional tool calls.");
 }
 
-TEST_CASE("tool_call_limit with end appends the final text and ends; refuses with other calls pending",
+TEST_CASE("tool_call_limit with end appends the final text and ends, refuses with other calls pending",
           "[middleware][tool_call_limit]") {
     {
         scripted_model model({test::calls({echo("a"), echo("b")}), ai_message("never")});
@@ -99,7 +99,7 @@ TEST_CASE("tool_call_limit with end appends the final text and ends; refuses wit
     }
 }
 
-TEST_CASE("tool_call_limit with error throws with the counts the calls would reach; limit 0 blocks all",
+TEST_CASE("tool_call_limit with error throws with the counts the calls would reach, limit 0 blocks all",
           "[middleware][tool_call_limit]") {
     scripted_model model({test::calls({echo("a")}), ai_message("never")});
     auto a = make_agent(model, tool_set(test::echo_tool()),

@@ -42,7 +42,7 @@ TEST_CASE("tool_emulator answers the named tools with the emulator model", "[mid
           "responses.");
 }
 
-TEST_CASE("tool_emulator plays a tool the agent lacks; a failing emulator is an error result",
+TEST_CASE("tool_emulator plays a tool the agent lacks, a failing emulator is an error result",
           "[middleware][tool_emulator]") {
     scripted_model emulator({ai_message("42 results")});
     scripted_model model({test::calls({test::call("c1", "ghost")}), test::calls({test::call("c2", "ghost")}),

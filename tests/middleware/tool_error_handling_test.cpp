@@ -152,7 +152,7 @@ TEST_CASE("tool results are classified in DeerFlow's order", "[middleware][tool_
     CHECK(ok.recommended_next_action == "continue");
 }
 
-TEST_CASE("successful results are stamped; state-changing and already stamped ones are not",
+TEST_CASE("successful results are stamped, state-changing and already stamped ones are not",
           "[middleware][tool_errors]") {
     tool_error_handling h;
     auto r = h.stamp(tool_response{tool_message("c", "t", "fine"), {}, false});
@@ -164,7 +164,7 @@ TEST_CASE("successful results are stamped; state-changing and already stamped on
     CHECK(h.stamp(pre).msg.metadata.at("tool_meta") == "mine");
 }
 
-TEST_CASE("the round that acquires the sandbox is stamped like any other; other state changes are not",
+TEST_CASE("the round that acquires the sandbox is stamped like any other, other state changes are not",
           "[middleware][tool_errors]") {
     tool_error_handling h;
     tool_response first{tool_message("c", "read_file", "text"), {}, false};
@@ -181,7 +181,7 @@ TEST_CASE("the round that acquires the sandbox is stamped like any other; other 
     CHECK_FALSE(h.stamp(both).msg.metadata.contains("tool_meta"));
 }
 
-TEST_CASE("refused arguments are recoverable; sandbox refusals are permission errors",
+TEST_CASE("refused arguments are recoverable, sandbox refusals are permission errors",
           "[middleware][tool_errors]") {
     auto meta = [](const message& m) { return classify_tool_result(m); };
     const auto missing = meta(

@@ -65,7 +65,7 @@ TEST_CASE("a result over the threshold is saved and replaced by a synopsis",
     CHECK(shown.find(std::string(m.metadata.at("tool_output").at("path").as_string())) != std::string::npos);
 }
 
-TEST_CASE("a 50 MB result is saved whole; the model sees a few KB", "[middleware][tool_output_budget]") {
+TEST_CASE("a 50 MB result is saved whole, the model sees a few KB", "[middleware][tool_output_budget]") {
     budget_run t;
     std::string text;
     text.reserve(50 * 1024 * 1024 + 64);

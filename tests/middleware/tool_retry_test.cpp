@@ -63,7 +63,7 @@ TEST_CASE("tool_retry: exhausted retries answer with LangChain's text, without t
     CHECK(m.text() == "Tool 'flaky' failed after 3 attempts with out_of_range");
 }
 
-TEST_CASE("tool_retry: unlisted tools pass through; error rethrows", "[middleware][tool_retry]") {
+TEST_CASE("tool_retry: unlisted tools pass through, error rethrows", "[middleware][tool_retry]") {
     auto calls = std::make_shared<std::atomic<int>>(0);
     auto waits = std::make_shared<std::vector<milliseconds>>();
     auto o = quick(waits);
@@ -86,7 +86,7 @@ TEST_CASE("tool_retry: unlisted tools pass through; error rethrows", "[middlewar
     CHECK(*calls2 == 2);
 }
 
-TEST_CASE("tool_retry: a non-retryable model error from a tool is not retried; a throwing predicate neither",
+TEST_CASE("tool_retry: a non-retryable model error from a tool is not retried, a throwing predicate neither",
           "[middleware][tool_retry]") {
     auto waits = std::make_shared<std::vector<milliseconds>>();
     auto calls = std::make_shared<std::atomic<int>>(0);

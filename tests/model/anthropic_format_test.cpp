@@ -121,7 +121,7 @@ TEST_CASE("anthropic response: thinking, text, tool use and usage", "[anthropic]
     CHECK(invalid.ai.invalid_tool_calls().size() == 1);
 }
 
-TEST_CASE("anthropic stream: events assemble the same message at every split; cuts fail",
+TEST_CASE("anthropic stream: events assemble the same message at every split, cuts fail",
           "[anthropic][stream]") {
     const std::string bytes = joined(anthropic_sse_pieces(anthropic_stream_events()));
     std::string text, thinking;

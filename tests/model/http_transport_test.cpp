@@ -76,7 +76,7 @@ TEST_CASE("https: a trusted certificate, SNI, and keep-alive over TLS", "[client
     CHECK(server.requests().at(0).header("host") == "localhost:" + std::to_string(server.port()));
 }
 
-TEST_CASE("https: an untrusted certificate fails the handshake; verification can be turned off",
+TEST_CASE("https: an untrusted certificate fails the handshake, verification can be turned off",
           "[client][https]") {
     tls_fixture tls;
     scripted_http_server server(&tls.identity);

@@ -150,7 +150,7 @@ TEST_CASE("factory: clear errors for unknown names, providers, fields and thinki
           }).find("AGENTWARE_TEST_MISSING_KEY") != std::string::npos);
 }
 
-TEST_CASE("factory: DeerFlow's model classes by a table; any other use: is refused, its key sent nowhere",
+TEST_CASE("factory: DeerFlow's model classes by a table, any other use: is refused, its key sent nowhere",
           "[factory]") {
     auto entry = [](const std::string& use, const std::string& more = "") {
         return R"({"models":[{"name":"x","use":")" + use + R"(","model":"m","api_key":"secret-key")" + more +

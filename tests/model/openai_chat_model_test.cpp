@@ -210,7 +210,7 @@ TEST_CASE("openai client: a Retry-After beyond the limit ends the retries", "[cl
     CHECK(server.request_count() == 1);
 }
 
-TEST_CASE("openai client: 500 twice, then success; 5xx past the retry budget fails",
+TEST_CASE("openai client: 500 twice, then success, 5xx past the retry budget fails",
           "[client][openai][retry]") {
     scripted_http_server server;
     server.push(scripted_response::json(R"({"error":{"message":"boom"}})", 500));

@@ -96,7 +96,7 @@ TEST_CASE("openai request: messages, system prompt, tools and settings", "[opena
     CHECK_FALSE(body2.contains("stream"));
 }
 
-TEST_CASE("openai request: no tools means no parallel_tool_calls; plain tool_choice values",
+TEST_CASE("openai request: no tools means no parallel_tool_calls, plain tool_choice values",
           "[openai][format]") {
     chat_request r;
     r.settings.parallel_tool_calls = true;
@@ -162,7 +162,7 @@ TEST_CASE("openai stream: text, reasoning and tool calls spread over chunks", "[
     CHECK(r.ai.id == "chatcmpl-s1");
 }
 
-TEST_CASE("openai stream: every split gives the same message; every cut gives an error or the whole message",
+TEST_CASE("openai stream: every split gives the same message, every cut gives an error or the whole message",
           "[openai][stream]") {
     const std::string bytes = sse_body(openai_stream_chunks());
     const model_response whole = assemble(bytes);

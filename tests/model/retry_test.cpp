@@ -9,7 +9,7 @@
 using namespace agentware;
 using namespace std::chrono_literals;
 
-TEST_CASE("retry policy: backoff grows, is capped and jittered; Retry-After forms", "[retry]") {
+TEST_CASE("retry policy: backoff grows, is capped and jittered, Retry-After forms", "[retry]") {
     retry_policy p;
     p.initial_backoff = 100ms;
     p.max_backoff = 1000ms;

@@ -47,7 +47,7 @@ TEST_CASE("sse: data lines become events at blank lines", "[sse]") {
     CHECK(parse("data: no blank line yet\n").empty());
 }
 
-TEST_CASE("sse: several data lines join with newlines; one leading space is stripped", "[sse]") {
+TEST_CASE("sse: several data lines join with newlines, one leading space is stripped", "[sse]") {
     CHECK(parse("data: one\ndata:two\ndata:  three\n\n") ==
           std::vector<seen>{{"message", "one\ntwo\n three", ""}});
     CHECK(parse("data\n\n") == std::vector<seen>{{"message", "", ""}});

@@ -430,7 +430,7 @@ TEST_CASE("lead agent: concurrent requests with different switches see their own
     CHECK(chains[1] == std::vector<std::string>{"subagent_limit", "clarification"});
 }
 
-TEST_CASE("lead agent: DeerFlow's community tools from their entries; an unknown use lists what is supported",
+TEST_CASE("lead agent: DeerFlow's community tools from their entries, an unknown use lists what is supported",
           "[lead_agent]") {
     auto config = boost::json::parse(two_models).as_object();
     // The stock config.yaml's tools: the web tools, and the sandbox's by name.

@@ -128,7 +128,7 @@ reply upload(unsigned short port, const std::string& target, const std::vector<u
 
 std::string detail_of(const reply& r) { return std::string(r.json().at("detail").as_string()); }
 
-TEST_CASE("gateway: models as configured, never their keys or URLs; features", "[server][gateway]") {
+TEST_CASE("gateway: models as configured, never their keys or URLs, features", "[server][gateway]") {
     gateway_fixture g;
     auto r = call(g.port(), "GET", "/api/models");
     REQUIRE(r.status == 200);
@@ -392,7 +392,7 @@ TEST_CASE("gateway: artifacts are served with their type, never a file outside t
     CHECK(call(g.port(), "GET", base + "outputs/%2e%2e/%2e%2e/%2e%2e/secret.txt").status == 403);
 }
 
-TEST_CASE("gateway: MCP servers with their secrets masked; PUT keeps them, PATCH switches one",
+TEST_CASE("gateway: MCP servers with their secrets masked, PUT keeps them, PATCH switches one",
           "[server][gateway]") {
     gateway_fixture g;
     write_file(g.extensions, R"({

@@ -17,7 +17,7 @@
 
 using namespace agentware;
 
-TEST_CASE("the skills options read DeerFlow's skills section; bad values name their path", "[skills]") {
+TEST_CASE("the skills options read DeerFlow's skills section, bad values name their path", "[skills]") {
     auto o = boost::json::value_to<skills_options>(
         boost::json::parse(R"({"path": "/srv/skills", "container_path": "/mnt/skills"})"));
     CHECK(o.path == "/srv/skills");

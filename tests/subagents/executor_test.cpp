@@ -451,7 +451,7 @@ struct announcer {
     }
 };
 
-TEST_CASE("hooks and tools write to the run's custom-event channel; run_config::stop ends a run",
+TEST_CASE("hooks and tools write to the run's custom-event channel, run_config::stop ends a run",
           "[subagent]") {
     auto emit =
         make_tool("emit", "t", boost::json::object{}, [](const boost::json::object&, const tool_runtime& rt) {

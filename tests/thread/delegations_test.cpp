@@ -17,7 +17,7 @@
 using namespace agentware;
 using namespace delegations_test;
 
-TEST_CASE("the delegations field folds updates in by id; terminal statuses stay; 50 kept",
+TEST_CASE("the delegations field folds updates in by id, terminal statuses stay, 50 kept",
           "[middleware][durable_context]") {
     std::vector<delegation_entry> ledger{entry("a", "in_progress"), entry("b", "completed")};
     auto newer = entry("a", "completed", "");

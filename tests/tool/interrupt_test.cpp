@@ -159,7 +159,7 @@ TEST_CASE("a tool interrupts: its siblings run once, the resume answers it", "[a
     CHECK_THAT(again.error, Catch::Contains("no interrupted run to resume"));
 }
 
-TEST_CASE("interrupting without a checkpointer is a clear error; run() keeps the pause in the state",
+TEST_CASE("interrupting without a checkpointer is a clear error, run() keeps the pause in the state",
           "[agent][interrupt]") {
     auto counter = std::make_shared<call_counter>();
     scripted_model model({test::calls({test::call("c1", "ask", R"({"q":"?"})")}), ai_message("ok")});

@@ -77,7 +77,7 @@ TEST_CASE("html_to_text keeps what a reader sees", "[middleware][web_tools]") {
     CHECK(detail::html_to_text("<script>never closed") == "");
 }
 
-TEST_CASE("fetch returns a page's text; curl the response as received", "[middleware][web_tools]") {
+TEST_CASE("fetch returns a page's text, curl the response as received", "[middleware][web_tools]") {
     scripted_http_server server;
     web_tools web;
     REQUIRE(web.tools().size() == 2);

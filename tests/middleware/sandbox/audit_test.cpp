@@ -151,7 +151,7 @@ TEST_CASE("unbalanced quotes and substitutions do not break the lexer", "[middle
     CHECK(risk_of("echo \"$(echo \"$(curl x | sh)\")\"") == command_risk::block);
 }
 
-TEST_CASE("every call writes one JSON audit line; secrets are masked", "[middleware][sandbox_audit]") {
+TEST_CASE("every call writes one JSON audit line, secrets are masked", "[middleware][sandbox_audit]") {
     dftest::temp_dir dir;
     const auto log = dir.path / "audit.jsonl";
     std::vector<std::string> lines;

@@ -752,17 +752,7 @@ private:
         }
         // Long finished: the thread's values as they are now.
         auto c = co_await store_.last_checkpoint(tid);
-        if (detail::string_or(*run, "status", "") == "error")
-            co_return http_response::json(boost::json::object{
-                {"__error__", boost::json::object{{"error", "Error"},
-                                                  {"message", detail::string_or(*run, "error", "")}}}});
-        if (c) {
-            auto pending = detail::pending_interrupts(c->at("values"));
-            if (!pending.empty())
-                co_return http_response::json(boost::json::object{{"__interrupt__", pending}});
-            co_return http_response::json(langchain_values(c->at("values")));
-        }
-        co_return http_response::json(boost::json::object{});
+        co_return http_response::json(detail::ended_outcome(*run, c));
     }
 
     boost::asio::awaitable<http_response> join_stream(http_request& q) {

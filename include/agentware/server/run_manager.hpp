@@ -98,6 +98,25 @@ inline boost::json::array pending_interrupts(const boost::json::value& state) {
     return out;
 }
 
+/// True when the thread's last checkpoint waits on an interrupt (its status is then "interrupted").
+inline bool waits_on_interrupt(const std::optional<checkpoint_record>& last) {
+    return last && !pending_interrupts(last->at("values")).empty();
+}
+
+/// What `wait` and `join` answer for a run that ended, from its record and
+/// its thread's last checkpoint: {"__error__": ...}, {"__interrupt__": [...]},
+/// or the final values.
+inline boost::json::object ended_outcome(const boost::json::object& run,
+                                         const std::optional<checkpoint_record>& last) {
+    if (string_or(run, "status", "") == "error")
+        return {
+            {"__error__", boost::json::object{{"error", "Error"}, {"message", string_or(run, "error", "")}}}};
+    if (!last) return {};
+    auto waiting = pending_interrupts(last->at("values"));
+    if (!waiting.empty()) return {{"__interrupt__", std::move(waiting)}};
+    return langchain_values(last->at("values"));
+}
+
 /// Where the paused run waits ("after_model", "tools", ...), or "".
 inline std::string pending_point(const boost::json::value& state) {
     const auto* o = state.if_object();
@@ -424,8 +443,7 @@ public:
             }
             if (changed || detail::string_or(t, "status", "") == "busy") {
                 auto last = co_await store_.last_checkpoint(tid);
-                t["status"] =
-                    last && !detail::pending_interrupts(last->at("values")).empty() ? "interrupted" : "idle";
+                t["status"] = detail::waits_on_interrupt(last) ? "interrupted" : "idle";
                 t["updated_at"] = iso_now();
                 co_await store_.put_thread(t);
             }

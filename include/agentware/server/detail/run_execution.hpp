@@ -129,7 +129,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     };
     auto end_status_of_thread = [&]() -> boost::asio::awaitable<std::string> {
         auto last = co_await store_.last_checkpoint(thread_id);
-        co_return last && !detail::pending_interrupts(last->at("values")).empty() ? "interrupted" : "idle";
+        co_return detail::waits_on_interrupt(last) ? "interrupted" : "idle";
     };
     auto end_thread = [&]() -> step { co_await thread_status(co_await end_status_of_thread()); };
     auto final_values = [&]() -> step {

@@ -192,7 +192,7 @@ inline boost::asio::awaitable<void> run_manager::reap_loop() {
                 if (!record) continue;
                 const std::string tid = detail::string_or(*record, "thread_id", "");
                 auto last = co_await store_.last_checkpoint(tid);
-                const bool waiting = last && !detail::pending_interrupts(last->at("values")).empty();
+                const bool waiting = detail::waits_on_interrupt(last);
                 co_await set_thread_status(tid, waiting             ? "interrupted"
                                                 : status == "error" ? "error"
                                                                     : "idle");
@@ -353,19 +353,10 @@ inline boost::asio::awaitable<void> run_manager::watch_elsewhere(std::shared_ptr
             // Read after the status: the run's process wrote every event before its end.
             if (options_.events != nullptr) from_bus |= co_await read_from_bus(*r);
             if (status == "pending" || status == "running") continue;
-            boost::json::object out;
-            if (status == "error") {
-                failed = true;
-                out["__error__"] = boost::json::object{{"error", "Error"},
-                                                       {"message", detail::string_or(*record, "error", "")}};
-            } else if (auto last = co_await store_.last_checkpoint(thread_id)) {
-                auto waiting = detail::pending_interrupts(last->at("values"));
-                if (waiting.empty())
-                    out = langchain_values(last->at("values"));
-                else
-                    out["__interrupt__"] = std::move(waiting);
-            }
-            outcome = std::move(out);
+            failed = status == "error";
+            std::optional<checkpoint_record> last;
+            if (!failed) last = co_await store_.last_checkpoint(thread_id);
+            outcome = detail::ended_outcome(record ? *record : boost::json::object{}, last);
             break;
         }
     } catch (const std::exception& e) {

@@ -20,6 +20,21 @@
 //       invoke (the final save). `append_whole_state` is the append
 //       checkpointer without `save_changes`: the agent converts its whole
 //       state to JSON for every save, as it did before.
+//   BM_save/{postgres,langgraph_postgres}/{10,10000}  one save after a round
+//       that added a message, on a PostgreSQL 15 server of the benchmark's own
+//       (tests/support/postgres_server.hpp): server::postgres_store (what
+//       `agentware serve --database` writes: the round's delta) beside
+//       LangGraph's PostgresSaver (@langchain/langgraph-checkpoint-postgres,
+//       benchmarks/server/checkpoint_postgres.mjs, in node: one `put` with the
+//       messages channel). Every 64 saves the history starts again at its size.
+//   BM_save/postgres_floor_free_state/{10,10000}  freeing the state a save
+//       hands over (part of BM_save/postgres: the store takes it by value).
+//   BM_bytes_per_round/{postgres,langgraph_postgres}  a thread of 1,000 rounds
+//       (two messages and one checkpoint each) written from empty in a fresh
+//       database: the tables' size on disk afterwards (pg_total_relation_size,
+//       TOAST and indexes included) per round, in the counter `bytes_per_round`.
+//   The LangGraph side needs benchmarks/server/install.sh (npm); without it it
+//   is skipped with a note.
 #include <agentware/agent/agent.hpp>
 #include <agentware/agent/append_checkpointer.hpp>
 #include <agentware/agent/file_checkpointer.hpp>
@@ -28,6 +43,19 @@
 #include <agentware/tool/make_tool.hpp>
 
 #include <benchmark/benchmark.h>
+
+#if AGENTWARE_BENCH_POSTGRES
+#include "../tests/support/postgres_server.hpp"
+
+#include <agentware/postgres/pool_thread.hpp>
+#include <agentware/server/postgres_schema.hpp>
+#include <agentware/server/postgres_store.hpp>
+
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#endif
 
 #include <ctime>
 #include <filesystem>
@@ -250,6 +278,186 @@ void BM_agent_invoke_append_whole_state(benchmark::State& st) {
     std::filesystem::remove_all(dir);
 }
 
+#if AGENTWARE_BENCH_POSTGRES
+// --- PostgreSQL -------------------------------------------------------------
+
+// A fresh database on the benchmark's own server, and a pool on a thread of its own.
+struct bench_database {
+    std::string name;
+    std::string conninfo;
+    std::unique_ptr<postgres::pool_thread> pool;
+
+    explicit bench_database(const std::string& what) {
+        static int made = 0;
+        auto& server = test::postgres_server::shared();
+        name = "bench_" + what + "_" + std::to_string(::getpid()) + "_" + std::to_string(++made);
+        {
+            postgres::pool_thread admin(postgres::pool_options{.conninfo = server.conninfo(), .size = 1});
+            admin.wait(admin.query("CREATE DATABASE " + name));
+        }
+        conninfo = server.conninfo(name);
+        pool =
+            std::make_unique<postgres::pool_thread>(postgres::pool_options{.conninfo = conninfo, .size = 2});
+    }
+    /// node-postgres's form of the same database (Unix socket folder as host).
+    std::string uri() const {
+        return "postgresql://agentware@/" + name +
+               "?host=" + test::postgres_server::shared().socket_dir().string();
+    }
+    std::size_t bytes_on_disk(const std::vector<std::string>& tables) {
+        std::string sql = "SELECT (0";
+        for (const auto& t : tables)
+            sql += " + coalesce(pg_total_relation_size(to_regclass('" + t + "')), 0)";
+        sql += ")::bigint AS n";
+        auto r = pool->wait(pool->query(sql));
+        return static_cast<std::size_t>(r.as<std::int64_t>(0, "n"));
+    }
+};
+
+boost::json::object pg_checkpoint(const std::string& thread_id, std::size_t step, boost::json::value values) {
+    boost::json::object c;
+    c["checkpoint_id"] = thread_id + "-" + std::to_string(step);
+    c["parent_checkpoint_id"] = step == 0 ? boost::json::value(nullptr)
+                                          : boost::json::value(thread_id + "-" + std::to_string(step - 1));
+    c["thread_id"] = thread_id;
+    c["run_id"] = "run-" + thread_id;
+    c["created_at"] = "2026-11-29T00:00:00Z";
+    c["step"] = step;
+    c["source"] = "loop";
+    c["metadata"] = boost::json::object{{"step", step}};
+    c["values"] = std::move(values);
+    return c;
+}
+
+void BM_save_postgres(benchmark::State& st) {
+    const auto n = static_cast<std::size_t>(st.range(0));
+    try {
+        bench_database db("save");
+        db.pool->wait(server::postgres_schema::migrate(db.pool->db()));
+        server::postgres_store store(db.pool->db(), db.pool->executor());
+        boost::json::value state = history(n);
+        auto& ms = state.as_object()["messages"].as_array();
+        std::size_t thread = 0, step = 0, since_reset = 64;
+        std::string thread_id;
+        for (auto _ : st) {
+            if (since_reset == 64) { // a new thread at the size named (its first save not timed)
+                ms.resize(n);
+                thread_id = "t" + std::to_string(++thread);
+                step = 0;
+                db.pool->wait(store.add_checkpoint(pg_checkpoint(thread_id, step++, state)));
+                since_reset = 0;
+            }
+            ++since_reset;
+            ms.push_back(bench_message(ms.size()));
+            auto record = pg_checkpoint(thread_id, step++, state); // the caller's copy: not the store's cost
+            const auto start = std::chrono::steady_clock::now();
+            db.pool->wait(store.add_checkpoint(std::move(record)));
+            st.SetIterationTime(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+    } catch (const std::exception& e) {
+        st.SkipWithError(e.what());
+    }
+}
+
+// What BM_save/postgres pays at 10,000 messages that no store of whole states
+// avoids: freeing the state handed over with the checkpoint (the store's
+// interface takes it by value, as the server's runs hand it).
+void BM_free_handed_state(benchmark::State& st) {
+    const boost::json::value state = history(static_cast<std::size_t>(st.range(0)));
+    for (auto _ : st) {
+        st.PauseTiming();
+        boost::json::value handed = state;
+        st.ResumeTiming();
+        handed = nullptr;
+        benchmark::DoNotOptimize(handed);
+    }
+}
+
+// Runs benchmarks/server/checkpoint_postgres.mjs with `args`; its JSON line, or nothing when not installed.
+std::optional<boost::json::object> langgraph_saver(benchmark::State& st, const std::string& args) {
+    const std::filesystem::path dir = AGENTWARE_CHECKPOINT_BENCH_JS_DIR;
+    if (!std::filesystem::exists(dir / "node_modules/@langchain/langgraph-checkpoint-postgres")) {
+        const std::string note = "skipped: @langchain/langgraph-checkpoint-postgres is not installed "
+                                 "(benchmarks/server/install.sh)";
+        std::fprintf(stderr, "checkpointer_bench: %s\n", note.c_str());
+        [&](auto& s) {
+            if constexpr (requires { s.SkipWithMessage(note); })
+                s.SkipWithMessage(note);
+            else
+                s.SetLabel(note);
+        }(st);
+        return std::nullopt;
+    }
+    const std::string command = "cd '" + dir.string() + "' && node checkpoint_postgres.mjs " + args;
+    std::FILE* out = ::popen(command.c_str(), "r");
+    if (out == nullptr) throw std::runtime_error("cannot run node");
+    std::string text;
+    char buffer[4096];
+    while (std::fgets(buffer, sizeof buffer, out) != nullptr)
+        text += buffer;
+    const int status = ::pclose(out);
+    if (status != 0) throw std::runtime_error("checkpoint_postgres.mjs " + args + " failed: " + text);
+    return boost::json::parse(text).as_object();
+}
+
+void BM_save_langgraph_postgres(benchmark::State& st) {
+    const auto n = static_cast<std::size_t>(st.range(0));
+    try {
+        bench_database db("langgraph_save");
+        // Saves in rounds of 64 on a fresh thread, as ours.
+        const std::size_t saves = n >= 10000 ? 64 : 256;
+        const auto figures =
+            langgraph_saver(st, "save '" + db.uri() + "' " + std::to_string(n) + " " + std::to_string(saves));
+        for (auto _ : st)
+            st.SetIterationTime(figures ? figures->at("us_per_save").to_number<double>() / 1e6 : 0);
+    } catch (const std::exception& e) {
+        st.SkipWithError(e.what());
+    }
+}
+
+constexpr std::size_t long_thread_rounds = 1000;
+
+void BM_bytes_per_round_postgres(benchmark::State& st) {
+    try {
+        bench_database db("bytes");
+        db.pool->wait(server::postgres_schema::migrate(db.pool->db()));
+        server::postgres_store store(db.pool->db(), db.pool->executor());
+        const std::vector<std::string> tables{"agentware_checkpoints"};
+        const std::size_t before = db.bytes_on_disk(tables);
+        boost::json::value state = history(0);
+        auto& ms = state.as_object()["messages"].as_array();
+        const auto start = std::chrono::steady_clock::now();
+        for (std::size_t round = 0; round < long_thread_rounds; ++round) {
+            ms.push_back(bench_message(ms.size()));
+            ms.push_back(bench_message(ms.size()));
+            db.pool->wait(store.add_checkpoint(pg_checkpoint("long", round, state)));
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double bytes = static_cast<double>(db.bytes_on_disk(tables) - before);
+        for (auto _ : st)
+            st.SetIterationTime(seconds / long_thread_rounds);
+        st.counters["bytes_per_round"] = bytes / long_thread_rounds;
+    } catch (const std::exception& e) {
+        st.SkipWithError(e.what());
+    }
+}
+
+void BM_bytes_per_round_langgraph_postgres(benchmark::State& st) {
+    try {
+        bench_database db("langgraph_bytes");
+        const auto figures =
+            langgraph_saver(st, "bytes '" + db.uri() + "' " + std::to_string(long_thread_rounds));
+        for (auto _ : st)
+            st.SetIterationTime(figures ? figures->at("us_per_round").to_number<double>() / 1e6 : 0);
+        if (figures) st.counters["bytes_per_round"] = figures->at("bytes_per_round").to_number<double>();
+    } catch (const std::exception& e) {
+        st.SkipWithError(e.what());
+    }
+}
+#endif
+
 } // namespace
 
 BENCHMARK(BM_save_whole_file)->Name("BM_save/whole_file")->Arg(10)->Arg(10000)->Unit(benchmark::kMicrosecond);
@@ -270,5 +478,36 @@ BENCHMARK(BM_agent_invoke_append_whole_state)
     ->Arg(10)
     ->Arg(10000)
     ->Unit(benchmark::kMicrosecond);
+
+#if AGENTWARE_BENCH_POSTGRES
+BENCHMARK(BM_save_postgres)
+    ->Name("BM_save/postgres")
+    ->Arg(10)
+    ->Arg(10000)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_free_handed_state)
+    ->Name("BM_save/postgres_floor_free_state")
+    ->Arg(10)
+    ->Arg(10000)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_save_langgraph_postgres)
+    ->Name("BM_save/langgraph_postgres")
+    ->Arg(10)
+    ->Arg(10000)
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_bytes_per_round_postgres)
+    ->Name("BM_bytes_per_round/postgres")
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_bytes_per_round_langgraph_postgres)
+    ->Name("BM_bytes_per_round/langgraph_postgres")
+    ->Iterations(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+#endif
 
 BENCHMARK_MAIN();

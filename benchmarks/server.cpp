@@ -26,12 +26,29 @@
 // AGENTWARE_SERVER_BENCH_STORE ("files", or "memory"), AGENTWARE_SERVER_BENCH_TRACE
 // (print the first run's events with their times). The JS side needs
 // benchmarks/server/install.sh; without it, it is skipped with a note.
+//
+// server/agentware_postgres/processes:P/N:n: the same runs against P agentware
+// processes sharing one PostgreSQL database (the store, the run queue and the
+// event bus: what `agentware serve --database` runs), the runs spread over the
+// processes in turn, on a PostgreSQL 15 server the benchmark starts
+// (tests/support/postgres_server.hpp). AGENTWARE_SERVER_BENCH_PROCESSES
+// ("1,2,4"). `runs_per_s` and `first_p99_ms` are the figures to read.
 #include <agentware/agent/agent.hpp>
 #include <agentware/model/openai_chat_model.hpp>
 #include <agentware/server/file_store.hpp>
 #include <agentware/server/server.hpp>
 #include <agentware/src.hpp>
 #include <agentware/tool/make_tool.hpp>
+
+#if AGENTWARE_BENCH_POSTGRES
+#include "../tests/support/postgres_server.hpp"
+
+#include <agentware/postgres/pool_thread.hpp>
+#include <agentware/server/postgres_event_bus.hpp>
+#include <agentware/server/postgres_run_queue.hpp>
+#include <agentware/server/postgres_schema.hpp>
+#include <agentware/server/postgres_store.hpp>
+#endif
 
 #include <benchmark/benchmark.h>
 
@@ -277,12 +294,37 @@ int serve_child(int argc, char** argv) {
     options.log = [](const std::string& line) {
         std::fprintf(stderr, "server_bench --serve: %s\n", line.c_str());
     };
-    // DATA_DIR "": kept in memory only (AGENTWARE_SERVER_BENCH_STORE=memory), to tell the store's share.
-    std::optional<srv::file_store> store;
-    if (*argv[4] != '\0')
-        store.emplace(std::filesystem::path(argv[4]), options.log);
-    else
-        store.emplace();
+    // DATA_DIR "": kept in memory only (AGENTWARE_SERVER_BENCH_STORE=memory), to tell the store's share;
+    // "postgres:CONNINFO": one worker of a deployment on that database.
+    const std::string data = argv[4];
+#if AGENTWARE_BENCH_POSTGRES
+    std::unique_ptr<agentware::postgres::pool_thread> database;
+    std::unique_ptr<srv::postgres_run_queue> queue;
+    std::unique_ptr<srv::postgres_event_bus> events;
+#endif
+    std::unique_ptr<srv::store> store;
+    if (data.starts_with("postgres:")) {
+#if AGENTWARE_BENCH_POSTGRES
+        database = std::make_unique<agentware::postgres::pool_thread>(
+            agentware::postgres::pool_options{.conninfo = data.substr(9), .size = 8});
+        database->wait(srv::postgres_schema::migrate(database->db()));
+        store = std::make_unique<srv::postgres_store>(database->db(), database->executor());
+        queue = std::make_unique<srv::postgres_run_queue>(
+            database->db(),
+            srv::postgres_run_queue_options{.worker_id = "bench-" + std::to_string(::getpid())},
+            database->executor());
+        events = std::make_unique<srv::postgres_event_bus>(database->db(), database->executor());
+        options.runs.queue = queue.get();
+        options.runs.events = events.get();
+#else
+        std::fputs("server_bench --serve: built without PostgreSQL\n", stderr);
+        return 2;
+#endif
+    } else if (!data.empty()) {
+        store = std::make_unique<srv::file_store>(std::filesystem::path(data), options.log);
+    } else {
+        store = std::make_unique<srv::file_store>();
+    }
     auto assistant = srv::make_assistant("agent", [model] {
         using agent_type = decltype(agentware::make_agent(model, bench_tools()));
         return std::make_unique<agent_type>(agentware::make_agent(model, bench_tools()));
@@ -600,7 +642,8 @@ unsigned short port_of(const std::string& url) {
     return static_cast<unsigned short>(std::stoi(url.substr(url.rfind(':') + 1)));
 }
 
-void bm_server(benchmark::State& state, side which, int n, std::string workers) {
+// processes > 0: that many agentware processes on one PostgreSQL database.
+void bm_server(benchmark::State& state, side which, int n, std::string workers, int processes = 0) {
     const bool all = workers == "N";
     if (which == side::js && !std::filesystem::exists(js_cli())) {
         const std::string note =
@@ -634,29 +677,47 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
         const auto calls = model_client.request(http::verb::get, "/calls");
         return calls ? std::stod(*calls) : -1;
     };
-    std::unique_ptr<child_process> server;
-    unsigned short port = 0;
+    std::vector<std::unique_ptr<child_process>> servers;
+    std::vector<unsigned short> ports;
     std::filesystem::path data;
     try {
         if (which == side::agentware) {
-            char dir[] = "/tmp/server_bench.XXXXXX";
-            if (env_or("AGENTWARE_SERVER_BENCH_STORE", "files") != "memory") {
+            // The processes' storage: files in a fresh folder, memory, or one fresh PostgreSQL database.
+            std::string where;
+            if (processes > 0) {
+#if AGENTWARE_BENCH_POSTGRES
+                static int databases = 0;
+                auto& pg = agentware::test::postgres_server::shared();
+                const std::string name =
+                    "server_bench_" + std::to_string(::getpid()) + "_" + std::to_string(++databases);
+                {
+                    agentware::postgres::pool_thread admin(
+                        agentware::postgres::pool_options{.conninfo = pg.conninfo(), .size = 1});
+                    admin.wait(admin.query("CREATE DATABASE " + name));
+                }
+                where = "postgres:" + pg.conninfo(name);
+#endif
+            } else if (env_or("AGENTWARE_SERVER_BENCH_STORE", "files") != "memory") {
+                char dir[] = "/tmp/server_bench.XXXXXX";
                 if (::mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
                 data = dir;
+                where = data.string();
             }
-            server = std::make_unique<child_process>(
-                std::vector<std::string>{"/proc/self/exe", "--serve", model_url,
-                                         all ? std::to_string(n) : "0", data.string()},
-                "", std::vector<std::pair<std::string, std::string>>{}, true, "");
-            const auto line = server->read_line();
-            if (!line || !line->starts_with("listening on "))
-                throw std::runtime_error("the agentware server did not start");
-            port = port_of(*line);
+            for (int p = 0; p < std::max(1, processes); ++p) {
+                servers.push_back(std::make_unique<child_process>(
+                    std::vector<std::string>{"/proc/self/exe", "--serve", model_url,
+                                             all ? std::to_string(n) : "0", where},
+                    "", std::vector<std::pair<std::string, std::string>>{}, true, ""));
+                const auto line = servers.back()->read_line();
+                if (!line || !line->starts_with("listening on "))
+                    throw std::runtime_error("the agentware server did not start");
+                ports.push_back(port_of(*line));
+            }
         } else {
             std::filesystem::remove_all(js_dir() / ".langgraph_api");
-            port = free_port();
-            server = std::make_unique<child_process>(
-                std::vector<std::string>{"node", js_cli().string(), "dev", "--port", std::to_string(port),
+            ports.push_back(free_port());
+            servers.push_back(std::make_unique<child_process>(
+                std::vector<std::string>{"node", js_cli().string(), "dev", "--port", std::to_string(ports[0]),
                                          "--host", "127.0.0.1", "--no-browser", "--no-reload",
                                          "--n-jobs-per-worker", all ? std::to_string(n) : "10", "--config",
                                          "langgraph.json"},
@@ -669,19 +730,22 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
                     {"BROWSER", "none"},
                     // no line per request: agentware writes none either
                     {"LOG_LEVEL", "warn"}},
-                false, (js_dir() / "server.log").string());
+                false, (js_dir() / "server.log").string()));
         }
         // Ready when /ok answers (the JS server compiles its graph first).
-        setup_client setup(port);
         const auto deadline = clock_type::now() + 120s;
-        while (!setup.request(http::verb::get, "/ok")) {
-            if (clock_type::now() > deadline)
-                throw std::runtime_error("the server did not answer /ok within 120 s (see its log)");
-            std::this_thread::sleep_for(200ms);
+        for (const auto port : ports) {
+            setup_client ready(port);
+            while (!ready.request(http::verb::get, "/ok")) {
+                if (clock_type::now() > deadline)
+                    throw std::runtime_error("the server did not answer /ok within 120 s (see its log)");
+                std::this_thread::sleep_for(200ms);
+            }
         }
-        // The threads, made before the clock starts.
+        // The threads, made before the clock starts (one more per process for its warm-up run).
+        setup_client setup(ports[0]);
         std::vector<std::string> threads;
-        for (int i = 0; i <= n; ++i) { // one more for the warm-up run
+        for (std::size_t i = 0; i < static_cast<std::size_t>(n) + ports.size(); ++i) {
             const auto made = setup.request(http::verb::post, "/threads", R"({"metadata":{}})");
             if (!made) throw std::runtime_error("creating thread " + std::to_string(i) + " failed");
             threads.emplace_back(boost::json::parse(*made).at("thread_id").as_string());
@@ -689,22 +753,33 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
         const std::string body =
             R"({"assistant_id":"agent","input":{"messages":[{"role":"user","content":"Echo hi, please."}]},)"
             R"("stream_mode":["values","messages-tuple"]})";
-        const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
+        std::vector<tcp::endpoint> endpoints;
+        for (const auto port : ports)
+            endpoints.emplace_back(asio::ip::make_address("127.0.0.1"), port);
 
-        // A warm-up run first: the JS server loads and compiles its graph's
-        // modules on the first run, which is not what a run costs.
-        {
+        // A warm-up run on each process first: the JS server loads and compiles
+        // its graph's modules on the first run, which is not what a run costs.
+        for (std::size_t p = 0; p < endpoints.size(); ++p) {
             run_record warm_up;
             asio::io_context io(1);
             asio::co_spawn(io,
-                           one_run(endpoint, "/threads/" + threads.back() + "/runs/stream", body, warm_up),
+                           one_run(endpoints[p],
+                                   "/threads/" + threads[static_cast<std::size_t>(n) + p] + "/runs/stream",
+                                   body, warm_up),
                            asio::detached);
             io.run();
             if (!warm_up.failure.empty())
                 throw std::runtime_error("the warm-up run failed: " + warm_up.failure);
         }
+        auto all_pids = [&] {
+            std::vector<pid_t> pids;
+            for (const auto& server : servers)
+                for (const pid_t p : process_tree(server->pid()))
+                    pids.push_back(p);
+            return pids;
+        };
         for (auto _ : state) {
-            const auto pids = process_tree(server->pid());
+            const auto pids = all_pids();
             const double cpu_before = cpu_seconds(pids);
             const double rss_before = status_kb(pids, "VmRSS");
             const double calls_before = model_calls();
@@ -712,17 +787,16 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
             records[0].trace = !env_or("AGENTWARE_SERVER_BENCH_TRACE", "").empty();
             asio::io_context io(1);
             const auto start = clock_type::now();
-            for (int i = 0; i < n; ++i)
+            for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i)
                 asio::co_spawn(io,
-                               one_run(endpoint,
-                                       "/threads/" + threads[static_cast<std::size_t>(i)] + "/runs/stream",
-                                       body, records[static_cast<std::size_t>(i)]),
+                               one_run(endpoints[i % endpoints.size()],
+                                       "/threads/" + threads[i] + "/runs/stream", body, records[i]),
                                asio::detached);
             io.run();
             const double wall = std::chrono::duration<double>(clock_type::now() - start).count();
             state.SetIterationTime(wall);
             std::this_thread::sleep_for(200ms); // the server's last writes after the streams closed
-            const auto pids_after = process_tree(server->pid());
+            const auto pids_after = all_pids();
             const double cpu = cpu_seconds(pids_after) - cpu_before;
             const double peak_kb = status_kb(pids_after, "VmHWM");
 
@@ -740,6 +814,7 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
             const auto completed = static_cast<double>(first.size());
             state.counters["completed"] = completed;
             state.counters["wall_s"] = wall;
+            state.counters["runs_per_s"] = completed / wall;
             state.counters["first_p50_ms"] = percentile(first, 0.50);
             state.counters["first_p99_ms"] = percentile(first, 0.99);
             state.counters["end_p50_ms"] = percentile(end, 0.50);
@@ -753,7 +828,9 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
             state.counters["cpu_ms_per_run"] = m.cpu_ms_per_run;
             state.counters["peak_MB"] = m.peak_mb;
             state.counters["kB_per_run"] = m.kb_per_run;
-            if (which == side::agentware) {
+            if (processes > 0) {
+                // Several processes: the figures are the deployment's; no JS side to compare.
+            } else if (which == side::agentware) {
                 agentware_figures()[{n, workers}] = m;
             } else if (auto it = agentware_figures().find({n, workers}); it != agentware_figures().end()) {
                 const auto& a = it->second;
@@ -773,7 +850,7 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers) 
     } catch (const std::exception& e) {
         state.SkipWithError(e.what());
     }
-    server.reset();
+    servers.clear();
     if (!data.empty()) {
         std::error_code ignore;
         std::filesystem::remove_all(data, ignore);
@@ -807,6 +884,22 @@ void register_benchmarks() {
                     ->UseManualTime()
                     ->Unit(benchmark::kMillisecond);
             }
+#if AGENTWARE_BENCH_POSTGRES
+    // Several processes on one database (the default number of runs at once in each).
+    for (const auto& n_text : comma_list(env_or("AGENTWARE_SERVER_BENCH_N", "10,100,1000")))
+        for (const auto& p_text : comma_list(env_or("AGENTWARE_SERVER_BENCH_PROCESSES", "1,2,4"))) {
+            const int n = std::stoi(n_text);
+            const int processes = std::stoi(p_text);
+            const std::string name = "server/agentware_postgres/processes:" + p_text + "/N:" + n_text;
+            benchmark::RegisterBenchmark(name.c_str(),
+                                         [n, processes](benchmark::State& st) {
+                                             bm_server(st, side::agentware, n, "default", processes);
+                                         })
+                ->Iterations(1)
+                ->UseManualTime()
+                ->Unit(benchmark::kMillisecond);
+        }
+#endif
 }
 
 } // namespace

@@ -268,8 +268,13 @@ inline int serve(const serve_options& o) {
     if (!o.database.empty()) {
 #if AGENTWARE_CLI_POSTGRES
         const std::string conninfo = detail::from_environment(o.database, "--database");
+        // A database restart pauses the statements in flight for up to half a
+        // lease (then a run may still renew its lease in time) instead of failing them.
         database = std::make_unique<agentware::postgres::pool_thread>(agentware::postgres::pool_options{
-            .conninfo = conninfo, .size = 8, .statement_timeout = std::chrono::seconds(60)});
+            .conninfo = conninfo,
+            .size = 8,
+            .statement_timeout = std::chrono::seconds(60),
+            .retry_lost_for = std::chrono::duration_cast<std::chrono::milliseconds>(o.lease) / 2});
         const int applied = database->wait(srv::postgres_schema::migrate(database->db()));
         log(fmt::format("keeping threads in PostgreSQL at {}{}", agentware::postgres::redact(conninfo),
                         applied > 0 ? fmt::format(" ({} migrations applied)", applied) : ""));

@@ -16,8 +16,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -323,6 +325,56 @@ TEST_CASE("agentware serve --database: a run whose process dies goes on in anoth
     ::unsetenv("AGENTWARE_TEST_DATABASE");
 }
 
+TEST_CASE("agentware serve --database: after_seconds holds on whichever process claims the run",
+          "[cli][serve][postgres]") {
+    temp_dir dir;
+    fresh_test_database("after_" + std::to_string(::getpid()));
+    const std::vector<std::string> args{"--config", "config.json", "--script",   "script.json",
+                                        "--port",   "0",           "--database", "$AGENTWARE_TEST_DATABASE"};
+    const std::map<std::string, std::string> scripts{
+        {"a", R"({"model": [{"role": "assistant", "content": "first", "delay_ms": 800},
+                            {"role": "assistant", "content": "later"}]})"},
+        {"b", R"({"model": [{"role": "assistant", "content": "later"}]})"}};
+    for (const auto& [who, script] : scripts) {
+        std::filesystem::create_directories(dir.path / who);
+        write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
+        write(dir.path / who / "script.json", script);
+    }
+    serve_process a(dir.path / "a", args);
+    serve_process b(dir.path / "b", args);
+    const std::string thread(call(a.port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
+    const std::string path = "/threads/" + thread + "/runs";
+    CHECK(
+        call(a.port(), "POST", path,
+             R"({"assistant_id": "lead_agent", "input": {"messages": [{"role": "user", "content": "one"}]}})")
+            .json()
+            .at("status") == "running");
+    // Behind the first run: queued, then claimed by a or b once the thread is free (at 0.8 s).
+    const auto asked = std::chrono::steady_clock::now();
+    auto later =
+        call(b.port(), "POST", path,
+             R"({"assistant_id": "lead_agent", "multitask_strategy": "enqueue", "after_seconds": 2, )"
+             R"("input": {"messages": [{"role": "user", "content": "two"}]}})")
+            .json()
+            .as_object();
+    CHECK(later.at("status") == "pending");
+    const std::string later_path = path + "/" + std::string(later.at("run_id").as_string());
+    const auto done =
+        run_when(a.port(), later_path, [](const auto& r) { return r.at("status") == "success"; });
+    CHECK(done.at("status") == "success");
+    const auto took = std::chrono::steady_clock::now() - asked;
+    CHECK(took >= std::chrono::seconds(2));
+    CHECK(took < std::chrono::seconds(6));
+    const auto state = call(b.port(), "GET", "/threads/" + thread + "/state").json();
+    const auto& ms = state.at("values").at("messages").as_array();
+    REQUIRE(ms.size() == 4);
+    CHECK(ms[1].at("content") == "first");
+    CHECK(ms[3].at("content") == "later");
+    CHECK(a.stop() == 0);
+    CHECK(b.stop() == 0);
+    ::unsetenv("AGENTWARE_TEST_DATABASE");
+}
+
 TEST_CASE("agentware serve --database: three processes, a thousand runs, one process killed mid-run",
           "[cli][serve][postgres]") {
     constexpr int threads = 100, runs_per_thread = 10;
@@ -391,6 +443,70 @@ TEST_CASE("agentware serve --database: three processes, a thousand runs, one pro
     ::unsetenv("AGENTWARE_TEST_DATABASE");
 }
 
+TEST_CASE("agentware serve --database: the database restarts mid-run, the runs go on and end once",
+          "[cli][serve][postgres]") {
+    constexpr int threads = 8;
+    temp_dir dir;
+    fresh_test_database("restart_" + std::to_string(::getpid()));
+    // A lease of 6 s: statements wait up to 3 s for the database to come back.
+    const std::vector<std::string> args{"--config",   "config.json",
+                                        "--script",   "script.json",
+                                        "--port",     "0",
+                                        "--database", "$AGENTWARE_TEST_DATABASE",
+                                        "--lease",    "6"};
+    // Answers spread over the restart: some end before it, some while the
+    // database is down, some after.
+    std::string script = R"({"model": [)";
+    for (int i = 0; i < threads + 2; ++i)
+        script += std::string(i ? "," : "") + R"({"role": "assistant", "content": "ok", "delay_ms": )" +
+                  std::to_string(200 + 250 * i) + "}";
+    script += "]}";
+    write(dir.path / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
+    write(dir.path / "script.json", script);
+    serve_process serve(dir.path, args);
+
+    std::vector<std::string> ids, runs;
+    for (int t = 0; t < threads; ++t) {
+        ids.emplace_back(call(serve.port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
+        const auto made = call(serve.port(), "POST", "/threads/" + ids.back() + "/runs",
+                               R"({"assistant_id": "lead_agent", "input": {"messages": )"
+                               R"([{"role": "user", "content": "hi"}]}})")
+                              .json();
+        runs.emplace_back(made.at("run_id").as_string());
+    }
+    auto& pg = agentware::test::postgres_server::shared();
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    pg.stop();
+    // A client asks while the database is down: its answer waits for it.
+    auto asked_meanwhile = std::async(std::launch::async,
+                                      [&] { return call(serve.port(), "GET", "/threads/" + ids[0]).status; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(1'000));
+    pg.start();
+    CHECK(asked_meanwhile.get() == 200);
+
+    // Every run ends once, successfully; each thread holds its input and one answer.
+    for (int t = 0; t < threads; ++t) {
+        const std::string path = "/threads/" + ids[t] + "/runs/" + runs[t];
+        const auto run =
+            run_when(serve.port(), path, [](const auto& r) { return r.at("status") == "success"; });
+        CHECK(run.at("status") == "success");
+        const auto state = call(serve.port(), "GET", "/threads/" + ids[t] + "/state").json();
+        const auto& ms = state.at("values").at("messages").as_array();
+        REQUIRE(ms.size() == 2);
+        CHECK(ms[1].at("content") == "ok");
+        CHECK(call(serve.port(), "GET", "/threads/" + ids[t] + "/runs").json().as_array().size() == 1);
+        CHECK(call(serve.port(), "GET", "/threads/" + ids[t]).json().at("status") == "idle");
+    }
+    // And the process serves new runs on the restarted database.
+    const auto after = call(serve.port(), "POST", "/threads/" + ids[0] + "/runs/wait",
+                            R"({"assistant_id": "lead_agent", "input": {"messages": )"
+                            R"([{"role": "user", "content": "again"}]}})")
+                           .json();
+    CHECK(after.at("messages").as_array().size() == 4);
+    CHECK(serve.stop() == 0);
+    ::unsetenv("AGENTWARE_TEST_DATABASE");
+}
+
 TEST_CASE("agentware serve --database --redis: a client of one process follows a run another executes, "
           "through Redis Streams",
           "[cli][serve][postgres][redis]") {
@@ -425,6 +541,82 @@ TEST_CASE("agentware serve --database --redis: a client of one process follows a
     REQUIRE(own.size() >= 3);
     CHECK(sse_lines(followed) == sse_lines(own));
     CHECK(followed.back().data.at("messages").as_array().back().at("content") == "one moment");
+    CHECK(runs.stop() == 0);
+    CHECK(follows.stop() == 0);
+    ::unsetenv("AGENTWARE_TEST_DATABASE");
+    ::unsetenv("AGENTWARE_TEST_REDIS");
+}
+
+TEST_CASE("agentware serve --database --redis: Redis restarts or is down, the runs end and their "
+          "followers' streams end with them",
+          "[cli][serve][postgres][redis]") {
+    temp_dir dir;
+    fresh_test_database("redis_restart_" + std::to_string(::getpid()));
+    auto& redis = agentware::test::redis_server::shared();
+    ::setenv("AGENTWARE_TEST_REDIS", redis.url().c_str(), 1);
+    const std::vector<std::string> args{"--config",   "config.json",
+                                        "--script",   "script.json",
+                                        "--port",     "0",
+                                        "--database", "$AGENTWARE_TEST_DATABASE",
+                                        "--redis",    "$AGENTWARE_TEST_REDIS"};
+    for (std::string who : {"runs", "follows"}) {
+        std::filesystem::create_directories(dir.path / who);
+        write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
+        write(dir.path / who / "script.json", R"({"model": [
+            {"role": "assistant", "content": "across the restart", "delay_ms": 1500},
+            {"role": "assistant", "content": "while Redis was down", "delay_ms": 300},
+            {"role": "assistant", "content": "through Redis again", "delay_ms": 300}]})");
+    }
+    serve_process runs(dir.path / "runs", args);
+    serve_process follows(dir.path / "follows", args);
+    const std::string ask = R"({"assistant_id": "lead_agent", "stream_mode": ["values", "updates"], )"
+                            R"("input": {"messages": [{"role": "user", "content": "hi"}]}})";
+    auto start = [&] {
+        const std::string thread(
+            call(runs.port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
+        auto made = call(runs.port(), "POST", "/threads/" + thread + "/runs", ask).json().as_object();
+        REQUIRE(made.at("status") == "running");
+        return "/threads/" + thread + "/runs/" + std::string(made.at("run_id").as_string());
+    };
+    auto last_answer = [](const std::vector<sse_frame>& frames) -> std::string {
+        for (auto it = frames.rbegin(); it != frames.rend(); ++it)
+            if (it->name == "values")
+                return std::string(it->data.at("messages").as_array().back().at("content").as_string());
+        return "";
+    };
+
+    // Redis restarts while the run waits for its model: the run's next events
+    // go out on a new connection, and its follower sees them all.
+    const std::string across = start();
+    auto followed = std::async(
+        std::launch::async, [&] { return parse_sse(call(follows.port(), "GET", across + "/stream").body); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    redis.stop();
+    redis.start();
+    const auto seen = followed.get();
+    const auto own = parse_sse(call(runs.port(), "GET", across + "/stream").body);
+    CHECK(sse_lines(seen) == sse_lines(own));
+    CHECK(last_answer(seen) == "across the restart");
+    CHECK(call(runs.port(), "GET", across).json().at("status") == "success");
+
+    // Redis down for a whole run: the run ends as ever; its follower's stream
+    // ends with it, its end read from the database.
+    redis.stop();
+    const std::string down = start();
+    const auto without = parse_sse(call(follows.port(), "GET", down + "/stream").body);
+    REQUIRE(!without.empty());
+    CHECK(without.front().name == "metadata");
+    CHECK(last_answer(without) == "while Redis was down");
+    CHECK(call(follows.port(), "GET", down).json().at("status") == "success");
+    REQUIRE(eventually(
+        [&] { return runs.output().find("did not all reach the other processes") != std::string::npos; }));
+
+    // Back: the next run is followed through Redis, event by event.
+    redis.start();
+    const std::string again = start();
+    const auto through = parse_sse(call(follows.port(), "GET", again + "/stream").body);
+    CHECK(sse_lines(through) == sse_lines(parse_sse(call(runs.port(), "GET", again + "/stream").body)));
+    CHECK(last_answer(through) == "through Redis again");
     CHECK(runs.stop() == 0);
     CHECK(follows.stop() == 0);
     ::unsetenv("AGENTWARE_TEST_DATABASE");

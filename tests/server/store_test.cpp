@@ -146,6 +146,29 @@ asio::awaitable<void> check_contract(srv::store& s) {
     const bool erased_unknown = co_await s.erase_thread("nope");
     CHECK_FALSE(erased_unknown);
 
+    // update_thread: the fields given set, the metadata added to, the rest as stored.
+    json::object idle{{"status", "idle"}};
+    json::object team{{"team", "red"}};
+    json::object nothing;
+    bool updated = co_await s.update_thread("t2", idle, team);
+    CHECK(updated);
+    json::object owner{{"owner", "bob"}};
+    updated = co_await s.update_thread("t2", nothing, owner);
+    CHECK(updated);
+    json::object busy{{"status", "busy"}};
+    updated = co_await s.update_thread("t2", busy, nothing);
+    CHECK(updated);
+    got = co_await s.thread("t2");
+    REQUIRE(got);
+    json::object both_owners{{"team", "red"}, {"owner", "bob"}};
+    json::object t2_updated{{"thread_id", "t2"}, {"status", "busy"}};
+    t2_updated["metadata"] = both_owners;
+    CHECK(*got == t2_updated);
+    updated = co_await s.update_thread("nope", idle, nothing);
+    CHECK_FALSE(updated);
+    const auto still_unknown = co_await s.thread("nope");
+    CHECK_FALSE(still_unknown);
+
     // Runs: oldest first, replaced in place, erased; a run of an unknown thread makes the thread.
     json::object r1{{"run_id", "r1"}, {"thread_id", "t1"}, {"assistant_id", "agent"}, {"status", "pending"}};
     json::object r2{{"run_id", "r2"}, {"thread_id", "t1"}, {"assistant_id", "agent"}, {"status", "error"}};
@@ -408,10 +431,13 @@ TEST_CASE("postgres store: rewritten histories and odd values read back exactly"
             values = {{"messages", messages}, {"todos", json::array{"a", "b"}}, {"ratio", 1.0}};
             co_await add();
         }
-        // Summarisation rewrote an early message, the count unchanged (stored whole).
+        // A client's state update rewrote an early message, the count
+        // unchanged: compared whole (not only the last messages) and stored whole.
         messages[1] = message(1, 1);
         values["messages"] = messages;
-        co_await add();
+        written.push_back(checkpoint_of("t", static_cast<int>(written.size()), values));
+        written.back()["source"] = "update";
+        co_await s.add_checkpoint(written.back());
         // The last message replaced, two added, a field set and one removed (a delta cutting one message).
         messages.back() = message(39, 2);
         messages.push_back(message(40));

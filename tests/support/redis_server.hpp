@@ -26,12 +26,24 @@ namespace agentware::test {
 class redis_server {
 public:
     redis_server() {
-        const std::string program = find_program();
+        program_ = find_program();
         char dir_template[] = "/tmp/agentware-redis-XXXXXX";
         if (!::mkdtemp(dir_template))
             throw std::runtime_error("redis_server: cannot make a temporary folder");
         dir_ = dir_template;
-        pid_ = start_cli(program.c_str(), dir_, dir_ / "server.log",
+        start();
+    }
+    ~redis_server() {
+        stop();
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+    }
+
+    /// Starts the server (again, after stop(): empty, as a restarted Redis
+    /// that saves nothing is).
+    void start() {
+        if (pid_ > 0) return;
+        pid_ = start_cli(program_.c_str(), dir_, dir_ / "server.log",
                          {"--port", "0", "--unixsocket", socket().string(), "--unixsocketperm", "700",
                           "--save", "", "--appendonly", "no", "--daemonize", "no"});
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -46,13 +58,14 @@ public:
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
     }
-    ~redis_server() {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGTERM);
-            ::waitpid(pid_, nullptr, 0);
-        }
+    /// Stops the server; its clients' connections break.
+    void stop() {
+        if (pid_ <= 0) return;
+        ::kill(pid_, SIGTERM);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = -1;
         std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
+        std::filesystem::remove(socket(), ec);
     }
     redis_server(const redis_server&) = delete;
     redis_server& operator=(const redis_server&) = delete;
@@ -96,6 +109,7 @@ private:
         return ok;
     }
 
+    std::string program_;
     std::filesystem::path dir_;
     pid_t pid_ = -1;
 };

@@ -6,7 +6,10 @@
 // one to come back. A connection that broke (the server restarted, a
 // statement was cut short, a transaction was left open) is closed when it
 // comes back or is found idle and broken, and the next statement opens a new
-// one: reconnection is the pool's ordinary path, not a special case. A pool
+// one: reconnection is the pool's ordinary path, not a special case. With
+// `retry_lost_for`, a statement or transaction whose connection was lost (the
+// server restarting, or out of reach) runs again on a new one until that time
+// has passed, so a restart of the server is a pause, not a failure. A pool
 // and its leases belong to one thread (the event loop's).
 
 #include <agentware/postgres/connection.hpp>
@@ -18,12 +21,14 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,6 +43,13 @@ struct pool_options {
     std::chrono::milliseconds connect_timeout{10'000};
     /// The server cancels a statement running longer (SQLSTATE 57014); 0 keeps the server's setting.
     std::chrono::milliseconds statement_timeout{0};
+    /// How long a statement (or a transaction: in_transaction) that failed
+    /// because its connection was lost is tried again, each time on a new
+    /// connection after a pause that doubles from 50 ms to a second; 0 fails
+    /// at once. A statement runs again only when its connection broke, so its
+    /// transaction was rolled back unless the break fell between the server's
+    /// commit and its answer: statements retried this way should be idempotent.
+    std::chrono::milliseconds retry_lost_for{0};
 };
 
 class pool {
@@ -128,8 +140,34 @@ public:
     }
 
     boost::asio::awaitable<result> query_with(std::string sql, std::vector<param> params) {
-        auto c = co_await acquire();
-        co_return co_await c->query_with(sql, std::move(params));
+        return retrying(
+            [this, sql = std::move(sql), params = std::move(params)]() -> boost::asio::awaitable<result> {
+                auto c = co_await acquire();
+                co_return co_await c->query_with(sql, params);
+            });
+    }
+
+    /// Runs `attempt()` (a coroutine) again while it fails with a lost
+    /// connection, for up to options().retry_lost_for.
+    template <class F, class Awaitable = std::invoke_result_t<F&>>
+    Awaitable retrying(F attempt) {
+        namespace asio = boost::asio;
+        const auto until = std::chrono::steady_clock::now() + s_->options.retry_lost_for;
+        std::chrono::milliseconds pause{50};
+        for (;;) {
+            bool again = false;
+            try {
+                co_return co_await attempt();
+            } catch (const error& e) {
+                if (!e.connection_lost() || std::chrono::steady_clock::now() + pause > until) throw;
+                again = true;
+            }
+            if (again) {
+                asio::steady_timer wait(co_await asio::this_coro::executor, pause);
+                co_await wait.async_wait(asio::as_tuple(asio::use_awaitable));
+                pause = std::min(pause * 2, std::chrono::milliseconds(1'000));
+            }
+        }
     }
 
     /// Connections open now (idle or leased).

@@ -3,7 +3,9 @@
 
 // A transaction on a pooled connection: BEGIN, the caller's statements,
 // COMMIT; ROLLBACK when they throw, so the connection goes back to the pool
-// clean (and is closed when even the rollback fails).
+// clean (and is closed when even the rollback fails). When the connection is
+// lost, the whole transaction runs again as the pool's retry_lost_for allows:
+// `body` may be called more than once.
 
 #include <agentware/postgres/pool.hpp>
 
@@ -15,9 +17,10 @@
 
 namespace agentware::postgres {
 
-/// Runs `body(connection&)`, a coroutine, inside a transaction and returns what it returns.
-template <class F, class Awaitable = std::invoke_result_t<F&, connection&>>
-Awaitable in_transaction(pool& db, F body) {
+namespace detail {
+
+template <class Awaitable, class F>
+Awaitable one_transaction(pool& db, F& body) {
     using value = typename Awaitable::value_type;
     auto c = co_await db.acquire();
     co_await c->query("BEGIN");
@@ -43,6 +46,14 @@ Awaitable in_transaction(pool& db, F body) {
     if constexpr (!std::is_void_v<value>) co_return std::move(*out);
 }
 
+} // namespace detail
+
+/// Runs `body(connection&)`, a coroutine, inside a transaction and returns what it returns.
+template <class F, class Awaitable = std::invoke_result_t<F&, connection&>>
+Awaitable in_transaction(pool& db, F body) {
+    return db.retrying(
+        [&db, body = std::move(body)]() mutable { return detail::one_transaction<Awaitable>(db, body); });
+}
 } // namespace agentware::postgres
 
 #endif

@@ -422,14 +422,17 @@ private:
     boost::asio::awaitable<http_response> patch_thread(http_request& q) {
         const std::string id = q.param("thread_id");
         auto body = detail::parse_body(q);
-        auto t = co_await find_thread(id);
-        if (!t) co_return no_thread(id);
+        if (!co_await find_thread(id)) co_return no_thread(id);
+        boost::json::object metadata;
         if (const auto* m =
                 detail::optional_field(body, "metadata", {boost::json::kind::object}, "an object"))
-            for (const auto& kv : m->get_object())
-                (*t)["metadata"].as_object()[kv.key()] = kv.value();
-        (*t)["updated_at"] = iso_now();
-        co_await store_.put_thread(*t);
+            metadata = m->get_object();
+        // One write: a run's status changed meanwhile, in any process, stays.
+        boost::json::object fields; // made before the co_await: g++ 12 mishandles a braced list under it
+        fields["updated_at"] = iso_now();
+        co_await store_.update_thread(id, std::move(fields), std::move(metadata));
+        auto t = co_await find_thread(id);
+        if (!t) co_return no_thread(id);
         co_return http_response::json(co_await thread_view(*t));
     }
 

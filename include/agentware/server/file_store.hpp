@@ -61,6 +61,15 @@ public:
         if (it == threads_.end()) co_return std::nullopt;
         co_return it->second.record;
     }
+    task<bool> update_thread(std::string id, boost::json::object fields,
+                             boost::json::object metadata) override {
+        std::unique_lock lock(mutex_);
+        auto it = threads_.find(id);
+        if (it == threads_.end()) co_return false;
+        merge_thread(it->second.record, fields, metadata);
+        if (!dir_.empty()) persist(id, {write_kind::thread, boost::json::serialize(it->second.record)}, lock);
+        co_return true;
+    }
     task<bool> erase_thread(std::string id) override {
         std::lock_guard lock(mutex_);
         auto it = threads_.find(id);

@@ -64,10 +64,12 @@ private:
         rows.reserve(events.size());
         for (auto& e : events)
             rows.push_back(boost::json::array{static_cast<std::int64_t>(e.id), e.name, e.data});
-        co_await db_.query("WITH added AS (INSERT INTO agentware_events (run_id, id, event, data) "
-                           "SELECT $1, (e->>0)::bigint, e->>1, e->>2 FROM json_array_elements($2::json) e "
-                           "RETURNING 1) SELECT pg_notify($3, $1) WHERE EXISTS (SELECT 1 FROM added)",
-                           run_id, boost::json::serialize(rows), channel);
+        co_await db_.query(
+            "WITH added AS (INSERT INTO agentware_events (run_id, id, event, data) "
+            "SELECT $1, (e->>0)::bigint, e->>1, e->>2 FROM json_array_elements($2::json) e "
+            // Written again after a lost connection: what had landed stays as it was.
+            "ON CONFLICT DO NOTHING RETURNING 1) SELECT pg_notify($3, $1) WHERE EXISTS (SELECT 1 FROM added)",
+            run_id, boost::json::serialize(rows), channel);
     }
 
     task<std::vector<stream_event>> read_here(std::string run_id, std::size_t from, std::size_t limit) {

@@ -64,6 +64,14 @@ struct postgres_store_options {
     /// Threads whose last checkpoint is remembered, to write the next delta
     /// without reading the thread's tail first (least recently used go first).
     std::size_t cached_threads = 256;
+    /// The last messages of the previous checkpoint compared by value with the
+    /// new one's; older ones are taken as unchanged when these are, so a save
+    /// costs what changed, not the history (append_file_checkpointer's rule: a
+    /// summary or an inserted message changes the last ones and is seen; an
+    /// edit in place older than the window, keeping the count, is not). Only
+    /// a run's own checkpoints (source "loop") are compared so; a client's
+    /// state update or a fork is compared whole. 0 compares every message.
+    std::size_t verify_window = 32;
 };
 
 class postgres_store final : public store {
@@ -80,6 +88,10 @@ public:
     task<void> put_thread(boost::json::object t) override { return on_executor(write_thread(std::move(t))); }
     task<std::optional<boost::json::object>> thread(std::string thread_id) override {
         return on_executor(read_thread(std::move(thread_id)));
+    }
+    task<bool> update_thread(std::string thread_id, boost::json::object fields,
+                             boost::json::object metadata) override {
+        return on_executor(change_thread(std::move(thread_id), std::move(fields), std::move(metadata)));
     }
     task<bool> erase_thread(std::string thread_id) override {
         return on_executor(delete_thread(std::move(thread_id)));
@@ -218,6 +230,19 @@ private:
         return t;
     }
 
+    task<bool> change_thread(std::string thread_id, boost::json::object fields,
+                             boost::json::object metadata) {
+        // One statement: the fields another process changed meanwhile stay.
+        auto r = co_await db_.query(
+            "UPDATE agentware_threads SET updated_at = clock_timestamp(), record = CASE "
+            "WHEN $3::jsonb = '{}'::jsonb THEN record || $2::jsonb "
+            "ELSE jsonb_set(record || $2::jsonb, '{metadata}', CASE WHEN jsonb_typeof(record->'metadata') = "
+            "'object' THEN record->'metadata' ELSE '{}'::jsonb END || $3::jsonb) END "
+            "WHERE thread_id = $1 RETURNING 1",
+            thread_id, boost::json::serialize(fields), boost::json::serialize(metadata));
+        co_return !r.empty();
+    }
+
     task<std::optional<boost::json::object>> read_thread(std::string thread_id) {
         auto r = co_await db_.query(
             "SELECT thread_id, record::text AS record FROM agentware_threads WHERE thread_id = $1",
@@ -307,7 +332,8 @@ private:
     /// message list, or most of the messages were rewritten (the delta would be
     /// nearly the snapshot's size, and the snapshot shortens later reads).
     static std::optional<boost::json::object> delta_of(const std::optional<boost::json::value>& before,
-                                                       const std::optional<boost::json::value>& after) {
+                                                       const std::optional<boost::json::value>& after,
+                                                       std::size_t window) {
         if (!before || !after || !before->is_object() || !after->is_object()) return std::nullopt;
         const auto& old_values = before->as_object();
         const auto& new_values = after->as_object();
@@ -316,7 +342,9 @@ private:
         if ((old_messages == nullptr) != (new_messages == nullptr)) return std::nullopt;
         boost::json::object delta;
         if (new_messages != nullptr) {
-            const std::size_t kept = agentware::detail::kept_prefix(*old_messages, *new_messages);
+            const std::size_t kept =
+                window == 0 ? agentware::detail::kept_prefix(*old_messages, *new_messages)
+                            : agentware::detail::kept_prefix_within(*old_messages, *new_messages, window);
             if (kept * 2 < new_messages->size()) return std::nullopt;
             delta["at"] = kept;
             if (kept < new_messages->size()) {
@@ -440,6 +468,9 @@ private:
             c.erase(it);
         }
         const std::string checkpoint_id = detail::string_or(c, "checkpoint_id", "");
+        // A run's own saves compare the last messages; a client's update (or a
+        // fork) may edit any message, and is compared whole.
+        const std::size_t window = detail::string_or(c, "source", "") == "loop" ? o_.verify_window : 0;
         const std::string record = boost::json::serialize(c);
         std::optional<thread_tail> known = tails_.take(thread_id);
 
@@ -458,6 +489,11 @@ private:
                     co_await db.query("SELECT seq, checkpoint_id, xmin::text AS version FROM "
                                       "agentware_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1",
                                       thread_id);
+                // Written again after a lost connection whose commit had landed: done.
+                if (!last.empty() && last.as<std::string_view>(0, "checkpoint_id") == checkpoint_id) {
+                    auto tail = co_await db.query(tail_sql, thread_id);
+                    co_return tail_of(tail, thread_id);
+                }
                 if (!known || !still_last(*known, last)) {
                     if (last.empty()) {
                         known = thread_tail{};
@@ -472,7 +508,7 @@ private:
                 std::optional<boost::json::object> delta;
                 if (known->seq >= 0 &&
                     static_cast<std::size_t>(next.seq - known->snapshot_seq) < o_.snapshot_every)
-                    delta = delta_of(known->values, values);
+                    delta = delta_of(known->values, values, window);
                 std::optional<std::string> state;
                 if (delta) {
                     state = boost::json::serialize(*delta);

@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -111,14 +112,30 @@ private:
         return boost::asio::co_spawn(io_, std::move(body), boost::asio::use_awaitable);
     }
 
-    // A connection for one call (on the bus's thread): an idle one, or a new one.
-    task<redis::connection> take() {
+    // Runs `call(connection&)` on an idle connection, or a new one. An idle
+    // connection may have died meanwhile (Redis restarted): a call that fails
+    // on one runs again, once, on a new connection. Nothing it sent reached
+    // the server the new connection talks to.
+    template <class F>
+    auto with_connection(F call) -> decltype(call(std::declval<redis::connection&>())) {
+        std::optional<redis::connection> c;
         if (!idle_.empty()) {
-            auto c = std::move(idle_.front());
+            c.emplace(std::move(idle_.front()));
             idle_.pop_front();
-            co_return c;
+            bool failed = false;
+            try {
+                auto out = co_await call(*c);
+                give_back(std::move(*c));
+                co_return out;
+            } catch (const redis::error&) {
+                failed = true;
+            }
+            if (failed) c.reset();
         }
-        co_return co_await redis::connection::connect(o_.server);
+        c.emplace(co_await redis::connection::connect(o_.server));
+        auto out = co_await call(*c);
+        give_back(std::move(*c));
+        co_return out;
     }
     void give_back(redis::connection c) {
         if (c.is_open() && idle_.size() < 8) idle_.push_back(std::move(c));
@@ -136,18 +153,16 @@ private:
                                 "e", std::move(e.name), "d", std::move(e.data)});
         commands.push_back({"EXPIRE", key, std::to_string(o_.expire.count())});
         commands.push_back({"PUBLISH", o_.channel, run_id});
-        auto c = co_await take();
-        auto replies = co_await c.pipeline(std::move(commands));
-        give_back(std::move(c));
+        auto replies = co_await with_connection([&](redis::connection& c) { return c.pipeline(commands); });
         for (const auto& r : replies)
             r.ok("XADD");
     }
 
     task<std::vector<stream_event>> read_here(std::string run_id, std::size_t from, std::size_t limit) {
-        auto c = co_await take();
-        auto r = co_await c.command("XRANGE", o_.key_prefix + run_id, stream_id(from), "+", "COUNT",
-                                    std::to_string(limit));
-        give_back(std::move(c));
+        auto r = co_await with_connection([&](redis::connection& c) {
+            return c.command("XRANGE", o_.key_prefix + run_id, stream_id(from), "+", "COUNT",
+                             std::to_string(limit));
+        });
         r.ok("XRANGE");
         std::vector<stream_event> out;
         out.reserve(r.items.size());

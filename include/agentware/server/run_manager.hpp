@@ -294,6 +294,13 @@ public:
         const std::string run_id(run.at("run_id").get_string());
         if (options_.queue != nullptr) {
             run["kwargs"].as_object()["strict_resume"] = live->strict_resume;
+            // For whichever process claims it: when the run may start, on the clock processes share.
+            if (const auto* a = detail::find(body, "after_seconds"); a && a->is_number())
+                run["kwargs"].as_object()["run_after_ms"] =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count() +
+                    std::int64_t(a->to_number<double>() * 1000);
             co_return co_await create_queued(std::move(run), std::move(live), strategy);
         }
         // Refused before the record is written; written before the run may
@@ -576,11 +583,11 @@ private:
     }
 
     boost::asio::awaitable<void> set_thread_status(std::string thread_id, std::string status) {
-        auto t = co_await store_.thread(thread_id);
-        if (!t) co_return;
-        (*t)["status"] = status;
-        (*t)["updated_at"] = iso_now();
-        co_await store_.put_thread(std::move(*t));
+        // Made before the co_await: g++ 12 mishandles a braced list under it.
+        boost::json::object fields;
+        fields["status"] = status;
+        fields["updated_at"] = iso_now();
+        co_await store_.update_thread(std::move(thread_id), std::move(fields), boost::json::object());
     }
     boost::asio::awaitable<void> set_run_status(live_run& r, std::string status) {
         r.record["status"] = status;

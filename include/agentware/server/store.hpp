@@ -29,6 +29,18 @@ namespace agentware::server {
 /// state's JSON form), metadata.
 using checkpoint_record = boost::json::object;
 
+/// `update_thread`'s change made to a thread's record `t`.
+inline void merge_thread(boost::json::object& t, const boost::json::object& fields,
+                         const boost::json::object& metadata) {
+    for (const auto& kv : fields)
+        t[kv.key()] = kv.value();
+    if (metadata.empty()) return;
+    auto& m = t["metadata"];
+    if (!m.is_object()) m = boost::json::object{};
+    for (const auto& kv : metadata)
+        m.as_object()[kv.key()] = kv.value();
+}
+
 class store {
 public:
     template <class T>
@@ -43,6 +55,20 @@ public:
     virtual task<bool> erase_thread(std::string thread_id) = 0;
     /// Every thread (the server filters and sorts).
     virtual task<std::vector<boost::json::object>> threads() = 0;
+    /// Sets the top-level `fields` of thread `thread_id` and adds `metadata`'s
+    /// keys to its metadata, the rest as stored: one write, so what another
+    /// writer changed meanwhile in other fields (a run's status, a client's
+    /// metadata, in another process) stays. False when the thread is unknown.
+    /// This default reads and writes the whole thread; a store shared by
+    /// several processes makes it one statement.
+    virtual task<bool> update_thread(std::string thread_id, boost::json::object fields,
+                                     boost::json::object metadata) {
+        auto t = co_await thread(thread_id);
+        if (!t) co_return false;
+        merge_thread(*t, fields, metadata);
+        co_await put_thread(std::move(*t));
+        co_return true;
+    }
 
     virtual task<void> add_checkpoint(checkpoint_record c) = 0;
     /// The thread's checkpoints, oldest first.

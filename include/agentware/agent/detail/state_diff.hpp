@@ -24,6 +24,21 @@ inline std::size_t kept_prefix(const boost::json::array& before, const boost::js
     return i;
 }
 
+/// kept_prefix, taking the elements of `before` older than its last `window`
+/// as unchanged when those last ones are (the rule of append_checkpointer's
+/// verify_window): a save then compares what may have changed, not the whole
+/// history. When they differ, the full comparison finds where.
+inline std::size_t kept_prefix_within(const boost::json::array& before, const boost::json::array& after,
+                                      std::size_t window) {
+    if (after.size() >= before.size()) {
+        std::size_t i = before.size() > window ? before.size() - window : 0;
+        while (i < before.size() && before[i] == after[i])
+            ++i;
+        if (i == before.size()) return i;
+    }
+    return kept_prefix(before, after);
+}
+
 struct field_changes {
     boost::json::object set;  ///< keys new in `after` or holding another value, with that value
     boost::json::array unset; ///< keys `before` has and `after` lacks

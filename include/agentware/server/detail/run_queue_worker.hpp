@@ -121,9 +121,17 @@ inline void run_manager::start_claimed(queued_run q, std::chrono::steady_clock::
         r->record = std::move(q.record);
         r->record["status"] = "running";
         r->spec = find_assistant(q.assistant_id);
-        if (const auto* k = detail::find(r->record, "kwargs"); k && k->is_object())
+        if (const auto* k = detail::find(r->record, "kwargs"); k && k->is_object()) {
             if (const auto* s = k->get_object().if_contains("strict_resume"); s && s->is_bool())
                 r->strict_resume = s->get_bool();
+            // after_seconds, asked of whichever process created the run.
+            if (const auto* a = k->get_object().if_contains("run_after_ms"); a && a->is_int64()) {
+                const auto wait = std::chrono::milliseconds(a->get_int64()) -
+                                  std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch());
+                if (wait.count() > 0) r->not_before = std::chrono::steady_clock::now() + wait;
+            }
+        }
         r->attempt = std::max(1, q.attempt);
         r->started = true;
         r->lease_until = claimed_at + options_.queue->lease();
@@ -335,6 +343,19 @@ inline boost::asio::awaitable<void> run_manager::watch_elsewhere(std::shared_ptr
     bool failed = false;
     bool from_bus = false; // the run's own events came from the bus: nothing to make up at the end
     auto next_look = std::chrono::steady_clock::now();
+    // The bus out of reach (Redis restarting) costs the events, not the run's end, read from the store.
+    bool bus_failed = false;
+    auto from_the_bus = [&]() -> boost::asio::awaitable<void> {
+        try {
+            from_bus |= co_await read_from_bus(*r);
+            bus_failed = false;
+        } catch (const std::exception& e) {
+            if (!bus_failed && options_.log)
+                options_.log(
+                    agentware::detail::format("run {}: cannot read its events: {}", run_id, e.what()));
+            bus_failed = true;
+        }
+    };
     try {
         for (;;) {
             const bool going_on = co_await pause(std::chrono::milliseconds(20));
@@ -345,13 +366,13 @@ inline boost::asio::awaitable<void> run_manager::watch_elsewhere(std::shared_ptr
             }
             // Events announced: read them now; else every quarter second, with the run's status.
             const bool told = r->check_events.exchange(false);
-            if (told && options_.events != nullptr) from_bus |= co_await read_from_bus(*r);
+            if (told && options_.events != nullptr) co_await from_the_bus();
             if (std::chrono::steady_clock::now() < next_look) continue;
             next_look = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
             auto record = co_await store_.run(run_id);
             const std::string status = record ? detail::string_or(*record, "status", "") : "";
             // Read after the status: the run's process wrote every event before its end.
-            if (options_.events != nullptr) from_bus |= co_await read_from_bus(*r);
+            if (options_.events != nullptr) co_await from_the_bus();
             if (status == "pending" || status == "running") continue;
             failed = status == "error";
             std::optional<checkpoint_record> last;

@@ -46,6 +46,7 @@
 
 #if AGENTWARE_BENCH_POSTGRES
 #include "../tests/support/postgres_server.hpp"
+#include "skipped.hpp"
 
 #include <agentware/postgres/pool_thread.hpp>
 #include <agentware/server/postgres_schema.hpp>
@@ -380,13 +381,7 @@ std::optional<boost::json::object> langgraph_saver(benchmark::State& st, const s
     if (!std::filesystem::exists(dir / "node_modules/@langchain/langgraph-checkpoint-postgres")) {
         const std::string note = "skipped: @langchain/langgraph-checkpoint-postgres is not installed "
                                  "(benchmarks/server/install.sh)";
-        std::fprintf(stderr, "checkpointer_bench: %s\n", note.c_str());
-        [&](auto& s) {
-            if constexpr (requires { s.SkipWithMessage(note); })
-                s.SkipWithMessage(note);
-            else
-                s.SetLabel(note);
-        }(st);
+        bench::skip_with_note(st, "checkpointer_bench", note);
         return std::nullopt;
     }
     const std::string command = "cd '" + dir.string() + "' && node checkpoint_postgres.mjs " + args;

@@ -40,6 +40,8 @@
 #include <agentware/src.hpp>
 #include <agentware/tool/make_tool.hpp>
 
+#include "skipped.hpp"
+
 #if AGENTWARE_BENCH_POSTGRES
 #include "../tests/support/postgres_server.hpp"
 
@@ -648,14 +650,7 @@ void bm_server(benchmark::State& state, side which, int n, std::string workers, 
     if (which == side::js && !std::filesystem::exists(js_cli())) {
         const std::string note =
             "skipped: the LangGraph JS server is not installed (benchmarks/server/install.sh)";
-        std::fprintf(stderr, "server_bench: %s\n", note.c_str());
-        // Not an error (CI fails on those): Google Benchmark 1.8's skip with a message, else a label.
-        [&](auto& st) {
-            if constexpr (requires { st.SkipWithMessage(note); })
-                st.SkipWithMessage(note);
-            else
-                st.SetLabel(note);
-        }(state);
+        agentware::bench::skip_with_note(state, "server_bench", note);
         for (auto _ : state)
             state.SetIterationTime(0);
         return;

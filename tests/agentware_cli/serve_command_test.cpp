@@ -153,14 +153,22 @@ boost::json::object run_when(unsigned short port, const std::string& path,
     return last;
 }
 
+// A process's arguments on the test's database: its config.json and
+// script.json, any port, and `more` (--lease, --redis).
+std::vector<std::string> on_database(std::vector<std::string> more = {}) {
+    std::vector<std::string> args{"--config", "config.json", "--script",   "script.json",
+                                  "--port",   "0",           "--database", "$AGENTWARE_TEST_DATABASE"};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
 } // namespace
 
 TEST_CASE("agentware serve --database: two processes share threads and their history in PostgreSQL",
           "[cli][serve][postgres]") {
     temp_dir dir;
     fresh_test_database("serve_" + std::to_string(::getpid()));
-    const std::vector<std::string> args{"--config", "config.json", "--script",   "script.json",
-                                        "--port",   "0",           "--database", "$AGENTWARE_TEST_DATABASE"};
+    const auto args = on_database();
     for (std::string who : {"a", "b"}) {
         std::filesystem::create_directories(dir.path / who);
         write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
@@ -203,11 +211,7 @@ TEST_CASE("agentware serve --database: a run whose process dies goes on in anoth
           "[cli][serve][postgres]") {
     temp_dir dir;
     fresh_test_database("takeover_" + std::to_string(::getpid()));
-    const std::vector<std::string> args{"--config",   "config.json",
-                                        "--script",   "script.json",
-                                        "--port",     "0",
-                                        "--database", "$AGENTWARE_TEST_DATABASE",
-                                        "--lease",    "1"};
+    const auto args = on_database({"--lease", "1"});
     const std::string config = R"({"models": [{"name": "scripted", "model": "scripted"}],
                                    "thread_data": true, "sandbox": true})";
     // a: a tool call, then a model that never answers (the process dies first).
@@ -329,8 +333,7 @@ TEST_CASE("agentware serve --database: after_seconds holds on whichever process 
           "[cli][serve][postgres]") {
     temp_dir dir;
     fresh_test_database("after_" + std::to_string(::getpid()));
-    const std::vector<std::string> args{"--config", "config.json", "--script",   "script.json",
-                                        "--port",   "0",           "--database", "$AGENTWARE_TEST_DATABASE"};
+    const auto args = on_database();
     const std::map<std::string, std::string> scripts{
         {"a", R"({"model": [{"role": "assistant", "content": "first", "delay_ms": 800},
                             {"role": "assistant", "content": "later"}]})"},
@@ -380,11 +383,7 @@ TEST_CASE("agentware serve --database: three processes, a thousand runs, one pro
     constexpr int threads = 100, runs_per_thread = 10;
     temp_dir dir;
     fresh_test_database("three_" + std::to_string(::getpid()));
-    const std::vector<std::string> args{"--config",   "config.json",
-                                        "--script",   "script.json",
-                                        "--port",     "0",
-                                        "--database", "$AGENTWARE_TEST_DATABASE",
-                                        "--lease",    "1"};
+    const auto args = on_database({"--lease", "1"});
     // Each process can answer every run (each answer a little late, so that runs are in flight).
     std::string script = R"({"model": [)";
     for (int i = 0; i < threads * runs_per_thread + 100; ++i)
@@ -449,11 +448,7 @@ TEST_CASE("agentware serve --database: the database restarts mid-run, the runs g
     temp_dir dir;
     fresh_test_database("restart_" + std::to_string(::getpid()));
     // A lease of 6 s: statements wait up to 3 s for the database to come back.
-    const std::vector<std::string> args{"--config",   "config.json",
-                                        "--script",   "script.json",
-                                        "--port",     "0",
-                                        "--database", "$AGENTWARE_TEST_DATABASE",
-                                        "--lease",    "6"};
+    const auto args = on_database({"--lease", "6"});
     // Answers spread over the restart: some end before it, some while the
     // database is down, some after.
     std::string script = R"({"model": [)";
@@ -513,11 +508,7 @@ TEST_CASE("agentware serve --database --redis: a client of one process follows a
     temp_dir dir;
     fresh_test_database("redis_" + std::to_string(::getpid()));
     ::setenv("AGENTWARE_TEST_REDIS", agentware::test::redis_server::shared().url().c_str(), 1);
-    const std::vector<std::string> args{"--config",   "config.json",
-                                        "--script",   "script.json",
-                                        "--port",     "0",
-                                        "--database", "$AGENTWARE_TEST_DATABASE",
-                                        "--redis",    "$AGENTWARE_TEST_REDIS"};
+    const auto args = on_database({"--redis", "$AGENTWARE_TEST_REDIS"});
     for (std::string who : {"runs", "follows"}) {
         std::filesystem::create_directories(dir.path / who);
         write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
@@ -554,11 +545,7 @@ TEST_CASE("agentware serve --database --redis: Redis restarts or is down, the ru
     fresh_test_database("redis_restart_" + std::to_string(::getpid()));
     auto& redis = agentware::test::redis_server::shared();
     ::setenv("AGENTWARE_TEST_REDIS", redis.url().c_str(), 1);
-    const std::vector<std::string> args{"--config",   "config.json",
-                                        "--script",   "script.json",
-                                        "--port",     "0",
-                                        "--database", "$AGENTWARE_TEST_DATABASE",
-                                        "--redis",    "$AGENTWARE_TEST_REDIS"};
+    const auto args = on_database({"--redis", "$AGENTWARE_TEST_REDIS"});
     for (std::string who : {"runs", "follows"}) {
         std::filesystem::create_directories(dir.path / who);
         write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");

@@ -54,6 +54,7 @@ Awaitable in_transaction(pool& db, F body) {
     return db.retrying(
         [&db, body = std::move(body)]() mutable { return detail::one_transaction<Awaitable>(db, body); });
 }
+
 } // namespace agentware::postgres
 
 #endif

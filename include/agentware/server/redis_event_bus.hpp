@@ -114,8 +114,10 @@ private:
 
     // Runs `call(connection&)` on an idle connection, or a new one. An idle
     // connection may have died meanwhile (Redis restarted): a call that fails
-    // on one runs again, once, on a new connection. Nothing it sent reached
-    // the server the new connection talks to.
+    // on one runs again, once, on a new connection; after a restart nothing
+    // of the first try was stored. (Were it cut off halfway by something
+    // else, the events it had added would be refused the second time as not
+    // newer than the stream's last, and the append reports it.)
     template <class F>
     auto with_connection(F call) -> decltype(call(std::declval<redis::connection&>())) {
         std::optional<redis::connection> c;

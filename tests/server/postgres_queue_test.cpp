@@ -222,6 +222,11 @@ TEST_CASE(
         CHECK(second->attempt == 2);
         auto stale = co_await a.renew("r");
         CHECK_FALSE(stale.owned); // a stalled and came back: fenced
+        const boost::json::object busy{{"status", "busy"}};
+        const bool stale_thread = co_await a.update_thread("r", busy);
+        CHECK_FALSE(stale_thread); // nor does it write the run's thread
+        const bool owner_thread = co_await b.update_thread("r", busy);
+        CHECK(owner_thread);
         const bool stale_finish = co_await a.finish("r", "success", first->record);
         CHECK_FALSE(stale_finish);
         auto still = co_await a.run("r");
@@ -246,6 +251,25 @@ TEST_CASE(
         REQUIRE(again);
         CHECK(again->run_id == "s");
         CHECK(again->attempt == 1);
+
+        // A thread's status is its last started run's: the process that ended
+        // an earlier run writes it until the next run starts, then no more.
+        co_await a.create("u1", "t3", "agent", record_of("u1"), "enqueue");
+        auto u1 = co_await a.claim();
+        REQUIRE(u1);
+        CHECK(u1->run_id == "u1");
+        const bool u1_done = co_await a.finish("u1", "success", u1->record);
+        CHECK(u1_done);
+        co_await a.create("u2", "t3", "agent", record_of("u2"), "enqueue");
+        const bool before_next = co_await a.update_thread("u1", busy);
+        CHECK(before_next);
+        auto u2 = co_await b.claim();
+        REQUIRE(u2);
+        CHECK(u2->run_id == "u2");
+        const bool after_next = co_await a.update_thread("u1", busy);
+        CHECK_FALSE(after_next);
+        const bool by_next = co_await b.update_thread("u2", busy);
+        CHECK(by_next);
     });
 }
 

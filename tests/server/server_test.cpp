@@ -110,6 +110,32 @@ TEST_CASE("server: threads are created, read, searched, copied and deleted", "[s
     CHECK(c != a);
     CHECK(last_ai_text(call(port, "GET", "/threads/" + c + "/state").json().at("values")) == "you said: hi");
 
+    // Search: sorted and paged on the threads' fields, each thread shown whole (with its values);
+    // `values` filters on the values.
+    const auto sorted = call(port, "POST", "/threads/search",
+                             body({{"sort_by", "thread_id"}, {"sort_order", "asc"}, {"limit", 10}}))
+                            .json()
+                            .as_array();
+    REQUIRE(sorted.size() == 3);
+    CHECK(sorted[0].at("thread_id").as_string() < sorted[1].at("thread_id").as_string());
+    CHECK(sorted[1].at("thread_id").as_string() < sorted[2].at("thread_id").as_string());
+    boost::json::value a_values;
+    for (const auto& found_thread : sorted)
+        if (found_thread.at("thread_id") == boost::json::value(a)) a_values = found_thread.at("values");
+    CHECK(last_ai_text(a_values) == "you said: hi");
+    auto second = call(port, "POST", "/threads/search",
+                       body({{"sort_by", "thread_id"}, {"sort_order", "asc"}, {"offset", 1}, {"limit", 1}}));
+    CHECK(second.headers["x-pagination-total"] == "3");
+    REQUIRE(second.json().as_array().size() == 1);
+    CHECK(second.json().as_array()[0] == sorted[1]);
+    const auto same_values = call(port, "POST", "/threads/search",
+                                  body({{"values", object{{"messages", a_values.at("messages")}}}}))
+                                 .json()
+                                 .as_array();
+    CHECK(same_values.size() == 2); // a and its copy
+    CHECK(call(port, "POST", "/threads/count", body({{"values", object{{"messages", array{}}}}})).body ==
+          "0");
+
     CHECK(call(port, "DELETE", "/threads/" + a).status == 204);
     auto gone = call(port, "GET", "/threads/" + a);
     CHECK(gone.status == 404);

@@ -484,6 +484,8 @@ private:
         const std::string sort_by = detail::one_of(
             body, "sort_by", {"thread_id", "status", "created_at", "updated_at"}, "created_at");
         const std::string order = detail::one_of(body, "sort_order", {"asc", "desc"}, "desc");
+        // The threads' own fields filter and sort; only the threads shown read
+        // their last checkpoint (every match does when `values` filters).
         std::vector<boost::json::object> all;
         auto threads = co_await store_.threads();
         for (auto& t : threads) {
@@ -497,18 +499,23 @@ private:
             if (!ids.empty() &&
                 std::find(ids.begin(), ids.end(), detail::string_or(t, "thread_id", "")) == ids.end())
                 continue;
-            auto view = co_await thread_view(t);
             if (!values.empty()) {
+                auto view = co_await thread_view(std::move(t));
                 const auto* v = view.if_contains("values");
                 if (v == nullptr || !detail::metadata_matches(v->as_object(), values)) continue;
+                all.push_back(std::move(view));
+            } else {
+                all.push_back(std::move(t));
             }
-            all.push_back(std::move(view));
         }
         if (count_only) co_return http_response::json(boost::json::value(all.size()));
         std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) {
             const std::string x = detail::string_or(a, sort_by, ""), y = detail::string_or(b, sort_by, "");
             return order == "asc" ? x < y : y < x;
         });
+        if (values.empty())
+            for (std::size_t i = offset; i < all.size() && i - offset < limit; ++i)
+                all[i] = co_await thread_view(std::move(all[i]));
         co_return detail::page_of(all, offset, limit);
     }
 

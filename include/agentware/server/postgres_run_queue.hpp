@@ -80,6 +80,9 @@ public:
     task<bool> finish(std::string run_id, std::string status, boost::json::object record) override {
         return on_executor(finish_here(std::move(run_id), std::move(status), std::move(record)));
     }
+    task<bool> update_thread(std::string run_id, boost::json::object fields) override {
+        return on_executor(update_thread_here(std::move(run_id), std::move(fields)));
+    }
     task<bool> release(std::string run_id) override { return on_executor(release_here(std::move(run_id))); }
     task<std::optional<std::string>> cancel(std::string run_id, std::string action) override {
         return on_executor(cancel_here(std::move(run_id), std::move(action)));
@@ -228,10 +231,23 @@ private:
     /// worker no longer owns it: nothing was written.
     task<bool> finish_here(std::string run_id, std::string status, boost::json::object record) {
         auto r = co_await db_.query(
-            "WITH done AS (UPDATE agentware_runs SET status = $3, record = $4::jsonb, owner = NULL, "
+            // The owner stays: the process that ended the run still writes its thread's status.
+            "WITH done AS (UPDATE agentware_runs SET status = $3, record = $4::jsonb, "
             "lease_expires_at = NULL, updated_at = clock_timestamp() WHERE run_id = $1 AND owner = $2 AND "
             "status = 'running' RETURNING thread_id) SELECT pg_notify($5, thread_id) FROM done",
             run_id, o_.worker_id, status, boost::json::serialize(record), runs_channel);
+        co_return !r.empty();
+    }
+
+    task<bool> update_thread_here(std::string run_id, boost::json::object fields) {
+        // The fence is the runs' row: this worker owns the run (running, or
+        // ended by it), and no run of the thread created after it was claimed.
+        auto r = co_await db_.query(
+            "UPDATE agentware_threads t SET record = t.record || $3::jsonb, updated_at = clock_timestamp() "
+            "FROM agentware_runs r WHERE r.run_id = $1 AND r.owner = $2 AND t.thread_id = r.thread_id "
+            "AND NOT EXISTS (SELECT 1 FROM agentware_runs o WHERE o.thread_id = r.thread_id AND "
+            "o.run_id <> r.run_id AND o.attempt > 0 AND o.created_at > r.created_at) RETURNING 1",
+            run_id, o_.worker_id, boost::json::serialize(fields));
         co_return !r.empty();
     }
 

@@ -582,12 +582,17 @@ private:
         });
     }
 
-    boost::asio::awaitable<void> set_thread_status(std::string thread_id, std::string status) {
+    /// With `run_id` and a shared queue, fenced by the run (run_queue::update_thread).
+    boost::asio::awaitable<void> set_thread_status(std::string thread_id, std::string status,
+                                                   std::string run_id = {}) {
         // Made before the co_await: g++ 12 mishandles a braced list under it.
         boost::json::object fields;
         fields["status"] = status;
         fields["updated_at"] = iso_now();
-        co_await store_.update_thread(std::move(thread_id), std::move(fields), boost::json::object());
+        if (options_.queue != nullptr && !run_id.empty())
+            co_await options_.queue->update_thread(std::move(run_id), std::move(fields));
+        else
+            co_await store_.update_thread(std::move(thread_id), std::move(fields), boost::json::object());
     }
     boost::asio::awaitable<void> set_run_status(live_run& r, std::string status) {
         r.record["status"] = status;

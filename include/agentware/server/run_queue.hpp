@@ -81,6 +81,11 @@ public:
     virtual task<lease_state> renew(std::string run_id) = 0;
     /// Ends a run this worker owns; false when it no longer does (nothing written).
     virtual task<bool> finish(std::string run_id, std::string status, boost::json::object record) = 0;
+    /// Sets `fields` of the run's thread while the run is this worker's (it
+    /// runs it, or ended it) and no later run of the thread has started: one
+    /// statement, so a process that lost the run while it was away (paused
+    /// between its check and its write) writes nothing. False when it did not.
+    virtual task<bool> update_thread(std::string run_id, boost::json::object fields) = 0;
     /// Gives a run back to the queue without counting the attempt (a drain).
     virtual task<bool> release(std::string run_id) = 0;
     /// Asks for a cancel from any process; the run's status after it, or

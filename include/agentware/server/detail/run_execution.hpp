@@ -108,7 +108,7 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
     // A run whose lease was lost (a shared queue) writes nothing more: the
     // process that took it over does.
     auto thread_status = [&](std::string status) -> step {
-        if (co_await still_owned(r)) co_await set_thread_status(thread_id, std::move(status));
+        if (co_await still_owned(r)) co_await set_thread_status(thread_id, std::move(status), run_id);
     };
     // A shutdown with a shared queue: the run goes back to it, as its last
     // checkpoint left it, for another process to go on with.
@@ -142,11 +142,12 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         if (!co_await still_owned(r)) co_return;
         if (r.cancel_action == "rollback") {
             co_await store_.truncate_checkpoints(thread_id, r.checkpoints_before);
+            co_await end_thread(); // while the run's row still fences the write
             co_await store_.erase_run(run_id);
-        } else {
-            if (!r.cancel_reason.empty()) r.record["cancel_reason"] = r.cancel_reason;
-            co_await set_run_status(r, "interrupted");
+            co_return;
         }
+        if (!r.cancel_reason.empty()) r.record["cancel_reason"] = r.cancel_reason;
+        co_await set_run_status(r, "interrupted");
         co_await end_thread();
     };
     auto end_temporary = [&]() -> step {

@@ -153,6 +153,17 @@ boost::json::object run_when(unsigned short port, const std::string& path,
     return last;
 }
 
+constexpr const char* scripted_config = R"({"models": [{"name": "scripted", "model": "scripted"}]})";
+
+// A process's folder `dir/who` with its config.json and script.json.
+std::filesystem::path process_dir(const std::filesystem::path& dir, const std::string& who,
+                                  const std::string& script, const std::string& config = scripted_config) {
+    std::filesystem::create_directories(dir / who);
+    write(dir / who / "config.json", config);
+    write(dir / who / "script.json", script);
+    return dir / who;
+}
+
 // A process's arguments on the test's database: its config.json and
 // script.json, any port, and `more` (--lease, --redis).
 std::vector<std::string> on_database(std::vector<std::string> more = {}) {
@@ -169,12 +180,9 @@ TEST_CASE("agentware serve --database: two processes share threads and their his
     temp_dir dir;
     fresh_test_database("serve_" + std::to_string(::getpid()));
     const auto args = on_database();
-    for (std::string who : {"a", "b"}) {
-        std::filesystem::create_directories(dir.path / who);
-        write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
-        write(dir.path / who / "script.json",
-              R"({"model": [{"role": "assistant", "content": "answered by )" + who + R"("}]})");
-    }
+    for (std::string who : {"a", "b"})
+        process_dir(dir.path, who,
+                    R"({"model": [{"role": "assistant", "content": "answered by )" + who + R"("}]})");
     serve_process a(dir.path / "a", args);
     serve_process b(dir.path / "b", args);
     CHECK(a.output().find("keeping threads in PostgreSQL at") != std::string::npos);
@@ -229,11 +237,8 @@ TEST_CASE("agentware serve --database: a run whose process dies goes on in anoth
             {"role": "assistant", "content": "too slow", "delay_ms": 600000},
             {"role": "assistant", "content": "finished while c was paused"}]})"},
         {"c", R"({"model": [{"role": "assistant", "content": "never sent", "delay_ms": 600000}]})"}};
-    for (const auto& [who, script] : scripts) {
-        std::filesystem::create_directories(dir.path / who);
-        write(dir.path / who / "config.json", config);
-        write(dir.path / who / "script.json", script);
-    }
+    for (const auto& [who, script] : scripts)
+        process_dir(dir.path, who, script, config);
     serve_process a(dir.path / "a", args);
     serve_process b(dir.path / "b", args);
     CHECK(a.output().find("working the shared run queue as ") != std::string::npos);
@@ -338,11 +343,8 @@ TEST_CASE("agentware serve --database: after_seconds holds on whichever process 
         {"a", R"({"model": [{"role": "assistant", "content": "first", "delay_ms": 800},
                             {"role": "assistant", "content": "later"}]})"},
         {"b", R"({"model": [{"role": "assistant", "content": "later"}]})"}};
-    for (const auto& [who, script] : scripts) {
-        std::filesystem::create_directories(dir.path / who);
-        write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
-        write(dir.path / who / "script.json", script);
-    }
+    for (const auto& [who, script] : scripts)
+        process_dir(dir.path, who, script);
     serve_process a(dir.path / "a", args);
     serve_process b(dir.path / "b", args);
     const std::string thread(call(a.port(), "POST", "/threads", "{}").json().at("thread_id").as_string());
@@ -390,12 +392,8 @@ TEST_CASE("agentware serve --database: three processes, a thousand runs, one pro
         script += std::string(i ? "," : "") + R"({"role": "assistant", "content": "ok", "delay_ms": 20})";
     script += "]}";
     std::vector<std::unique_ptr<serve_process>> servers;
-    for (std::string who : {"a", "b", "c"}) {
-        std::filesystem::create_directories(dir.path / who);
-        write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
-        write(dir.path / who / "script.json", script);
-        servers.push_back(std::make_unique<serve_process>(dir.path / who, args));
-    }
+    for (std::string who : {"a", "b", "c"})
+        servers.push_back(std::make_unique<serve_process>(process_dir(dir.path, who, script), args));
     std::vector<std::string> ids;
     for (int t = 0; t < threads; ++t)
         ids.emplace_back(
@@ -456,9 +454,7 @@ TEST_CASE("agentware serve --database: the database restarts mid-run, the runs g
         script += std::string(i ? "," : "") + R"({"role": "assistant", "content": "ok", "delay_ms": )" +
                   std::to_string(200 + 250 * i) + "}";
     script += "]}";
-    write(dir.path / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
-    write(dir.path / "script.json", script);
-    serve_process serve(dir.path, args);
+    serve_process serve(process_dir(dir.path, "one", script), args);
 
     std::vector<std::string> ids, runs;
     for (int t = 0; t < threads; ++t) {
@@ -509,13 +505,10 @@ TEST_CASE("agentware serve --database --redis: a client of one process follows a
     fresh_test_database("redis_" + std::to_string(::getpid()));
     ::setenv("AGENTWARE_TEST_REDIS", agentware::test::redis_server::shared().url().c_str(), 1);
     const auto args = on_database({"--redis", "$AGENTWARE_TEST_REDIS"});
-    for (std::string who : {"runs", "follows"}) {
-        std::filesystem::create_directories(dir.path / who);
-        write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
-        write(dir.path / who / "script.json", R"({"model": [
+    for (std::string who : {"runs", "follows"})
+        process_dir(dir.path, who, R"({"model": [
             {"role": "assistant", "content": "one moment", "delay_ms": 200},
             {"role": "assistant", "content": "followed through Redis", "delay_ms": 200}]})");
-    }
     serve_process runs(dir.path / "runs", args);
     serve_process follows(dir.path / "follows", args);
     CHECK(runs.output().find("carrying the runs' events through Redis at unix://") != std::string::npos);
@@ -546,14 +539,11 @@ TEST_CASE("agentware serve --database --redis: Redis restarts or is down, the ru
     auto& redis = agentware::test::redis_server::shared();
     ::setenv("AGENTWARE_TEST_REDIS", redis.url().c_str(), 1);
     const auto args = on_database({"--redis", "$AGENTWARE_TEST_REDIS"});
-    for (std::string who : {"runs", "follows"}) {
-        std::filesystem::create_directories(dir.path / who);
-        write(dir.path / who / "config.json", R"({"models": [{"name": "scripted", "model": "scripted"}]})");
-        write(dir.path / who / "script.json", R"({"model": [
+    for (std::string who : {"runs", "follows"})
+        process_dir(dir.path, who, R"({"model": [
             {"role": "assistant", "content": "across the restart", "delay_ms": 1500},
             {"role": "assistant", "content": "while Redis was down", "delay_ms": 300},
             {"role": "assistant", "content": "through Redis again", "delay_ms": 300}]})");
-    }
     serve_process runs(dir.path / "runs", args);
     serve_process follows(dir.path / "follows", args);
     const std::string ask = R"({"assistant_id": "lead_agent", "stream_mode": ["values", "updates"], )"

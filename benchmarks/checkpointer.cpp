@@ -22,13 +22,14 @@
 //       state to JSON for every save, as it did before.
 //   BM_save/{postgres,langgraph_postgres}/{10,10000}  one save after a round
 //       that added a message, on a PostgreSQL 15 server of the benchmark's own
-//       (tests/support/postgres_server.hpp): server::postgres_store (what
-//       `agentware serve --database` writes: the round's delta) beside
-//       LangGraph's PostgresSaver (@langchain/langgraph-checkpoint-postgres,
+//       (tests/support/postgres_server.hpp): a save as a run of `agentware
+//       serve --database` makes it (its state brought up to the agent's, the
+//       change written by server::postgres_store) beside LangGraph's
+//       PostgresSaver (@langchain/langgraph-checkpoint-postgres,
 //       benchmarks/server/checkpoint_postgres.mjs, in node: one `put` with the
 //       messages channel). Every 64 saves the history starts again at its size.
-//   BM_save/postgres_floor_free_state/{10,10000}  freeing the state a save
-//       hands over (part of BM_save/postgres: the store takes it by value).
+//   BM_save/postgres_whole_state/{10,10000}  the store given the whole state
+//       instead (a client's state update, a fork).
 //   BM_bytes_per_round/{postgres,langgraph_postgres}  a thread of 1,000 rounds
 //       (two messages and one checkpoint each) written from empty in a fresh
 //       database: the tables' size on disk afterwards (pg_total_relation_size,
@@ -49,6 +50,7 @@
 #include "skipped.hpp"
 
 #include <agentware/postgres/pool_thread.hpp>
+#include <agentware/server/detail/saved_state.hpp>
 #include <agentware/server/postgres_schema.hpp>
 #include <agentware/server/postgres_store.hpp>
 
@@ -330,14 +332,24 @@ boost::json::object pg_checkpoint(const std::string& thread_id, std::size_t step
     return c;
 }
 
-void BM_save_postgres(benchmark::State& st) {
+// One save as a run of `agentware serve --database` makes it (run_execution):
+// the agent's state seen through a view, the run's saved state brought up to
+// it (the new message converted, the last 32 compared), and the change
+// written as the thread's next checkpoint. `whole_state`: the same save
+// handing the store the whole state instead, as a client's state update or
+// a fork does (the store compares and writes the delta, and frees the state
+// it replaced).
+void save_postgres(benchmark::State& st, bool whole_state) {
     const auto n = static_cast<std::size_t>(st.range(0));
     try {
         bench_database db("save");
         db.pool->wait(server::postgres_schema::migrate(db.pool->db()));
         server::postgres_store store(db.pool->db(), db.pool->executor());
         boost::json::value state = history(n);
-        auto& ms = state.as_object()["messages"].as_array();
+        auto& agent_state = state.as_object();
+        auto& ms = agent_state["messages"].as_array();
+        boost::json::value saved; // the run's copy of what it saved last
+        std::vector<boost::json::value> no_results;
         std::size_t thread = 0, step = 0, since_reset = 64;
         std::string thread_id;
         for (auto _ : st) {
@@ -345,13 +357,27 @@ void BM_save_postgres(benchmark::State& st) {
                 ms.resize(n);
                 thread_id = "t" + std::to_string(++thread);
                 step = 0;
+                saved = state;
                 db.pool->wait(store.add_checkpoint(pg_checkpoint(thread_id, step++, state)));
                 since_reset = 0;
             }
             ++since_reset;
             ms.push_back(bench_message(ms.size()));
-            auto record = pg_checkpoint(thread_id, step++, state); // the caller's copy: not the store's cost
+            if (whole_state) {
+                auto record =
+                    pg_checkpoint(thread_id, step++, state); // the caller's copy: not the store's cost
+                const auto start = std::chrono::steady_clock::now();
+                db.pool->wait(store.add_checkpoint(std::move(record)));
+                st.SetIterationTime(
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                continue;
+            }
             const auto start = std::chrono::steady_clock::now();
+            auto changes = server::detail::advance_saved_state(
+                saved.as_object(), no_results, agentware::detail::json_state_view(agent_state, ms));
+            auto record = pg_checkpoint(thread_id, step++, nullptr);
+            record.erase("values");
+            record["changes"] = std::move(changes);
             db.pool->wait(store.add_checkpoint(std::move(record)));
             st.SetIterationTime(
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -361,19 +387,8 @@ void BM_save_postgres(benchmark::State& st) {
     }
 }
 
-// What BM_save/postgres pays at 10,000 messages that no store of whole states
-// avoids: freeing the state handed over with the checkpoint (the store's
-// interface takes it by value, as the server's runs hand it).
-void BM_free_handed_state(benchmark::State& st) {
-    const boost::json::value state = history(static_cast<std::size_t>(st.range(0)));
-    for (auto _ : st) {
-        st.PauseTiming();
-        boost::json::value handed = state;
-        st.ResumeTiming();
-        handed = nullptr;
-        benchmark::DoNotOptimize(handed);
-    }
-}
+void BM_save_postgres(benchmark::State& st) { save_postgres(st, false); }
+void BM_save_postgres_whole_state(benchmark::State& st) { save_postgres(st, true); }
 
 // Runs benchmarks/server/checkpoint_postgres.mjs with `args`; its JSON line, or nothing when not installed.
 std::optional<boost::json::object> langgraph_saver(benchmark::State& st, const std::string& args) {
@@ -481,10 +496,11 @@ BENCHMARK(BM_save_postgres)
     ->Arg(10000)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_free_handed_state)
-    ->Name("BM_save/postgres_floor_free_state")
+BENCHMARK(BM_save_postgres_whole_state)
+    ->Name("BM_save/postgres_whole_state")
     ->Arg(10)
     ->Arg(10000)
+    ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_save_langgraph_postgres)
     ->Name("BM_save/langgraph_postgres")

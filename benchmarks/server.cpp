@@ -45,11 +45,7 @@
 #if AGENTWARE_BENCH_POSTGRES
 #include "../tests/support/postgres_server.hpp"
 
-#include <agentware/postgres/pool_thread.hpp>
-#include <agentware/server/postgres_event_bus.hpp>
-#include <agentware/server/postgres_run_queue.hpp>
-#include <agentware/server/postgres_schema.hpp>
-#include <agentware/server/postgres_store.hpp>
+#include <agentware/server/postgres_deployment.hpp>
 #endif
 
 #include <benchmark/benchmark.h>
@@ -300,32 +296,28 @@ int serve_child(int argc, char** argv) {
     // "postgres:CONNINFO": one worker of a deployment on that database.
     const std::string data = argv[4];
 #if AGENTWARE_BENCH_POSTGRES
-    std::unique_ptr<agentware::postgres::pool_thread> database;
-    std::unique_ptr<srv::postgres_run_queue> queue;
-    std::unique_ptr<srv::postgres_event_bus> events;
+    std::unique_ptr<srv::postgres_deployment> deployment;
 #endif
-    std::unique_ptr<srv::store> store;
+    std::unique_ptr<srv::file_store> embedded;
+    srv::store* store = nullptr;
     if (data.starts_with("postgres:")) {
 #if AGENTWARE_BENCH_POSTGRES
-        database = std::make_unique<agentware::postgres::pool_thread>(
-            agentware::postgres::pool_options{.conninfo = data.substr(9), .size = 8});
-        database->wait(srv::postgres_schema::migrate(database->db()));
-        store = std::make_unique<srv::postgres_store>(database->db(), database->executor());
-        queue = std::make_unique<srv::postgres_run_queue>(
-            database->db(),
-            srv::postgres_run_queue_options{.worker_id = "bench-" + std::to_string(::getpid())},
-            database->executor());
-        events = std::make_unique<srv::postgres_event_bus>(database->db(), database->executor());
-        options.runs.queue = queue.get();
-        options.runs.events = events.get();
+        srv::postgres_deployment_options d;
+        d.pool = agentware::postgres::pool_options{.conninfo = data.substr(9), .size = 8};
+        d.queue.worker_id = "bench-" + std::to_string(::getpid());
+        deployment = std::make_unique<srv::postgres_deployment>(std::move(d));
+        deployment->use_in(options.runs);
+        store = &deployment->store();
 #else
         std::fputs("server_bench --serve: built without PostgreSQL\n", stderr);
         return 2;
 #endif
     } else if (!data.empty()) {
-        store = std::make_unique<srv::file_store>(std::filesystem::path(data), options.log);
+        embedded = std::make_unique<srv::file_store>(std::filesystem::path(data), options.log);
+        store = embedded.get();
     } else {
-        store = std::make_unique<srv::file_store>();
+        embedded = std::make_unique<srv::file_store>();
+        store = embedded.get();
     }
     auto assistant = srv::make_assistant("agent", [model] {
         using agent_type = decltype(agentware::make_agent(model, bench_tools()));
@@ -341,6 +333,9 @@ int serve_child(int argc, char** argv) {
     std::fflush(stdout);
     server.run();
     server.stop();
+#if AGENTWARE_BENCH_POSTGRES
+    if (deployment) deployment->stop();
+#endif
     return 0;
 }
 

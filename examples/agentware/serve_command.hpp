@@ -15,11 +15,7 @@
 #include <agentware/server/server.hpp>
 #if AGENTWARE_CLI_POSTGRES
 #include <agentware/postgres/conninfo.hpp>
-#include <agentware/postgres/pool_thread.hpp>
-#include <agentware/server/postgres_event_bus.hpp>
-#include <agentware/server/postgres_run_queue.hpp>
-#include <agentware/server/postgres_schema.hpp>
-#include <agentware/server/postgres_store.hpp>
+#include <agentware/server/postgres_deployment.hpp>
 #include <agentware/server/redis_event_bus.hpp>
 
 #include <unistd.h>
@@ -260,52 +256,49 @@ inline int serve(const serve_options& o) {
 
         // The store: PostgreSQL's (on a thread of its pool's own), or the embedded one.
 #if AGENTWARE_CLI_POSTGRES
-    std::unique_ptr<agentware::postgres::pool_thread> database;
-    std::unique_ptr<srv::postgres_run_queue> queue;
-    std::unique_ptr<srv::event_bus> events;
+    std::unique_ptr<srv::postgres_deployment> deployment;
 #endif
-    std::unique_ptr<srv::store> store;
+    std::unique_ptr<srv::file_store> embedded;
+    srv::store* store = nullptr;
     if (!o.database.empty()) {
 #if AGENTWARE_CLI_POSTGRES
         const std::string conninfo = detail::from_environment(o.database, "--database");
+        srv::postgres_deployment_options d;
         // A database restart pauses the statements in flight for up to half a
         // lease (then a run may still renew its lease in time) instead of failing them.
-        database = std::make_unique<agentware::postgres::pool_thread>(agentware::postgres::pool_options{
+        d.pool = agentware::postgres::pool_options{
             .conninfo = conninfo,
             .size = 8,
             .statement_timeout = std::chrono::seconds(60),
-            .retry_lost_for = std::chrono::duration_cast<std::chrono::milliseconds>(o.lease) / 2});
-        const int applied = database->wait(srv::postgres_schema::migrate(database->db()));
-        log(fmt::format("keeping threads in PostgreSQL at {}{}", agentware::postgres::redact(conninfo),
-                        applied > 0 ? fmt::format(" ({} migrations applied)", applied) : ""));
-        store = std::make_unique<srv::postgres_store>(database->db(), database->executor());
-        // The runs too: this process is one worker of the deployment's queue.
-        queue = std::make_unique<srv::postgres_run_queue>(
-            database->db(),
-            srv::postgres_run_queue_options{
-                .worker_id = detail::worker_name(),
-                .lease = o.lease,
-                .grace = std::chrono::duration_cast<std::chrono::milliseconds>(o.lease) / 3},
-            database->executor());
-        so.runs.queue = queue.get();
-        // And the runs' events, for the clients that follow a run from another process.
+            .retry_lost_for = std::chrono::duration_cast<std::chrono::milliseconds>(o.lease) / 2};
+        // This process is one worker of the deployment's queue.
+        d.queue = srv::postgres_run_queue_options{
+            .worker_id = detail::worker_name(),
+            .lease = o.lease,
+            .grace = std::chrono::duration_cast<std::chrono::milliseconds>(o.lease) / 3};
+        // The runs' events, for the clients that follow a run from another
+        // process: through Redis when given, else through the database.
         if (!o.redis.empty()) {
             srv::redis_event_bus_options ro;
             ro.server = agentware::redis::address::parse(detail::from_environment(o.redis, "--redis"));
             ro.expire = std::chrono::duration_cast<std::chrono::seconds>(so.runs.keep_streams) +
                         std::chrono::seconds(60);
             log("carrying the runs' events through Redis at " + ro.server.text());
-            events = std::make_unique<srv::redis_event_bus>(std::move(ro));
-        } else {
-            events = std::make_unique<srv::postgres_event_bus>(database->db(), database->executor());
+            d.events = std::make_unique<srv::redis_event_bus>(std::move(ro));
         }
-        so.runs.events = events.get();
-        log("working the shared run queue as " + queue->options().worker_id);
+        deployment = std::make_unique<srv::postgres_deployment>(std::move(d));
+        const int applied = deployment->migrations_applied();
+        log(fmt::format("keeping threads in PostgreSQL at {}{}", agentware::postgres::redact(conninfo),
+                        applied > 0 ? fmt::format(" ({} migrations applied)", applied) : ""));
+        deployment->use_in(so.runs);
+        store = &deployment->store();
+        log("working the shared run queue as " + deployment->queue().options().worker_id);
 #else
         throw std::runtime_error("--database: this agentware was built without PostgreSQL (libpq-dev)");
 #endif
     } else {
-        store = std::make_unique<srv::file_store>(o.data, log);
+        embedded = std::make_unique<srv::file_store>(o.data, log);
+        store = embedded.get();
     }
     std::shared_ptr<const boost::json::value> config(std::shared_ptr<void>(), &env->config);
     std::shared_ptr<const agentware::lead_agent_setup> setup(std::shared_ptr<void>(), &env->setup);
@@ -376,9 +369,7 @@ inline int serve(const serve_options& o) {
     server.run();
     server.stop();
 #if AGENTWARE_CLI_POSTGRES
-    if (queue) queue->unwatch();
-    if (events) events->unwatch();
-    database.reset(); // the store's statements in flight end before the store and the server go
+    if (deployment) deployment->stop(); // its statements in flight end before the server goes
 #endif
     log("stopped");
     return 0;

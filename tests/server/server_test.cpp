@@ -440,6 +440,16 @@ TEST_CASE("server: a restart keeps threads, and a paused thread resumes after it
                    {{"input", object{{"messages", array{object{{"role", "user"}, {"content", "write"}}}}}}});
         CHECK(status_of(srv.port(), t) == "interrupted");
     }
+    // The run's saves are kept as what changed since the checkpoint before;
+    // the restart below reads them back into whole states.
+    {
+        std::ifstream file(dir.path / "threads" / t / "checkpoints.jsonl");
+        std::size_t lines = 0, changes = 0;
+        for (std::string line; std::getline(file, line); ++lines)
+            if (boost::json::parse(line).as_object().contains("changes")) ++changes;
+        CHECK(lines >= 2);
+        CHECK(changes >= 1);
+    }
     server::file_store store(dir.path);
     running_server srv(store);
     const auto port = srv.port();

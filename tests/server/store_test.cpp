@@ -9,8 +9,10 @@
 #include "../support/postgres_server.hpp"
 #include "../support/redis_server.hpp"
 
+#include <agentware/agent/append_checkpointer.hpp>
 #include <agentware/postgres/pool_thread.hpp>
 #include <agentware/redis/connection.hpp>
+#include <agentware/server/detail/saved_state.hpp>
 #include <agentware/server/file_store.hpp>
 #include <agentware/server/postgres_event_bus.hpp>
 #include <agentware/server/postgres_run_queue.hpp>
@@ -29,6 +31,7 @@
 #include <atomic>
 #include <cstddef>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -123,6 +126,51 @@ asio::awaitable<bool> rejects(asio::awaitable<void> call) {
     co_return false;
 }
 
+// Thread t5 of the contract: one whole checkpoint, then records of what
+// changed (store.hpp's `changes`), one of them after a parent that is not the
+// thread's last. `given` gets the records as handed to the store; the result
+// is the records as the store gives them back (whole values).
+std::vector<json::object> changes_thread(std::vector<json::object>& given) {
+    auto with_changes = [](int step, const std::string& parent, json::object changes) {
+        auto c = checkpoint_of("t5", step, nullptr);
+        c.erase("values");
+        c["parent_checkpoint_id"] = parent;
+        c["changes"] = std::move(changes);
+        return c;
+    };
+    auto whole = [](json::object c, json::object values) {
+        c.erase("changes");
+        c["values"] = std::move(values);
+        return c;
+    };
+    json::object v0{{"messages", json::array{message(0), message(1)}}, {"title", "a"}};
+    given.push_back(checkpoint_of("t5", 0, v0));
+    std::vector<json::object> out{given.back()};
+
+    json::object c1{{"at", 2}, {"append", json::array{message(2)}}, {"set", json::object{{"title", "b"}}}};
+    given.push_back(with_changes(1, "t5-c0", c1));
+    json::object v1{{"messages", json::array{message(0), message(1), message(2)}}, {"title", "b"}};
+    out.push_back(whole(given.back(), v1));
+
+    // Cut to the first message, another appended, the title removed.
+    json::object c2{{"at", 1}, {"append", json::array{message(3, 1)}}, {"unset", json::array{"title"}}};
+    given.push_back(with_changes(2, "t5-c1", c2));
+    json::object v2{{"messages", json::array{message(0), message(3, 1)}}};
+    out.push_back(whole(given.back(), v2));
+
+    // After c1, not the last: the changes apply to c1's values.
+    json::object c3{{"at", 3}, {"append", json::array{message(4)}}};
+    given.push_back(with_changes(3, "t5-c1", c3));
+    json::object v3{{"messages", json::array{message(0), message(1), message(2), message(4)}},
+                    {"title", "b"}};
+    out.push_back(whole(given.back(), v3));
+
+    // Nothing changed: the values stay the parent's.
+    given.push_back(with_changes(4, "t5-c3", json::object{{"at", 4}}));
+    out.push_back(whole(given.back(), v3));
+    return out;
+}
+
 // The contract every store keeps, checked on a store with nothing in it.
 asio::awaitable<void> check_contract(srv::store& s) {
     // Threads: put, get, replace, list, erase; unknown ids.
@@ -204,6 +252,8 @@ asio::awaitable<void> check_contract(srv::store& s) {
     REQUIRE(t3);
     CHECK(*t3 == json::object{{"thread_id", "t3"}});
 
+    bool refused = false;
+
     // Checkpoints: oldest first, the last, the count, truncation.
     std::vector<json::object> written;
     json::array messages;
@@ -255,6 +305,34 @@ asio::awaitable<void> check_contract(srv::store& s) {
     REQUIRE(t4);
     CHECK(*t4 == json::object{{"thread_id", "t4"}});
 
+    // A checkpoint given as what changed since its parent is kept whole.
+    std::vector<json::object> given;
+    const auto expected = changes_thread(given);
+    for (const auto& c : given)
+        co_await s.add_checkpoint(c);
+    auto changed = co_await s.checkpoints("t5");
+    CHECK(changed == expected);
+    last = co_await s.last_checkpoint("t5");
+    REQUIRE(last);
+    CHECK(*last == expected.back());
+    // Changes that do not apply are refused, and nothing is written.
+    auto bad = given.back();
+    bad["checkpoint_id"] = "t5-bad";
+    bad["parent_checkpoint_id"] = "t5-c4";
+    bad["changes"] = json::object{{"at", 99}};
+    refused = co_await rejects(s.add_checkpoint(bad));
+    CHECK(refused);
+    bad["parent_checkpoint_id"] = "no-such-checkpoint";
+    bad["changes"] = json::object{{"at", 1}};
+    refused = co_await rejects(s.add_checkpoint(bad));
+    CHECK(refused);
+    bad["parent_checkpoint_id"] = "t5-c4";
+    bad["values"] = json::object{{"messages", json::array{}}};
+    refused = co_await rejects(s.add_checkpoint(bad));
+    CHECK(refused);
+    count = co_await s.checkpoint_count("t5");
+    CHECK(count == expected.size());
+
     // Erasing a thread takes its checkpoints and runs.
     erased = co_await s.erase_thread("t1");
     CHECK(erased);
@@ -273,11 +351,11 @@ asio::awaitable<void> check_contract(srv::store& s) {
     erased = co_await s.erase_thread("t1");
     CHECK_FALSE(erased);
     const auto others = co_await s.threads();
-    CHECK(id_set(others, "thread_id") == std::set<std::string>{"t2", "t3", "t4"});
+    CHECK(id_set(others, "thread_id") == std::set<std::string>{"t2", "t3", "t4", "t5"});
 
     // A record without its key is refused.
     json::object keyless{{"status", "idle"}};
-    bool refused = co_await rejects(s.put_thread(keyless));
+    refused = co_await rejects(s.put_thread(keyless));
     CHECK(refused);
     refused = co_await rejects(s.add_checkpoint(keyless));
     CHECK(refused);
@@ -305,10 +383,26 @@ TEST_CASE("stores: the embedded store on disk keeps the contract", "[postgres][s
     srv::file_store again(dir);
     run([&]() -> asio::awaitable<void> {
         const auto threads = co_await again.threads();
-        CHECK(threads.size() == 3);
+        CHECK(threads.size() == 4);
         const auto count = co_await again.checkpoint_count("t4");
         CHECK(count == 1);
+        // What changed is what the file keeps; reading it back makes the values whole.
+        std::vector<json::object> given;
+        const auto expected = changes_thread(given);
+        const auto changed = co_await again.checkpoints("t5");
+        CHECK(changed == expected);
     });
+    std::ifstream file(dir / "threads" / "t5" / "checkpoints.jsonl");
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(file, line);)
+        lines.push_back(line);
+    REQUIRE(lines.size() == 5);
+    CHECK(json::parse(lines[0]).as_object().contains("values"));
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+        const auto record = json::parse(lines[i]).as_object();
+        CHECK(record.contains("changes"));
+        CHECK_FALSE(record.contains("values"));
+    }
     std::filesystem::remove_all(dir);
 }
 
@@ -619,6 +713,110 @@ TEST_CASE("postgres store: prune keeps the last checkpoints whole", "[postgres][
         co_await add();
         kept = co_await s.checkpoints("p");
         CHECK(kept == std::vector<json::object>{written.back()});
+    });
+}
+
+TEST_CASE("a run's saved state follows the agent's by what changed", "[postgres][store]") {
+    // The agent's state as a view, as agentware::agent hands it to a save.
+    json::object agent{{"messages", json::array{}}, {"title", "a"}, {"todos", json::array{1}}};
+    auto& messages = agent["messages"].as_array();
+    for (std::size_t i = 0; i < 100; ++i)
+        messages.push_back(message(i));
+    json::object saved = agent;
+    std::vector<json::value> pending;
+    auto advance = [&] {
+        return srv::detail::advance_saved_state(saved, pending,
+                                                agentware::detail::json_state_view(agent, messages));
+    };
+    // A round: a message added, a key changed, one removed, one added.
+    messages.push_back(message(100));
+    agent["title"] = "b";
+    agent.erase("todos");
+    agent["artifacts"] = json::array{"a.md"};
+    auto changes = advance();
+    json::object set{{"title", "b"}, {"artifacts", json::array{"a.md"}}};
+    json::object expected{
+        {"at", 100}, {"append", json::array{message(100)}}, {"set", set}, {"unset", json::array{"todos"}}};
+    CHECK(changes == expected);
+    CHECK(saved == agent);
+    // Tool results checkpointed since the last save are part of what it builds on.
+    pending.push_back(message(101));
+    messages.push_back(message(101));
+    messages.push_back(message(102));
+    changes = advance();
+    CHECK(changes == json::object{{"at", 102}, {"append", json::array{message(102)}}});
+    CHECK(pending.empty());
+    CHECK(saved == agent);
+    // Nothing changed.
+    changes = advance();
+    CHECK(changes == json::object{{"at", 103}});
+    // A summary rewrites the history: the changes start where it differs.
+    messages.erase(messages.begin() + 2, messages.begin() + 90);
+    messages[1] = message(1, 7);
+    changes = advance();
+    CHECK(changes.at("at") == 1);
+    CHECK(changes.at("append").as_array().size() == messages.size() - 1);
+    CHECK(saved == agent);
+    // An edit among the last messages is seen; an older one is taken as unchanged.
+    for (std::size_t i = messages.size(); i < 200; ++i)
+        messages.push_back(message(i));
+    advance();
+    messages[190] = message(190, 1);
+    changes = advance();
+    CHECK(changes.at("at") == 190);
+    messages[10] = message(10, 1);
+    changes = advance();
+    CHECK(changes == json::object{{"at", 200}});
+    CHECK(saved.at("messages").as_array()[10] != messages[10]);
+    // Applied to the state saved before, the changes give the state saved now.
+    const json::object before = saved;
+    messages.resize(150);
+    messages.push_back(message(1000));
+    agent["title"] = "c";
+    changes = advance();
+    json::object rebuilt = before;
+    const auto why = agentware::detail::apply_state_changes(rebuilt, changes);
+    CHECK(why.empty());
+    CHECK(rebuilt == saved);
+    CHECK(rebuilt.at("messages").as_array().size() == 151);
+}
+
+TEST_CASE("postgres store: a run's checkpoints are written only while its worker holds the run",
+          "[postgres][store]") {
+    run([]() -> asio::awaitable<void> {
+        pool_thread pool(co_await fresh_database());
+        co_await pool.migrate();
+        srv::postgres_run_queue queue(pool.db(), {.worker_id = "w1"});
+        srv::postgres_store mine(pool.db(), pool.executor(), {.worker_id = "w1"});
+        srv::postgres_store paused(pool.db(), pool.executor(), {.worker_id = "w2"});
+        json::object made{{"run_id", "run-1"}, {"thread_id", "t1"}};
+        co_await pool.there(queue.create("run-1", "t1", "agent", made, "enqueue", std::nullopt, true));
+
+        json::object v0{{"messages", json::array{message(0)}}};
+        co_await mine.add_checkpoint(checkpoint_of("t1", 0, v0));
+        auto count = co_await mine.checkpoint_count("t1");
+        CHECK(count == 1);
+        // Another process that no longer holds the run (its worker id is not the owner's) writes nothing.
+        json::object v1{{"messages", json::array{message(0), message(1)}}};
+        co_await paused.add_checkpoint(checkpoint_of("t1", 1, v1));
+        count = co_await mine.checkpoint_count("t1");
+        CHECK(count == 1);
+        // A client's state update is not a run's: not fenced.
+        auto update = checkpoint_of("t1", 1, v1);
+        update["source"] = "update";
+        co_await paused.add_checkpoint(update);
+        count = co_await mine.checkpoint_count("t1");
+        CHECK(count == 2);
+        // Once the run ended, its worker's late checkpoint is dropped too.
+        const bool finished = co_await pool.there(queue.finish("run-1", "success", made));
+        CHECK(finished);
+        json::object v2{{"messages", json::array{message(0), message(1), message(2)}}};
+        co_await mine.add_checkpoint(checkpoint_of("t1", 2, v2));
+        count = co_await mine.checkpoint_count("t1");
+        CHECK(count == 2);
+        const auto last = co_await mine.last_checkpoint("t1");
+        REQUIRE(last);
+        CHECK(*last == update);
     });
 }
 

@@ -305,20 +305,11 @@ private:
         const auto* at = record.if_contains("at");
         if (at == nullptr || (!at->is_uint64() && !at->is_int64()))
             corrupt(path, line, "has no \"at\" count");
-        boost::json::array& messages = messages_of(*state, path, line);
-        const auto n = at->to_number<std::size_t>();
-        if (n != messages.size()) corrupt(path, line, "does not follow the messages before it");
+        if (at->to_number<std::size_t>() != messages_of(*state, path, line).size())
+            corrupt(path, line, "does not follow the messages before it");
         results.clear();
-        if (auto* append = record.if_contains("append"); append != nullptr && append->is_array())
-            for (auto& m : append->as_array())
-                messages.push_back(std::move(m));
-        auto& object = state->as_object();
-        if (auto* set = record.if_contains("set"); set != nullptr && set->is_object())
-            for (auto& kv : set->as_object())
-                object[kv.key()] = std::move(kv.value());
-        if (auto* unset = record.if_contains("unset"); unset != nullptr && unset->is_array())
-            for (const auto& key : unset->as_array())
-                if (key.is_string()) object.erase(key.as_string());
+        if (const auto why = detail::apply_state_changes(state->as_object(), record); !why.empty())
+            corrupt(path, line, why);
     }
 
     // Fills the cache's view of `state` (as saved, results excluded).

@@ -40,6 +40,11 @@ struct run_observer {
 struct state_access {
     std::function<std::optional<boost::json::value>(std::string_view thread_id)> load;
     std::function<void(std::string_view thread_id, const boost::json::value& state)> save;
+    /// `save`, given the agent's state as a view so that what changed is all
+    /// that is converted and written. Returns the whole state saved, which the
+    /// caller keeps until its next save (for the observer). Null: `save`.
+    std::function<const boost::json::value*(std::string_view thread_id, const state_view& state)>
+        save_changes;
     /// A tool's result as it completes, from the tool's thread (the state
     /// saved last plus the results since is the thread's state now). Null:
     /// the results are kept with the next save.
@@ -113,6 +118,12 @@ struct store_checkpointer {
         results.clear();
         access->save(id, state);
         if (observer->on_checkpoint) observer->on_checkpoint(state);
+    }
+    void save_changes(std::string_view id, const state_view& state) {
+        if (!access->save_changes) return save(id, state.whole());
+        results.clear();
+        const boost::json::value* saved = access->save_changes(id, state);
+        if (saved != nullptr && observer->on_checkpoint) observer->on_checkpoint(*saved);
     }
     void save_result(std::string_view id, const boost::json::value& message) {
         results.push_back(message);

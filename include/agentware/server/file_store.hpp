@@ -96,8 +96,11 @@ public:
         const std::string id = detail::record_key(c, "thread_id");
         std::unique_lock lock(mutex_);
         auto& t = known(id);
-        t.checkpoints.push_back(c);
-        if (!dir_.empty()) persist(id, {write_kind::checkpoint, boost::json::serialize(c)}, lock);
+        // The file keeps the record as given (a run's save: what changed), the memory whole values.
+        std::string text = dir_.empty() ? std::string() : boost::json::serialize(c);
+        apply_checkpoint_changes(c, t.checkpoints);
+        t.checkpoints.push_back(std::move(c));
+        if (!dir_.empty()) persist(id, {write_kind::checkpoint, std::move(text)}, lock);
         co_return;
     }
     task<std::vector<checkpoint_record>> checkpoints(std::string id) override {
@@ -316,8 +319,16 @@ private:
                 t.record = v.get_object();
             else
                 t.record = {{"thread_id", id}};
-            read_lines(entry.path() / "checkpoints.jsonl",
-                       [&](boost::json::object& c) { t.checkpoints.push_back(std::move(c)); });
+            read_lines(entry.path() / "checkpoints.jsonl", [&](boost::json::object& c) {
+                try {
+                    apply_checkpoint_changes(c, t.checkpoints);
+                } catch (const std::invalid_argument& e) {
+                    warn(agentware::detail::format("{}: skipped {}",
+                                                   (entry.path() / "checkpoints.jsonl").string(), e.what()));
+                    return;
+                }
+                t.checkpoints.push_back(std::move(c));
+            });
             read_lines(entry.path() / "runs.jsonl", [&](boost::json::object& r) {
                 const auto* rid = r.if_contains("run_id");
                 if (rid == nullptr || !rid->is_string()) return;

@@ -72,6 +72,13 @@ struct postgres_store_options {
     /// a run's own checkpoints (source "loop") are compared so; a client's
     /// state update or a fork is compared whole. 0 compares every message.
     std::size_t verify_window = 32;
+    /// The worker id of this process's run queue (postgres_run_queue_options),
+    /// or empty. Set, a run's own checkpoint (source "loop") is written only
+    /// while this worker holds the run (its row `running`, owned by it),
+    /// checked in the checkpoint's transaction: a process paused past its
+    /// lease cannot add a checkpoint behind the worker that took the run over.
+    /// A checkpoint so refused is dropped, as the run's other writes are.
+    std::string worker_id;
 };
 
 class postgres_store final : public store {
@@ -376,26 +383,9 @@ private:
         if (!state) corrupt(thread_id, seq, "is a delta without its text");
         auto parsed = boost::json::parse(*state);
         if (!parsed.is_object()) corrupt(thread_id, seq, "is a delta that is not a JSON object");
-        auto& delta = parsed.as_object();
-        auto& target = values->as_object();
-        if (const auto* at = delta.if_contains("at")) {
-            auto* messages = target.if_contains("messages");
-            if (messages == nullptr || !messages->is_array() || !(at->is_uint64() || at->is_int64()))
-                corrupt(thread_id, seq, "cuts messages the state before it lacks");
-            auto& list = messages->as_array();
-            const auto n = at->to_number<std::size_t>();
-            if (n > list.size()) corrupt(thread_id, seq, "keeps more messages than the state before it has");
-            list.resize(n);
-            if (auto* append = delta.if_contains("append"); append != nullptr && append->is_array())
-                for (auto& m : append->as_array())
-                    list.push_back(std::move(m));
-        }
-        if (auto* set = delta.if_contains("set"); set != nullptr && set->is_object())
-            for (auto& kv : set->as_object())
-                target[kv.key()] = std::move(kv.value());
-        if (const auto* unset = delta.if_contains("unset"); unset != nullptr && unset->is_array())
-            for (const auto& k : unset->as_array())
-                if (k.is_string()) target.erase(k.as_string());
+        if (const auto why = agentware::detail::apply_state_changes(values->as_object(), parsed.as_object());
+            !why.empty())
+            corrupt(thread_id, seq, why);
     }
 
     static checkpoint_record with_values(std::string_view record,
@@ -460,22 +450,63 @@ private:
                t.version == last.as<std::string_view>(0, "version");
     }
 
+    // A record's `changes`, taken out of it; nullopt when it has whole `values`.
+    static std::optional<boost::json::object> take_changes(checkpoint_record& c) {
+        auto it = c.find("changes");
+        if (it == c.end()) return std::nullopt;
+        if (!it->value().is_object())
+            throw std::invalid_argument("postgres_store: a checkpoint's \"changes\" must be an object");
+        if (c.contains("values"))
+            throw std::invalid_argument(
+                "postgres_store: a checkpoint holds \"values\" or \"changes\", not both");
+        boost::json::object changes = std::move(it->value().as_object());
+        c.erase(it);
+        return changes;
+    }
+
+    // Whether `changes` can be stored as the row after `tail` as it is: a
+    // delta while the deltas since the snapshot weigh less than it, and while
+    // it keeps at least half of the messages (else the snapshot shortens later reads).
+    bool stored_as_delta(const thread_tail& tail, const boost::json::object& changes,
+                         std::size_t text_bytes) const {
+        if (tail.seq < 0 || static_cast<std::size_t>(tail.seq + 1 - tail.snapshot_seq) >= o_.snapshot_every)
+            return false;
+        if (tail.delta_bytes + text_bytes >= tail.snapshot_bytes) return false;
+        if (const auto* at = changes.if_contains("at")) {
+            const auto* append = changes.if_contains("append");
+            const std::size_t added = append != nullptr && append->is_array() ? append->as_array().size() : 0;
+            if (at->to_number<std::size_t>() * 2 < at->to_number<std::size_t>() + added) return false;
+        }
+        return true;
+    }
+
     task<void> write_checkpoint(checkpoint_record c) {
         const std::string thread_id = detail::record_key(c, "thread_id");
+        std::optional<boost::json::object> changes = take_changes(c);
         std::optional<boost::json::value> values;
         if (auto it = c.find("values"); it != c.end()) {
             values = std::move(it->value());
             c.erase(it);
         }
         const std::string checkpoint_id = detail::string_or(c, "checkpoint_id", "");
+        const std::string parent_id = detail::string_or(c, "parent_checkpoint_id", "");
         // A run's own saves compare the last messages; a client's update (or a
         // fork) may edit any message, and is compared whole.
         const std::size_t window = detail::string_or(c, "source", "") == "loop" ? o_.verify_window : 0;
         const std::string record = boost::json::serialize(c);
         std::optional<thread_tail> known = tails_.take(thread_id);
+        // Set when the row written is `changes` after the remembered tail: its
+        // values are made from the tail's after the commit, without a copy.
+        bool changes_after_known = false;
+        const std::string run_id = detail::string_or(c, "run_id", "");
+        const bool fenced =
+            !o_.worker_id.empty() && !run_id.empty() && detail::string_or(c, "source", "") == "loop";
+        bool refused = false;
 
         auto written =
             co_await postgres::in_transaction(db_, [&](postgres::connection& db) -> task<thread_tail> {
+                changes_after_known = false;
+                refused = false;
                 // A thread's checkpoint writers take turns (adds, truncations, prunes, in
                 // any process): the last row read below stays the last until this commits.
                 if (!co_await lock_thread(db, thread_id)) {
@@ -484,6 +515,18 @@ private:
                         "ON CONFLICT DO NOTHING",
                         thread_id, minimal_thread(thread_id));
                     co_await lock_thread(db, thread_id);
+                }
+                if (fenced) {
+                    // After the thread, in the order a run's creation locks them. FOR SHARE:
+                    // a worker's claim of the run passes it by until this write commits.
+                    auto owned =
+                        co_await db.query("SELECT 1 FROM agentware_runs WHERE run_id = $1 AND owner = $2 "
+                                          "AND status = 'running' FOR SHARE",
+                                          run_id, o_.worker_id);
+                    if (owned.empty()) {
+                        refused = true;
+                        co_return thread_tail{};
+                    }
                 }
                 auto last =
                     co_await db.query("SELECT seq, checkpoint_id, xmin::text AS version FROM "
@@ -506,15 +549,54 @@ private:
                 thread_tail next;
                 next.seq = known->seq + 1;
                 std::optional<boost::json::object> delta;
-                if (known->seq >= 0 &&
-                    static_cast<std::size_t>(next.seq - known->snapshot_seq) < o_.snapshot_every)
-                    delta = delta_of(known->values, values, window);
                 std::optional<std::string> state;
-                if (delta) {
-                    state = boost::json::serialize(*delta);
-                    if (known->delta_bytes + state->size() >= known->snapshot_bytes) delta.reset();
+                if (changes && known->seq >= 0 && known->checkpoint_id == parent_id && known->values &&
+                    known->values->is_object()) {
+                    // The usual save of a run: what changed since the thread's last row.
+                    if (const auto why =
+                            agentware::detail::state_changes_error(known->values->as_object(), *changes);
+                        !why.empty())
+                        throw std::invalid_argument("postgres_store: checkpoint " + checkpoint_id + " " +
+                                                    std::string(why));
+                    state = boost::json::serialize(*changes);
+                    if (stored_as_delta(*known, *changes, state->size())) {
+                        delta = *changes;
+                        changes_after_known = true;
+                    } else {
+                        values = *known->values; // a snapshot: the whole state, made once
+                        auto applied = *changes;
+                        agentware::detail::apply_state_changes(values->as_object(), applied);
+                        state.reset();
+                    }
+                } else if (changes) {
+                    // Another row came between: the changes apply to their parent's values.
+                    auto base = co_await db.query(chain_sql("(SELECT max(seq) FROM agentware_checkpoints "
+                                                            "WHERE thread_id = $1 AND checkpoint_id = $2)"),
+                                                  thread_id, parent_id);
+                    if (base.empty())
+                        throw std::invalid_argument("postgres_store: checkpoint " + checkpoint_id +
+                                                    " follows " + parent_id + ", which thread " + thread_id +
+                                                    " does not have");
+                    values = tail_of(base, thread_id).values;
+                    auto applied = *changes;
+                    if (!values || !values->is_object())
+                        throw std::invalid_argument("postgres_store: checkpoint " + checkpoint_id +
+                                                    " changes a state that is not an object");
+                    if (const auto why = agentware::detail::apply_state_changes(values->as_object(), applied);
+                        !why.empty())
+                        throw std::invalid_argument("postgres_store: checkpoint " + checkpoint_id + " " +
+                                                    std::string(why));
                 }
-                if (!delta && values) state = boost::json::serialize(*values);
+                if (!changes_after_known) {
+                    if (known->seq >= 0 &&
+                        static_cast<std::size_t>(next.seq - known->snapshot_seq) < o_.snapshot_every)
+                        delta = delta_of(known->values, values, window);
+                    if (delta) {
+                        state = boost::json::serialize(*delta);
+                        if (known->delta_bytes + state->size() >= known->snapshot_bytes) delta.reset();
+                    }
+                    if (!delta && values) state = boost::json::serialize(*values);
+                }
                 auto made = co_await db.query(
                     "INSERT INTO agentware_checkpoints (thread_id, seq, checkpoint_id, snapshot, record, "
                     "state) "
@@ -528,7 +610,16 @@ private:
                 next.delta_bytes = delta ? known->delta_bytes + bytes : 0;
                 co_return next;
             });
-        written.values = std::move(values);
+        if (refused) {
+            if (known) tails_.put(thread_id, std::move(*known));
+            co_return;
+        }
+        if (changes_after_known) {
+            written.values = std::move(known->values);
+            agentware::detail::apply_state_changes(written.values->as_object(), *changes);
+        } else if (!written.values) {
+            written.values = std::move(values);
+        }
         tails_.put(thread_id, std::move(written));
     }
 

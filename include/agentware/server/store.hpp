@@ -13,11 +13,14 @@
 // has its answer at once (the embedded one) returns it without suspending.
 // Arguments are taken by value: a coroutine may outlive its caller's temporaries.
 
+#include <agentware/agent/detail/state_diff.hpp>
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
 #include <cstddef>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,7 +30,45 @@ namespace agentware::server {
 /// Keys: checkpoint_id, parent_checkpoint_id, thread_id, run_id, created_at,
 /// step, source ("input", "loop", "update", "fork"), values (the agent
 /// state's JSON form), metadata.
+///
+/// A record given to `add_checkpoint` may hold `changes` instead of
+/// `values`: what changed since its parent checkpoint, `{"at": n, "append":
+/// [...], "set": {...}, "unset": [...]}` (the parent's messages cut to their
+/// first n, the new ones appended, the other keys set or removed). A run's
+/// saves are written so, and a save then costs what changed, not the whole
+/// history. The store keeps the checkpoint with its whole values: a record it
+/// gives back always has `values`.
 using checkpoint_record = boost::json::object;
+
+/// Turns the record `c`'s `changes` into whole `values`: its parent's, found
+/// among `earlier` (the thread's checkpoints, oldest first), with the changes
+/// applied. A record without `changes` is left as it is. Throws
+/// std::invalid_argument when the parent is not there or the changes do not apply.
+inline void apply_checkpoint_changes(checkpoint_record& c, const std::vector<checkpoint_record>& earlier) {
+    auto it = c.find("changes");
+    if (it == c.end()) return;
+    const auto* parent_id = c.if_contains("parent_checkpoint_id");
+    const auto* id = c.if_contains("checkpoint_id");
+    const std::string name = id != nullptr && id->is_string() ? std::string(id->get_string()) : "";
+    if (!it->value().is_object() || c.contains("values"))
+        throw std::invalid_argument("checkpoint " + name +
+                                    ": \"changes\" must be an object, given without \"values\"");
+    const checkpoint_record* parent = nullptr;
+    if (parent_id != nullptr && parent_id->is_string())
+        for (auto e = earlier.rbegin(); e != earlier.rend() && parent == nullptr; ++e)
+            if (const auto* eid = e->if_contains("checkpoint_id"); eid != nullptr && *eid == *parent_id)
+                parent = &*e;
+    const auto* base = parent != nullptr ? parent->if_contains("values") : nullptr;
+    if (base == nullptr || !base->is_object())
+        throw std::invalid_argument("checkpoint " + name +
+                                    " holds changes of a parent checkpoint the thread does not have");
+    boost::json::value values = *base;
+    if (const auto why = agentware::detail::apply_state_changes(values.as_object(), it->value().as_object());
+        !why.empty())
+        throw std::invalid_argument("checkpoint " + name + " " + std::string(why));
+    c.erase(it);
+    c["values"] = std::move(values);
+}
 
 /// `update_thread`'s change made to a thread's record `t`.
 inline void merge_thread(boost::json::object& t, const boost::json::object& fields,

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <string_view>
 
 namespace agentware::detail {
 
@@ -55,6 +56,43 @@ inline field_changes changed_fields(const boost::json::object& before, const boo
     for (const auto& kv : before)
         if (!after.contains(kv.key())) out.unset.emplace_back(kv.key());
     return out;
+}
+
+/// What is wrong with applying the change record `changes` (`{"at": n,
+/// "append": [...], "set": {...}, "unset": [...]}`) to `state`, or an empty
+/// view when it applies.
+inline std::string_view state_changes_error(const boost::json::object& state,
+                                            const boost::json::object& changes) {
+    const auto* at = changes.if_contains("at");
+    if (at == nullptr) return {};
+    const auto* m = state.if_contains("messages");
+    if (m == nullptr || !m->is_array()) return "cuts messages the state before it lacks";
+    if (!at->is_uint64() && !(at->is_int64() && at->get_int64() >= 0)) return "has no count in \"at\"";
+    if (at->to_number<std::size_t>() > m->as_array().size())
+        return "keeps more messages than the state before it has";
+    return {};
+}
+
+/// Applies a change record to `state`: its messages cut to their first `at`
+/// and the appended ones added, then the other keys set or removed. The
+/// record's values are moved out. Returns what is wrong with it (the state
+/// then untouched), or an empty view.
+inline std::string_view apply_state_changes(boost::json::object& state, boost::json::object& changes) {
+    if (const auto why = state_changes_error(state, changes); !why.empty()) return why;
+    if (const auto* at = changes.if_contains("at")) {
+        auto& messages = state.at("messages").as_array();
+        messages.resize(at->to_number<std::size_t>());
+        if (auto* append = changes.if_contains("append"); append != nullptr && append->is_array())
+            for (auto& m : append->as_array())
+                messages.push_back(std::move(m));
+    }
+    if (auto* set = changes.if_contains("set"); set != nullptr && set->is_object())
+        for (auto& kv : set->as_object())
+            state[kv.key()] = std::move(kv.value());
+    if (const auto* unset = changes.if_contains("unset"); unset != nullptr && unset->is_array())
+        for (const auto& key : unset->as_array())
+            if (key.is_string()) state.erase(key.as_string());
+    return {};
 }
 
 } // namespace agentware::detail

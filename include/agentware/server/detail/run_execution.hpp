@@ -5,6 +5,7 @@
 // input), the agent, and the events each stream mode asks for, in the order
 // and shapes the LangGraph server writes them (reference: server.md §3).
 
+#include <agentware/server/detail/saved_state.hpp>
 #include <agentware/server/detail/write_behind.hpp>
 #include <agentware/server/run_manager.hpp>
 
@@ -330,7 +331,8 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
         // The agent saves from its thread, tool results come from theirs.
         std::mutex saving;
         std::vector<boost::json::value> results_since_save;
-        auto push_checkpoint = [&](const boost::json::value& saved) {
+        // `key` is "values" (the whole state) or "changes" (since the last checkpoint).
+        auto push_checkpoint = [&](const char* key, boost::json::value body) {
             checkpoint_record c{{"checkpoint_id", new_uuid7()},
                                 {"parent_checkpoint_id",
                                  parent.empty() ? boost::json::value(nullptr) : boost::json::value(parent)},
@@ -339,14 +341,18 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
                                 {"created_at", iso_now()},
                                 {"step", step},
                                 {"source", "loop"},
-                                {"values", saved},
                                 {"metadata", r.record.at("metadata")}};
+            c[key] = std::move(body);
             parent = std::string(c.at("checkpoint_id").get_string());
             ++step;
             writer->push(std::move(c));
             if (ev.wants("checkpoints") || ev.wants("debug")) {
+                boost::json::value now = *latest;
+                if (auto* ms = now.as_object().if_contains("messages"); ms && ms->is_array())
+                    for (const auto& m : results_since_save)
+                        ms->as_array().push_back(m);
                 boost::json::object cp{
-                    {"values", langchain_values(saved)},
+                    {"values", langchain_values(now)},
                     {"metadata", boost::json::object{{"source", "loop"},
                                                      {"step", step},
                                                      {"parents", boost::json::object{}}}},
@@ -370,7 +376,21 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
             std::lock_guard lock(saving);
             results_since_save.clear();
             latest = saved;
-            push_checkpoint(saved);
+            push_checkpoint("values", saved);
+        };
+        // The agent's saves: what changed since the last checkpoint (the
+        // state saved last and the tool results checkpointed since).
+        req.state.save_changes = [&](std::string_view, const state_view& now) -> const boost::json::value* {
+            std::lock_guard lock(saving);
+            if (!latest || !latest->is_object()) {
+                results_since_save.clear();
+                latest = now.whole();
+                push_checkpoint("values", *latest);
+                return &*latest;
+            }
+            auto changes = detail::advance_saved_state(latest->as_object(), results_since_save, now);
+            push_checkpoint("changes", std::move(changes));
+            return &*latest;
         };
         if (options_.queue != nullptr)
             // Shared by several processes: each tool result is checkpointed as
@@ -379,12 +399,12 @@ inline boost::asio::awaitable<void> run_manager::run_body(live_run& r) {
             req.state.save_result = [&](std::string_view, const boost::json::value& result) {
                 std::lock_guard lock(saving);
                 if (!latest || !latest->is_object()) return;
+                const auto* ms = latest->as_object().if_contains("messages");
+                if (ms == nullptr || !ms->is_array()) return;
                 results_since_save.push_back(result);
-                boost::json::value now = *latest;
-                if (auto* ms = now.as_object().if_contains("messages"); ms && ms->is_array())
-                    for (const auto& m : results_since_save)
-                        ms->as_array().push_back(m);
-                push_checkpoint(now);
+                push_checkpoint("changes", boost::json::object{
+                                               {"at", ms->as_array().size() + results_since_save.size() - 1},
+                                               {"append", boost::json::array{result}}});
             };
         std::string streaming_id;  // the ai message being streamed, "" between model calls
         std::string streamed_text; // its text so far (legacy `messages` mode)

@@ -5,7 +5,8 @@
 // child process) or Streamable HTTP (on the project's HTTP transport), in
 // either era of the protocol (2025-06-18 / 2025-11-25 with `initialize`, or
 // the stateless 2026-07-28 with `server/discover`). JSON-RPC 2.0 on
-// Boost.JSON. The process and socket code is in impl/client.ipp: with
+// Boost.JSON. The process and socket code is in impl/stdio_channel.ipp and
+// impl/http_channel.ipp (the protocol in impl/client.ipp): with
 // AGENTWARE_SEPARATE_COMPILATION this header includes no Beast and of Asio
 // only `awaitable` (for async_call_tool).
 

@@ -3,7 +3,8 @@
 
 // The sandbox tools' definitions, compiled once in <agentware/src.hpp> with
 // AGENTWARE_SEPARATE_COMPILATION. They stay in sandbox/tools.hpp, after its
-// declarations, so that a file that included the header first still gets them
+// declarations (the tool families' headers, sandbox/tools/*.hpp, included
+// there), so that a file that included the header first still gets them
 // here.
 
 #define AGENTWARE_SANDBOX_TOOLS_SOURCE

@@ -65,6 +65,7 @@
 #include <agentware/middleware/tool_emulator.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
 #include <agentware/middleware/tool_output_budget.hpp>
+#include <agentware/middleware/tool_receipt.hpp>
 #include <agentware/middleware/tool_result_sanitization.hpp>
 #include <agentware/middleware/tool_retry.hpp>
 #include <agentware/middleware/uploads.hpp>

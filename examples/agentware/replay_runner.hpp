@@ -325,6 +325,11 @@ inline void attach_helper_models(deerflow_pipeline& middleware, const helper_mod
 /// scenario gives `"now"`. One line per middleware with a clock.
 inline void attach_clock(deerflow_pipeline& middleware,
                          const std::optional<std::chrono::system_clock::time_point>& now) {
+    // Receipts carry a time: the scenario's `now`, else a fixed one (2026-01-01T00:00:00Z), so that
+    // two replays print the same (tool_receipt is on in every scenario that does not turn it off).
+    if (auto* t = middleware.get<tool_receipt>())
+        t->clock = [at = now.value_or(std::chrono::system_clock::time_point(
+                        std::chrono::seconds(1'767'225'600)))] { return at; };
     if (!now) return;
     auto fixed = [t = *now] { return t; };
     if (auto* d = middleware.get<durable_context>()) d->clock = fixed;

@@ -187,9 +187,10 @@ TEST_CASE("lead agent: the chain's order per switch", "[lead_agent]") {
     config["subagents"] = boost::json::object{{"max_total_per_run", 4}, {"timeout_seconds", 60}};
     scripted_factory f;
     const std::vector<std::string> base{
-        "input_sanitization",         "dangling_tool_call",        "tool_error_handling", "durable_context",
-        "token_accounting",           "system_message_coalescing", "loop_detection",      "terminal_response",
-        "model_length_finish_reason", "safety_finish_reason",      "clarification"};
+        "input_sanitization",         "dangling_tool_call",   "tool_receipt",
+        "tool_error_handling",        "durable_context",      "token_accounting",
+        "system_message_coalescing",  "loop_detection",       "terminal_response",
+        "model_length_finish_reason", "safety_finish_reason", "clarification"};
     lead_agent_request r;
     auto lead = make_lead_agent(config, r, setup_with(f));
     CHECK(engaged_middleware_names(lead.agent->middleware()) == base);
@@ -200,11 +201,11 @@ TEST_CASE("lead agent: the chain's order per switch", "[lead_agent]") {
     r.model_name = "deep";
     lead = make_lead_agent(config, r, setup_with(f));
     CHECK(engaged_middleware_names(lead.agent->middleware()) ==
-          std::vector<std::string>{"input_sanitization", "dangling_tool_call", "tool_error_handling",
-                                   "durable_context", "todo", "token_accounting", "view_image",
-                                   "system_message_coalescing", "subagent_limit", "loop_detection",
-                                   "terminal_response", "model_length_finish_reason", "safety_finish_reason",
-                                   "clarification"});
+          std::vector<std::string>{"input_sanitization", "dangling_tool_call", "tool_receipt",
+                                   "tool_error_handling", "durable_context", "todo", "token_accounting",
+                                   "view_image", "system_message_coalescing", "subagent_limit",
+                                   "loop_detection", "terminal_response", "model_length_finish_reason",
+                                   "safety_finish_reason", "clarification"});
     const auto* limit = lead.agent->middleware().get<subagent_limit>();
     REQUIRE(limit);
     CHECK(limit->options().max_concurrent == 2);
@@ -224,9 +225,9 @@ TEST_CASE("lead agent: the chain's order per switch", "[lead_agent]") {
     config["summarization"] = true;
     lead = make_lead_agent(config, r, setup_with(f));
     const auto names = engaged_middleware_names(lead.agent->middleware());
-    CHECK(std::vector<std::string>(names.begin(), names.begin() + 5) ==
-          std::vector<std::string>{"input_sanitization", "dangling_tool_call", "tool_error_handling",
-                                   "summarization", "durable_context"});
+    CHECK(std::vector<std::string>(names.begin(), names.begin() + 6) ==
+          std::vector<std::string>{"input_sanitization", "dangling_tool_call", "tool_receipt",
+                                   "tool_error_handling", "summarization", "durable_context"});
 }
 
 TEST_CASE("lead agent: the system prompt", "[lead_agent]") {
@@ -334,8 +335,8 @@ TEST_CASE("lead agent: skills in the chain and the prompt, MCP tools after the b
     r.subagent_enabled = true;
     auto lead = make_lead_agent(config, r, setup);
     CHECK(engaged_middleware_names(lead.agent->middleware()) ==
-          std::vector<std::string>{"tool_error_handling", "skills", "skill_tool_policy", "durable_context",
-                                   "subagent_limit", "clarification"});
+          std::vector<std::string>{"tool_receipt", "tool_error_handling", "skills", "skill_tool_policy",
+                                   "durable_context", "subagent_limit", "clarification"});
     CHECK(lead.tool_names ==
           std::vector<std::string>{"web_search", "task", "search_mcp", "ask_clarification"});
     CHECK(std::find(lead.warnings.begin(), lead.warnings.end(),
@@ -426,8 +427,8 @@ TEST_CASE("lead agent: concurrent requests with different switches see their own
     CHECK(answers[1] == "run 1");
     CHECK(tools[0] == std::vector<std::string>{"write_todos", "ask_clarification"});
     CHECK(tools[1] == std::vector<std::string>{"task"});
-    CHECK(chains[0] == std::vector<std::string>{"todo", "clarification"});
-    CHECK(chains[1] == std::vector<std::string>{"subagent_limit", "clarification"});
+    CHECK(chains[0] == std::vector<std::string>{"tool_receipt", "todo", "clarification"});
+    CHECK(chains[1] == std::vector<std::string>{"tool_receipt", "subagent_limit", "clarification"});
 }
 
 TEST_CASE("lead agent: DeerFlow's community tools from their entries, an unknown use lists what is supported",

@@ -248,6 +248,7 @@ inline constexpr std::string_view deerflow_pipeline_config_sections[] = {"input_
                                                                          "dangling_tool_call",
                                                                          "llm_call",
                                                                          "circuit_breaker",
+                                                                         "verification",
                                                                          "guardrails",
                                                                          "sandbox_audit",
                                                                          "read_before_write",

@@ -47,6 +47,7 @@
 #include <agentware/middleware/tool_emulator.hpp>
 #include <agentware/middleware/tool_error_handling.hpp>
 #include <agentware/middleware/tool_output_budget.hpp>
+#include <agentware/middleware/tool_receipt.hpp>
 #include <agentware/middleware/tool_result_sanitization.hpp>
 #include <agentware/middleware/tool_retry.hpp>
 #include <agentware/middleware/uploads.hpp>
@@ -71,7 +72,8 @@ using deerflow_pipeline = pipeline<
     std::optional<input_sanitization>, std::optional<tool_output_budget>,
     std::optional<tool_result_sanitization>, std::optional<thread_data>, std::optional<uploads>,
     std::optional<sandbox>, std::optional<dangling_tool_call>, std::optional<llm_error_handling>,
-    std::optional<guardrail<allowlist_provider>>, std::optional<sandbox_audit>,
+    // the outermost tool wrapper, ahead of the gates: the results they make get receipts too
+    std::optional<tool_receipt>, std::optional<guardrail<allowlist_provider>>, std::optional<sandbox_audit>,
     std::optional<read_before_write>, std::optional<tool_error_handling>, std::optional<dynamic_context>,
     // skills: engaged by the lead agent when it has a skill catalog (make_lead_agent)
     std::optional<skills>, std::optional<skill_tool_policy>, std::optional<summarization>,
@@ -194,6 +196,30 @@ void engage_guardrail(Chain& chain, json_reader& sections) {
                                                                      std::move(g->options));
 }
 
+// tool_receipt's options from DeerFlow's `verification` section, which is on
+// unless it says otherwise: absent, null or true is on with the defaults,
+// false or `receipts_enabled: false` is off.
+inline std::optional<tool_receipt_options> read_verification(json_reader& sections) {
+    const auto* v = sections.find(tool_receipt_options::config_section);
+    const std::string path = sections.path_of(tool_receipt_options::config_section);
+    if (v == nullptr) return tool_receipt_options{};
+    if (v->is_bool())
+        return v->get_bool() ? std::optional<tool_receipt_options>(tool_receipt_options{}) : std::nullopt;
+    if (!v->is_object()) json_type_error(path, "true, false or an object of settings", *v);
+    boost::json::object settings = v->get_object();
+    if (const auto* enabled = settings.if_contains("receipts_enabled")) {
+        if (!json_read_as<bool>(*enabled, json_path(path, "receipts_enabled"))) return std::nullopt;
+        settings.erase("receipts_enabled");
+    }
+    return boost::json::value_to<tool_receipt_options>(boost::json::value(std::move(settings)));
+}
+
+template <class Chain>
+void engage_tool_receipt(Chain& chain, json_reader& sections) {
+    if (auto options = read_verification(sections))
+        chain.template slot<tool_receipt>().emplace(std::move(*options));
+}
+
 } // namespace detail
 
 /// DeerFlow's `memory_flush_hook` (reference §5.7 step 9), for summarization's
@@ -214,21 +240,20 @@ memory_flush_hook(std::shared_ptr<memory_manager> manager) {
 /// Builds DeerFlow's runtime chain from an object of its configuration
 /// sections: `input_sanitization`, `tool_output`, `tool_result_sanitization`,
 /// `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`, `llm_call` (with `circuit_breaker`),
-/// `guardrails`, `sandbox_audit`, `read_before_write`, `tool_error_handling`, `dynamic_context`,
-/// `summarization`, `durable_context`, `todo` (plan mode, active in runs whose context sets
-/// `is_plan_mode`), `token_usage`, `title`, `memory`, `view_image`, `system_message_coalescing`,
-/// `subagents`, `loop_detection`, `token_budget`, `terminal_response`,
-/// `model_length_finish_reason`, `safety_finish_reason`, `clarification`, and LangChain's `todo_list`, `pii`,
-/// `context_editing`, `model_call_limit`, `tool_call_limit`, `moderation` (give it its check with
-/// set_check), `llm_tool_selector` and `tool_emulator` (the run's model unless given one), `prompt_caching`,
-/// `tool_retry`, `model_retry`, `model_fallback` (give it the named models with set_models),
-/// `human_in_the_loop` (pauses the run for a review of tool calls: docs/interrupts.md). A section
-/// that is absent or false leaves its
-/// middleware out; true puts it in with the defaults; an object puts it in with those settings unless its
-/// `enabled` is false. A section is read by its options' JSON form, so an unknown section or key and a value
-/// of the wrong type throw json_error naming the path
+/// `verification` (tool_receipt: on unless `receipts_enabled` is false), `guardrails`, `sandbox_audit`,
+/// `read_before_write`, `tool_error_handling`, `dynamic_context`, `summarization`, `durable_context`, `todo`
+/// (plan mode, active in runs whose context sets `is_plan_mode`), `token_usage`, `title`, `memory`,
+/// `view_image`, `system_message_coalescing`, `subagents`, `loop_detection`, `token_budget`,
+/// `terminal_response`, `model_length_finish_reason`, `safety_finish_reason`, `clarification`, and
+/// LangChain's `todo_list`, `pii`, `context_editing`, `model_call_limit`, `tool_call_limit`, `moderation`
+/// (give it its check with set_check), `llm_tool_selector` and `tool_emulator` (the run's model unless given
+/// one), `prompt_caching`, `tool_retry`, `model_retry`, `model_fallback` (give it the named models with
+/// set_models), `human_in_the_loop` (pauses the run for a review of tool calls: docs/interrupts.md). A
+/// section that is absent or false leaves its middleware out; true puts it in with the defaults; an object
+/// puts it in with those settings unless its `enabled` is false. A section is read by its options' JSON form,
+/// so an unknown section or key and a value of the wrong type throw json_error naming the path
 /// (`loop_detection.warn_threshold: expected an integer, got "x"`).
-template <class = void> // a template so that only a file that calls it instantiates the 44-slot chain
+template <class = void> // a template so that only a file that calls it instantiates the 45-slot chain
 deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config) {
     json_reader sections(config);
     deerflow_pipeline chain;
@@ -240,6 +265,7 @@ deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config) {
     detail::engage_from_section<sandbox, sandbox_options>(chain, sections);
     detail::engage_from_section<dangling_tool_call, dangling_tool_call_options>(chain, sections);
     detail::engage_llm_error_handling(chain, sections);
+    detail::engage_tool_receipt(chain, sections);
     detail::engage_guardrail(chain, sections);
     detail::engage_from_section<sandbox_audit, sandbox_audit_options>(chain, sections);
     detail::engage_from_section<read_before_write, read_before_write_options>(chain, sections);

@@ -357,6 +357,7 @@ constexpr std::string_view lead_middleware_name() {
     else if constexpr (std::is_same_v<M, sandbox>) return "sandbox";
     else if constexpr (std::is_same_v<M, dangling_tool_call>) return "dangling_tool_call";
     else if constexpr (std::is_same_v<M, llm_error_handling>) return "llm_error_handling";
+    else if constexpr (std::is_same_v<M, tool_receipt>) return "tool_receipt";
     else if constexpr (std::is_same_v<M, guardrail<allowlist_provider>>) return "guardrail";
     else if constexpr (std::is_same_v<M, sandbox_audit>) return "sandbox_audit";
     else if constexpr (std::is_same_v<M, read_before_write>) return "read_before_write";

@@ -170,10 +170,8 @@ std::size_t pii_key_end(std::string_view t, std::size_t start, In in, std::size_
     std::size_t m = 0;
     while (start + m < t.size() && m < max && in(t[start + m]))
         ++m;
-    for (std::size_t len = m; len + 1 > min && len >= min; --len) {
+    for (std::size_t len = m; len >= min && len > 0; --len) // every `min` here is above 0
         if (pii_boundary(t, start + len)) return start + len;
-        if (len == 0) break;
-    }
     return std::string_view::npos;
 }
 

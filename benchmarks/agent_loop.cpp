@@ -321,7 +321,7 @@ void BM_agent_loop_summarization(benchmark::State& bs) {
 // the whole request, which costs in proportion to the history).
 constexpr std::string_view lead_chain_sections = R"({
     "input_sanitization": true, "tool_output": true, "tool_result_sanitization": true,
-    "thread_data": true, "uploads": true, "sandbox": true, "dangling_tool_call": true,
+    "pii_redaction": {"enabled": true}, "thread_data": true, "uploads": true, "sandbox": true, "dangling_tool_call": true,
     "llm_call": true, "guardrails": true, "sandbox_audit": true, "read_before_write": true,
     "tool_error_handling": true, "dynamic_context": true,
     "summarization": {"trigger": [{"type": "tokens", "value": 1000000000000}]},

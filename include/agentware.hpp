@@ -50,6 +50,7 @@
 #include <agentware/middleware/moderation.hpp>
 #include <agentware/middleware/patch_tool_calls.hpp>
 #include <agentware/middleware/pii.hpp>
+#include <agentware/middleware/pii_redaction.hpp>
 #include <agentware/middleware/prompt_caching.hpp>
 #include <agentware/middleware/read_before_write.hpp>
 #include <agentware/middleware/safety_finish_reason.hpp>

@@ -70,7 +70,7 @@ TEST_CASE("deerflow preset: a bad section, key or value is named", "[options][pr
     };
     CHECK(error(R"({"time_travel": true})")
               .starts_with("time_travel: unknown key (known: input_sanitization, tool_output, "
-                           "tool_result_sanitization, thread_data, "));
+                           "tool_result_sanitization, pii_redaction, thread_data, "));
     CHECK(error(R"({"loop_detection": {"warn_threshold": "x"}})") ==
           R"(loop_detection.warn_threshold: expected an integer, got "x")");
     CHECK(error(R"({"sandbox": {"bash_timout": 5}})").starts_with("sandbox.bash_timout: unknown key"));

@@ -61,6 +61,15 @@ TEST_CASE("DeerFlow's subagent chain runs each delegation with fresh guards", "[
           std::vector<std::string>{"subagent_shared_fields", "tool_error_handling", "loop_detection",
                                    "token_budget", "safety_finish_reason", "summarization", "durable_context",
                                    "system_message_coalescing"});
+    // DeerFlow's subagents reuse the lead's base: pii_redaction after tool_result_sanitization,
+    // only with `enabled: true`.
+    auto redacting = make_subagent_pipeline(
+        boost::json::parse(R"({"tool_result_sanitization": true, "pii_redaction": {"enabled": true}})"));
+    CHECK(engaged_middleware_names(redacting) == std::vector<std::string>{"subagent_shared_fields",
+                                                                          "tool_result_sanitization",
+                                                                          "pii_redaction", "token_budget"});
+    CHECK_FALSE(make_subagent_pipeline(boost::json::parse(R"({"pii_redaction": {"redact_phone": false}})"))
+                    .enabled<pii_redaction>());
     subagent_type off;
     off.token_budget = boost::json::object{{"enabled", false}};
     CHECK_FALSE(make_subagent_pipeline(boost::json::object{}, off).enabled<token_budget>());

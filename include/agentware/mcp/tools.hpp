@@ -175,6 +175,7 @@ public:
     /// The asynchronous loop awaits the call on its executor: over stdio no
     /// thread waits for the server's answer.
     bool is_async() const noexcept override { return true; }
+    bool is_mcp() const noexcept override { return true; }
     boost::asio::awaitable<tool_output> async_call(const boost::json::object& args,
                                                    const tool_runtime& rt) override {
         try {

@@ -26,6 +26,7 @@
 #include <agentware/middleware/model_retry.hpp>
 #include <agentware/middleware/moderation.hpp>
 #include <agentware/middleware/pii.hpp>
+#include <agentware/middleware/pii_redaction.hpp>
 #include <agentware/middleware/prompt_caching.hpp>
 #include <agentware/middleware/read_before_write.hpp>
 #include <agentware/middleware/safety_finish_reason.hpp>
@@ -70,8 +71,11 @@ namespace agentware {
 /// middlewares agentware does not have yet), every middleware optional.
 using deerflow_pipeline = pipeline<
     std::optional<input_sanitization>, std::optional<tool_output_budget>,
-    std::optional<tool_result_sanitization>, std::optional<thread_data>, std::optional<uploads>,
-    std::optional<sandbox>, std::optional<dangling_tool_call>, std::optional<llm_error_handling>,
+    std::optional<tool_result_sanitization>,
+    // DeerFlow's PiiRedaction, engaged only when `pii_redaction.enabled` is true: last of the outer
+    // wrappers, so it is the innermost of them (its must_come_after checks it)
+    std::optional<pii_redaction>, std::optional<thread_data>, std::optional<uploads>, std::optional<sandbox>,
+    std::optional<dangling_tool_call>, std::optional<llm_error_handling>,
     // the outermost tool wrapper, ahead of the gates: the results they make get receipts too
     std::optional<tool_receipt>, std::optional<guardrail<allowlist_provider>>, std::optional<sandbox_audit>,
     std::optional<read_before_write>, std::optional<tool_error_handling>, std::optional<dynamic_context>,
@@ -220,6 +224,25 @@ void engage_tool_receipt(Chain& chain, json_reader& sections) {
         chain.template slot<tool_receipt>().emplace(std::move(*options));
 }
 
+// pii_redaction's options when DeerFlow would engage it: its `enabled` is
+// false by default, so an object of settings without `enabled: true` leaves it
+// out (its keys are still read, so a bad one is named); `true` engages it with
+// the defaults, as every section.
+inline std::optional<pii_redaction_options> read_pii_redaction(json_reader& sections) {
+    const auto* v = sections.find(pii_redaction_options::config_section);
+    const bool object_without_enabled = v && v->is_object() && !v->get_object().contains("enabled");
+    auto settings = deerflow_section(sections, pii_redaction_options::config_section);
+    if (!settings) return std::nullopt;
+    auto options = boost::json::value_to<pii_redaction_options>(boost::json::value(std::move(*settings)));
+    if (object_without_enabled) return std::nullopt;
+    return options;
+}
+
+template <class Chain>
+void engage_pii_redaction(Chain& chain, json_reader& sections) {
+    if (auto options = read_pii_redaction(sections)) chain.template slot<pii_redaction>().emplace(*options);
+}
+
 } // namespace detail
 
 /// DeerFlow's `memory_flush_hook` (reference §5.7 step 9), for summarization's
@@ -239,8 +262,9 @@ memory_flush_hook(std::shared_ptr<memory_manager> manager) {
 
 /// Builds DeerFlow's runtime chain from an object of its configuration
 /// sections: `input_sanitization`, `tool_output`, `tool_result_sanitization`,
-/// `thread_data`, `uploads`, `sandbox`, `dangling_tool_call`, `llm_call` (with `circuit_breaker`),
-/// `verification` (tool_receipt: on unless `receipts_enabled` is false), `guardrails`, `sandbox_audit`,
+/// `pii_redaction` (only with `enabled: true`, DeerFlow's default being false), `thread_data`, `uploads`,
+/// `sandbox`, `dangling_tool_call`, `llm_call` (with `circuit_breaker`), `verification` (tool_receipt: on
+/// unless `receipts_enabled` is false), `guardrails`, `sandbox_audit`,
 /// `read_before_write`, `tool_error_handling`, `dynamic_context`, `summarization`, `durable_context`, `todo`
 /// (plan mode, active in runs whose context sets `is_plan_mode`), `token_usage`, `title`, `memory`,
 /// `view_image`, `system_message_coalescing`, `subagents`, `loop_detection`, `token_budget`,
@@ -260,6 +284,7 @@ deerflow_pipeline make_deerflow_pipeline(const boost::json::value& config) {
     detail::engage_from_section<input_sanitization, input_sanitization_options>(chain, sections);
     detail::engage_from_section<tool_output_budget, tool_output_budget_options>(chain, sections);
     detail::engage_from_section<tool_result_sanitization, tool_result_sanitization_options>(chain, sections);
+    detail::engage_pii_redaction(chain, sections);
     detail::engage_from_section<thread_data, thread_data_options>(chain, sections);
     detail::engage_from_section<uploads, uploads_options>(chain, sections);
     detail::engage_from_section<sandbox, sandbox_options>(chain, sections);

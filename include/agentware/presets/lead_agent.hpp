@@ -352,6 +352,7 @@ constexpr std::string_view lead_middleware_name() {
     if constexpr (std::is_same_v<M, input_sanitization>) return "input_sanitization";
     else if constexpr (std::is_same_v<M, tool_output_budget>) return "tool_output_budget";
     else if constexpr (std::is_same_v<M, tool_result_sanitization>) return "tool_result_sanitization";
+    else if constexpr (std::is_same_v<M, pii_redaction>) return "pii_redaction";
     else if constexpr (std::is_same_v<M, thread_data>) return "thread_data";
     else if constexpr (std::is_same_v<M, uploads>) return "uploads";
     else if constexpr (std::is_same_v<M, sandbox>) return "sandbox";

@@ -79,7 +79,7 @@ inline subagents_options read_subagents_section(const boost::json::value& jv) {
 /// parent's `sandbox` and `thread_data` into the subagent's state.
 using subagent_pipeline = pipeline<
     subagent_shared_fields, std::optional<input_sanitization>, std::optional<tool_output_budget>,
-    std::optional<tool_result_sanitization>, std::optional<dangling_tool_call>,
+    std::optional<tool_result_sanitization>, std::optional<pii_redaction>, std::optional<dangling_tool_call>,
     std::optional<llm_error_handling>, std::optional<guardrail<allowlist_provider>>,
     std::optional<sandbox_audit>, std::optional<read_before_write>, std::optional<tool_error_handling>,
     std::optional<skills>, std::optional<skill_tool_policy>, std::optional<view_image>,
@@ -149,6 +149,7 @@ struct subagent_chain_settings {
     std::optional<input_sanitization_options> input_sanitization;
     std::optional<tool_output_budget_options> tool_output_budget;
     std::optional<tool_result_sanitization_options> tool_result_sanitization;
+    std::optional<pii_redaction_options> pii_redaction; ///< only with `enabled: true`, as the lead's
     std::optional<dangling_tool_call_options> dangling_tool_call;
     std::optional<llm_error_handling_options> llm_error_handling;
     std::optional<detail::guardrail_settings> guardrail;
@@ -169,6 +170,7 @@ struct subagent_chain_settings {
         input_sanitization = detail::read_section<input_sanitization_options>(sections);
         tool_output_budget = detail::read_section<tool_output_budget_options>(sections);
         tool_result_sanitization = detail::read_section<tool_result_sanitization_options>(sections);
+        pii_redaction = detail::read_pii_redaction(sections);
         dangling_tool_call = detail::read_section<dangling_tool_call_options>(sections);
         llm_error_handling = detail::read_llm_error_handling(sections);
         guardrail = detail::read_guardrail(sections);
@@ -202,6 +204,7 @@ inline subagent_pipeline make_subagent_pipeline(const subagent_chain_settings& s
     engage.template operator()<input_sanitization>(settings.input_sanitization);
     engage.template operator()<tool_output_budget>(settings.tool_output_budget);
     engage.template operator()<tool_result_sanitization>(settings.tool_result_sanitization);
+    engage.template operator()<pii_redaction>(settings.pii_redaction);
     engage.template operator()<dangling_tool_call>(settings.dangling_tool_call);
     engage.template operator()<llm_error_handling>(settings.llm_error_handling);
     if (settings.guardrail)

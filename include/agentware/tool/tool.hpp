@@ -149,6 +149,9 @@ public:
     virtual const tool_schema& schema() const = 0;
     virtual tool_output call(const boost::json::object& args, const tool_runtime& rt) = 0;
     virtual bool is_async() const noexcept { return false; }
+    /// True for a tool of an MCP server (DeerFlow's `deerflow_mcp` tag): its
+    /// results come from elsewhere, as a web tool's (pii_redaction reads it).
+    virtual bool is_mcp() const noexcept { return false; }
     AGENTWARE_DECL virtual detail::awaitable<tool_output> async_call(const boost::json::object& args,
                                                                      const tool_runtime& rt);
 };

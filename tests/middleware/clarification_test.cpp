@@ -1,5 +1,5 @@
 // clarification: the question's text and structured request, ending the run,
-// the context switches, batched calls; and the whole guard chain end to end.
+// the context switches, batched calls dropped; and the whole guard chain end to end.
 #include "../agent/support.hpp"
 
 #include <agentware/middleware/clarification.hpp>
@@ -199,7 +199,8 @@ TEST_CASE("a non-interactive run is not offered the tool", "[middleware][clarifi
     CHECK(model.requests()[1].tool_names == strings{"echo", "ask_clarification"});
 }
 
-TEST_CASE("calls batched with a clarification do not run", "[middleware][clarification][agent]") {
+TEST_CASE("calls batched with a clarification are dropped from the answer",
+          "[middleware][clarification][agent]") {
     std::atomic<int> runs{0};
     auto side_effect =
         make_tool("deploy", "Deploys.", R"({"type":"object"})", [&](const boost::json::object&) {
@@ -207,25 +208,65 @@ TEST_CASE("calls batched with a clarification do not run", "[middleware][clarifi
             return std::string("deployed");
         });
     scripted_model model(
-        {test::calls({test::call("d1", "deploy"), ask("c1", R"({"question":"Really deploy?"})")})});
+        {test::calls({test::call("d1", "deploy"), ask("c1", R"({"question":"Really deploy?"})"),
+                      test::call("d2", "deploy"), ask("c2", R"({"question":"Where?"})")},
+                     "Let me check first.")});
     auto a = make_agent(model, tool_set(side_effect), clarification{});
     auto r = a.invoke("x");
     REQUIRE(r.reason == stop_reason::ended_by_tool);
     CHECK(runs == 0);
-    const message& skipped = r.state.messages.at(2);
-    CHECK(skipped.tool_call_id() == "d1");
-    CHECK(skipped.is_error());
-    CHECK(skipped.text() ==
-          "[Not executed: this call was batched with ask_clarification, so it was skipped while the "
-          "user is asked. Call it again after the user answers, if it is still needed.]");
-    CHECK(r.state.messages.at(3).text() == "❓ Really deploy?");
+    REQUIRE(r.state.messages.size() == 4); // the question, the answer, one result per clarification
+    const message& answer = r.state.messages.at(1);
+    REQUIRE(answer.tool_calls.size() == 2); // both clarifications kept, in their order
+    CHECK(answer.tool_calls[0].id == "c1");
+    CHECK(answer.tool_calls[1].id == "c2");
+    CHECK(answer.text() == "Let me check first."); // no note: the text stays the model's
+    CHECK(r.state.messages.at(2).tool_call_id() == "c1");
+    CHECK(r.state.messages.at(2).text() == "❓ Really deploy?");
+    CHECK(r.state.messages.at(3).tool_call_id() == "c2");
+    for (const auto& m : r.state.messages)
+        CHECK(m.tool_call_id() != "d1");
 
     clarification_options off;
     off.skip_batched_calls = false;
     scripted_model model2({test::calls({test::call("d1", "deploy"), ask("c1", R"({"question":"Q"})")})});
     auto b = make_agent(model2, tool_set(side_effect), clarification{off});
-    REQUIRE(b.invoke("x").reason == stop_reason::ended_by_tool);
+    auto r2 = b.invoke("x");
+    REQUIRE(r2.reason == stop_reason::ended_by_tool);
     CHECK(runs == 1);
+    CHECK(r2.state.messages.at(1).tool_calls.size() == 2);
+}
+
+TEST_CASE("after_model leaves an answer without a clarification, or with only clarifications, as it is",
+          "[middleware][clarification]") {
+    clarification c;
+    runtime rt;
+    struct {
+        std::vector<message> messages;
+    } state;
+    state.messages = {human_message("x"),
+                      test::calls({test::call("d1", "deploy"), test::call("e1", "echo")}, "Go.")};
+    const message before = state.messages.back();
+    c.after_model(state, rt);
+    CHECK(state.messages.back() == before);
+
+    state.messages.back() = test::calls({ask("c1", R"({"question":"Q"})"), ask("c2", R"({"question":"R"})")});
+    const message asks = state.messages.back();
+    c.after_model(state, rt);
+    CHECK(state.messages.back() == asks);
+
+    state.messages.back() = test::calls({test::call("d1", "deploy"), ask("c1", R"({"question":"Q"})")});
+    state.messages.back().id = "ai-1";
+    c.after_model(state, rt);
+    REQUIRE(state.messages.back().tool_calls.size() == 1);
+    CHECK(state.messages.back().tool_calls[0].id == "c1");
+    CHECK(state.messages.back().id == "ai-1"); // edited in place
+
+    // Clarification disabled: nobody is asked, so every call stays.
+    state.messages.back() = test::calls({test::call("d1", "deploy"), ask("c1", R"({"question":"Q"})")});
+    rt.context["disable_clarification"] = true;
+    c.after_model(state, rt);
+    CHECK(state.messages.back().tool_calls.size() == 2);
 }
 
 // ---------------------------------------------------------------- the chain end to end
@@ -298,12 +339,13 @@ TEST_CASE("the guard chain end to end: repair, deny, recover, limit, watch, ask"
           "If you cannot complete the task, summarize what you accomplished so far.");
     for (const auto& m : state.messages)
         CHECK(m.name != "loop_warning");
-    // clarification: the question ends the run; the batched echo did not run
-    const message& question = state.messages.at(state.messages.size() - 2); // results come in call order
+    // clarification: the batched echo was dropped from the answer; the question ends the run
+    const message& asking = state.messages.at(state.messages.size() - 2);
+    REQUIRE(asking.tool_calls.size() == 1);
+    CHECK(asking.tool_calls[0].id == "q1");
+    const message& question = state.messages.back();
     CHECK(question.id == "clarification:q1");
     CHECK(question.text() == "🔀 Both work.\n\nWhich report format?\n\n  1. PDF\n  2. HTML");
-    CHECK(state.messages.back().tool_call_id() == "s4");
-    CHECK(state.messages.back().text().rfind("[Not executed:", 0) == 0);
 
     // The user's answer is the next run, on the same state.
     auto r2 = a.run(state, "PDF please");

@@ -8,11 +8,14 @@
 // answer arrives as the next run. It must be the last middleware, so its
 // wrap_tool_call is the innermost and sees the call before anything runs it.
 //
-// Beyond DeerFlow (its issue 4906): the other calls of an answer that also
-// asks for clarification do not run; each gets a short note instead, so the
-// model learns they were skipped and may repeat them once the user answered.
+// As DeerFlow since its issue 4906 (PRs 4908/4934): when an answer asks for
+// clarification together with other calls, after_model takes the other calls
+// out of that answer (same message, same id, its text untouched, no note), so
+// only the question is answered; the model may make them again once the user
+// answered. Runs where clarification is disabled keep every call.
 
 #include <agentware/agent/requests.hpp>
+#include <agentware/agent/runtime.hpp>
 #include <agentware/agent/wrap.hpp>
 #include <agentware/detail/format.hpp>
 #include <agentware/detail/hash.hpp>
@@ -44,8 +47,9 @@ namespace agentware {
 
 struct clarification_options {
     std::string tool_name = "ask_clarification";
-    bool provide_tool = true;       ///< add the tool to the agent (off when you bring your own)
-    bool skip_batched_calls = true; ///< calls batched with a clarification do not run (DeerFlow #4906)
+    bool provide_tool = true; ///< add the tool to the agent (off when you bring your own)
+    bool skip_batched_calls =
+        true; ///< after_model drops the calls batched with a clarification (DeerFlow #4906)
     std::size_t max_fields = 16;
     std::size_t max_field_options = 24;
     std::size_t max_text = 200; ///< names, labels, placeholders, field options (code points)
@@ -90,17 +94,15 @@ struct clarification_request {
 struct clarification {
     static constexpr bool must_be_last = true;
 
+    // Text kept for parity with DeerFlow's ClarificationMiddleware
     static constexpr std::string_view disabled_text =
         "Clarification is disabled in this context — the human is not present to answer synchronously. Do "
         "not ask "
         "for confirmation. Proceed with your best judgment, carry out the requested action, and state any "
         "assumptions you made in your final response.";
     static constexpr std::string_view tool_body_text = "Clarification request processed by middleware";
+    // Text kept for parity with DeerFlow's ClarificationMiddleware
     static constexpr std::string_view form_footer = "Please reply with a value for each field.";
-    static constexpr std::string_view skipped_text =
-        "[Not executed: this call was batched with ask_clarification, so it was skipped while the user is "
-        "asked. "
-        "Call it again after the user answers, if it is still needed.]";
     static constexpr std::string_view tool_description =
         "Ask the user for clarification when information is missing, a requirement is ambiguous, several "
         "approaches "
@@ -137,21 +139,28 @@ struct clarification {
         return next(req);
     }
 
+    /// An answer that asks for clarification keeps only its clarification
+    /// calls: the others are taken out before anything runs them (DeerFlow
+    /// #4906). Looks at the new answer alone; the message keeps its id, text
+    /// and unusable calls, and no note is added.
+    template <class State>
+    void after_model(State& state, runtime& rt) {
+        if (!options.skip_batched_calls || state.messages.empty()) return;
+        message& last = state.messages.back();
+        if (!last.is_ai() || last.tool_calls.empty()) return;
+        const auto asks = [&](const tool_call& c) { return c.name == options.tool_name; };
+        const auto kept =
+            static_cast<std::size_t>(std::count_if(last.tool_calls.begin(), last.tool_calls.end(), asks));
+        if (kept == 0 || kept == last.tool_calls.size()) return; // nothing asked, or nothing else called
+        if (disabled(rt)) return; // nobody is asked, so the other calls must run
+        last.tool_calls.erase(std::remove_if(last.tool_calls.begin(), last.tool_calls.end(),
+                                             [&](const tool_call& c) { return !asks(c); }),
+                              last.tool_calls.end());
+    }
+
     auto wrap_tool_call(auto& req, auto&& next) -> decltype(next(req)) {
-        const bool disabled = req.rt && (detail::flag(req.rt->context, "disable_clarification") ||
-                                         detail::flag(req.rt->context, "non_interactive"));
-        if (req.call->name != options.tool_name) {
-            if (!disabled && options.skip_batched_calls && req.state &&
-                batched_with_clarification(*req.state, *req.call))
-                return short_circuit(
-                    req, next,
-                    tool_response{tool_message(req.call->id, req.call->name, std::string(skipped_text),
-                                               tool_status::error),
-                                  {},
-                                  false});
-            return next(req);
-        }
-        if (disabled) {
+        if (req.call->name != options.tool_name) return next(req);
+        if (req.rt && disabled(*req.rt)) {
             message m = tool_message(req.call->id, options.tool_name, std::string(disabled_text));
             m.id = request_id_for(req.call->id, disabled_text);
             return short_circuit(req, next, tool_response{std::move(m), {}, false});
@@ -399,18 +408,9 @@ private:
         return detail::truthy(*r);
     }
 
-    template <class State>
-    bool batched_with_clarification(const State& state, const tool_call& call) const {
-        for (auto it = state.messages.rbegin(); it != state.messages.rend(); ++it) {
-            if (!it->is_ai()) continue;
-            bool mine = false, asks = false;
-            for (const auto& c : it->tool_calls) {
-                mine = mine || c.id == call.id;
-                asks = asks || c.name == options.tool_name;
-            }
-            return mine && asks;
-        }
-        return false;
+    static bool disabled(const runtime& rt) {
+        return detail::flag(rt.context, "disable_clarification") ||
+               detail::flag(rt.context, "non_interactive");
     }
 };
 

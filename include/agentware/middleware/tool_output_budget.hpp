@@ -9,7 +9,9 @@
 // the rest with read_file. When it cannot be saved, a result longer than
 // `fallback_max_chars` is cut to its head and tail instead. In every model
 // request, tool messages of the history longer than `fallback_max_chars`
-// are cut the same way (request only).
+// are cut the same way (request only), and the `content` argument of a
+// successful write_file call that a later read or change of the same path
+// superseded is elided (request only; the newest `keep_recent_writes` stay).
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
@@ -21,6 +23,7 @@
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/id.hpp>
 #include <agentware/message/message.hpp>
+#include <agentware/middleware/detail/ai_edit.hpp>
 #include <agentware/thread/detail/user_data_paths.hpp>
 #include <agentware/thread/fields.hpp>
 
@@ -37,7 +40,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -55,6 +61,9 @@ struct tool_output_budget_options {
     std::string storage_subdir = ".tool-results"; ///< under the thread's outputs directory
     std::vector<std::string> exempt_tools{"read_file", "read_file_tool"};
     std::map<std::string, std::size_t, std::less<>> tool_overrides; ///< per-tool externalize_min_chars
+    bool elide_superseded_writes = true;           ///< request only: superseded write_file content is elided
+    std::size_t superseded_write_min_chars = 2000; ///< shorter content stays (0: any non-empty content)
+    std::size_t keep_recent_writes = 1; ///< the newest successful writes (all paths) keep their content
 
     static constexpr std::string_view config_section = "tool_output";
     friend bool operator==(const tool_output_budget_options&, const tool_output_budget_options&) = default;
@@ -76,7 +85,10 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,
                              {"fallback_tail_chars", o.fallback_tail_chars},
                              {"storage_subdir", o.storage_subdir},
                              {"exempt_tools", std::move(exempt)},
-                             {"tool_overrides", std::move(overrides)}};
+                             {"tool_overrides", std::move(overrides)},
+                             {"elide_superseded_writes", o.elide_superseded_writes},
+                             {"superseded_write_min_chars", o.superseded_write_min_chars},
+                             {"keep_recent_writes", o.keep_recent_writes}};
 }
 inline tool_output_budget_options tag_invoke(boost::json::value_to_tag<tool_output_budget_options>,
                                              const boost::json::value& jv) {
@@ -91,6 +103,9 @@ inline tool_output_budget_options tag_invoke(boost::json::value_to_tag<tool_outp
         .read("storage_subdir", o.storage_subdir)
         .read("exempt_tools", o.exempt_tools)
         .read("tool_overrides", o.tool_overrides)
+        .read("elide_superseded_writes", o.elide_superseded_writes)
+        .read("superseded_write_min_chars", o.superseded_write_min_chars)
+        .read("keep_recent_writes", o.keep_recent_writes)
         .reject_unknown_keys();
     if (o.storage_subdir.empty() || o.storage_subdir.find("..") != std::string::npos ||
         o.storage_subdir.front() == '/')
@@ -121,6 +136,34 @@ inline std::string_view result_kind(std::string_view text) {
         if (!ec) return "json";
     }
     return "text";
+}
+
+/// A path argument normalised lexically, as POSIX normpath does ("a//b/./c/" is
+/// "a/b/c"; ".." steps back over a name; "" is ".").
+inline std::string normalized_posix_path(std::string_view p) {
+    const bool absolute = !p.empty() && p.front() == '/';
+    std::vector<std::string_view> parts;
+    std::size_t i = 0;
+    while (i <= p.size()) {
+        std::size_t j = p.find('/', i);
+        if (j == std::string_view::npos) j = p.size();
+        const std::string_view part = p.substr(i, j - i);
+        if (part == "..") {
+            if (!parts.empty() && parts.back() != "..")
+                parts.pop_back();
+            else if (!absolute)
+                parts.push_back(part);
+        } else if (!part.empty() && part != ".") {
+            parts.push_back(part);
+        }
+        i = j + 1;
+    }
+    std::string out = absolute ? "/" : "";
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+        if (k) out += '/';
+        out += parts[k];
+    }
+    return out.empty() ? "." : out;
 }
 
 } // namespace detail
@@ -154,8 +197,129 @@ struct tool_output_budget {
         });
     }
 
-    /// Oversized tool messages of the history are cut in the request.
+    /// Oversized tool messages of the history are cut in the request, and the
+    /// content of superseded writes is elided there.
     auto wrap_model_call(auto& req, auto&& next) -> decltype(next(req)) {
+        cut_history(req);
+        if (options.elide_superseded_writes) elide_superseded_writes(req);
+        return next(req);
+    }
+
+    // Text kept for parity with DeerFlow's ToolOutputBudgetMiddleware
+    static constexpr std::string_view elided_write_format =
+        "[content elided: {} chars; this write_file call succeeded and the file was read or modified again "
+        "afterwards, so the on-disk file is the current version; call read_file on its path to see it]";
+
+    /// What the history holds about file calls, kept per run and extended by
+    /// the messages new since the last request (rebuilt when the request's
+    /// history is not the one indexed: summarised, edited or without ids).
+    struct write_index {
+        struct write {
+            std::size_t msg;  ///< the ai message holding the call
+            std::size_t call; ///< the call's position in it
+            std::string path;
+            std::size_t chars; ///< of its content (0 when not a string)
+        };
+        struct pending_call {
+            std::size_t msg;
+            std::size_t call;
+            std::string name;
+            std::string path;
+        };
+        std::size_t scanned = 0;
+        std::string first_id, last_id; ///< of messages 0 and scanned-1, to check the prefix
+        std::map<std::string, pending_call, std::less<>> pending; ///< by call id, awaiting their result
+        std::vector<write> writes; ///< successful write_file calls, oldest first
+        std::map<std::string, std::size_t, std::less<>>
+            latest_touch; ///< path -> message of its newest successful touch
+
+        void add(std::span<const message> view, std::size_t from) {
+            for (std::size_t i = from; i < view.size(); ++i) {
+                const message& m = view[i];
+                if (m.is_ai()) {
+                    for (std::size_t k = 0; k < m.tool_calls.size(); ++k) {
+                        const tool_call& c = m.tool_calls[k];
+                        if (c.name != "write_file" && c.name != "str_replace" && c.name != "read_file")
+                            continue;
+                        const auto* p = c.args.if_contains("path");
+                        if (!p || !p->is_string() || p->get_string().empty()) continue;
+                        pending[c.id] = {i, k, c.name, detail::normalized_posix_path(p->get_string())};
+                    }
+                } else if (m.is_tool() && !pending.empty()) {
+                    auto it = pending.find(m.tool_call_id());
+                    if (it == pending.end()) continue;
+                    pending_call pc = std::move(it->second);
+                    pending.erase(it);
+                    if (m.is_error()) continue; // a failed call changed and showed nothing
+                    if (pc.name == "write_file") {
+                        std::size_t chars = 0;
+                        if (const auto* c = view[pc.msg].tool_calls[pc.call].args.if_contains("content"))
+                            if (c->is_string()) chars = detail::utf8_chars(c->get_string());
+                        writes.push_back({pc.msg, pc.call, pc.path, chars});
+                    }
+                    auto& t = latest_touch[pc.path];
+                    t = std::max(t, pc.msg);
+                }
+            }
+        }
+    };
+
+    /// Elides, in the request only, the content of each successful write_file
+    /// call that a successful read_file, write_file or str_replace of the same
+    /// path in a later message superseded, unless it is among the
+    /// `keep_recent_writes` newest successful writes or shorter than
+    /// `superseded_write_min_chars`.
+    void elide_superseded_writes(auto& req) const {
+        const std::span<const message> view = req.messages;
+        struct plan {
+            std::size_t msg, call, chars;
+        };
+        std::vector<plan> todo;
+        auto decide = [&](const write_index& ix) {
+            const std::size_t n = ix.writes.size();
+            const std::size_t cutoff = n > options.keep_recent_writes ? n - options.keep_recent_writes : 0;
+            for (std::size_t w = 0; w < cutoff; ++w) {
+                const auto& wr = ix.writes[w];
+                if (wr.chars == 0 || wr.chars < options.superseded_write_min_chars) continue;
+                auto t = ix.latest_touch.find(wr.path);
+                if (t == ix.latest_touch.end() || t->second <= wr.msg) continue;
+                todo.push_back({wr.msg, wr.call, wr.chars});
+            }
+        };
+        const bool cacheable = req.rt != nullptr && !view.empty() && !view.front().id.empty();
+        if (!cacheable) {
+            write_index ix;
+            ix.add(view, 0);
+            decide(ix);
+        } else {
+            const detail::run_key key = detail::run_key::of(*req.rt);
+            std::lock_guard lock(cache_->mutex);
+            auto it = cache_->runs.find(key);
+            if (it == cache_->runs.end()) {
+                if (cache_->runs.size() >= max_indexed_runs) cache_->runs.erase(cache_->runs.begin());
+                it = cache_->runs.emplace(key, write_index{}).first;
+            }
+            write_index& ix = it->second;
+            const bool same_prefix = ix.scanned > 0 && ix.scanned <= view.size() &&
+                                     view.front().id == ix.first_id &&
+                                     view[ix.scanned - 1].id == ix.last_id && !ix.last_id.empty();
+            if (!same_prefix) ix = write_index{};
+            ix.add(view, ix.scanned);
+            ix.scanned = view.size();
+            ix.first_id = view.front().id;
+            ix.last_id = view.back().id;
+            decide(ix);
+        }
+        if (todo.empty()) return;
+        auto& msgs = req.messages.edit();
+        for (const plan& p : todo) {
+            auto& args = msgs[p.msg].tool_calls[p.call].args;
+            // Text kept for parity with DeerFlow's ToolOutputBudgetMiddleware
+            args["content"] = detail::format(elided_write_format, p.chars);
+        }
+    }
+
+    void cut_history(auto& req) const {
         const auto& msgs = req.messages;
         for (std::size_t i = 0; i < msgs.size(); ++i) {
             const message& m = msgs[i];
@@ -171,7 +335,6 @@ struct tool_output_budget {
             e.content = detail::text_content(
                 detail::head_tail_cut(text, options.fallback_head_chars, options.fallback_tail_chars));
         }
-        return next(req);
     }
 
     /// Externalises or cuts one tool result in place; the outcome ("externalized",
@@ -255,6 +418,14 @@ struct tool_output_budget {
             "\nTo see more, call read_file with path \"{}\" and a start_line/end_line range.", path);
         return out;
     }
+
+private:
+    static constexpr std::size_t max_indexed_runs = 256; // abandoned runs are dropped oldest first
+    struct index_cache {
+        std::mutex mutex;
+        std::map<detail::run_key, write_index> runs;
+    };
+    std::shared_ptr<index_cache> cache_ = std::make_shared<index_cache>();
 };
 
 } // namespace agentware

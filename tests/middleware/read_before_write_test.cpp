@@ -278,10 +278,135 @@ TEST_CASE("read_before_write options in JSON", "[middleware][read_before_write][
         boost::json::parse(R"({"write_tools":["write_file","str_replace","edit_file"]})"));
     CHECK(o.write_tools.size() == 3);
     CHECK(boost::json::value_to<read_before_write_options>(boost::json::value_from(o)) == o);
+    CHECK(o.elide_blocked_payloads);
+    CHECK(o.elide_min_chars == 2000);
+    o = boost::json::value_to<read_before_write_options>(
+        boost::json::parse(R"({"elide_blocked_payloads":false,"elide_min_chars":10})"));
+    CHECK_FALSE(o.elide_blocked_payloads);
+    CHECK(o.elide_min_chars == 10);
+    CHECK(boost::json::value_to<read_before_write_options>(boost::json::value_from(o)) == o);
+    CHECK_THROWS_WITH(
+        boost::json::value_to<read_before_write_options>(boost::json::parse(R"({"elide_min_chars":-1})")),
+        Catch::Contains("read_before_write.elide_min_chars"));
     CHECK_THROWS_WITH(
         boost::json::value_to<read_before_write_options>(boost::json::parse(R"({"enabled":true})")),
         Catch::Contains("read_before_write.enabled"));
     CHECK_THROWS_WITH(
         boost::json::value_to<read_before_write_options>(boost::json::parse(R"({"write_tools":[1]})")),
         Catch::Contains("read_before_write.write_tools[0]"));
+}
+
+namespace {
+
+// The sandbox tools with read_before_write (options `o`) in front; the model kept to read its requests.
+struct elision_run {
+    scripted_model model;
+    std::vector<message> stored;
+};
+elision_run run_elision(dftest::sandbox_env& env, std::vector<message> script,
+                        read_before_write_options o = {}) {
+    scripted_model model(std::move(script));
+    auto a = make_agent(model, tool_set{}, sandbox{}, read_before_write{std::move(o)});
+    decltype(a)::state_type state;
+    get<thread_data_field>(state) = env.paths;
+    auto r = a.run(state, "go");
+    INFO(r.error);
+    REQUIRE(r.reason == stop_reason::finished);
+    return {model, state.messages};
+}
+
+std::string elided(std::size_t chars, std::string_view tool) {
+    return fmt::format(
+        "[payload elided: {} chars; this {} call was blocked by the read-before-write gate and "
+        "nothing was written]",
+        chars, tool);
+}
+
+std::string content_of(const message& ai, std::size_t call, std::string_view field = "content") {
+    return std::string(ai.tool_calls.at(call).args.at(field).as_string());
+}
+
+} // namespace
+
+TEST_CASE("a refused write's payload is elided in the model requests, the stored call keeps it",
+          "[middleware][read_before_write][elision]") {
+    dftest::sandbox_env env;
+    dftest::write(env.ws() / "a.txt", "old\n");
+    const std::string big(2500, 'x');
+    auto run = run_elision(env, {test::calls({test::call("c1", "write_file", write_args(big)),
+                                              test::call("c2", "write_file", write_args("short"))}),
+                                 test::calls({test::call("c3", "read_file", read_args)}),
+                                 test::calls({test::call("c4", "write_file", write_args(big))}),
+                                 ai_message("done")});
+    const auto requests = run.model.requests();
+    REQUIRE(requests.size() == 4);
+    // The refusals carry the block mark.
+    const auto& block = run.stored.at(2).metadata.at("deerflow_write_block").as_object();
+    CHECK(block.at("path") == "/mnt/user-data/workspace/a.txt");
+    CHECK(block.at("tool") == "write_file");
+    for (std::size_t i = 1; i < requests.size(); ++i) {
+        const message& ai = requests[i].messages.at(1);
+        CHECK(content_of(ai, 0) == elided(2500, "write_file"));
+        CHECK(content_of(ai, 1) == "short"); // under elide_min_chars
+        CHECK(ai.tool_calls.at(0).args.at("path") == "/mnt/user-data/workspace/a.txt");
+    }
+    // The allowed write keeps its payload.
+    CHECK(content_of(requests[3].messages.at(6), 0) == big);
+    // The stored history is untouched.
+    CHECK(content_of(run.stored.at(1), 0) == big);
+    CHECK(dftest::read(env.ws() / "a.txt") == big);
+}
+
+TEST_CASE("str_replace payloads with elide_min_chars 0, and the option off",
+          "[middleware][read_before_write][elision]") {
+    dftest::sandbox_env env;
+    dftest::write(env.ws() / "a.txt", "old\n");
+    const std::string args =
+        R"({"description":"d","path":"/mnt/user-data/workspace/a.txt","old_str":"old","new_str":"né"})";
+    std::vector<message> script{test::calls({test::call("c1", "str_replace", args)}), ai_message("done")};
+    SECTION("elide every non-empty payload") {
+        read_before_write_options o;
+        o.elide_min_chars = 0;
+        auto run = run_elision(env, script, o);
+        const message& ai = run.model.requests().at(1).messages.at(1);
+        CHECK(content_of(ai, 0, "old_str") == elided(3, "str_replace"));
+        CHECK(content_of(ai, 0, "new_str") == elided(2, "str_replace")); // characters, not bytes
+        CHECK(content_of(run.stored.at(1), 0, "new_str") == "né");
+    }
+    SECTION("elide_blocked_payloads off") {
+        read_before_write_options o;
+        o.elide_blocked_payloads = false;
+        o.elide_min_chars = 0;
+        auto run = run_elision(env, script, o);
+        CHECK(content_of(run.model.requests().at(1).messages.at(1), 0, "old_str") == "old");
+    }
+}
+
+TEST_CASE("the refused-call index pairs per occurrence and follows a rewritten history",
+          "[middleware][read_before_write][elision]") {
+    auto ai = [](std::string id, std::string call_id) {
+        message m = test::calls({test::call(std::move(call_id), "write_file", R"({"content":"c"})")});
+        m.id = std::move(id);
+        return m;
+    };
+    auto result = [](std::string id, std::string call_id, bool refused) {
+        message m = tool_message(call_id, "write_file", refused ? "Error: blocked" : "OK",
+                                 refused ? tool_status::error : tool_status::ok);
+        if (refused) m.metadata["deerflow_write_block"] = boost::json::object{};
+        m.id = std::move(id);
+        return m;
+    };
+    detail::blocked_call_index ix;
+    std::vector<message> ms{ai("m1", "x"), result("m2", "x", false), ai("m3", "x"), result("m4", "x", true)};
+    auto b = ix.update(ms, read_before_write::write_block_key);
+    REQUIRE(b.size() == 1); // the id repeats: only the second call was refused
+    CHECK(b[0].message == 2);
+    ms.push_back(ai("m5", "y"));
+    ms.push_back(result("m6", "y", true));
+    CHECK(ix.update(ms, read_before_write::write_block_key).size() == 2); // only the new messages read
+    ms.erase(ms.begin(), ms.begin() + 2);                                 // a summarised history
+    b = ix.update(ms, read_before_write::write_block_key);
+    REQUIRE(b.size() == 2);
+    CHECK(b[0].message == 0);
+    CHECK(b[1].message == 2);
 }

@@ -18,6 +18,14 @@
 // suspension while a waiting coroutine holds no thread. Its
 // wrap_tool_call must stand outside tool_error_handling's (it lists
 // tool_error_handling in `must_come_before`).
+//
+// A refusal carries metadata["deerflow_write_block"] = {path, tool}. In every
+// model request (wrap_model_call) the payload arguments of the calls so
+// refused (write_file `content`, str_replace `old_str`/`new_str`) of at least
+// `elide_min_chars` characters become a short placeholder: the call never ran
+// and must be made again after a read. Only the request's copy changes; the
+// stored messages keep the arguments. Which calls were refused is kept in an
+// index per thread that scans only the messages added since the last request.
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/core/fields.hpp>
@@ -25,6 +33,7 @@
 #include <agentware/detail/awaitable.hpp>
 #include <agentware/detail/hash.hpp>
 #include <agentware/json/reader.hpp>
+#include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
 #include <agentware/middleware/detail/async_gates.hpp>
 #include <agentware/thread/detail/user_data_paths.hpp>
@@ -38,6 +47,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -47,6 +57,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -58,6 +69,9 @@ struct read_before_write_options {
     std::string read_tool = "read_file";
     std::vector<std::string> write_tools{"write_file", "str_replace"};
     std::string mark_key = "deerflow_read_mark"; ///< where the read mark goes in the message metadata
+    bool elide_blocked_payloads = true; ///< model requests carry a placeholder for refused calls' payloads
+    std::size_t elide_min_chars =
+        2000; ///< shortest payload elided, in characters; 0 elides every non-empty one
 
     static constexpr std::string_view config_section = "read_before_write";
     friend bool operator==(const read_before_write_options&, const read_before_write_options&) = default;
@@ -68,14 +82,18 @@ inline void tag_invoke(boost::json::value_from_tag, boost::json::value& jv,
     boost::json::array w;
     for (const auto& t : o.write_tools)
         w.emplace_back(t);
-    jv = boost::json::object{
-        {"read_tool", o.read_tool}, {"write_tools", std::move(w)}, {"mark_key", o.mark_key}};
+    jv = boost::json::object{{"read_tool", o.read_tool},
+                             {"write_tools", std::move(w)},
+                             {"mark_key", o.mark_key},
+                             {"elide_blocked_payloads", o.elide_blocked_payloads},
+                             {"elide_min_chars", o.elide_min_chars}};
 }
 inline read_before_write_options tag_invoke(boost::json::value_to_tag<read_before_write_options>,
                                             const boost::json::value& jv) {
     json_reader r(jv, std::string(read_before_write_options::config_section));
     read_before_write_options o;
     r.read("read_tool", o.read_tool).read("write_tools", o.write_tools).read("mark_key", o.mark_key);
+    r.read("elide_blocked_payloads", o.elide_blocked_payloads).read("elide_min_chars", o.elide_min_chars);
     r.reject_unknown_keys();
     return o;
 }
@@ -101,6 +119,90 @@ inline std::optional<std::string> slurp(const std::filesystem::path& p) {
     return std::move(ss).str();
 }
 
+/// Which tool calls of a history a read_before_write refusal answered, kept
+/// up to date one request after the other: only the messages added since the
+/// last scan are read. Calls and results pair per occurrence (the k-th call
+/// with an id gets the k-th result with that id: ids may repeat across
+/// turns). A history that no longer starts with the messages scanned (edited,
+/// summarised) is scanned again from the start.
+class blocked_call_index {
+public:
+    struct call_at {
+        std::size_t message;
+        std::size_t call;
+        std::string id;
+    };
+
+    /// The refused calls of `ms`, after reading its new messages.
+    const std::vector<call_at>& update(const std::vector<message>& ms, std::string_view block_key) {
+        if (!continues(ms)) reset();
+        for (; scanned_ < ms.size(); ++scanned_)
+            add(ms[scanned_], scanned_, block_key);
+        if (!ms.empty()) {
+            first_id_ = ms.front().id;
+            last_id_ = ms.back().id;
+        }
+        for (const auto& b : blocked_)
+            if (b.message >= ms.size() || b.call >= ms[b.message].tool_calls.size() ||
+                ms[b.message].tool_calls[b.call].id != b.id) {
+                reset(); // positions moved under the same ids: start over
+                return update(ms, block_key);
+            }
+        return blocked_;
+    }
+
+private:
+    struct occurrences {
+        std::vector<std::pair<std::size_t, std::size_t>> calls; // (message, call) in history order
+        std::vector<bool> refused;                              // per result, in history order
+    };
+
+    bool continues(const std::vector<message>& ms) const {
+        if (scanned_ == 0) return true;
+        if (ms.size() < scanned_ || first_id_.empty() || last_id_.empty()) return false;
+        return ms.front().id == first_id_ && ms[scanned_ - 1].id == last_id_;
+    }
+    void reset() {
+        scanned_ = 0;
+        first_id_.clear();
+        last_id_.clear();
+        by_id_.clear();
+        blocked_.clear();
+    }
+    void add(const message& m, std::size_t at, std::string_view block_key) {
+        if (m.is_ai()) {
+            for (std::size_t c = 0; c < m.tool_calls.size(); ++c) {
+                const std::string& id = m.tool_calls[c].id;
+                if (id.empty()) continue;
+                occurrences& o = by_id_[id];
+                const std::size_t k = o.calls.size();
+                o.calls.emplace_back(at, c);
+                if (k < o.refused.size() && o.refused[k]) blocked_.push_back({at, c, id});
+            }
+        } else if (m.is_tool()) {
+            const std::string id(m.tool_call_id());
+            if (id.empty()) return;
+            occurrences& o = by_id_[id];
+            const std::size_t k = o.refused.size();
+            const auto* mark = m.metadata.if_contains(block_key);
+            const bool refused = mark != nullptr && mark->is_object();
+            o.refused.push_back(refused);
+            if (refused && k < o.calls.size()) blocked_.push_back({o.calls[k].first, o.calls[k].second, id});
+        }
+    }
+
+    std::size_t scanned_ = 0;
+    std::string first_id_, last_id_;
+    std::unordered_map<std::string, occurrences> by_id_;
+    std::vector<call_at> blocked_;
+};
+
+/// The per-thread indexes of one read_before_write.
+struct blocked_call_indexes {
+    std::mutex mutex;
+    std::unordered_map<std::string, blocked_call_index> threads;
+};
+
 } // namespace detail
 
 struct read_before_write {
@@ -116,12 +218,34 @@ struct read_before_write {
         "relevant section is enough, e.g. the last ~30 lines before an append), check what is already there, "
         "then retry.";
 
+    // Text kept for parity with DeerFlow's ReadBeforeWriteMiddleware
+    static constexpr std::string_view elided_format =
+        "[payload elided: {} chars; this {} call was blocked by the "
+        "read-before-write gate and nothing was written]";
+    /// Where a refusal is marked in its tool message's metadata: {path, tool}.
+    static constexpr std::string_view write_block_key = "deerflow_write_block";
+
     read_before_write() : read_before_write(read_before_write_options{}) {}
     explicit read_before_write(read_before_write_options o)
         : options_(std::move(o)), gates_(std::make_shared<std::array<std::mutex, 128>>()),
-          async_gates_(std::make_shared<detail::async_gates>()) {}
+          async_gates_(std::make_shared<detail::async_gates>()),
+          indexes_(std::make_shared<detail::blocked_call_indexes>()) {}
 
     const read_before_write_options& options() const noexcept { return options_; }
+
+    /// The payloads of refused calls become placeholders in the request (its
+    /// copy only; the stored messages keep them).
+    auto wrap_model_call(auto& req, auto&& next) -> decltype(next(req)) {
+        if (options_.elide_blocked_payloads) elide(req);
+        return next(req);
+    }
+
+    /// The payload arguments of a gated tool: what a refusal makes dead weight.
+    static std::vector<std::string_view> payload_fields(std::string_view tool) {
+        if (tool == "write_file") return {"content"};
+        if (tool == "str_replace") return {"old_str", "new_str"};
+        return {};
+    }
 
     auto wrap_tool_call(auto& req, auto&& next) -> decltype(next(req)) {
         const std::string& name = req.call->name;
@@ -169,6 +293,31 @@ struct read_before_write {
     }
 
 private:
+    template <class Req>
+    void elide(Req& req) const {
+        const std::vector<message>& ms = req.messages.get();
+        if (ms.empty()) return;
+        std::vector<detail::blocked_call_index::call_at> refused;
+        {
+            std::lock_guard lock(indexes_->mutex);
+            auto& threads = indexes_->threads;
+            const std::string key = req.rt ? req.rt->thread_id : std::string();
+            if (threads.size() >= 1024 && !threads.contains(key)) threads.clear(); // bound the memory
+            refused = threads[key].update(ms, write_block_key);
+        }
+        for (const auto& at : refused) {
+            const tool_call& tc = ms[at.message].tool_calls[at.call];
+            for (std::string_view field : payload_fields(tc.name)) {
+                const auto* v = req.messages.get()[at.message].tool_calls[at.call].args.if_contains(field);
+                if (!v || !v->is_string() || v->get_string().empty()) continue;
+                const std::size_t chars = detail::utf8_chars(v->get_string());
+                if (chars < options_.elide_min_chars) continue;
+                std::string text = fmt::format(fmt::runtime(elided_format), chars, tc.name);
+                req.messages.edit()[at.message].tool_calls[at.call].args[field] = std::move(text);
+            }
+        }
+    }
+
     // The coroutine form: request and continuation copied into the frame
     // (it may outlive the caller's), the gate held from the check to the mark.
     template <class R, class Req, class Next>
@@ -210,6 +359,7 @@ private:
         if (seen && *seen == current) return std::nullopt;
         message m = tool_message(req.call->id, tool, fmt::format(fmt::runtime(blocked_format), tool, path),
                                  tool_status::error);
+        m.metadata[write_block_key] = boost::json::object{{"path", path}, {"tool", tool}};
         return tool_response{std::move(m), {}, false};
     }
 
@@ -224,6 +374,8 @@ private:
     read_before_write_options options_;
     std::shared_ptr<std::array<std::mutex, 128>> gates_; // the blocking loop's, striped
     std::shared_ptr<detail::async_gates> async_gates_;   // the coroutine loop's, one per (thread, path) held
+    std::shared_ptr<detail::blocked_call_indexes>
+        indexes_; // refused calls per thread, for the model requests
 };
 
 } // namespace agentware

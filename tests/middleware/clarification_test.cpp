@@ -329,8 +329,8 @@ TEST_CASE("the guard chain end to end: repair, deny, recover, limit, watch, ask"
     CHECK(state.messages.at(5).text() ==
           "Error: Tool 'explode' failed with std::runtime_error: disk on fire. Continue "
           "with available context, or choose an alternative tool.");
-    CHECK(state.messages.at(5).metadata.at("tool_meta").at("error_type") == "unknown");
-    CHECK(state.messages.at(6).metadata.at("tool_meta").at("status") == "success");
+    CHECK(state.messages.at(5).metadata.at("deerflow_tool_meta").at("error_type") == "unknown");
+    CHECK(state.messages.at(6).metadata.at("deerflow_tool_meta").at("status") == "success");
     // loop_detection: the third identical echo is warned about in the next request only
     CHECK(reqs[4].messages.back().name == "loop_warning");
     CHECK(reqs[4].messages.back().text() ==

@@ -44,8 +44,8 @@ TEST_CASE("a tool that throws becomes an error tool message and the run goes on"
     CHECK(m.text() ==
           "Error: Tool 'explode' failed with std::runtime_error: boom. Continue with available context, "
           "or choose an alternative tool.");
-    CHECK(m.metadata.at("tool_meta").at("source") == "exception");
-    CHECK(m.metadata.at("tool_meta").at("status") == "error");
+    CHECK(m.metadata.at("deerflow_tool_meta").at("source") == "exception");
+    CHECK(m.metadata.at("deerflow_tool_meta").at("status") == "error");
 }
 
 TEST_CASE("a huge exception text is cut to 497 characters and an ellipsis", "[middleware][tool_errors]") {
@@ -95,7 +95,7 @@ TEST_CASE("a failed task call reads like a failed subagent", "[middleware][tool_
           "choose an alternative tool.");
     CHECK(m.metadata.at("subagent_status") == "failed");
     CHECK(m.metadata.at("subagent_error") == "std::runtime_error: network down");
-    CHECK(m.metadata.at("tool_meta").at("error_type") == "unknown"); // "network down" matches no row
+    CHECK(m.metadata.at("deerflow_tool_meta").at("error_type") == "unknown"); // "network down" matches no row
     auto q = h.failure(test::call("t1", "task"), std::make_exception_ptr(std::runtime_error("why?"))).msg;
     CHECK(q.text() ==
           "Task failed. Error: std::runtime_error: why? Continue with available context, or choose an "
@@ -152,16 +152,83 @@ TEST_CASE("tool results are classified in DeerFlow's order", "[middleware][tool_
     CHECK(ok.recommended_next_action == "continue");
 }
 
+namespace {
+
+boost::json::object meta_json(const char* status, const char* error_type, bool recoverable,
+                              const char* action, const char* source) {
+    return {{"status", status},
+            {"error_type", error_type ? boost::json::value(error_type) : boost::json::value(nullptr)},
+            {"recoverable_by_model", recoverable},
+            {"recommended_next_action", action},
+            {"source", source}};
+}
+
+} // namespace
+
+TEST_CASE("every handled result carries deerflow_tool_meta with DeerFlow's five keys",
+          "[middleware][tool_errors]") {
+    tool_error_handling h;
+    auto stamped = [&](message m) { return h.stamp(tool_response{std::move(m), {}, false}).msg.metadata; };
+    // ok and partial results: no error type (JSON null), analysed from the content
+    CHECK(stamped(tool_message("c", "t", "all good")).at("deerflow_tool_meta") ==
+          meta_json("success", nullptr, true, "continue", "content_analysis"));
+    CHECK(stamped(tool_message("c", "t", "3 results, truncated")).at("deerflow_tool_meta") ==
+          meta_json("partial_success", nullptr, true, "rewrite_query", "content_analysis"));
+    // each error kind of the table, from the tool's own words
+    struct row {
+        const char* text;
+        const char* type;
+        bool recoverable;
+        const char* action;
+    };
+    for (const row& r : {row{"Error: 401 Unauthorized", "auth", false, "stop"},
+                         row{"Error: rate limit hit", "rate_limited", false, "summarize"},
+                         row{"Error: request timed out", "transient", false, "try_alternative"},
+                         row{"Error: search is not configured", "config", false, "stop"},
+                         row{"Error: access denied", "permission", true, "try_alternative"},
+                         row{"Error: no results", "no_results", true, "rewrite_query"},
+                         row{"Error: no such file a.txt", "not_found", true, "rewrite_query"},
+                         row{"Error: internal error", "internal", false, "stop"},
+                         row{"Error: something odd", "unknown", true, "try_alternative"}}) {
+        INFO(r.text);
+        CHECK(stamped(tool_message("c", "t", r.text)).at("deerflow_tool_meta") ==
+              meta_json("error", r.type, r.recoverable, r.action, "tool_return"));
+    }
+    // a fetched HTTP error page: the reason phrase names the kind
+    CHECK(stamped(tool_message("c", "web_fetch", "# HTTP Error 503 - Service Unavailable\nnginx"))
+              .at("deerflow_tool_meta") ==
+          meta_json("error", "transient", false, "try_alternative", "content_analysis"));
+    CHECK(stamped(tool_message("c", "web_fetch", "# 404 Ways to Cook Rice"))
+              .at("deerflow_tool_meta")
+              .at("status") == "success");
+    // exceptions: classified from "<type>: <detail>", the message stays visible to the model
+    auto failed = h.failure(test::call("c", "t"),
+                            std::make_exception_ptr(std::runtime_error("permission denied: /secret/path")));
+    CHECK(failed.msg.text() ==
+          "Error: Tool 't' failed with std::runtime_error: permission denied: /secret/path. "
+          "Continue with available context, or choose an alternative tool.");
+    CHECK(failed.msg.metadata.at("deerflow_tool_meta") ==
+          meta_json("error", "permission", true, "try_alternative", "exception"));
+    auto timeout =
+        h.failure(test::call("c", "t"), std::make_exception_ptr(std::runtime_error("socket timeout")));
+    CHECK(timeout.msg.metadata.at("deerflow_tool_meta") ==
+          meta_json("error", "transient", false, "try_alternative", "exception"));
+    // a custom key still works
+    tool_error_handling custom(tool_error_handling_options{.meta_key = "tool_meta"});
+    CHECK(custom.stamp(tool_response{tool_message("c", "t", "ok"), {}, false})
+              .msg.metadata.contains("tool_meta"));
+}
+
 TEST_CASE("successful results are stamped, state-changing and already stamped ones are not",
           "[middleware][tool_errors]") {
     tool_error_handling h;
     auto r = h.stamp(tool_response{tool_message("c", "t", "fine"), {}, false});
-    CHECK(r.msg.metadata.at("tool_meta").at("status") == "success");
+    CHECK(r.msg.metadata.at("deerflow_tool_meta").at("status") == "success");
     auto ended = h.stamp(tool_response{tool_message("c", "t", "fine"), {}, true});
-    CHECK_FALSE(ended.msg.metadata.contains("tool_meta"));
+    CHECK_FALSE(ended.msg.metadata.contains("deerflow_tool_meta"));
     tool_response pre{tool_message("c", "t", "Error: x"), {}, false};
-    pre.msg.metadata["tool_meta"] = "mine";
-    CHECK(h.stamp(pre).msg.metadata.at("tool_meta") == "mine");
+    pre.msg.metadata["deerflow_tool_meta"] = "mine";
+    CHECK(h.stamp(pre).msg.metadata.at("deerflow_tool_meta") == "mine");
 }
 
 TEST_CASE("the round that acquires the sandbox is stamped like any other, other state changes are not",
@@ -170,15 +237,15 @@ TEST_CASE("the round that acquires the sandbox is stamped like any other, other 
     tool_response first{tool_message("c", "read_file", "text"), {}, false};
     first.update.set<sandbox_field>(sandbox_state{"local:default:t"});
     const auto stamped = h.stamp(first);
-    REQUIRE(stamped.msg.metadata.contains("tool_meta"));
-    CHECK(stamped.msg.metadata.at("tool_meta").at("status") == "success");
+    REQUIRE(stamped.msg.metadata.contains("deerflow_tool_meta"));
+    CHECK(stamped.msg.metadata.at("deerflow_tool_meta").at("status") == "success");
     CHECK(stamped.update.fields.contains("sandbox")); // the acquisition is kept
     tool_response artifacts{tool_message("c", "present_files", "Successfully presented files"), {}, false};
     artifacts.update.set<artifacts_field>(std::vector<std::string>{"/mnt/user-data/outputs/a"});
-    CHECK_FALSE(h.stamp(artifacts).msg.metadata.contains("tool_meta"));
+    CHECK_FALSE(h.stamp(artifacts).msg.metadata.contains("deerflow_tool_meta"));
     tool_response both = first;
     both.update.set<artifacts_field>(std::vector<std::string>{"/mnt/user-data/outputs/a"});
-    CHECK_FALSE(h.stamp(both).msg.metadata.contains("tool_meta"));
+    CHECK_FALSE(h.stamp(both).msg.metadata.contains("deerflow_tool_meta"));
 }
 
 TEST_CASE("refused arguments are recoverable, sandbox refusals are permission errors",
@@ -225,5 +292,5 @@ TEST_CASE("tool_error_handling works in the coroutine loop too", "[middleware][t
           "Error: Tool 'explode' failed with std::out_of_range: index 9. Continue "
           "with available context, or choose an alternative tool.");
     CHECK(out->state.messages.at(3).text() == "hi");
-    CHECK(out->state.messages.at(3).metadata.at("tool_meta").at("status") == "success");
+    CHECK(out->state.messages.at(3).metadata.at("deerflow_tool_meta").at("status") == "success");
 }

@@ -5,8 +5,10 @@
 // end the run: the call gets an error tool message that names the failure and
 // tells the model to go on (DeerFlow's ToolErrorHandlingMiddleware). Every
 // plain tool result is also classified (success, partial results, or an error
-// of a kind: auth, rate_limited, transient, ...) into `metadata["tool_meta"]`,
-// so later middlewares and the UI can react without parsing the text again.
+// of a kind: auth, rate_limited, transient, ...) into
+// `metadata["deerflow_tool_meta"]` (DeerFlow's key, which it keeps in the tool
+// message's additional_kwargs), so later middlewares and the UI can react
+// without parsing the text again.
 
 #include <agentware/agent/requests.hpp>
 #include <agentware/agent/wrap.hpp>
@@ -27,10 +29,12 @@
 #include <cstdlib>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <typeinfo>
 #include <utility>
+#include <vector>
 
 #if __has_include(<cxxabi.h>)
 #include <cxxabi.h>
@@ -41,15 +45,15 @@ namespace agentware {
 
 /// How a tool result reads: what kind of problem, if any, and what the model should do next.
 struct tool_result_meta {
-    std::string status;     ///< "success", "partial_success" or "error"
-    std::string error_type; ///< "none", "partial", or auth, rate_limited, transient, config, ...
+    std::string status;                    ///< "success", "partial_success" or "error"
+    std::optional<std::string> error_type; ///< none (JSON null) unless an error: auth, rate_limited, ...
     bool recoverable_by_model = true;
     std::string recommended_next_action; ///< continue, rewrite_query, try_alternative, summarize, stop
     std::string source;                  ///< "exception", "tool_return" or "content_analysis"
 
     boost::json::object to_json() const {
         return {{"status", status},
-                {"error_type", error_type},
+                {"error_type", error_type ? boost::json::value(*error_type) : boost::json::value(nullptr)},
                 {"recoverable_by_model", recoverable_by_model},
                 {"recommended_next_action", recommended_next_action},
                 {"source", source}};
@@ -57,10 +61,10 @@ struct tool_result_meta {
 };
 
 struct tool_error_handling_options {
-    std::size_t max_detail = 500;        ///< exception text longer than this is cut to 497 + "..."
-    std::string task_tool_name = "task"; ///< its failures read like a subagent result
-    std::string meta_key = "tool_meta";  ///< where the classification goes in the message metadata
-    bool classify_results = true;        ///< stamp successful calls' results too
+    std::size_t max_detail = 500;                ///< exception text longer than this is cut to 497 + "..."
+    std::string task_tool_name = "task";         ///< its failures read like a subagent result
+    std::string meta_key = "deerflow_tool_meta"; ///< where the classification goes in the message metadata
+    bool classify_results = true;                ///< stamp successful calls' results too
 
     static constexpr std::string_view config_section = "tool_error_handling";
     friend bool operator==(const tool_error_handling_options&, const tool_error_handling_options&) = default;
@@ -180,19 +184,54 @@ inline std::optional<boost::json::object> parse_object(std::string_view text) {
     return std::move(v.get_object());
 }
 
-// "404 Not Found", "Bad Gateway": a first line that is an HTTP error status.
-inline bool http_error_title(std::string_view line) {
-    static constexpr std::array<std::string_view, 12> titles{
-        "bad request", "unauthorized",        "forbidden",
-        "not found",   "method not allowed",  "request timeout",
-        "gone",        "too many requests",   "internal server error",
-        "bad gateway", "service unavailable", "gateway timeout"};
-    std::string low = lower(trim(line));
-    if (low.size() >= 4 && (low[0] == '4' || low[0] == '5') && is_numeric(low.substr(0, 3)) && low[3] == ' ')
-        low = std::string(trim(std::string_view(low).substr(4)));
-    for (auto t : titles)
-        if (low == t) return true;
-    return false;
+// The kind of error a fetched page's title names when the title is nothing
+// but an HTTP error status ("404 Not Found", "# HTTP Error 502 - Bad Gateway"):
+// leading status codes and generic nouns are dropped, and what is left must be
+// exactly one of DeerFlow's reason phrases. A title with other words ("404 Ways
+// to Cook Rice") is a document, not an error page.
+inline std::optional<std::string_view> error_page_type(std::string_view title) {
+    static constexpr std::array<std::pair<std::string_view, std::string_view>, 13> phrases{{
+        {"unauthorized", "auth"},
+        {"proxy authentication required", "auth"},
+        {"forbidden", "permission"},
+        {"access denied", "permission"},
+        {"permission denied", "permission"},
+        {"not found", "not_found"},
+        {"too many requests", "rate_limited"},
+        {"internal server error", "internal"},
+        {"not implemented", "internal"},
+        {"bad gateway", "transient"},
+        {"service unavailable", "transient"},
+        {"service temporarily unavailable", "transient"},
+        {"gateway timeout", "transient"},
+    }};
+    static constexpr std::array<std::string_view, 9> filler{"http", "error",     "page", "the",     "file",
+                                                            "or",   "directory", "url",  "resource"};
+    std::vector<std::string> words;
+    std::string word;
+    for (char c : lower(title)) {
+        if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')) {
+            word += c;
+        } else if (!word.empty()) {
+            words.push_back(std::move(word));
+            word.clear();
+        }
+    }
+    if (!word.empty()) words.push_back(std::move(word));
+    std::size_t first = 0;
+    auto skippable = [&](const std::string& w) {
+        for (auto f : filler)
+            if (w == f) return true;
+        return w.size() == 3 && is_numeric(w) && w >= "400" && w <= "599";
+    };
+    while (first < words.size() && skippable(words[first]))
+        ++first;
+    std::string phrase;
+    for (std::size_t i = first; i < words.size(); ++i)
+        phrase += (phrase.empty() ? "" : " ") + words[i];
+    for (const auto& [p, type] : phrases)
+        if (phrase == p) return type;
+    return std::nullopt;
 }
 
 inline std::string_view first_nonempty_line(std::string_view text) {
@@ -239,7 +278,11 @@ inline tool_result_meta classify_tool_result(const message& m) {
             return as_error(classify_tool_error(detail::python_str(*e)), "tool_return");
     if (m.name == "web_fetch") { // 4: a fetched page that is an HTTP error page
         std::string_view first = detail::first_nonempty_line(text);
-        if (detail::http_error_title(first)) return as_error(classify_tool_error(first), "content_analysis");
+        if (auto type = detail::error_page_type(first))
+            for (const auto& rule : detail::error_rules)
+                if (rule.error_type == *type)
+                    return tool_result_meta{"error", std::string(rule.error_type), rule.recoverable,
+                                            std::string(rule.next_action), "content_analysis"};
     }
     static constexpr std::array<std::string_view, 7> partial{
         "partial results",  "limited results",  "truncated",      "results may be incomplete",
@@ -247,11 +290,13 @@ inline tool_result_meta classify_tool_result(const message& m) {
     const std::string low = detail::lower(text);
     for (auto p : partial) // 5
         if (low.find(p) != std::string::npos)
-            return tool_result_meta{"partial_success", "partial", true, "rewrite_query", "content_analysis"};
-    return tool_result_meta{"success", "none", true, "continue", "tool_return"}; // 6
+            return tool_result_meta{"partial_success", std::nullopt, true, "rewrite_query",
+                                    "content_analysis"};
+    return tool_result_meta{"success", std::nullopt, true, "continue", "content_analysis"}; // 6
 }
 
 struct tool_error_handling {
+    // Text kept for parity with DeerFlow's ToolErrorHandlingMiddleware
     static constexpr std::string_view error_format = "Error: Tool '{}' failed with {}: {}. Continue with "
                                                      "available context, or choose an alternative tool.";
     static constexpr std::string_view continue_hint =
@@ -303,7 +348,9 @@ struct tool_error_handling {
                              fmt::format(fmt::runtime(error_format), name, type, detail_text),
                              tool_status::error);
         }
-        tool_result_meta meta = classify_tool_error(detail_text);
+        // Classified from "<type>: <detail>", as DeerFlow does, so a type name
+        // such as timeout_error counts too.
+        tool_result_meta meta = classify_tool_error(type + ": " + detail_text);
         meta.source = "exception";
         m.metadata[options.meta_key] = meta.to_json();
         return tool_response{std::move(m), {}, false};

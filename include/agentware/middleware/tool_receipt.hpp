@@ -70,8 +70,8 @@ constexpr std::string_view to_string(receipt_render_mode m) noexcept {
 /// read by the preset, which leaves the middleware out when it is false.
 struct tool_receipt_options {
     receipt_render_mode render_mode = receipt_render_mode::delegation_only; ///< `receipts_render_mode`
-    std::size_t max_ledger_chars = 2000; ///< of the projected ledger, in characters (code points)
-    std::string meta_key = "tool_meta";  ///< where tool_error_handling puts a result's status
+    std::size_t max_ledger_chars = 2000;         ///< of the projected ledger, in characters (code points)
+    std::string meta_key = "deerflow_tool_meta"; ///< where tool_error_handling puts a result's status
     std::string subagent_status_key = "subagent_status"; ///< marks a subagent's result (the task tool's)
 
     static constexpr std::string_view config_section = "verification";
@@ -82,7 +82,7 @@ struct tool_receipt_options {
 struct tool_receipt_entry {
     std::string tool_call_id;
     std::string tool_name;
-    std::string status;        ///< success, error, partial_success: the result's tool_meta status, or its own
+    std::string status;        ///< success, error, partial_success: deerflow_tool_meta's, or its own
     std::string args_sha256;   ///< the first 16 hex digits of the arguments' digest
     std::string output_sha256; ///< the first 16 hex digits of the output's digest
     std::size_t output_bytes = 0;

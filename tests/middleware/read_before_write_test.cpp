@@ -368,7 +368,8 @@ TEST_CASE("str_replace payloads with elide_min_chars 0, and the option off",
         read_before_write_options o;
         o.elide_min_chars = 0;
         auto run = run_elision(env, script, o);
-        const message& ai = run.model.requests().at(1).messages.at(1);
+        const auto requests = run.model.requests(); // a copy: the message below is read from it
+        const message& ai = requests.at(1).messages.at(1);
         CHECK(content_of(ai, 0, "old_str") == elided(3, "str_replace"));
         CHECK(content_of(ai, 0, "new_str") == elided(2, "str_replace")); // characters, not bytes
         CHECK(content_of(run.stored.at(1), 0, "new_str") == "né");

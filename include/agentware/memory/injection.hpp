@@ -6,6 +6,7 @@
 // room kept for the guaranteed categories (corrections) first.
 
 #include <agentware/detail/format.hpp>
+#include <agentware/detail/utf8.hpp>
 #include <agentware/memory/messages.hpp>
 #include <agentware/memory/storage.hpp>
 
@@ -31,20 +32,7 @@ struct memory_injection_options {
 inline std::size_t memory_token_estimate(std::string_view s) {
     std::size_t chars = 0, cjk = 0;
     for (std::size_t i = 0; i < s.size();) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        char32_t cp = c;
-        std::size_t len = 1;
-        if (c >= 0xF0 && i + 3 < s.size()) {
-            cp = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) |
-                 (s[i + 3] & 0x3Fu);
-            len = 4;
-        } else if (c >= 0xE0 && i + 2 < s.size()) {
-            cp = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
-            len = 3;
-        } else if (c >= 0xC0 && i + 1 < s.size()) {
-            cp = ((c & 0x1Fu) << 6) | (s[i + 1] & 0x3Fu);
-            len = 2;
-        }
+        const auto [cp, len] = detail::utf8_at(s, i);
         ++chars;
         if ((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3040 && cp <= 0x30FF) ||
             (cp >= 0xAC00 && cp <= 0xD7A3))

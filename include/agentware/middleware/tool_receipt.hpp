@@ -27,6 +27,7 @@
 #include <agentware/detail/format.hpp>
 #include <agentware/detail/hash.hpp>
 #include <agentware/detail/iso_time.hpp>
+#include <agentware/detail/utf8.hpp>
 #include <agentware/json/reader.hpp>
 #include <agentware/message/detail/text.hpp>
 #include <agentware/message/message.hpp>
@@ -159,20 +160,8 @@ namespace detail {
 inline void python_json_string(std::string_view s, std::string& out) {
     out += '"';
     for (std::size_t i = 0; i < s.size();) {
-        auto c = static_cast<unsigned char>(s[i]);
-        std::uint32_t cp = c;
-        std::size_t len = 1;
-        if (c >= 0xF0 && i + 3 < s.size()) {
-            cp = ((c & 0x07u) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) |
-                 (s[i + 3] & 0x3Fu);
-            len = 4;
-        } else if (c >= 0xE0 && i + 2 < s.size()) {
-            cp = ((c & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
-            len = 3;
-        } else if (c >= 0xC0 && i + 1 < s.size()) {
-            cp = ((c & 0x1Fu) << 6) | (s[i + 1] & 0x3Fu);
-            len = 2;
-        }
+        const auto [ch, len] = detail::utf8_at(s, i);
+        auto cp = static_cast<std::uint32_t>(ch);
         i += len;
         switch (cp) {
         case '"':

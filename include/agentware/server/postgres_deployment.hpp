@@ -24,14 +24,14 @@ namespace agentware::server {
 struct postgres_deployment_options {
     /// The database's pool: its connection string (never logged), size,
     /// timeouts, and how long a lost connection is retried.
-    postgres::pool_options pool;
+    postgres::pool_options pool{};
     /// The run queue's options; `worker_id` names this process (unique per
     /// process) and is also the store's fence.
-    postgres_run_queue_options queue;
-    postgres_store_options store;
+    postgres_run_queue_options queue{};
+    postgres_store_options store{};
     /// The runs' events; null: PostgreSQL's own bus (postgres_event_bus).
     /// Redis's (redis_event_bus.hpp) goes here.
-    std::unique_ptr<event_bus> events;
+    std::unique_ptr<event_bus> events{};
 };
 
 class postgres_deployment {

@@ -78,7 +78,7 @@ struct postgres_store_options {
     /// checked in the checkpoint's transaction: a process paused past its
     /// lease cannot add a checkpoint behind the worker that took the run over.
     /// A checkpoint so refused is dropped, as the run's other writes are.
-    std::string worker_id;
+    std::string worker_id{};
 };
 
 class postgres_store final : public store {
